@@ -1,0 +1,120 @@
+"""Cards, suits and the uint64 bitmask helpers the engine is built on.
+
+A card id is ``suit * 13 + rank`` (R3): ranks ``23456789TJQKA`` (2 lowest), suits
+``S C H D``. A set of cards is a uint64 whose bit ``id`` is set; within a suit a
+higher bit is a higher card, so "the highest card of a suit" is the highest set bit.
+Action ids 52..57 choose a mode (RULES.md section 10); the legal actions of a game fit
+in one uint64 too (bits 0..57).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+RANKS = "23456789TJQKA"
+SUITS = "SCHD"
+SUIT_SYMBOLS = "♠♣♥♦"
+NUM_CARDS = 52
+NUM_ACTIONS = 58
+MODE_ACTION_OFFSET = 52
+MODE_NAMES = ("S", "C", "H", "D", "NT", "MIN")
+NO_TRUMP, MINIMUM = 4, 5  # mode ids; 0..3 are trumps in that suit (R7)
+
+_ONE = np.uint64(1)
+SUIT_MASKS = np.array([0x1FFF << (13 * s) for s in range(4)] + [0], dtype=np.uint64)
+"""SUIT_MASKS[s] holds the 13 cards of suit s; SUIT_MASKS[4] is empty ("no suit")."""
+_ABOVE = np.array(
+    [SUIT_MASKS[c // 13] & ~np.uint64((2 << c) - 1) for c in range(NUM_CARDS)]
+    + [np.uint64(0)],
+    dtype=np.uint64,
+)
+"""_ABOVE[c]: the cards of c's suit that beat c; _ABOVE[-1] (no card) is empty."""
+_ARANGE52 = np.arange(NUM_CARDS, dtype=np.uint64)
+
+
+def card_name(card: int) -> str:
+    """``0 -> '2S'``, ``51 -> 'AD'`` (R3)."""
+    if not 0 <= int(card) < NUM_CARDS:
+        raise ValueError(f"card id {card} is not in 0..51")
+    return RANKS[int(card) % 13] + SUITS[int(card) // 13]
+
+
+def parse_card(text: str) -> int:
+    """``'QH' -> 36``: the inverse of :func:`card_name` (exact R3 notation)."""
+    if not isinstance(text, str) or len(text) != 2 or text[0] not in RANKS or text[1] not in SUITS:
+        raise ValueError(
+            f"unknown card {text!r}: expected a rank of {RANKS!r} then a suit of {SUITS!r}, like 'QH'"
+        )
+    return SUITS.index(text[1]) * 13 + RANKS.index(text[0])
+
+
+def action_name(action: int) -> str:
+    """A readable name of an action id: a card (``'QH'``) or a mode (``'mode NT'``)."""
+    action = int(action)
+    if 0 <= action < NUM_CARDS:
+        return card_name(action)
+    if MODE_ACTION_OFFSET <= action < NUM_ACTIONS:
+        return "mode " + MODE_NAMES[action - MODE_ACTION_OFFSET]
+    raise ValueError(f"action id {action} is not in 0..57")
+
+
+def bit(cards: np.ndarray) -> np.ndarray:
+    """The one-card set of each card id (ids < 0 give the empty set)."""
+    cards = np.asarray(cards)
+    return np.where(cards >= 0, _ONE << np.maximum(cards, 0).astype(np.uint64), np.uint64(0))
+
+
+def cards_to_bits(cards: np.ndarray) -> np.ndarray:
+    """OR over the last axis: card ids ``[..., n]`` (``-1`` = none) to a uint64 set ``[...]``."""
+    return np.bitwise_or.reduce(bit(cards), axis=-1)
+
+
+def bits_to_bool(bits: np.ndarray, width: int = NUM_CARDS) -> np.ndarray:
+    """uint64 sets ``[...]`` to booleans ``[..., width]`` (bit i -> column i)."""
+    bits = np.ascontiguousarray(bits, dtype="<u8")
+    unpacked = np.unpackbits(bits.view(np.uint8).reshape(bits.shape + (8,)), axis=-1, bitorder="little")
+    return unpacked[..., :width].view(bool)
+
+
+def bool_to_bits(mask: np.ndarray) -> np.ndarray:
+    """Booleans ``[..., n <= 64]`` to uint64 sets ``[...]``."""
+    mask = np.asarray(mask, dtype=bool)
+    weights = _ONE << np.arange(mask.shape[-1], dtype=np.uint64)
+    return np.bitwise_or.reduce(np.where(mask, weights, np.uint64(0)), axis=-1)
+
+
+def count(bits: np.ndarray) -> np.ndarray:
+    """Number of cards in each set."""
+    return np.bitwise_count(np.asarray(bits, dtype=np.uint64)).astype(np.int8)
+
+
+def highest(bits: np.ndarray) -> np.ndarray:
+    """The highest card id in each set, ``-1`` for an empty set.
+
+    Sets hold ids < 58, so they convert to float64 exactly and ``frexp`` reads the top bit.
+    """
+    _, exponent = np.frexp(np.asarray(bits, dtype=np.uint64).astype(np.float64))
+    return (exponent - 1).astype(np.int8)
+
+
+def lowest(bits: np.ndarray) -> np.ndarray:
+    """The lowest card id in each set, ``-1`` for an empty set."""
+    bits = np.asarray(bits, dtype=np.uint64)
+    return highest(bits & (~bits + _ONE))
+
+
+def above(cards: np.ndarray) -> np.ndarray:
+    """The set of cards of the same suit that beat each card (empty for ``-1``)."""
+    return _ABOVE[np.asarray(cards)]
+
+
+def suit_of(cards: np.ndarray) -> np.ndarray:
+    """Suit index of each card id; ``4`` ("no suit") for ``-1``."""
+    cards = np.asarray(cards)
+    return np.where(cards >= 0, cards // 13, 4).astype(np.int8)
+
+
+def card_list(bits: int) -> list[int]:
+    """The card ids of one set, ascending (for records and messages, not hot paths)."""
+    bits = int(bits)
+    return [c for c in range(64) if bits >> c & 1]

@@ -1,0 +1,568 @@
+"""The batched rules engine of 3-5-8: the one place where the rules of RULES.md live.
+
+A :class:`State` is a plain container of numpy arrays over a batch of B independent
+games; :func:`init`, :func:`legal_action_mask` and :func:`step` are the rules over it
+(observations are in :mod:`sergeant_major_env.observation`). Every view of the game
+(the PettingZoo and Gymnasium environments, the SB3 vector env, the agents' search,
+the record replayer) drives these functions.
+
+Decisions (``state.phase``; the seat to act is ``state.to_act``):
+
+=====  ==================  =======================================================
+phase  decision            legal actions
+=====  ==================  =======================================================
+0      ``mode``            52..57: a mode the playmaker has not chosen yet (R8)
+1      ``exchange_give``   a card of the giver's hand (R21)
+2      ``exchange_return`` a card of the receiver's hand, after a trump was given (R21)
+3      ``discard``         a card of the playmaker's 20 (section 5, four decisions)
+4      ``play``            a card allowed by R13-R15
+5      game over           none (the game's actions are ignored)
+=====  ==================  =======================================================
+
+Forced returns (a non-trump given, R21) are applied inside :func:`step`.
+:func:`step` validates all actions first and raises :class:`IllegalActionError`
+without touching the state if any is illegal; otherwise it updates the state in place.
+
+Randomness is counter-based: the cards of deal k of a game are a function of the game's
+own seed, its episode number and k only, so a game plays out the same alone or in any
+batch, and duplicate tables can replay the same deals under other seatings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .cards import (
+    MINIMUM,
+    MODE_ACTION_OFFSET,
+    MODE_NAMES,
+    NUM_ACTIONS,
+    SUIT_MASKS,
+    above,
+    action_name,
+    bit,
+    bits_to_bool,
+    card_list,
+    cards_to_bits,
+    count,
+    highest,
+    suit_of,
+)
+from .rules import Rules
+
+MODE, GIVE, RETURN, DISCARD, PLAY, OVER = range(6)
+DECISIONS = ("mode", "exchange_give", "exchange_return", "discard", "play", "game_over")
+
+DEALER, PLAYMAKER, THIRD = 0, 1, 2  # roles; the seat of role r is (dealer + r) % 3 (R5)
+ROLE_NAMES = ("dealer", "playmaker", "third")
+TARGETS = np.array([3, 8, 5], dtype=np.int8)  # by role, trump and NT deals (R23)
+MIN_TARGETS = np.array([8, 3, 5], dtype=np.int8)  # by role, MIN deals (R24)
+# Exchange pairs (giver role, receiver role) in the order R20 serves them: the giver with
+# the larger current target first, then its receiver with the larger target (8 > 5 > 3).
+EXCHANGE_ORDER = ((PLAYMAKER, THIRD), (PLAYMAKER, DEALER), (THIRD, PLAYMAKER),
+                  (THIRD, DEALER), (DEALER, PLAYMAKER), (DEALER, THIRD))
+
+_U64 = np.uint64
+# Stream ids of the counter-based generator, one per kind of random draw.
+_STREAM_GAME, _STREAM_DEALER, _STREAM_DECK, _STREAM_TALON = 0x5EED, 0xDEA1, 0xDEC0, 0x7A10
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser: a bijective, well-mixed hash of uint64 values."""
+    with np.errstate(over="ignore"):
+        z = np.asarray(x, dtype=_U64) + _U64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> _U64(30))) * _U64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> _U64(27))) * _U64(0x94D049BB133111EB)
+        return z ^ (z >> _U64(31))
+
+
+def _random(key: np.ndarray, stream: int, counter: np.ndarray) -> np.ndarray:
+    """Random uint64s indexed by (key, stream, counter); broadcasts key against counter."""
+    return _mix(_mix(np.asarray(key, dtype=_U64) ^ _U64(stream)) ^ np.asarray(counter, dtype=_U64))
+
+
+class IllegalActionError(ValueError):
+    """An action the rules do not allow; the state was left unchanged."""
+
+
+@dataclasses.dataclass
+class State:
+    """B games as arrays (leading axis = game). Seats 0..2; cards as uint64 sets."""
+
+    rules: Rules
+    seed: np.ndarray          # uint64[B]   the game's own seed
+    episode: np.ndarray       # uint32[B]   games finished in this slot (automatic reset)
+    first_dealer: np.ndarray  # int8[B]     drawn by lot from the seed (R4)
+    deal: np.ndarray          # int8[B]     index of the current deal, 0-based
+    dealer: np.ndarray        # int8[B]
+    phase: np.ndarray         # int8[B]     decision kind, see the module docstring
+    to_act: np.ndarray        # int8[B]     seat to decide, -1 once the game is over
+    hands: np.ndarray         # uint64[B,3]
+    dealt: np.ndarray         # int8[B,3,16] each hand as dealt, in dealing order (R10)
+    talon_cards: np.ndarray   # int8[B,4]
+    talon: np.ndarray         # uint64[B]
+    mode: np.ndarray          # int8[B]     0..3 trumps S C H D, 4 NT, 5 MIN, -1 not chosen
+    modes_used: np.ndarray    # uint8[B,3]  bit m: the seat has played mode m as playmaker (R8)
+    exchange_giver: np.ndarray     # int8[B,2]  the deal's exchange pairs in R20 order, -1 unused
+    exchange_receiver: np.ndarray  # int8[B,2]
+    exchange_count: np.ndarray     # int8[B,2]  cards due per pair (R19)
+    exchange_pair: np.ndarray      # int8[B]    the pair exchanging now
+    exchange_done: np.ndarray      # int8[B,3,3] cards handed from giver g to receiver r this deal
+    exchange_trump: np.ndarray     # int8[B]    the trump given and awaiting a free return, -1
+    given: np.ndarray         # uint64[B,3]  cards each seat handed over in this deal's exchanges
+    received: np.ndarray      # uint64[B,3]  cards each seat received in them
+    discards: np.ndarray      # uint64[B]
+    played: np.ndarray        # uint64[B,3]  cards each seat has played in this deal
+    trick: np.ndarray         # int8[B,3]   the current trick by position, -1 empty
+    leader: np.ndarray        # int8[B]     seat leading the current trick, -1 before play
+    tricks_won: np.ndarray    # int8[B,3]
+    prev_points: np.ndarray   # int8[B,3]   points of the previous deal (R17, R18)
+    scores: np.ndarray        # int16[B,3]
+    # What the last step() did, for rewards, records and renderers:
+    last_returned: np.ndarray      # int8[B]    card returned in an exchange, -1 none
+    last_trick: np.ndarray         # int8[B,3]  the trick completed, by position
+    last_trick_leader: np.ndarray  # int8[B]
+    last_trick_winner: np.ndarray  # int8[B]    -1 if no trick was completed
+    deal_ended: np.ndarray         # bool[B]
+    deal_points: np.ndarray        # int8[B,3]  points of the deal that ended
+    game_ended: np.ndarray         # bool[B]
+    final_scores: np.ndarray       # int16[B,3] scores of the game that ended
+
+    @property
+    def batch_size(self) -> int:
+        return self.phase.shape[0]
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "rules"}
+
+    def take(self, games) -> "State":
+        """A new state holding copies of the given games (an index array or slice)."""
+        return State(rules=self.rules, **{k: v[games].copy() for k, v in self.arrays().items()})
+
+    def copy(self) -> "State":
+        return self.take(slice(None))
+
+    def put(self, games, other: "State") -> None:
+        """Overwrite the given games with the games of ``other`` (same order)."""
+        for name, value in other.arrays().items():
+            getattr(self, name)[games] = value
+
+    def nbytes_per_game(self) -> float:
+        return sum(v.nbytes for v in self.arrays().values()) / self.batch_size
+
+
+def _empty(rules: Rules, batch: int) -> State:
+    def full(shape, dtype, value=0):
+        return np.full((batch, *shape), value, dtype=dtype)
+
+    return State(
+        rules=rules, seed=full((), np.uint64), episode=full((), np.uint32),
+        first_dealer=full((), np.int8), deal=full((), np.int8), dealer=full((), np.int8),
+        phase=full((), np.int8), to_act=full((), np.int8), hands=full((3,), np.uint64),
+        dealt=full((3, 16), np.int8, -1), talon_cards=full((4,), np.int8, -1), talon=full((), np.uint64),
+        mode=full((), np.int8, -1), modes_used=full((3,), np.uint8),
+        exchange_giver=full((2,), np.int8, -1), exchange_receiver=full((2,), np.int8, -1),
+        exchange_count=full((2,), np.int8), exchange_pair=full((), np.int8),
+        exchange_done=full((3, 3), np.int8), exchange_trump=full((), np.int8, -1),
+        given=full((3,), np.uint64), received=full((3,), np.uint64), discards=full((), np.uint64),
+        played=full((3,), np.uint64), trick=full((3,), np.int8, -1), leader=full((), np.int8, -1),
+        tricks_won=full((3,), np.int8), prev_points=full((3,), np.int8), scores=full((3,), np.int16),
+        last_returned=full((), np.int8, -1), last_trick=full((3,), np.int8, -1),
+        last_trick_leader=full((), np.int8, -1), last_trick_winner=full((), np.int8, -1),
+        deal_ended=full((), bool), deal_points=full((3,), np.int8),
+        game_ended=full((), bool), final_scores=full((3,), np.int16),
+    )
+
+
+def game_seeds(seed: int, batch_size: int) -> np.ndarray:
+    """The per-game seeds of a batch started from ``seed``: ``seed, seed + 1, ...``."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    return (np.uint64(seed) + np.arange(batch_size, dtype=np.uint64)).astype(np.uint64)
+
+
+def init(seeds, rules: Rules | None = None) -> State:
+    """B new games, game i from ``seeds[i]`` (use :func:`game_seeds` for ``seed, seed+1, ...``).
+
+    A game depends on its own seed only: the same seed gives the same game in any batch.
+    """
+    seeds = np.atleast_1d(np.asarray(seeds))
+    if seeds.ndim != 1 or seeds.size == 0 or not np.issubdtype(seeds.dtype, np.integer) or (seeds < 0).any():
+        raise ValueError("seeds must be a non-empty 1-D sequence of non-negative integers")
+    state = _empty(rules if rules is not None else Rules(), seeds.size)
+    state.seed[:] = seeds.astype(np.uint64)
+    _start_game(state, np.arange(seeds.size))
+    return state
+
+
+def _game_key(state: State, games: np.ndarray) -> np.ndarray:
+    return _random(state.seed[games], _STREAM_GAME, state.episode[games])
+
+
+def _start_game(state: State, games: np.ndarray) -> None:
+    key = _game_key(state, games)
+    state.first_dealer[games] = (_random(key, _STREAM_DEALER, 0) % _U64(3)).astype(np.int8)
+    state.dealer[games] = state.first_dealer[games]
+    state.deal[games] = 0
+    state.modes_used[games] = 0
+    state.prev_points[games] = 0
+    state.scores[games] = 0
+    _start_deal(state, games)
+
+
+def _start_deal(state: State, games: np.ndarray) -> None:
+    """Shuffle and deal (R10, R11) from the game's counter-based random stream."""
+    n = games.size
+    key = _game_key(state, games)
+    deal = state.deal[games].astype(np.uint64)
+    deck_key = _random(key, _STREAM_DECK, deal)
+    deck = np.argsort(_random(deck_key[:, None], 0, np.arange(52)), axis=1).astype(np.int8)
+    if state.rules.dealer_builds_talon:
+        # R11: four positions of the 52-card deal, never the first or the last, never
+        # adjacent. Drawing 4 of 47 slots and spreading them (+0, +1, +2, +3) is uniform
+        # over such sets. The dealer places them face down, so it is a random choice here.
+        slot_key = _random(key, _STREAM_TALON, deal)
+        slots = np.sort(np.argsort(_random(slot_key[:, None], 0, np.arange(47)), axis=1)[:, :4], axis=1)
+        talon_positions = 1 + slots + np.arange(4)
+    else:
+        talon_positions = np.broadcast_to(np.arange(48, 52), (n, 4))
+    in_talon = np.zeros((n, 52), dtype=bool)
+    np.put_along_axis(in_talon, talon_positions, True, axis=1)
+    sequence = np.take_along_axis(deck, np.argsort(in_talon, axis=1, kind="stable"), axis=1)
+    # The other 48 cards go one at a time clockwise, starting left of the dealer.
+    rounds = sequence[:, :48].reshape(n, 16, 3)
+    dealt = np.empty((n, 3, 16), dtype=np.int8)
+    for k in range(3):
+        dealt[np.arange(n), (state.dealer[games] + 1 + k) % 3] = rounds[:, :, k]
+    set_cards(state, games, dealt, sequence[:, 48:])
+
+
+def set_cards(state: State, games: np.ndarray, dealt: np.ndarray, talon_cards: np.ndarray) -> None:
+    """Start the current deal of ``games`` with these cards (as dealt, and the talon).
+
+    The dealing step of :func:`step`; the record replayer calls it with a record's cards.
+    """
+    state.dealt[games] = dealt
+    state.talon_cards[games] = talon_cards
+    state.hands[games] = cards_to_bits(dealt)
+    state.talon[games] = cards_to_bits(talon_cards)
+    state.phase[games] = MODE
+    state.to_act[games] = (state.dealer[games] + PLAYMAKER) % 3
+    state.mode[games] = -1
+    state.exchange_giver[games] = -1
+    state.exchange_receiver[games] = -1
+    state.exchange_count[games] = 0
+    state.exchange_pair[games] = 0
+    state.exchange_done[games] = 0
+    state.exchange_trump[games] = -1
+    state.given[games] = 0
+    state.received[games] = 0
+    state.discards[games] = 0
+    state.played[games] = 0
+    state.trick[games] = -1
+    state.leader[games] = -1
+    state.tricks_won[games] = 0
+
+
+# ----------------------------------------------------------------------------- legality
+
+def roles(state: State) -> np.ndarray:
+    """int8[B,3]: the role of each seat (0 dealer, 1 playmaker, 2 third)."""
+    return ((np.arange(3) - state.dealer[:, None]) % 3).astype(np.int8)
+
+
+def trump_suit(mode: np.ndarray) -> np.ndarray:
+    """The trump suit of each mode, 4 ("no suit") in NT, MIN and before the choice."""
+    mode = np.asarray(mode)
+    return np.where((mode >= 0) & (mode < 4), mode, 4).astype(np.int8)
+
+
+def _legal_plays(state: State, hand: np.ndarray) -> np.ndarray:
+    """R13-R15: the cards of ``hand`` the seat to act may play to the current trick."""
+    rules = state.rules
+    trick = state.trick
+    led_suit = suit_of(trick[:, 0])
+    trumps = trump_suit(state.mode)
+    follow = hand & SUIT_MASKS[led_suit]
+    trumps_held = hand & SUIT_MASKS[trumps]
+    # R13: follow suit; R14: else trump if possible; else any card.
+    legal = np.where(follow != 0, follow, np.where(trumps_held != 0, trumps_held, hand))
+    if rules.must_overtake or rules.must_overtrump:
+        in_trick = trick >= 0
+        suits = suit_of(trick)
+        is_trump = in_trick & (suits == trumps[:, None]) & (trumps[:, None] < 4)
+        if rules.must_overtake:
+            best_led = np.where(in_trick & (suits == led_suit[:, None]), trick, -1).max(axis=1)
+            trumped = (is_trump & (led_suit != trumps)[:, None]).any(axis=1)
+            higher = follow & above(best_led)
+            legal = np.where((higher != 0) & ~trumped, higher, legal)
+        if rules.must_overtrump:
+            best_trump = np.where(is_trump, trick, -1).max(axis=1)
+            ruffing = (follow == 0) & (led_suit != trumps)
+            higher = trumps_held & above(best_trump)
+            legal = np.where(ruffing & (higher != 0), higher, legal)
+    return np.where(trick[:, 0] < 0, hand, legal)  # the leader plays any card
+
+
+def legal_bits(state: State) -> np.ndarray:
+    """uint64[B]: bit a is set when action a is legal for the seat to act."""
+    seat = np.maximum(state.to_act, 0)
+    hand = state.hands[np.arange(state.batch_size), seat]
+    # Exchange gives, free returns and discards may be any held card (R21, section 5).
+    legal = np.where(state.phase == PLAY, _legal_plays(state, hand), hand)
+    free_modes = (~state.modes_used[np.arange(state.batch_size), seat] & np.uint8(0x3F)).astype(np.uint64)
+    legal = np.where(state.phase == MODE, free_modes << np.uint64(MODE_ACTION_OFFSET), legal)
+    return np.where(state.phase == OVER, np.uint64(0), legal)
+
+
+def legal_action_mask(state: State) -> np.ndarray:
+    """bool[B,58]: the legal actions of the seat to act (all False once a game is over)."""
+    return bits_to_bool(legal_bits(state), NUM_ACTIONS)
+
+
+# ----------------------------------------------------------------------------- step
+
+def step(state: State, actions, autoreset: bool = False) -> State:
+    """Apply one decision per game (ignored for finished games); returns ``state``.
+
+    With ``autoreset`` a game that ends is replaced at once by the slot's next game
+    (``episode + 1``); ``game_ended`` and ``final_scores`` keep what happened.
+    """
+    actions = np.asarray(actions)
+    if actions.shape != (state.batch_size,) or not np.issubdtype(actions.dtype, np.integer):
+        raise ValueError(f"actions must be integers of shape ({state.batch_size},), got {actions.dtype} {actions.shape}")
+    running = state.phase != OVER
+    in_range = (actions >= 0) & (actions < NUM_ACTIONS)
+    legal = legal_bits(state)
+    ok = in_range & (((legal >> np.where(in_range, actions, 0).astype(np.uint64)) & np.uint64(1)) != 0)
+    bad = np.flatnonzero(running & ~ok)
+    if bad.size:
+        raise IllegalActionError(_illegal_message(state, int(bad[0]), int(actions[bad[0]]), bad.size))
+
+    state.last_returned[:] = -1
+    state.last_trick_winner[:] = -1
+    state.deal_ended[:] = False
+    state.deal_points[:] = 0
+    state.game_ended[:] = False
+    groups = [(phase, np.flatnonzero(state.phase == phase)) for phase in (MODE, GIVE, RETURN, DISCARD, PLAY)]
+    for phase, games in groups:
+        if games.size:
+            _HANDLERS[phase](state, games, actions[games])
+    if autoreset:
+        ended = np.flatnonzero(state.game_ended)
+        if ended.size:
+            state.episode[ended] += 1
+            _start_game(state, ended)
+    return state
+
+
+def _choose_mode(state: State, games: np.ndarray, actions: np.ndarray) -> None:
+    mode = (actions - MODE_ACTION_OFFSET).astype(np.int8)
+    playmaker = state.to_act[games]
+    state.mode[games] = mode
+    state.modes_used[games, playmaker] |= (1 << mode).astype(np.uint8)  # R8
+    # R17: exchanges only in trump deals after the first, and only with the option on.
+    exchanging = (mode < 4) & (state.deal[games] > 0) & state.rules.exchanges
+    _plan_exchanges(state, games[exchanging])
+    _reveal_talon(state, games[~exchanging])
+
+
+def _plan_exchanges(state: State, games: np.ndarray) -> None:
+    """R18-R20: pair givers (positive points) with receivers (negative) in serving order."""
+    if games.size == 0:
+        return
+    rows = np.arange(games.size)
+    points = state.prev_points[games].astype(np.int16)
+    dealer = state.dealer[games]
+    pairs = np.zeros(games.size, dtype=np.int8)
+    for giver_role, receiver_role in EXCHANGE_ORDER:
+        giver = (dealer + giver_role) % 3
+        receiver = (dealer + receiver_role) % 3
+        given_points, received_points = points[rows, giver], points[rows, receiver]
+        # R19: min(giver's points, receiver's lost points) covers all three cases.
+        cards = np.minimum(given_points, -received_points)
+        has = np.flatnonzero((given_points > 0) & (received_points < 0))
+        slot = pairs[has]
+        state.exchange_giver[games[has], slot] = giver[has]
+        state.exchange_receiver[games[has], slot] = receiver[has]
+        state.exchange_count[games[has], slot] = cards[has]
+        pairs[has] += 1
+    exchanging = pairs > 0
+    started = games[exchanging]
+    state.phase[started] = GIVE
+    state.to_act[started] = state.exchange_giver[started, 0]
+    _reveal_talon(state, games[~exchanging])  # R18: nobody scored, no exchange
+
+
+def _current_pair(state: State, games: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    pair = state.exchange_pair[games]
+    return state.exchange_giver[games, pair], state.exchange_receiver[games, pair]
+
+
+def _give(state: State, games: np.ndarray, cards: np.ndarray) -> None:
+    giver, receiver = _current_pair(state, games)
+    card_bit = bit(cards)
+    state.hands[games, giver] &= ~card_bit
+    state.hands[games, receiver] |= card_bit
+    state.given[games, giver] |= card_bit
+    state.received[games, receiver] |= card_bit
+    # R21: after a trump the receiver chooses its return (a decision) ...
+    trump = suit_of(cards) == state.mode[games]
+    chooser = games[trump]
+    state.phase[chooser] = RETURN
+    state.to_act[chooser] = receiver[trump]
+    state.exchange_trump[chooser] = cards[trump]
+    # ... otherwise it must return its highest card of that suit, the one just given included.
+    forced = games[~trump]
+    suit_held = state.hands[forced, receiver[~trump]] & SUIT_MASKS[suit_of(cards[~trump])]
+    _return_card(state, forced, highest(suit_held))
+
+
+def _return_card(state: State, games: np.ndarray, cards: np.ndarray) -> None:
+    giver, receiver = _current_pair(state, games)
+    card_bit = bit(cards)
+    state.hands[games, receiver] &= ~card_bit
+    state.hands[games, giver] |= card_bit
+    state.given[games, receiver] |= card_bit
+    state.received[games, giver] |= card_bit
+    state.last_returned[games] = cards
+    state.exchange_trump[games] = -1
+    state.exchange_done[games, giver, receiver] += 1
+    # R20: a pair completes all its cards before the next pair starts.
+    pair = state.exchange_pair[games]
+    pair_done = state.exchange_done[games, giver, receiver] >= state.exchange_count[games, pair]
+    state.phase[games[~pair_done]] = GIVE
+    state.to_act[games[~pair_done]] = giver[~pair_done]
+    finished = games[pair_done]
+    state.exchange_pair[finished] += 1
+    next_pair = np.minimum(state.exchange_pair[finished], 1)
+    more = (state.exchange_pair[finished] < 2) & (state.exchange_count[finished, next_pair] > 0)
+    state.phase[finished[more]] = GIVE
+    state.to_act[finished[more]] = state.exchange_giver[finished[more], next_pair[more]]
+    _reveal_talon(state, finished[~more])
+
+
+def _reveal_talon(state: State, games: np.ndarray) -> None:
+    """Section 5, step 4: the talon is shown to all and joins the playmaker's hand."""
+    playmaker = (state.dealer[games] + PLAYMAKER) % 3
+    state.hands[games, playmaker] |= state.talon[games]
+    state.phase[games] = DISCARD
+    state.to_act[games] = playmaker
+
+
+def _discard(state: State, games: np.ndarray, cards: np.ndarray) -> None:
+    playmaker = state.to_act[games]
+    state.hands[games, playmaker] &= ~bit(cards)
+    state.discards[games] |= bit(cards)
+    done = games[count(state.discards[games]) == 4]
+    state.phase[done] = PLAY
+    state.leader[done] = state.to_act[done]  # the playmaker leads the first trick
+
+
+def _play(state: State, games: np.ndarray, cards: np.ndarray) -> None:
+    seat = state.to_act[games]
+    state.hands[games, seat] &= ~bit(cards)
+    state.played[games, seat] |= bit(cards)
+    position = (state.trick[games] >= 0).sum(axis=1)
+    state.trick[games, position] = cards
+    state.to_act[games] = (seat + 1) % 3  # R12: clockwise
+    complete = games[position == 2]
+    if complete.size == 0:
+        return
+    trick = state.trick[complete]
+    winner = (state.leader[complete] + trick_winner_position(trick, state.mode[complete])) % 3
+    state.tricks_won[complete, winner] += 1
+    state.last_trick[complete] = trick
+    state.last_trick_leader[complete] = state.leader[complete]
+    state.last_trick_winner[complete] = winner
+    state.trick[complete] = -1
+    state.leader[complete] = winner  # the winner leads the next trick
+    state.to_act[complete] = winner
+    _end_deal(state, complete[state.tricks_won[complete].sum(axis=1) == 16])
+
+
+def trick_winner_position(trick: np.ndarray, mode: np.ndarray) -> np.ndarray:
+    """R16: position (0 = leader) of the highest trump, else of the highest card of the led suit."""
+    suits = trick // 13
+    ranks = trick % 13
+    strength = np.where(suits == trump_suit(mode)[:, None], 26 + ranks,
+                        np.where(suits == suits[:, :1], 13 + ranks, 0))
+    return strength.argmax(axis=1)
+
+
+def deal_points(tricks_won: np.ndarray, dealer: np.ndarray, mode: np.ndarray) -> np.ndarray:
+    """R23, R24: points of each seat, ``W - Z``, or ``Z - W`` in MIN."""
+    role = (np.arange(3) - np.asarray(dealer)[:, None]) % 3
+    minimum = (np.asarray(mode) == MINIMUM)[:, None]
+    target = np.where(minimum, MIN_TARGETS[role], TARGETS[role])
+    won = np.asarray(tricks_won, dtype=np.int8)
+    return np.where(minimum, target - won, won - target).astype(np.int8)
+
+
+def _end_deal(state: State, games: np.ndarray) -> None:
+    if games.size == 0:
+        return
+    points = deal_points(state.tricks_won[games], state.dealer[games], state.mode[games])
+    state.scores[games] += points  # R25
+    state.prev_points[games] = points
+    state.deal_points[games] = points
+    state.deal_ended[games] = True
+    state.deal[games] += 1
+    last = state.deal[games] >= state.rules.num_deals
+    over = games[last]
+    state.phase[over] = OVER
+    state.to_act[over] = -1
+    state.game_ended[over] = True
+    state.final_scores[over] = state.scores[over]
+    going_on = games[~last]
+    state.dealer[going_on] = (state.dealer[going_on] + 1) % 3  # R4: the deal passes left
+    _start_deal(state, going_on)
+
+
+_HANDLERS = {MODE: _choose_mode, GIVE: _give, RETURN: _return_card, DISCARD: _discard, PLAY: _play}
+
+
+# ----------------------------------------------------------------------------- explanations
+
+def illegal_reason(state: State, game: int, action: int) -> str:
+    """Why ``action`` is illegal in ``game``, citing the rule (``''`` if it is legal)."""
+    phase, seat = int(state.phase[game]), int(state.to_act[game])
+    if phase == OVER:
+        return "the game is over"
+    if not 0 <= action < NUM_ACTIONS:
+        return f"action ids are 0..{NUM_ACTIONS - 1}"
+    if (int(legal_bits(state.take([game]))[0]) >> action) & 1:
+        return ""
+    if phase == MODE:
+        if action < MODE_ACTION_OFFSET:
+            return "R8: the playmaker must choose a mode (actions 52..57), not a card"
+        return f"R8: seat {seat} has already chosen mode {MODE_NAMES[action - MODE_ACTION_OFFSET]} as playmaker"
+    rule = {GIVE: "R21", RETURN: "R21", DISCARD: "R10", PLAY: "R12"}[phase]
+    if action >= MODE_ACTION_OFFSET:
+        return f"{rule}: a card is expected in this decision ({DECISIONS[phase]}), not a mode"
+    hand = int(state.hands[game, seat])
+    if not hand >> action & 1:
+        return f"{rule}: seat {seat} does not hold {action_name(action)}"
+    # Only play can refuse a held card.
+    led = int(state.trick[game, 0])
+    led_mask, trump_mask = int(SUIT_MASKS[led // 13]), int(SUIT_MASKS[trump_suit(state.mode[game : game + 1])[0]])
+    if hand & led_mask and not (1 << action) & led_mask:
+        return f"R13: seat {seat} must follow suit {action_name(led)[1]}"
+    if not hand & led_mask and hand & trump_mask and not (1 << action) & trump_mask:
+        return f"R14: seat {seat} cannot follow suit and must play a trump"
+    if (1 << action) & led_mask:
+        return "R15: with must_overtake, seat must beat the best card of the led suit"
+    return "R15: with must_overtrump, seat must beat the trump already in the trick"
+
+
+def _illegal_message(state: State, game: int, action: int, n_bad: int) -> str:
+    seat, phase = int(state.to_act[game]), int(state.phase[game])
+    legal = [action_name(a) for a in card_list(int(legal_bits(state.take([game]))[0]))]
+    where = f"game {game}: " if state.batch_size > 1 else ""
+    more = f" ({n_bad - 1} other game(s) also got illegal actions)" if n_bad > 1 else ""
+    shown = action_name(action) if 0 <= action < NUM_ACTIONS else "out of range"
+    return (f"{where}illegal action {action} ({shown}) for seat {seat} in decision "
+            f"'{DECISIONS[phase]}': {illegal_reason(state, game, action)}; legal actions: "
+            f"{', '.join(legal)}{more}. The state is unchanged.")

@@ -1,0 +1,69 @@
+"""The rule options of RULES.md section 9, validated once, shared by every view."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+
+@dataclasses.dataclass(frozen=True)
+class Rules:
+    """Rule options (RULES.md section 9). Defaults are the rule book's."""
+
+    num_deals: int = 18
+    """Deals per game, 1..18 (R4). R8 holds per player: a mode at most once."""
+    exchanges: bool = True
+    """Section 7 (R17-R22) on or off."""
+    must_overtake: bool = False
+    """R15 option: following suit, beat the best card of the led suit when possible."""
+    must_overtrump: bool = False
+    """R15 option: trumping, beat a trump already in the trick when possible."""
+    dealer_builds_talon: bool = False
+    """R11 option: the talon is placed among the dealt cards, never first, last or adjacent."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.num_deals, bool) or not isinstance(self.num_deals, int) or not 1 <= self.num_deals <= 18:
+            raise ValueError(f"rule option num_deals must be an integer from 1 to 18, got {self.num_deals!r}")
+        for field in ("exchanges", "must_overtake", "must_overtrump", "dealer_builds_talon"):
+            value = getattr(self, field)
+            if not isinstance(value, bool):
+                raise ValueError(f"rule option {field} must be true or false, got {value!r}")
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def from_dict(cls, options: Mapping[str, Any] | None) -> "Rules":
+        """Build from a mapping, rejecting unknown names with the list of known ones."""
+        options = dict(options or {})
+        unknown = sorted(set(options) - set(cls.names()))
+        if unknown:
+            raise ValueError(f"unknown rule option(s) {', '.join(unknown)}; known options: {', '.join(cls.names())}")
+        return cls(**options)
+
+    @classmethod
+    def from_strings(cls, assignments: list[str]) -> "Rules":
+        """Parse command-line ``NAME=VALUE`` pairs (``exchanges=false``, ``num_deals=3``)."""
+        options: dict[str, Any] = {}
+        for item in assignments:
+            name, sep, text = item.partition("=")
+            if not sep:
+                raise ValueError(f"rule option {item!r} is not NAME=VALUE; known options: {', '.join(cls.names())}")
+            name = name.strip()
+            text = text.strip().lower()
+            if name == "num_deals":
+                try:
+                    options[name] = int(text)
+                except ValueError:
+                    raise ValueError(f"rule option num_deals must be an integer from 1 to 18, got {text!r}") from None
+            elif text in ("true", "1", "yes", "on"):
+                options[name] = True
+            elif text in ("false", "0", "no", "off"):
+                options[name] = False
+            else:
+                options[name] = text  # rejected by validation with a clear message
+        return cls.from_dict(options)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
