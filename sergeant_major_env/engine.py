@@ -24,7 +24,7 @@ Forced returns (a non-trump given, R21) are applied inside :func:`step`.
 without touching the state if any is illegal; otherwise it updates the state in place.
 
 Randomness is counter-based: the cards of deal k of a game are a function of the game's
-own seed, its episode number and k only, so a game plays out the same alone or in any
+own seed and k only, so a game plays out the same alone or in any
 batch, and duplicate tables can replay the same deals under other seatings.
 """
 
@@ -92,7 +92,7 @@ class State:
     """B games as arrays (leading axis = game). Seats 0..2; cards as uint64 sets."""
 
     rules: Rules
-    seed: np.ndarray          # uint64[B]   the game's own seed
+    seed: np.ndarray          # uint64[B]   the game's own seed: it alone decides the cards
     episode: np.ndarray       # uint32[B]   games finished in this slot (automatic reset)
     first_dealer: np.ndarray  # int8[B]     drawn by lot from the seed (R4)
     deal: np.ndarray          # int8[B]     index of the current deal, 0-based
@@ -101,6 +101,7 @@ class State:
     to_act: np.ndarray        # int8[B]     seat to decide, -1 once the game is over
     hands: np.ndarray         # uint64[B,3]
     dealt: np.ndarray         # int8[B,3,16] each hand as dealt, in dealing order (R10)
+    first_six: np.ndarray     # uint64[B]   the playmaker's first six cards (R9)
     talon_cards: np.ndarray   # int8[B,4]
     talon: np.ndarray         # uint64[B]
     mode: np.ndarray          # int8[B]     0..3 trumps S C H D, 4 NT, 5 MIN, -1 not chosen
@@ -161,7 +162,7 @@ def _empty(rules: Rules, batch: int) -> State:
         rules=rules, seed=full((), np.uint64), episode=full((), np.uint32),
         first_dealer=full((), np.int8), deal=full((), np.int8), dealer=full((), np.int8),
         phase=full((), np.int8), to_act=full((), np.int8), hands=full((3,), np.uint64),
-        dealt=full((3, 16), np.int8, -1), talon_cards=full((4,), np.int8, -1), talon=full((), np.uint64),
+        dealt=full((3, 16), np.int8, -1), first_six=full((), np.uint64), talon_cards=full((4,), np.int8, -1), talon=full((), np.uint64),
         mode=full((), np.int8, -1), modes_used=full((3,), np.uint8),
         exchange_giver=full((2,), np.int8, -1), exchange_receiver=full((2,), np.int8, -1),
         exchange_count=full((2,), np.int8), exchange_pair=full((), np.int8),
@@ -198,7 +199,7 @@ def init(seeds, rules: Rules | None = None) -> State:
 
 
 def _game_key(state: State, games: np.ndarray) -> np.ndarray:
-    return _random(state.seed[games], _STREAM_GAME, state.episode[games])
+    return _random(state.seed[games], _STREAM_GAME, 0)
 
 
 def _start_game(state: State, games: np.ndarray) -> None:
@@ -244,12 +245,14 @@ def set_cards(state: State, games: np.ndarray, dealt: np.ndarray, talon_cards: n
 
     The dealing step of :func:`step`; the record replayer calls it with a record's cards.
     """
+    playmaker = (state.dealer[games] + PLAYMAKER) % 3
     state.dealt[games] = dealt
+    state.first_six[games] = cards_to_bits(state.dealt[games, playmaker, :6])
     state.talon_cards[games] = talon_cards
     state.hands[games] = cards_to_bits(dealt)
     state.talon[games] = cards_to_bits(talon_cards)
     state.phase[games] = MODE
-    state.to_act[games] = (state.dealer[games] + PLAYMAKER) % 3
+    state.to_act[games] = playmaker
     state.mode[games] = -1
     state.exchange_giver[games] = -1
     state.exchange_receiver[games] = -1
@@ -327,8 +330,10 @@ def legal_action_mask(state: State) -> np.ndarray:
 def step(state: State, actions, autoreset: bool = False) -> State:
     """Apply one decision per game (ignored for finished games); returns ``state``.
 
-    With ``autoreset`` a game that ends is replaced at once by the slot's next game
-    (``episode + 1``); ``game_ended`` and ``final_scores`` keep what happened.
+    With ``autoreset`` a game that ends is replaced at once by the slot's next game, whose
+    seed is the old one plus the batch size (slot i of a batch started at seed S plays
+    S + i, S + i + B, ...), so every game is still reproduced by its seed alone;
+    ``game_ended`` and ``final_scores`` keep what happened.
     """
     actions = np.asarray(actions)
     if actions.shape != (state.batch_size,) or not np.issubdtype(actions.dtype, np.integer):
@@ -354,6 +359,7 @@ def step(state: State, actions, autoreset: bool = False) -> State:
         ended = np.flatnonzero(state.game_ended)
         if ended.size:
             state.episode[ended] += 1
+            state.seed[ended] += np.uint64(state.batch_size)
             _start_game(state, ended)
     return state
 

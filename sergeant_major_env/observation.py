@@ -40,8 +40,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cards import bit, bits_to_bool, cards_to_bits
-from .engine import DISCARD, MINIMUM, MIN_TARGETS, MODE, OVER, PLAY, PLAYMAKER, TARGETS, State
+from .cards import bit
+from .engine import DISCARD, MIN_TARGETS, MODE, PLAYMAKER, TARGETS, State
 
 _LAYOUT = (
     ("hand", 52), ("played", 156), ("trick", 156), ("talon", 52), ("discards", 52),
@@ -56,68 +56,128 @@ for _name, _size in _LAYOUT:
     SEGMENTS[_name] = slice(_offset, _offset + _size)
     _offset += _size
 OBSERVATION_SIZE = _offset
-_CARD_PLANES = 11  # hand, played x3, trick x3, talon, discards, given, received
-_PAIRS = np.array([(0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)])
+_CARD_WIDTH = SEGMENTS["decision"].start  # the 11 card planes come first
+_PAIRS = ((0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1))
+
+# The observation is computed in two gathers so that its cost barely depends on the
+# batch size: first every game's features in *absolute* seats (card sets in `planes`,
+# numbers in `features`), then one fancy index per array picks and orders them for the
+# observer (relative seats, and what it may not see replaced by an empty column).
+
+
+def _relative(seat: int, k: int) -> int:
+    return (seat + k) % 3
+
+
+# Absolute card-set columns: hands 0-2, played 3-5, trick 6-8 (by position), talon 9,
+# discards 10, given 11-13, received 14-16, empty 17.
+_EMPTY_PLANE = 17
+_PLANE_COLUMNS = np.array([
+    [[seat, *(3 + _relative(seat, k) for k in range(3)), 6, 7, 8, 9,
+      10 if is_playmaker else _EMPTY_PLANE, 11 + seat, 14 + seat] for is_playmaker in (False, True)]
+    for seat in range(3)
+])  # [observer seat, observer is playmaker] -> 11 columns
+
+# Absolute feature columns (see _features) and, for each observer, the order to take them in.
+_DECISION, _TO_ACT, _MODE, _ROLES, _TARGETS, _TRICKS, _LEADER = 0, 5, 8, 14, 23, 26, 29
+_DUE, _DONE, _PREV, _SCORES, _DEAL, _MODES = 32, 41, 50, 53, 56, 57
+_NUM_FEATURES = 75
+
+
+def _feature_columns(seat: int) -> list[int]:
+    rel = [_relative(seat, k) for k in range(3)]
+    pairs = [3 * rel[g] + rel[r] for g, r in _PAIRS]
+    return (
+        list(range(_DECISION, _DECISION + 5)) + [_TO_ACT + s for s in rel] + list(range(_MODE, _MODE + 6))
+        + [_ROLES + 3 * s + role for s in rel for role in range(3)] + [_TARGETS + s for s in rel]
+        + [_TRICKS + s for s in rel] + [_LEADER + s for s in rel] + [_DUE + p for p in pairs]
+        + [_DONE + p for p in pairs] + [_PREV + s for s in rel] + [_SCORES + s for s in rel]
+        + [_DEAL] + [_MODES + 6 * s + m for s in rel for m in range(6)]
+    )
+
+
+_FEATURE_COLUMNS = np.array([_feature_columns(seat) for seat in range(3)])
+assert _FEATURE_COLUMNS.shape[1] == OBSERVATION_SIZE - _CARD_WIDTH
+
+
+def _one_hot_table(n: int) -> np.ndarray:
+    """Rows for the values -1..n-1: row 0 (value -1, "none") is all zero."""
+    return np.vstack([np.zeros(n), np.eye(n)]).astype(np.int16)
+
+
+_DECISION_ROWS = np.vstack([np.eye(5), np.zeros(5)]).astype(np.int16)  # phases 0..5 (5 = over)
+_SEAT_ROWS = _one_hot_table(3)
+_MODE_ROWS = _one_hot_table(6)
+# [dealer, is MIN] -> one-hot role of each absolute seat, then its target (R23, R24)
+_ROLE_ROWS = np.array([
+    [[*(int(role == (s - dealer) % 3) for s in range(3) for role in range(3)),
+      *((MIN_TARGETS if is_min else TARGETS)[(s - dealer) % 3] for s in range(3))]
+     for is_min in (False, True)]
+    for dealer in range(3)
+], dtype=np.int16)
+# Features are gathered as int16 and scaled on the way into the float32 observation.
+_SCALES = np.ones(_NUM_FEATURES, dtype=np.float32)
+_SCALES[_TARGETS:_TARGETS + 3] = 1 / 8
+_SCALES[_TRICKS:_TRICKS + 3] = 1 / 16
+_SCALES[_DUE:_DONE + 9] = 1 / 13
+_SCALES[_PREV:_PREV + 3] = 1 / 13
+_SCALES[_SCORES:_SCORES + 3] = 1 / 50
+_SCALES[_DEAL] = 1 / 18
+_RELATIVE_SCALES = _SCALES[_FEATURE_COLUMNS[0]]  # the same for every observer
+
+
+def _planes(state: State) -> np.ndarray:
+    """uint64[B, 18]: the card sets of the absolute columns above."""
+    planes = np.empty((state.batch_size, 18), dtype=np.uint64)
+    planes[:, 0:3] = state.hands
+    choosing = np.flatnonzero(state.phase == MODE)  # R9: the playmaker sees six cards
+    planes[choosing, (state.dealer[choosing] + PLAYMAKER) % 3] = state.first_six[choosing]
+    planes[:, 3:6] = state.played
+    planes[:, 6:9] = bit(state.trick)
+    planes[:, 9] = np.where(state.phase >= DISCARD, state.talon, np.uint64(0))  # shown once taken
+    planes[:, 10] = state.discards
+    planes[:, 11:14] = state.given
+    planes[:, 14:17] = state.received
+    planes[:, 17] = 0
+    return planes
+
+
+def _features(state: State) -> np.ndarray:
+    """int16[B, 75]: the numbers of the observation, in absolute seats, unscaled."""
+    n = state.batch_size
+    features = np.empty((n, _NUM_FEATURES), dtype=np.int16)
+    features[:, _DECISION:_TO_ACT] = _DECISION_ROWS[state.phase]
+    features[:, _TO_ACT:_MODE] = _SEAT_ROWS[state.to_act + 1]
+    features[:, _MODE:_ROLES] = _MODE_ROWS[state.mode + 1]
+    features[:, _ROLES:_TRICKS] = _ROLE_ROWS[state.dealer, (state.mode == 5).astype(np.intp)]
+    features[:, _TRICKS:_LEADER] = state.tricks_won
+    features[:, _LEADER:_DUE] = _SEAT_ROWS[state.leader + 1]
+    due = np.zeros((n, 4, 4), dtype=np.int8)  # index -1 (no pair) lands in the spare row 3
+    rows = np.arange(n)
+    for slot in range(2):
+        due[rows, state.exchange_giver[:, slot], state.exchange_receiver[:, slot]] = state.exchange_count[:, slot]
+    features[:, _DUE:_DONE] = due[:, :3, :3].reshape(n, 9)
+    features[:, _DONE:_PREV] = state.exchange_done.reshape(n, 9)
+    features[:, _PREV:_SCORES] = state.prev_points
+    features[:, _SCORES:_DEAL] = state.scores
+    features[:, _DEAL] = state.deal
+    used = np.unpackbits(state.modes_used[:, :, None], axis=2, bitorder="little")[:, :, :6]
+    features[:, _MODES:] = (1 - used).reshape(n, 18)
+    return features
 
 
 def observe(state: State, seat) -> np.ndarray:
     """float32[B, OBSERVATION_SIZE]: the view of ``seat`` (an int or int[B]) in each game."""
     n = state.batch_size
-    rows = np.arange(n)
-    seat = np.broadcast_to(np.asarray(seat, dtype=np.int64), (n,))
+    seat = np.broadcast_to(np.asarray(seat, dtype=np.intp), (n,))
     if ((seat < 0) | (seat > 2)).any():
         raise ValueError("seat must be 0, 1 or 2")
-    others = (seat[:, None] + np.arange(3)) % 3  # relative -> absolute seat
-    playmaker = (state.dealer + PLAYMAKER) % 3
-    is_playmaker = seat == playmaker
-    phase = state.phase.astype(np.intp)
-
-    hand = state.hands[rows, seat]
-    choosing = (phase == MODE) & is_playmaker
-    first_six = cards_to_bits(state.dealt[rows, seat, :6])
-    hand = np.where(choosing, first_six, hand)  # R9
-    talon_shown = (phase == DISCARD) | (phase == PLAY) | (phase == OVER)
-    planes = np.empty((n, _CARD_PLANES), dtype=np.uint64)
-    planes[:, 0] = hand
-    planes[:, 1:4] = state.played[rows[:, None], others]
-    planes[:, 4:7] = bit(state.trick)
-    planes[:, 7] = np.where(talon_shown, state.talon, np.uint64(0))
-    planes[:, 8] = np.where(is_playmaker, state.discards, np.uint64(0))
-    planes[:, 9] = state.given[rows, seat]
-    planes[:, 10] = state.received[rows, seat]
-
-    obs = np.zeros((n, OBSERVATION_SIZE), dtype=np.float32)
-    obs[:, : 52 * _CARD_PLANES] = bits_to_bool(planes).reshape(n, -1)
-
-    running = phase != OVER
-    obs[rows[running], SEGMENTS["decision"].start + phase[running]] = 1
-    relative_to_act = (state.to_act.astype(np.intp) - seat) % 3
-    obs[rows[running], SEGMENTS["to_act"].start + relative_to_act[running]] = 1
-    chosen = state.mode >= 0
-    obs[rows[chosen], SEGMENTS["mode"].start + state.mode[chosen].astype(np.intp)] = 1
-
-    role = (others - state.dealer[:, None].astype(np.intp)) % 3  # role of each relative seat
-    obs[rows[:, None], SEGMENTS["roles"].start + 3 * np.arange(3) + role] = 1
-    minimum = (state.mode == MINIMUM)[:, None]
-    obs[:, SEGMENTS["targets"]] = np.where(minimum, MIN_TARGETS[role], TARGETS[role]) / 8
-    obs[:, SEGMENTS["tricks_won"]] = state.tricks_won[rows[:, None], others] / 16
-    leading = state.leader >= 0
-    relative_leader = (state.leader.astype(np.intp) - seat) % 3
-    obs[rows[leading], SEGMENTS["trick_leader"].start + relative_leader[leading]] = 1
-
-    giver, receiver = others[:, _PAIRS[:, 0]], others[:, _PAIRS[:, 1]]
-    due = np.zeros((n, 3, 3), dtype=np.float32)
-    for slot in range(2):
-        paired = np.flatnonzero(state.exchange_giver[:, slot] >= 0)
-        due[paired, state.exchange_giver[paired, slot], state.exchange_receiver[paired, slot]] = \
-            state.exchange_count[paired, slot]
-    due = due[rows[:, None], giver, receiver]
-    obs[:, SEGMENTS["exchange_due"]] = due / 13
-    obs[:, SEGMENTS["exchange_done"]] = state.exchange_done[rows[:, None], giver, receiver] / 13
-    obs[:, SEGMENTS["prev_points"]] = state.prev_points[rows[:, None], others] / 13
-    obs[:, SEGMENTS["scores"]] = state.scores[rows[:, None], others] / 50
-    obs[:, SEGMENTS["deal"]] = state.deal[:, None] / 18
-    used = state.modes_used[rows[:, None], others]  # [n, 3] bit sets
-    available = ((used[:, :, None] >> np.arange(6, dtype=np.uint8)) & 1) == 0
-    obs[:, SEGMENTS["modes_available"]] = available.reshape(n, 18)
+    is_playmaker = (seat == (state.dealer + PLAYMAKER) % 3).astype(np.intp)
+    obs = np.empty((n, OBSERVATION_SIZE), dtype=np.float32)
+    # Flat takes: much faster than 2-D fancy indexing for these shapes.
+    planes = np.take(_planes(state), _PLANE_COLUMNS[seat, is_playmaker] + 18 * np.arange(n)[:, None])
+    bits = np.unpackbits(planes.astype("<u8").view(np.uint8).reshape(n, 11, 8), axis=2, bitorder="little")
+    obs[:, :_CARD_WIDTH].reshape(n, 11, 52)[...] = bits[:, :, :52]
+    features = np.take(_features(state), _FEATURE_COLUMNS[seat] + _NUM_FEATURES * np.arange(n)[:, None])
+    np.multiply(features, _RELATIVE_SCALES, out=obs[:, _CARD_WIDTH:])
     return obs

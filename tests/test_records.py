@@ -1,0 +1,528 @@
+"""Game records (RULES.md section 11): recording, JSON Lines, replay checking and the CLI.
+
+Corruption tests take a clean simulated record, break one thing and check that the replay
+names the rule broken (R2-R25) at the right place.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+
+import pytest
+
+from sergeant_major_env import engine
+from sergeant_major_env.cards import MODE_NAMES, parse_card
+from sergeant_major_env.records import (
+    DEAL_KEYS, EXCHANGE_KEYS, FORMAT, RECORD_KEYS, TRICK_KEYS, Recorder, RecordError,
+    check_record, main, read_jsonl, replay, simulate, write_jsonl,
+)
+from sergeant_major_env.rules import Rules
+
+CLI = [sys.executable, "-m", "sergeant_major_env.records"]
+
+
+@pytest.fixture(scope="module")
+def full_games() -> list[dict]:
+    """Three full 18-deal games with default rules (exchanges, all six modes per player)."""
+    return list(simulate(3, seed=11))
+
+
+@pytest.fixture(scope="module")
+def short_games() -> list[dict]:
+    return list(simulate(4, seed=3, rules=Rules(num_deals=3)))
+
+
+def _problem(record: dict) -> str:
+    problem = check_record(record)
+    assert problem is not None, "the corrupted record replayed clean"
+    return problem
+
+
+def _suit(card: str) -> str:
+    return card[1]
+
+
+def _trump(deal: dict) -> str | None:
+    return deal["mode"] if deal["mode"] in ("S", "C", "H", "D") else None
+
+
+def _deals_with_exchanges(games, *, trump_given: bool | None = None):
+    """(game index, deal index, exchange index) of exchanges, optionally only trump / non-trump gives."""
+    for g, record in enumerate(games):
+        for d, deal in enumerate(record["deals"]):
+            for e, ex in enumerate(deal["exchanges"]):
+                if trump_given is None or (_suit(ex["given"]) == deal["mode"]) == trump_given:
+                    yield g, d, e
+
+
+# ----------------------------------------------------------------------------- clean replay
+
+def test_simulated_full_games_replay_clean_and_cover_exchanges(full_games):
+    """Default rules, 18 deals (R4): every record replays; the sample holds forced and free returns (R21)."""
+    for record in full_games:
+        assert check_record(record) is None
+        assert len(record["deals"]) == 18
+    assert any(True for _ in _deals_with_exchanges(full_games, trump_given=False))
+    assert any(True for _ in _deals_with_exchanges(full_games, trump_given=True))
+
+
+@pytest.mark.parametrize("options", [
+    ["num_deals=3"],
+    ["exchanges=false", "num_deals=6"],
+    ["must_overtake=true", "num_deals=6"],
+    ["must_overtrump=true", "num_deals=6"],
+    ["dealer_builds_talon=true", "num_deals=6"],
+])
+def test_simulated_records_replay_clean_under_each_rule_option(options):
+    """Section 9: records made under every rule option replay under that option."""
+    rules = Rules.from_strings(options)
+    records = list(simulate(4, seed=21, rules=rules))
+    assert [r["rules"] for r in records] == [rules.to_dict()] * 4
+    for record in records:
+        assert check_record(record) is None
+        assert len(record["deals"]) == rules.num_deals
+        if not rules.exchanges:
+            assert all(deal["exchanges"] == [] for deal in record["deals"])
+
+
+def test_record_made_without_must_overtake_breaks_it_R15(full_games):
+    """R15: random play rarely heads a trick, so the same record under must_overtake fails with R15."""
+    record = copy.deepcopy(full_games[0])
+    record["rules"]["must_overtake"] = True
+    problem = _problem(record)
+    assert "R15" in problem and ", trick " in problem
+
+
+def test_simulate_in_chunks_keeps_game_order_and_seeds():
+    """Game i of a simulation has per-game seed S + i whatever the chunk size (engine.game_seeds)."""
+    records = list(simulate(5, seed=40, rules=Rules(num_deals=2), batch_size=2))
+    assert [r["seed"] for r in records] == [40, 41, 42, 43, 44]
+    assert all(check_record(r) is None for r in records)
+
+
+# ----------------------------------------------------------------------------- format
+
+def test_record_has_every_section_11_key_and_no_exchanges_in_deal_1_R17(full_games):
+    record = full_games[0]
+    assert tuple(record) == RECORD_KEYS and record["format"] == FORMAT
+    assert record["players"] == ["random"] * 3
+    assert record["deals"][0]["exchanges"] == []  # R17: required, and empty in the first deal
+    for deal in record["deals"]:
+        assert tuple(deal) == DEAL_KEYS
+        assert len(deal["tricks"]) == 16 and all(tuple(t) == TRICK_KEYS for t in deal["tricks"])
+        assert all(tuple(ex) == EXCHANGE_KEYS for ex in deal["exchanges"])
+        if deal["mode"] in ("NT", "MIN"):
+            assert deal["exchanges"] == []  # R17
+        assert sum(deal["points"]) == 0  # R25
+        assert (deal["playmaker"], deal["third"]) == ((deal["dealer"] + 1) % 3, (deal["dealer"] + 2) % 3)  # R5
+    assert record["scores"] == [sum(d["points"][s] for d in record["deals"]) for s in range(3)]  # R25
+    # R8: each player chooses each of the six modes exactly once as playmaker.
+    for seat in range(3):
+        assert sorted(d["mode"] for d in record["deals"] if d["playmaker"] == seat) == sorted(MODE_NAMES)
+
+
+def test_record_is_plain_json_and_jsonl_round_trips(tmp_path, short_games):
+    path = tmp_path / "games.jsonl"
+    assert write_jsonl(short_games, path) == len(short_games)
+    assert read_jsonl(path) == short_games
+    assert len(path.read_text().splitlines()) == len(short_games)
+
+
+def test_read_jsonl_names_the_bad_line(tmp_path, short_games):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(short_games[0]) + "\n\n{not json\n")
+    with pytest.raises(RecordError, match=r"line 3 is not valid JSON"):
+        read_jsonl(path)
+
+
+def test_record_seed_alone_reproduces_the_cards_R4_R10(short_games):
+    """The record's seed is the game's own: engine.init([seed]) deals the recorded cards and first dealer."""
+    for record in short_games:
+        state = engine.init([record["seed"]], Rules(num_deals=3))
+        assert int(state.first_dealer[0]) == record["first_dealer"]
+        deal = record["deals"][0]
+        assert [[parse_card(c) for c in hand] for hand in deal["hands"]] == state.dealt[0].tolist()
+        assert [parse_card(c) for c in deal["talon"]] == state.talon_cards[0].tolist()
+
+
+# ----------------------------------------------------------------------------- determinism
+
+def test_same_seed_gives_identical_records():
+    rules = Rules(num_deals=4)
+    assert list(simulate(3, seed=9, rules=rules)) == list(simulate(3, seed=9, rules=rules))
+
+
+def _record_with_lowest_legal_actions(seeds, rules, autoreset=False, games=None):
+    """Record games with a policy that depends on each game only (its lowest legal action)."""
+    state = engine.init(seeds, rules)
+    recorder = Recorder(state, players=["low", "low", "low"])
+    wanted = games or len(seeds)
+    while len(recorder.finished) < wanted:
+        recorder.step(engine.legal_action_mask(state).argmax(axis=1), autoreset=autoreset)
+    return recorder.finished
+
+
+def test_game_from_a_batch_equals_the_same_seed_alone():
+    rules = Rules(num_deals=6)
+    batch = _record_with_lowest_legal_actions([5, 6, 7], rules)
+    for record in batch:
+        alone = _record_with_lowest_legal_actions([record["seed"]], rules)
+        assert alone == [record]
+        assert check_record(record) is None
+
+
+def test_recorder_with_autoreset_records_each_game_of_a_slot():
+    """With autoreset, slot i plays seeds S+i, S+i+B, ...; each game is its own, clean record."""
+    rules = Rules(num_deals=1)
+    records = _record_with_lowest_legal_actions([100, 101], rules, autoreset=True, games=12)
+    assert sorted(r["seed"] for r in records)[:10] == list(range(100, 110))
+    for record in records:
+        assert check_record(record) is None
+        assert record == _record_with_lowest_legal_actions([record["seed"]], rules)[0]
+
+
+def test_recorder_refuses_games_already_started():
+    state = engine.init([1])
+    engine.step(state, engine.legal_action_mask(state).argmax(axis=1))
+    with pytest.raises(ValueError, match="at their start"):
+        Recorder(state)
+
+
+# ----------------------------------------------------------------------------- corrupted records
+
+def _swap_cards(record, d, first, second):
+    """Swap two played cards, given as (trick index, position)."""
+    tricks = record["deals"][d]["tricks"]
+    (t1, p1), (t2, p2) = first, second
+    tricks[t1]["cards"][p1], tricks[t2]["cards"][p2] = tricks[t2]["cards"][p2], tricks[t1]["cards"][p1]
+
+
+def _later_play(deal, t, seat, accept):
+    """(trick, position) of a later card of ``seat`` in this deal that ``accept`` likes."""
+    for t2 in range(t + 1, 16):
+        trick = deal["tricks"][t2]
+        p = (seat - trick["leader"]) % 3
+        if accept(trick["cards"][p]):
+            return t2, p
+    return None
+
+
+def _corrupt_play(games, wanted, replacement):
+    """Swap a follower's card ``wanted(deal, led, card)`` for a later card ``replacement(deal, led, card)``."""
+    for game in games:
+        for d, deal in enumerate(game["deals"]):
+            for t, trick in enumerate(deal["tricks"]):
+                led = _suit(trick["cards"][0])
+                for p in (1, 2):
+                    card = trick["cards"][p]
+                    if not wanted(deal, led, card):
+                        continue
+                    seat = (trick["leader"] + p) % 3
+                    later = _later_play(deal, t, seat, lambda c: replacement(deal, led, c))
+                    if later:
+                        record = copy.deepcopy(game)
+                        _swap_cards(record, d, (t, p), later)
+                        return record, f"deal {d + 1}, trick {t + 1}, seat {seat} played {deal['tricks'][later[0]]['cards'][later[1]]}"
+    raise AssertionError("no such play in the sample")
+
+
+def test_renege_is_rejected_R13(full_games):
+    """R13: a player that could follow suit played another suit (a card it held, played later)."""
+    record, where = _corrupt_play(full_games, lambda deal, led, c: _suit(c) == led,
+                                  lambda deal, led, c: _suit(c) != led)
+    assert _problem(record).startswith(f"{where}: R13: ")
+
+
+def test_failure_to_trump_is_rejected_R14(full_games):
+    """R14: a player that could not follow and held a trump played a plain card instead."""
+    record, where = _corrupt_play(
+        full_games,
+        lambda deal, led, c: _trump(deal) not in (None, led) and _suit(c) == _trump(deal),
+        lambda deal, led, c: _suit(c) not in (led, _trump(deal)))
+    assert _problem(record).startswith(f"{where}: R14: ")
+
+
+def test_wrong_forced_return_is_rejected_R21(full_games):
+    """R21: after a non-trump the receiver must return its highest card of that suit."""
+    g, d, e = next(_deals_with_exchanges(full_games, trump_given=False))
+    record = copy.deepcopy(full_games[g])
+    ex = record["deals"][d]["exchanges"][e]
+    forced = ex["returned"]
+    ex["returned"] = record["deals"][d]["talon"][0]  # any other card
+    problem = _problem(record)
+    assert problem.startswith(f"deal {d + 1}, exchange {e + 1}: R21: ")
+    assert f"must return {forced}" in problem
+
+
+def test_free_return_of_a_card_not_held_is_rejected_R21(full_games):
+    """R21: after a trump the return is free, but it must be a card the receiver holds."""
+    g, d, e = next(_deals_with_exchanges(full_games, trump_given=True))
+    record = copy.deepcopy(full_games[g])
+    ex = record["deals"][d]["exchanges"][e]
+    ex["returned"] = record["deals"][d]["talon"][0]  # the talon is nobody's during exchanges
+    assert _problem(record).startswith(f"deal {d + 1}, exchange {e + 1}, seat {ex['receiver']} returned "
+                                       f"{ex['returned']}: R21: seat {ex['receiver']} does not hold")
+
+
+def test_giving_a_card_not_held_is_rejected_R21(full_games):
+    g, d, e = next(_deals_with_exchanges(full_games))
+    record = copy.deepcopy(full_games[g])
+    record["deals"][d]["exchanges"][e]["given"] = record["deals"][d]["talon"][1]
+    assert ": R21: " in _problem(record) and f"deal {d + 1}, exchange {e + 1}" in _problem(record)
+
+
+def test_missing_exchange_is_rejected_R19(full_games):
+    g, d, _ = next(_deals_with_exchanges(full_games))
+    record = copy.deepcopy(full_games[g])
+    n = len(record["deals"][d]["exchanges"])
+    record["deals"][d]["exchanges"].pop()
+    assert _problem(record).startswith(f"deal {d + 1}, exchange {n}: R19: ")
+
+
+def test_extra_exchange_after_the_due_ones_is_rejected_R19(full_games):
+    g, d, _ = next(_deals_with_exchanges(full_games))
+    record = copy.deepcopy(full_games[g])
+    exchanges = record["deals"][d]["exchanges"]
+    exchanges.append(dict(exchanges[-1]))
+    assert _problem(record).startswith(f"deal {d + 1}, exchange {len(exchanges)}: R19: ")
+
+
+def test_exchange_in_the_first_deal_is_rejected_R17(full_games):
+    g, d, e = next(_deals_with_exchanges(full_games))
+    record = copy.deepcopy(full_games[g])
+    record["deals"][0]["exchanges"] = [record["deals"][d]["exchanges"][e]]
+    assert _problem(record).startswith("deal 1, exchange 1: R17: there are no exchanges in the first deal")
+
+
+def test_exchange_in_a_nt_or_min_deal_is_rejected_R17(full_games):
+    record = copy.deepcopy(full_games[0])
+    d = next(i for i, deal in enumerate(record["deals"]) if i > 0 and deal["mode"] in ("NT", "MIN"))
+    deal = record["deals"][d]
+    deal["exchanges"] = [{"giver": deal["dealer"], "receiver": deal["playmaker"],
+                          "given": deal["hands"][deal["dealer"]][0], "returned": deal["hands"][deal["dealer"]][0]}]
+    assert _problem(record).startswith(f"deal {d + 1}, exchange 1: R17: there are no exchanges in {deal['mode']} deals")
+
+
+def test_exchange_pairs_out_of_order_are_rejected_R20(full_games):
+    """R20: the giver with the larger target goes first, and each pair completes before the next."""
+    for game in full_games:
+        for d, deal in enumerate(game["deals"]):
+            pairs = [(ex["giver"], ex["receiver"]) for ex in deal["exchanges"]]
+            if len(set(pairs)) == 2:
+                record = copy.deepcopy(game)
+                exchanges = record["deals"][d]["exchanges"]
+                first = pairs[0]
+                exchanges.sort(key=lambda ex: (ex["giver"], ex["receiver"]) == first)  # second pair first
+                assert _problem(record).startswith(f"deal {d + 1}, exchange 1: R20: ")
+                return
+    raise AssertionError("no deal with two exchange pairs in the sample")
+
+
+def test_exchange_by_a_player_that_is_no_giver_is_rejected_R18(full_games):
+    g, d, _ = next(_deals_with_exchanges(full_games))
+    record = copy.deepcopy(full_games[g])
+    ex = record["deals"][d]["exchanges"][0]
+    ex["giver"], ex["receiver"] = ex["receiver"], ex["giver"]
+    assert _problem(record).startswith(f"deal {d + 1}, exchange 1: R18: ")
+
+
+def test_wrong_trick_winner_is_rejected_R16(full_games):
+    record = copy.deepcopy(full_games[0])
+    trick = record["deals"][2]["tricks"][4]
+    trick["winner"] = (trick["winner"] + 1) % 3
+    assert _problem(record).startswith("deal 3, trick 5: R16: ")
+
+
+def test_wrong_trick_leader_is_rejected(full_games):
+    """Section 5: the playmaker leads the first trick, the winner of a trick leads the next."""
+    record = copy.deepcopy(full_games[0])
+    trick = record["deals"][1]["tricks"][0]
+    trick["leader"] = (trick["leader"] + 1) % 3
+    assert _problem(record).startswith("deal 2, trick 1: section 5: ")
+
+
+def test_wrong_tricks_won_is_rejected_R23(full_games):
+    record = copy.deepcopy(full_games[0])
+    won = record["deals"][0]["tricks_won"]
+    won[0], won[1] = won[0] + 1, won[1] - 1
+    assert _problem(record).startswith("deal 1: R23: ")
+
+
+@pytest.mark.parametrize("modes, rule", [(("S", "C", "H", "D", "NT"), "R23"), (("MIN",), "R24")])
+def test_wrong_points_are_rejected_R23_R24(full_games, modes, rule):
+    record = copy.deepcopy(full_games[0])
+    d = next(i for i, deal in enumerate(record["deals"]) if deal["mode"] in modes)
+    points = record["deals"][d]["points"]
+    points[0], points[1] = points[0] + 1, points[1] - 1  # still sums to 0
+    assert _problem(record).startswith(f"deal {d + 1}: {rule}: ")
+
+
+def test_wrong_scores_are_rejected_R25(full_games):
+    record = copy.deepcopy(full_games[0])
+    record["scores"][2] += 1
+    assert _problem(record).startswith("scores: R25: ")
+
+
+def test_wrong_dealer_rotation_is_rejected_R4(full_games):
+    record = copy.deepcopy(full_games[0])
+    deal = record["deals"][1]
+    deal["dealer"], deal["playmaker"], deal["third"] = deal["third"], deal["dealer"], deal["playmaker"]
+    assert _problem(record).startswith("deal 2: R4: the dealer is seat ")
+
+
+def test_first_dealer_differing_from_deal_1_is_rejected_R4(full_games):
+    record = copy.deepcopy(full_games[0])
+    record["first_dealer"] = (record["first_dealer"] + 1) % 3
+    assert _problem(record).startswith("deal 1: R4: ")
+
+
+def test_wrong_playmaker_is_rejected_R5(full_games):
+    record = copy.deepcopy(full_games[0])
+    deal = record["deals"][0]
+    deal["playmaker"], deal["third"] = deal["third"], deal["playmaker"]
+    assert _problem(record).startswith("deal 1: R5: the playmaker is seat ")
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda deals: deals.pop(), "R4: the record has 17 deal(s)"),
+    (lambda deals: deals.append(copy.deepcopy(deals[0])), "deal 19: R4: "),
+    (lambda deals: deals[3].update(number=7), "deal 4: section 11: deals are numbered"),
+])
+def test_wrong_number_of_deals_is_rejected_R4(full_games, change, message):
+    record = copy.deepcopy(full_games[0])
+    change(record["deals"])
+    assert _problem(record).startswith(message)
+
+
+def test_card_dealt_twice_is_rejected_R2_R10(full_games):
+    record = copy.deepcopy(full_games[0])
+    hands = record["deals"][1]["hands"]
+    hands[1][0] = hands[0][5]
+    assert _problem(record).startswith(f"deal 2: R2, R10: {hands[0][5]} is dealt twice (hand of seat 0 and hand of seat 1)")
+
+
+def test_mode_chosen_twice_by_one_playmaker_is_rejected_R8(full_games):
+    """Deal 4 has deal 1's playmaker again (R4, R5); choosing the same mode breaks R8."""
+    record = copy.deepcopy(full_games[0])
+    deals = record["deals"]
+    deals[3]["mode"] = deals[0]["mode"]
+    assert _problem(record) == (f"deal 4, seat {deals[3]['playmaker']} chose mode {deals[0]['mode']}: R8: seat "
+                                f"{deals[3]['playmaker']} has already chosen mode {deals[0]['mode']} as playmaker")
+
+
+def test_discarding_a_card_not_held_is_rejected(full_games):
+    record = copy.deepcopy(full_games[0])
+    deal = record["deals"][0]
+    deal["discards"][3] = deal["discards"][0]
+    assert _problem(record).startswith(f"deal 1, discard 4, seat {deal['playmaker']} discarded ")
+
+
+# ----------------------------------------------------------------------------- malformed records
+
+@pytest.mark.parametrize("change, message", [
+    (lambda r: r.pop("seed"), "missing key 'seed'"),
+    (lambda r: r["deals"][0].pop("talon"), "deal 1: missing key 'talon'"),
+    (lambda r: r.update(extra=1), "unknown key 'extra'"),
+    (lambda r: r.update(format="other/2"), "format: expected 'sergeant-major-record/1'"),
+    (lambda r: r["deals"][0]["hands"][2].__setitem__(3, "1X"), "deal 1, hands[2][3]: unknown card '1X'"),
+    (lambda r: r["deals"][1]["tricks"][0]["cards"].__setitem__(0, 7), "deal 2, trick 1, cards[0]: unknown card 7"),
+    (lambda r: r["deals"][0].update(dealer="1"), "deal 1, dealer: expected an integer 0..2, got '1'"),
+    (lambda r: r["deals"][0].update(mode="X"), "deal 1, mode: expected one of S, C, H, D, NT, MIN"),
+    (lambda r: r["deals"][0]["hands"][0].pop(), "deal 1, hands[0]: R10: 16 cards a hand: expected 16 entries, got 15"),
+    (lambda r: r["deals"][0]["tricks"].pop(), "deal 1, tricks: R10: 16 tricks a deal"),
+    (lambda r: r["rules"].update(speed=3), "rules: unknown rule option(s) speed; known options: num_deals"),
+    (lambda r: r["rules"].pop("must_overtake"), "rules: missing key 'must_overtake'"),
+    (lambda r: r["rules"].update(exchanges="yes"), "rules: rule option exchanges must be true or false"),
+    (lambda r: r.update(rules=[]), "rules: expected a JSON object, got list"),
+    (lambda r: r.update(deals={}), "deals: expected a list, got dict"),
+    (lambda r: r.update(scores=[1.5, 0, 0]), "scores[0]: expected an integer"),
+])
+def test_malformed_record_gets_a_clear_message(short_games, change, message):
+    record = copy.deepcopy(short_games[0])
+    change(record)
+    with pytest.raises(RecordError) as info:
+        replay(record)
+    assert str(info.value).startswith(message)
+
+
+def test_non_object_record_gets_a_clear_message():
+    assert check_record([1, 2]) == "expected a JSON object, got list"
+
+
+# ----------------------------------------------------------------------------- command line
+
+def test_cli_simulate_then_check_in_subprocesses(tmp_path):
+    """The documented commands: simulate writes N records, check replays them and exits 0."""
+    out = tmp_path / "games.jsonl"
+    sim = subprocess.run([*CLI, "simulate", "--games", "3", "--seed", "4", "--out", str(out),
+                          "--option", "num_deals=2", "--option", "must_overtrump=true"],
+                         capture_output=True, text=True, timeout=60)
+    assert sim.returncode == 0, sim.stderr
+    records = read_jsonl(out)
+    assert [r["seed"] for r in records] == [4, 5, 6]
+    assert records[0]["rules"] == Rules(num_deals=2, must_overtrump=True).to_dict()
+    check = subprocess.run([*CLI, "check", str(out)], capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0 and check.stdout.strip() == "3 records OK", check.stdout + check.stderr
+
+
+def test_cli_check_names_each_bad_record(tmp_path, short_games, capsys):
+    records = copy.deepcopy(short_games)
+    records[1]["deals"][0]["tricks"][0]["winner"] += 1
+    records[1]["deals"][0]["tricks"][0]["winner"] %= 3
+    records[3]["scores"][0] += 1
+    path = tmp_path / "games.jsonl"
+    write_jsonl(records, path)
+    assert main(["check", str(path)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("record 2 (line 2): deal 1, trick 1: R16: ")
+    assert lines[1].startswith("record 4 (line 4): scores: R25: ")
+    assert lines[2] == "2 of 4 records have problems"
+
+
+def test_cli_check_of_malformed_files_prints_one_line_no_traceback(tmp_path, short_games):
+    good = json.dumps(short_games[0])
+    unknown_card = copy.deepcopy(short_games[0])
+    unknown_card["deals"][0]["talon"][0] = "1X"
+    missing_key = json.dumps({k: v for k, v in short_games[0].items() if k != "players"})
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join([good, "{oops", json.dumps(unknown_card), missing_key, "[]"]) + "\n")
+    result = subprocess.run([*CLI, "check", str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr and result.stderr == ""
+    assert result.stdout.splitlines() == [
+        "record 2 (line 2): line 2 is not valid JSON: Expecting property name enclosed in double quotes (column 2)",
+        "record 3 (line 3): deal 1, talon[0]: unknown card '1X': expected a rank of '23456789TJQKA' "
+        "then a suit of 'SCHD', like 'QH'",
+        "record 4 (line 4): missing key 'players'",
+        "record 5 (line 5): expected a JSON object, got list",
+        "4 of 5 records have problems",
+    ]
+
+
+def test_cli_check_of_missing_or_empty_file(tmp_path, capsys):
+    assert main(["check", str(tmp_path / "nope.jsonl")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert main(["check", str(empty)]) == 1
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["simulate", "--help"], ["check", "--help"]])
+def test_cli_help(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 0
+    assert "usage:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("option", ["speed=3", "num_deals=abc", "num_deals=30", "exchanges=maybe", "novalue"])
+def test_cli_bad_option_exits_2_naming_known_options(tmp_path, capsys, option):
+    with pytest.raises(SystemExit) as info:
+        main(["simulate", "--games", "1", "--out", str(tmp_path / "x.jsonl"), "--option", option])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "known options: num_deals, exchanges, must_overtake, must_overtrump, dealer_builds_talon" in err
+    assert not (tmp_path / "x.jsonl").exists()
