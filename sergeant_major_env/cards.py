@@ -23,6 +23,12 @@ NO_TRUMP, MINIMUM = 4, 5  # mode ids; 0..3 are trumps in that suit (R7)
 _ONE = np.uint64(1)
 SUIT_MASKS = np.array([0x1FFF << (13 * s) for s in range(4)] + [0], dtype=np.uint64)
 """SUIT_MASKS[s] holds the 13 cards of suit s; SUIT_MASKS[4] is empty ("no suit")."""
+SAME_SUIT = np.append(SUIT_MASKS[np.arange(NUM_CARDS) // 13], np.uint64(0))
+"""SAME_SUIT[c]: the 13 cards of c's suit; SAME_SUIT[-1] (no card) is empty."""
+TRUMPS = np.array([*SUIT_MASKS[:4], 0, 0, 0], dtype=np.uint64)
+"""TRUMPS[mode]: the trump cards of a mode (R7); NT, MIN and -1 (not chosen) have none."""
+FREE_MODES = np.array([(~used & 0x3F) << MODE_ACTION_OFFSET for used in range(64)], dtype=np.uint64)
+"""FREE_MODES[used]: the mode actions still open to a playmaker who has used the modes in ``used``."""
 _ABOVE = np.array(
     [SUIT_MASKS[c // 13] & ~np.uint64((2 << c) - 1) for c in range(NUM_CARDS)]
     + [np.uint64(0)],
@@ -58,10 +64,12 @@ def action_name(action: int) -> str:
     raise ValueError(f"action id {action} is not in 0..57")
 
 
+_CARD_BITS = np.append(_ONE << np.arange(NUM_CARDS, dtype=np.uint64), np.uint64(0))
+
+
 def bit(cards: np.ndarray) -> np.ndarray:
-    """The one-card set of each card id (ids < 0 give the empty set)."""
-    cards = np.asarray(cards)
-    return np.where(cards >= 0, _ONE << np.maximum(cards, 0).astype(np.uint64), np.uint64(0))
+    """The one-card set of each card id (-1, "no card", gives the empty set)."""
+    return _CARD_BITS[cards]
 
 
 def cards_to_bits(cards: np.ndarray) -> np.ndarray:
@@ -112,6 +120,30 @@ def suit_of(cards: np.ndarray) -> np.ndarray:
     """Suit index of each card id; ``4`` ("no suit") for ``-1``."""
     cards = np.asarray(cards)
     return np.where(cards >= 0, cards // 13, 4).astype(np.int8)
+
+
+def random_member(sets: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """int64[B]: a uniformly random element (card or action id) of each set, -1 if empty.
+
+    Draws the rank k of the element, then finds the k-th set bit by halving the word six
+    times: a few operations over the batch instead of one random key per possible id. Small
+    batches, where the count of numpy calls is what costs, take the largest of random keys.
+    """
+    sets = np.asarray(sets, dtype=np.uint64)
+    if sets.size < 16:
+        keys = rng.random(sets.shape + (64,)) * bits_to_bool(sets, 64)
+        return np.where(sets != 0, keys.argmax(axis=-1), -1)
+    remaining = sets.copy()
+    k = (rng.random(sets.shape) * np.bitwise_count(sets)).astype(np.uint8)
+    position = np.zeros(sets.shape, dtype=np.int64)
+    for width in (32, 16, 8, 4, 2, 1):
+        low = remaining & np.uint64((1 << width) - 1)
+        low_count = np.bitwise_count(low)
+        upper = k >= low_count
+        k -= np.where(upper, low_count, np.uint8(0))
+        remaining = np.where(upper, remaining >> np.uint64(width), low)
+        position += upper * width
+    return np.where(sets != 0, position, -1)
 
 
 def card_list(bits: int) -> list[int]:

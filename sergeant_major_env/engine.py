@@ -39,7 +39,10 @@ from .cards import (
     MODE_ACTION_OFFSET,
     MODE_NAMES,
     NUM_ACTIONS,
+    FREE_MODES,
+    SAME_SUIT,
     SUIT_MASKS,
+    TRUMPS,
     above,
     action_name,
     bit,
@@ -66,6 +69,8 @@ EXCHANGE_ORDER = ((PLAYMAKER, THIRD), (PLAYMAKER, DEALER), (THIRD, PLAYMAKER),
 
 _U64 = np.uint64
 # Stream ids of the counter-based generator, one per kind of random draw.
+_FIRST_GAME = np.zeros(1, dtype=np.intp)
+NEXT_SEAT = np.array([1, 2, 0], dtype=np.int8)  # left of each seat (R1)
 _STREAM_GAME, _STREAM_DEALER, _STREAM_DECK, _STREAM_TALON = 0x5EED, 0xDEA1, 0xDEC0, 0x7A10
 
 
@@ -286,38 +291,35 @@ def _legal_plays(state: State, hand: np.ndarray) -> np.ndarray:
     """R13-R15: the cards of ``hand`` the seat to act may play to the current trick."""
     rules = state.rules
     trick = state.trick
-    led_suit = suit_of(trick[:, 0])
-    trumps = trump_suit(state.mode)
-    follow = hand & SUIT_MASKS[led_suit]
-    trumps_held = hand & SUIT_MASKS[trumps]
+    led_suit = SAME_SUIT[trick[:, 0]]  # empty when leading
+    trumps = TRUMPS[state.mode]
+    follow = hand & led_suit
+    trumps_held = hand & trumps
     # R13: follow suit; R14: else trump if possible; else any card.
     legal = np.where(follow != 0, follow, np.where(trumps_held != 0, trumps_held, hand))
     if rules.must_overtake or rules.must_overtrump:
-        in_trick = trick >= 0
-        suits = suit_of(trick)
-        is_trump = in_trick & (suits == trumps[:, None]) & (trumps[:, None] < 4)
+        in_suit = (bit(trick)[:, :, None] & np.stack([led_suit, trumps], axis=1)[:, None, :]) != 0
+        # Best card of the led suit / of trumps on the table, -1 if none.
+        best_led, best_trump = np.where(in_suit, trick[:, :, None], -1).max(axis=1).T
         if rules.must_overtake:
-            best_led = np.where(in_trick & (suits == led_suit[:, None]), trick, -1).max(axis=1)
-            trumped = (is_trump & (led_suit != trumps)[:, None]).any(axis=1)
+            trumped = (best_trump >= 0) & (led_suit != trumps)
             higher = follow & above(best_led)
             legal = np.where((higher != 0) & ~trumped, higher, legal)
         if rules.must_overtrump:
-            best_trump = np.where(is_trump, trick, -1).max(axis=1)
             ruffing = (follow == 0) & (led_suit != trumps)
             higher = trumps_held & above(best_trump)
             legal = np.where(ruffing & (higher != 0), higher, legal)
-    return np.where(trick[:, 0] < 0, hand, legal)  # the leader plays any card
+    return np.where(led_suit == 0, hand, legal)  # the leader plays any card
 
 
 def legal_bits(state: State) -> np.ndarray:
     """uint64[B]: bit a is set when action a is legal for the seat to act."""
-    seat = np.maximum(state.to_act, 0)
-    hand = state.hands[np.arange(state.batch_size), seat]
+    rows = np.arange(state.batch_size)
+    hand = state.hands[rows, state.to_act]  # to_act -1 (game over) reads a hand ignored below
+    free_modes = FREE_MODES[state.modes_used[rows, state.to_act]]  # R8
     # Exchange gives, free returns and discards may be any held card (R21, section 5).
-    legal = np.where(state.phase == PLAY, _legal_plays(state, hand), hand)
-    free_modes = (~state.modes_used[np.arange(state.batch_size), seat] & np.uint8(0x3F)).astype(np.uint64)
-    legal = np.where(state.phase == MODE, free_modes << np.uint64(MODE_ACTION_OFFSET), legal)
-    return np.where(state.phase == OVER, np.uint64(0), legal)
+    by_phase = (free_modes, hand, hand, hand, _legal_plays(state, hand), np.uint64(0))
+    return np.choose(state.phase, by_phase)
 
 
 def legal_action_mask(state: State) -> np.ndarray:
@@ -327,22 +329,23 @@ def legal_action_mask(state: State) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- step
 
-def step(state: State, actions, autoreset: bool = False) -> State:
+def step(state: State, actions, autoreset: bool = False, legal: np.ndarray | None = None) -> State:
     """Apply one decision per game (ignored for finished games); returns ``state``.
 
     With ``autoreset`` a game that ends is replaced at once by the slot's next game, whose
     seed is the old one plus the batch size (slot i of a batch started at seed S plays
     S + i, S + i + B, ...), so every game is still reproduced by its seed alone;
-    ``game_ended`` and ``final_scores`` keep what happened.
+    ``game_ended`` and ``final_scores`` keep what happened. ``legal`` may pass
+    ``legal_bits(state)`` when the caller has just computed it for this very state.
     """
     actions = np.asarray(actions)
-    if actions.shape != (state.batch_size,) or not np.issubdtype(actions.dtype, np.integer):
+    if actions.shape != (state.batch_size,) or actions.dtype.kind not in "iu":
         raise ValueError(f"actions must be integers of shape ({state.batch_size},), got {actions.dtype} {actions.shape}")
-    running = state.phase != OVER
-    in_range = (actions >= 0) & (actions < NUM_ACTIONS)
-    legal = legal_bits(state)
-    ok = in_range & (((legal >> np.where(in_range, actions, 0).astype(np.uint64)) & np.uint64(1)) != 0)
-    bad = np.flatnonzero(running & ~ok)
+    if legal is None:
+        legal = legal_bits(state)
+    # numpy's shifts by 64 or more give 0, so out-of-range ids (negative ones wrap) are refused too.
+    chosen = (legal >> actions.astype(np.uint64)) & np.uint64(1)
+    bad = np.flatnonzero((chosen == 0) & (state.phase != OVER))
     if bad.size:
         raise IllegalActionError(_illegal_message(state, int(bad[0]), int(actions[bad[0]]), bad.size))
 
@@ -351,16 +354,18 @@ def step(state: State, actions, autoreset: bool = False) -> State:
     state.deal_ended[:] = False
     state.deal_points[:] = 0
     state.game_ended[:] = False
-    groups = [(phase, np.flatnonzero(state.phase == phase)) for phase in (MODE, GIVE, RETURN, DISCARD, PLAY)]
-    for phase, games in groups:
-        if games.size:
-            _HANDLERS[phase](state, games, actions[games])
-    if autoreset:
+    if state.batch_size == 1:  # one game (the AEC env, replays): no grouping needed
+        groups = [] if state.phase[0] == OVER else [(int(state.phase[0]), _FIRST_GAME)]
+    else:
+        phases = np.flatnonzero(np.bincount(state.phase, minlength=OVER + 1)[:OVER])
+        groups = [(phase, np.flatnonzero(state.phase == phase)) for phase in phases.tolist()]
+    for phase, games in groups:  # each game once, in the phase it was in
+        _HANDLERS[phase](state, games, actions[games])
+    if autoreset and state.game_ended.any():
         ended = np.flatnonzero(state.game_ended)
-        if ended.size:
-            state.episode[ended] += 1
-            state.seed[ended] += np.uint64(state.batch_size)
-            _start_game(state, ended)
+        state.episode[ended] += 1
+        state.seed[ended] += np.uint64(state.batch_size)
+        _start_game(state, ended)
     return state
 
 
@@ -469,11 +474,12 @@ def _discard(state: State, games: np.ndarray, cards: np.ndarray) -> None:
 
 def _play(state: State, games: np.ndarray, cards: np.ndarray) -> None:
     seat = state.to_act[games]
-    state.hands[games, seat] &= ~bit(cards)
-    state.played[games, seat] |= bit(cards)
+    card_bit = bit(cards)
+    state.hands[games, seat] &= ~card_bit
+    state.played[games, seat] |= card_bit
     position = (state.trick[games] >= 0).sum(axis=1)
     state.trick[games, position] = cards
-    state.to_act[games] = (seat + 1) % 3  # R12: clockwise
+    state.to_act[games] = NEXT_SEAT[seat]  # R12: clockwise
     complete = games[position == 2]
     if complete.size == 0:
         return

@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 
 from .cards import bit
-from .engine import DISCARD, MIN_TARGETS, MODE, PLAYMAKER, TARGETS, State
+from .engine import DISCARD, MIN_TARGETS, MINIMUM, MODE, PLAYMAKER, TARGETS, State
 
 _LAYOUT = (
     ("hand", 52), ("played", 156), ("trick", 156), ("talon", 52), ("discards", 52),
@@ -100,21 +100,24 @@ _FEATURE_COLUMNS = np.array([_feature_columns(seat) for seat in range(3)])
 assert _FEATURE_COLUMNS.shape[1] == OBSERVATION_SIZE - _CARD_WIDTH
 
 
-def _one_hot_table(n: int) -> np.ndarray:
-    """Rows for the values -1..n-1: row 0 (value -1, "none") is all zero."""
-    return np.vstack([np.zeros(n), np.eye(n)]).astype(np.int16)
+def _one_hot(value: int, n: int) -> list[int]:
+    return [int(value == k) for k in range(n)]
 
 
-_DECISION_ROWS = np.vstack([np.eye(5), np.zeros(5)]).astype(np.int16)  # phases 0..5 (5 = over)
-_SEAT_ROWS = _one_hot_table(3)
-_MODE_ROWS = _one_hot_table(6)
-# [dealer, is MIN] -> one-hot role of each absolute seat, then its target (R23, R24)
-_ROLE_ROWS = np.array([
-    [[*(int(role == (s - dealer) % 3) for s in range(3) for role in range(3)),
-      *((MIN_TARGETS if is_min else TARGETS)[(s - dealer) % 3] for s in range(3))]
-     for is_min in (False, True)]
-    for dealer in range(3)
+# Lookup tables for the one-hot features, so that each group costs one gather.
+# [phase * 4 + to_act + 1] -> decision (none once over), then the seat to act (none if -1)
+_TURN_ROWS = np.array([_one_hot(phase, 5) + _one_hot(to_act, 3) for phase in range(6) for to_act in range(-1, 3)],
+                      dtype=np.int16)
+# [(mode + 1) * 3 + dealer] -> mode, the role of each absolute seat, its target (R23, R24)
+_MODE_ROWS = np.array([
+    _one_hot(mode, 6) + [int(role == (s - dealer) % 3) for s in range(3) for role in range(3)]
+    + [int((MIN_TARGETS if mode == MINIMUM else TARGETS)[(s - dealer) % 3]) for s in range(3)]
+    for mode in range(-1, 6) for dealer in range(3)
 ], dtype=np.int16)
+_SEAT_ROWS = np.array([_one_hot(seat, 3) for seat in (0, 1, 2, -1)], dtype=np.int16)  # index -1: none
+_FREE_MODE_ROWS = np.array([[1 - (used >> m & 1) for m in range(6)] for used in range(64)], dtype=np.int16)
+_NO_CARDS = np.zeros((1 << 16, 1), dtype=np.uint64)  # the empty column, for batches up to 65536
+_IS_PLAYMAKER = np.array([[int(seat == (dealer + PLAYMAKER) % 3) for dealer in range(3)] for seat in range(3)])
 # Features are gathered as int16 and scaled on the way into the float32 observation.
 _SCALES = np.ones(_NUM_FEATURES, dtype=np.float32)
 _SCALES[_TARGETS:_TARGETS + 3] = 1 / 8
@@ -128,51 +131,42 @@ _RELATIVE_SCALES = _SCALES[_FEATURE_COLUMNS[0]]  # the same for every observer
 
 def _planes(state: State) -> np.ndarray:
     """uint64[B, 18]: the card sets of the absolute columns above."""
-    planes = np.empty((state.batch_size, 18), dtype=np.uint64)
-    planes[:, 0:3] = state.hands
+    talon = np.where(state.phase >= DISCARD, state.talon, np.uint64(0))  # shown once taken
+    planes = np.concatenate([state.hands, state.played, bit(state.trick), talon[:, None], state.discards[:, None],
+                             state.given, state.received, _NO_CARDS[: state.batch_size]], axis=1)
     choosing = np.flatnonzero(state.phase == MODE)  # R9: the playmaker sees six cards
     planes[choosing, (state.dealer[choosing] + PLAYMAKER) % 3] = state.first_six[choosing]
-    planes[:, 3:6] = state.played
-    planes[:, 6:9] = bit(state.trick)
-    planes[:, 9] = np.where(state.phase >= DISCARD, state.talon, np.uint64(0))  # shown once taken
-    planes[:, 10] = state.discards
-    planes[:, 11:14] = state.given
-    planes[:, 14:17] = state.received
-    planes[:, 17] = 0
     return planes
 
 
 def _features(state: State) -> np.ndarray:
     """int16[B, 75]: the numbers of the observation, in absolute seats, unscaled."""
     n = state.batch_size
-    features = np.empty((n, _NUM_FEATURES), dtype=np.int16)
-    features[:, _DECISION:_TO_ACT] = _DECISION_ROWS[state.phase]
-    features[:, _TO_ACT:_MODE] = _SEAT_ROWS[state.to_act + 1]
-    features[:, _MODE:_ROLES] = _MODE_ROWS[state.mode + 1]
-    features[:, _ROLES:_TRICKS] = _ROLE_ROWS[state.dealer, (state.mode == 5).astype(np.intp)]
-    features[:, _TRICKS:_LEADER] = state.tricks_won
-    features[:, _LEADER:_DUE] = _SEAT_ROWS[state.leader + 1]
     due = np.zeros((n, 4, 4), dtype=np.int8)  # index -1 (no pair) lands in the spare row 3
     rows = np.arange(n)
     for slot in range(2):
         due[rows, state.exchange_giver[:, slot], state.exchange_receiver[:, slot]] = state.exchange_count[:, slot]
-    features[:, _DUE:_DONE] = due[:, :3, :3].reshape(n, 9)
-    features[:, _DONE:_PREV] = state.exchange_done.reshape(n, 9)
-    features[:, _PREV:_SCORES] = state.prev_points
-    features[:, _SCORES:_DEAL] = state.scores
-    features[:, _DEAL] = state.deal
-    used = np.unpackbits(state.modes_used[:, :, None], axis=2, bitorder="little")[:, :, :6]
-    features[:, _MODES:] = (1 - used).reshape(n, 18)
-    return features
+    return np.concatenate([
+        _TURN_ROWS[state.phase * 4 + state.to_act + 1],
+        _MODE_ROWS[(state.mode + 1) * 3 + state.dealer],
+        state.tricks_won,
+        _SEAT_ROWS[state.leader],
+        due[:, :3, :3].reshape(n, 9),
+        state.exchange_done.reshape(n, 9),
+        state.prev_points,
+        state.scores,
+        state.deal[:, None],
+        _FREE_MODE_ROWS[state.modes_used].reshape(n, 18),
+    ], axis=1, dtype=np.int16)
 
 
 def observe(state: State, seat) -> np.ndarray:
     """float32[B, OBSERVATION_SIZE]: the view of ``seat`` (an int or int[B]) in each game."""
     n = state.batch_size
     seat = np.broadcast_to(np.asarray(seat, dtype=np.intp), (n,))
-    if ((seat < 0) | (seat > 2)).any():
+    if seat.min() < 0 or seat.max() > 2:
         raise ValueError("seat must be 0, 1 or 2")
-    is_playmaker = (seat == (state.dealer + PLAYMAKER) % 3).astype(np.intp)
+    is_playmaker = _IS_PLAYMAKER[seat, state.dealer]
     obs = np.empty((n, OBSERVATION_SIZE), dtype=np.float32)
     # Flat takes: much faster than 2-D fancy indexing for these shapes.
     planes = np.take(_planes(state), _PLANE_COLUMNS[seat, is_playmaker] + 18 * np.arange(n)[:, None])

@@ -1,0 +1,88 @@
+"""Speed of the batched engine: random legal games, observation and mask at every decision.
+
+    python benchmarks/engine.py --batch 4096 --seconds 3
+    python benchmarks/engine.py --batch 1 --seconds 3 --json
+
+Each decision of every game computes the acting seat's legal-action mask ([B, 58] bool)
+and observation ([B, D] float32), draws a uniformly random legal action and steps the
+engine (finished games restart at once). Prints decisions/s (the median of --repeats
+runs), full games/s (18 deals unless --option num_deals=N; decisions/s over the mean
+decisions of a random game) and the state's bytes per game.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import numpy as np
+
+from sergeant_major_env import Rules, engine
+from sergeant_major_env.cards import bits_to_bool, random_member
+from sergeant_major_env.observation import observe
+
+
+def run_once(batch: int, seconds: float, rules: Rules, seed: int) -> float:
+    """One timed run: decisions per second."""
+    rng = np.random.default_rng(seed)
+    state = engine.init(engine.game_seeds(seed, batch), rules)
+    decisions = 0
+    start = time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        legal = engine.legal_bits(state)
+        mask = bits_to_bool(legal, 58)
+        obs = observe(state, state.to_act)
+        actions = random_member(legal, rng)
+        engine.step(state, actions, autoreset=True, legal=legal)
+        decisions += batch
+    del mask, obs
+    return decisions / elapsed
+
+
+def decisions_per_game(rules: Rules, games: int = 256) -> float:
+    """Mean decisions of a whole random game (a big batch finishes few games in a short run,
+    so games/s is decisions/s divided by this)."""
+    rng = np.random.default_rng(0)
+    state = engine.init(engine.game_seeds(10_000, games), rules)
+    decisions = 0
+    while (running := state.phase != engine.OVER).any():
+        legal = engine.legal_bits(state)
+        engine.step(state, np.maximum(random_member(legal, rng), 0), legal=legal)
+        decisions += int(running.sum())
+    return decisions / games
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--batch", type=int, default=4096, help="games advanced together (default 4096)")
+    parser.add_argument("--seconds", type=float, default=3.0, help="length of one timed run (default 3)")
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs; the median is reported (default 5)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the games and the random actions")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="rule option of RULES.md section 9, e.g. num_deals=3 (repeatable)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    args = parser.parse_args()
+    if args.batch < 1 or args.seconds <= 0 or args.repeats < 1:
+        parser.error("--batch, --seconds and --repeats must be positive")
+    try:
+        rules = Rules.from_strings(args.option)
+    except ValueError as error:
+        parser.error(str(error))
+
+    run_once(args.batch, min(0.5, args.seconds), rules, args.seed)  # warm-up
+    decisions = statistics.median(run_once(args.batch, args.seconds, rules, args.seed + 1 + i)
+                                  for i in range(args.repeats))
+    games = decisions / decisions_per_game(rules)
+    state_bytes = engine.init(engine.game_seeds(0, args.batch), rules).nbytes_per_game()
+    if args.json:
+        print(json.dumps({"batch": args.batch, "decisions_per_s": round(decisions),
+                          "games_per_s": round(games, 2), "state_bytes_per_game": state_bytes}))
+    else:
+        print(f"batch {args.batch}: {decisions:,.0f} decisions/s, {games:,.1f} games/s, "
+              f"{state_bytes:.0f} state bytes per game (median of {args.repeats} runs of {args.seconds:g} s)")
+
+
+if __name__ == "__main__":
+    main()
