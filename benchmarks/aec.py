@@ -1,0 +1,155 @@
+"""Speed of the PettingZoo AEC environment: random masked games through the full AEC API.
+
+    python benchmarks/aec.py
+    python benchmarks/aec.py --seconds 3 --repeats 5 --json
+
+One core, one game at a time. Each decision is ``agent_iter`` / ``last()`` (observation and
+action mask) / ``step`` with a uniformly random legal action (``random.choice`` over the
+mask, as ``pettingzoo.test.performance_benchmark`` does); finished games are stepped out
+(``step(None)`` per agent, not counted) and reset. Prints decisions/s, the median of
+--repeats runs of --seconds each, for:
+
+* ``env``: ``sergeant_major_env.env()``, wrappers included (the number that counts);
+* ``raw_env``: the same without PettingZoo's wrappers;
+* ``engine``: the engine alone doing the same work per decision (legal_bits, mask,
+  observe, random choice, engine.step with ``legal=``), i.e. the adapter's floor;
+
+and, when one can be imported, a PettingZoo classic card game through the same loop
+(``leduc_holdem_v4``, ``texas_holdem_v4`` need rlcard; ``hanabi_v5`` needs open_spiel)
+with the ratio env / classic. The target is 15,000 decisions/s for ``env``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import random
+import statistics
+import time
+
+import numpy as np
+
+from sergeant_major_env import Rules, engine, env, raw_env
+from sergeant_major_env.cards import NUM_ACTIONS
+from sergeant_major_env.observation import observe
+
+TARGET = 15_000
+CLASSIC_CARD_GAMES = ("leduc_holdem_v4", "texas_holdem_v4", "hanabi_v5")
+
+
+def run_aec(game, seconds: float, seed: int) -> float:
+    """Decisions/s of random masked play through the AEC API of ``game`` (any AEC env)."""
+    choose = random.Random(seed).choice
+    game.reset(seed=seed)
+    decisions = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for _ in game.agent_iter():
+            observation, _, termination, truncation, _ = game.last()
+            if termination or truncation:
+                game.step(None)
+                continue
+            game.step(choose(np.flatnonzero(observation["action_mask"]).tolist()))
+            decisions += 1
+        game.reset()
+    return decisions / (time.perf_counter() - start)
+
+
+def run_engine(rules: Rules, seconds: float, seed: int) -> float:
+    """Decisions/s of the engine alone doing the adapter's work for each decision."""
+    choose = random.Random(seed).choice
+    seeds = np.random.default_rng(seed)
+    state = engine.init([seed], rules)
+    decisions = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        legal = engine.legal_bits(state)
+        mask = np.unpackbits(legal.view(np.uint8), count=NUM_ACTIONS, bitorder="little").view(np.int8)
+        observe(state, int(state.to_act[0]))
+        engine.step(state, np.array([choose(np.flatnonzero(mask).tolist())]), legal=legal)
+        decisions += 1
+        if state.game_ended[0]:
+            state = engine.init([int(seeds.integers(2**63))], rules)
+    return decisions / (time.perf_counter() - start)
+
+
+def classic_card_game() -> tuple[str, object | None, str]:
+    """(name, a constructor, note) of the first importable PettingZoo classic card game."""
+    notes = []
+    for name in CLASSIC_CARD_GAMES:
+        try:
+            module = importlib.import_module(f"pettingzoo.classic.{name}")
+            module.env().reset(seed=0)  # some fail only when built (missing optional packages)
+            return name, module.env, ""
+        except Exception as error:  # noqa: BLE001 - any missing optional dependency means "skip"
+            notes.append(f"{name}: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}")
+    return "", None, "no PettingZoo classic card game could be built (" + "; ".join(notes) + ")"
+
+
+def median_runs(run, repeats: int, seconds: float, seed: int) -> tuple[float, list[float]]:
+    run(min(0.3, seconds), seed)  # warm-up
+    runs = [run(seconds, seed + 1 + i) for i in range(repeats)]
+    return statistics.median(runs), runs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=2.0, help="length of one timed run (default 2)")
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs per variant; the median is reported (default 5)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the games and the random actions (default 0)")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="rule option of RULES.md section 9, e.g. num_deals=3 (repeatable)")
+    parser.add_argument("--only-env", action="store_true", help="time only env() (skip raw_env, engine and classic)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    args = parser.parse_args()
+    if args.seconds <= 0 or args.repeats < 1 or args.seed < 0:
+        parser.error("--seconds and --repeats must be positive, --seed non-negative")
+    try:
+        rules = Rules.from_strings(args.option)
+    except ValueError as error:
+        parser.error(str(error))
+    options = rules.to_dict()
+
+    variants = {"env": lambda s, seed: run_aec(env(**options), s, seed)}
+    if not args.only_env:
+        variants["raw_env"] = lambda s, seed: run_aec(raw_env(**options), s, seed)
+        variants["engine"] = lambda s, seed: run_engine(rules, s, seed)
+    results = {}
+    for name, run in variants.items():
+        median, runs = median_runs(run, args.repeats, args.seconds, args.seed)
+        results[name] = {"decisions_per_s": round(median), "runs": [round(r) for r in runs]}
+
+    classic = {"skipped": "--only-env"} if args.only_env else {}
+    if not args.only_env:
+        name, make, note = classic_card_game()
+        if make is None:
+            classic = {"skipped": note}
+        else:
+            median, runs = median_runs(lambda s, seed: run_aec(make(), s, seed), args.repeats, args.seconds, args.seed)
+            classic = {"name": name, "decisions_per_s": round(median), "runs": [round(r) for r in runs],
+                       "ratio_env_to_classic": round(results["env"]["decisions_per_s"] / median, 3)}
+
+    if args.json:
+        print(json.dumps({"rules": options, "seconds": args.seconds, "repeats": args.repeats, "target": TARGET,
+                          **results, "classic": classic}))
+        return
+    print(f"random masked games, median of {args.repeats} runs of {args.seconds:g} s, rules {options}")
+    for name, result in results.items():
+        print(f"  {name:8s} {result['decisions_per_s']:>8,} decisions/s   runs {result['runs']}")
+    env_rate = results["env"]["decisions_per_s"]
+    print(f"  env is {env_rate / TARGET:.0%} of the {TARGET:,} decisions/s target")
+    if "engine" in results:
+        per_decision = {name: 1e6 / r["decisions_per_s"] for name, r in results.items()}
+        print(f"  per decision: engine {per_decision['engine']:.1f} us, adapter +"
+              f"{per_decision['raw_env'] - per_decision['engine']:.1f} us, wrappers +"
+              f"{per_decision['env'] - per_decision['raw_env']:.1f} us")
+    if "name" in classic:
+        print(f"  classic {classic['name']}: {classic['decisions_per_s']:,} decisions/s; "
+              f"env / classic = {classic['ratio_env_to_classic']:.2f}")
+    else:
+        print(f"  classic card game skipped: {classic['skipped']}")
+
+
+if __name__ == "__main__":
+    main()
