@@ -113,7 +113,7 @@ class State:
     modes_used: np.ndarray    # uint8[B,3]  bit m: the seat has played mode m as playmaker (R8)
     exchange_giver: np.ndarray     # int8[B,2]  the deal's exchange pairs in R20 order, -1 unused
     exchange_receiver: np.ndarray  # int8[B,2]
-    exchange_count: np.ndarray     # int8[B,2]  cards due per pair (R19)
+    exchange_due: np.ndarray       # int8[B,3,3] cards due from giver g to receiver r this deal (R19)
     exchange_pair: np.ndarray      # int8[B]    the pair exchanging now
     exchange_done: np.ndarray      # int8[B,3,3] cards handed from giver g to receiver r this deal
     exchange_trump: np.ndarray     # int8[B]    the trump given and awaiting a free return, -1
@@ -135,6 +135,13 @@ class State:
     deal_points: np.ndarray        # int8[B,3]  points of the deal that ended
     game_ended: np.ndarray         # bool[B]
     final_scores: np.ndarray       # int16[B,3] scores of the game that ended
+
+    @property
+    def exchange_count(self) -> np.ndarray:
+        """int8[B,2]: cards due per pair of ``exchange_giver``/``exchange_receiver`` (0 if unused)."""
+        rows = np.arange(self.batch_size)[:, None]
+        due = self.exchange_due[rows, self.exchange_giver, self.exchange_receiver]
+        return np.where(self.exchange_giver >= 0, due, 0).astype(np.int8)
 
     @property
     def batch_size(self) -> int:
@@ -170,7 +177,7 @@ def _empty(rules: Rules, batch: int) -> State:
         dealt=full((3, 16), np.int8, -1), first_six=full((), np.uint64), talon_cards=full((4,), np.int8, -1), talon=full((), np.uint64),
         mode=full((), np.int8, -1), modes_used=full((3,), np.uint8),
         exchange_giver=full((2,), np.int8, -1), exchange_receiver=full((2,), np.int8, -1),
-        exchange_count=full((2,), np.int8), exchange_pair=full((), np.int8),
+        exchange_due=full((3, 3), np.int8), exchange_pair=full((), np.int8),
         exchange_done=full((3, 3), np.int8), exchange_trump=full((), np.int8, -1),
         given=full((3,), np.uint64), received=full((3,), np.uint64), discards=full((), np.uint64),
         played=full((3,), np.uint64), trick=full((3,), np.int8, -1), leader=full((), np.int8, -1),
@@ -261,7 +268,7 @@ def set_cards(state: State, games: np.ndarray, dealt: np.ndarray, talon_cards: n
     state.mode[games] = -1
     state.exchange_giver[games] = -1
     state.exchange_receiver[games] = -1
-    state.exchange_count[games] = 0
+    state.exchange_due[games] = 0
     state.exchange_pair[games] = 0
     state.exchange_done[games] = 0
     state.exchange_trump[games] = -1
@@ -287,12 +294,10 @@ def trump_suit(mode: np.ndarray) -> np.ndarray:
     return np.where((mode >= 0) & (mode < 4), mode, 4).astype(np.int8)
 
 
-def _legal_plays(state: State, hand: np.ndarray) -> np.ndarray:
-    """R13-R15: the cards of ``hand`` the seat to act may play to the current trick."""
-    rules = state.rules
-    trick = state.trick
+def _legal_plays(rules: Rules, hand: np.ndarray, trick: np.ndarray, mode: np.ndarray) -> np.ndarray:
+    """R13-R15: the cards of ``hand`` the seat to act may play to ``trick``."""
     led_suit = SAME_SUIT[trick[:, 0]]  # empty when leading
-    trumps = TRUMPS[state.mode]
+    trumps = TRUMPS[mode]
     follow = hand & led_suit
     trumps_held = hand & trumps
     # R13: follow suit; R14: else trump if possible; else any card.
@@ -312,14 +317,16 @@ def _legal_plays(state: State, hand: np.ndarray) -> np.ndarray:
     return np.where(led_suit == 0, hand, legal)  # the leader plays any card
 
 
-def legal_bits(state: State) -> np.ndarray:
-    """uint64[B]: bit a is set when action a is legal for the seat to act."""
-    rows = np.arange(state.batch_size)
-    hand = state.hands[rows, state.to_act]  # to_act -1 (game over) reads a hand ignored below
-    free_modes = FREE_MODES[state.modes_used[rows, state.to_act]]  # R8
+def legal_bits(state: State, games: np.ndarray | None = None) -> np.ndarray:
+    """uint64[B] (or [len(games)]): bit a is set when action a is legal for the seat to act."""
+    rows = np.arange(state.batch_size) if games is None else games
+    select = slice(None) if games is None else games
+    to_act = state.to_act[select]  # -1 once a game is over: reads a hand that is ignored below
+    hand = state.hands[rows, to_act]
+    free_modes = FREE_MODES[state.modes_used[rows, to_act]]  # R8
+    plays = _legal_plays(state.rules, hand, state.trick[select], state.mode[select])
     # Exchange gives, free returns and discards may be any held card (R21, section 5).
-    by_phase = (free_modes, hand, hand, hand, _legal_plays(state, hand), np.uint64(0))
-    return np.choose(state.phase, by_phase)
+    return np.choose(state.phase[select], (free_modes, hand, hand, hand, plays, np.uint64(0)))
 
 
 def legal_action_mask(state: State) -> np.ndarray:
@@ -329,43 +336,54 @@ def legal_action_mask(state: State) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- step
 
-def step(state: State, actions, autoreset: bool = False, legal: np.ndarray | None = None) -> State:
+def step(state: State, actions, autoreset: bool = False, legal: np.ndarray | None = None,
+         games: np.ndarray | None = None) -> State:
     """Apply one decision per game (ignored for finished games); returns ``state``.
 
+    ``games`` (an index array) steps only those games, ``actions`` then holding one action
+    per listed game; the other games and their step events are left as they are.
     With ``autoreset`` a game that ends is replaced at once by the slot's next game, whose
     seed is the old one plus the batch size (slot i of a batch started at seed S plays
     S + i, S + i + B, ...), so every game is still reproduced by its seed alone;
     ``game_ended`` and ``final_scores`` keep what happened. ``legal`` may pass
-    ``legal_bits(state)`` when the caller has just computed it for this very state.
+    ``legal_bits(state, games)`` when the caller has just computed it for this very state.
     """
     actions = np.asarray(actions)
-    if actions.shape != (state.batch_size,) or actions.dtype.kind not in "iu":
-        raise ValueError(f"actions must be integers of shape ({state.batch_size},), got {actions.dtype} {actions.shape}")
-    if legal is None:
-        legal = legal_bits(state)
-    # numpy's shifts by 64 or more give 0, so out-of-range ids (negative ones wrap) are refused too.
-    chosen = (legal >> actions.astype(np.uint64)) & np.uint64(1)
-    bad = np.flatnonzero((chosen == 0) & (state.phase != OVER))
-    if bad.size:
-        raise IllegalActionError(_illegal_message(state, int(bad[0]), int(actions[bad[0]]), bad.size))
-
-    state.last_returned[:] = -1
-    state.last_trick_winner[:] = -1
-    state.deal_ended[:] = False
-    state.deal_points[:] = 0
-    state.game_ended[:] = False
-    if state.batch_size == 1:  # one game (the AEC env, replays): no grouping needed
-        groups = [] if state.phase[0] == OVER else [(int(state.phase[0]), _FIRST_GAME)]
+    n = state.batch_size if games is None else len(games)
+    if actions.shape != (n,) or actions.dtype.kind not in "iu":
+        raise ValueError(f"actions must be integers of shape ({n},), got {actions.dtype} {actions.shape}")
+    if games is None:
+        games = _FIRST_GAME if n == 1 else np.arange(n)
     else:
-        phases = np.flatnonzero(np.bincount(state.phase, minlength=OVER + 1)[:OVER])
-        groups = [(phase, np.flatnonzero(state.phase == phase)) for phase in phases.tolist()]
-    for phase, games in groups:  # each game once, in the phase it was in
-        _HANDLERS[phase](state, games, actions[games])
-    if autoreset and state.game_ended.any():
-        ended = np.flatnonzero(state.game_ended)
-        state.episode[ended] += 1
-        state.seed[ended] += np.uint64(state.batch_size)
-        _start_game(state, ended)
+        games = np.asarray(games, dtype=np.intp)
+    if legal is None:
+        legal = legal_bits(state, games)
+    phase = state.phase[games]
+    # numpy's shifts by 64 or more give 0, so out-of-range ids (negative ones wrap) are refused too.
+    refused = ((legal >> actions.astype(np.uint64)) & np.uint64(1)) == 0
+    if refused.any():  # finished games ignore their actions; any other refusal is an error
+        bad = np.flatnonzero(refused & (phase != OVER))
+        if bad.size:
+            raise IllegalActionError(_illegal_message(state, int(games[bad[0]]), int(actions[bad[0]]), bad.size))
+
+    state.last_returned[games] = -1
+    state.last_trick_winner[games] = -1
+    state.deal_ended[games] = False
+    state.deal_points[games] = 0
+    state.game_ended[games] = False
+    if n == 1:  # one game (the AEC env, replays): no grouping needed
+        groups = [] if phase[0] == OVER else [(int(phase[0]), games, actions)]
+    else:
+        present = np.flatnonzero(np.bincount(phase, minlength=OVER + 1)[:OVER])
+        groups = [(p, games[phase == p], actions[phase == p]) for p in present.tolist()]
+    for p, group, group_actions in groups:  # each game once, in the phase it was in
+        _HANDLERS[p](state, group, group_actions)
+    if autoreset:
+        ended = games[state.game_ended[games]]
+        if ended.size:
+            state.episode[ended] += 1
+            state.seed[ended] += np.uint64(state.batch_size)
+            _start_game(state, ended)
     return state
 
 
@@ -398,7 +416,7 @@ def _plan_exchanges(state: State, games: np.ndarray) -> None:
         slot = pairs[has]
         state.exchange_giver[games[has], slot] = giver[has]
         state.exchange_receiver[games[has], slot] = receiver[has]
-        state.exchange_count[games[has], slot] = cards[has]
+        state.exchange_due[games[has], giver[has], receiver[has]] = cards[has]
         pairs[has] += 1
     exchanging = pairs > 0
     started = games[exchanging]
@@ -442,14 +460,13 @@ def _return_card(state: State, games: np.ndarray, cards: np.ndarray) -> None:
     state.exchange_trump[games] = -1
     state.exchange_done[games, giver, receiver] += 1
     # R20: a pair completes all its cards before the next pair starts.
-    pair = state.exchange_pair[games]
-    pair_done = state.exchange_done[games, giver, receiver] >= state.exchange_count[games, pair]
+    pair_done = state.exchange_done[games, giver, receiver] >= state.exchange_due[games, giver, receiver]
     state.phase[games[~pair_done]] = GIVE
     state.to_act[games[~pair_done]] = giver[~pair_done]
     finished = games[pair_done]
     state.exchange_pair[finished] += 1
     next_pair = np.minimum(state.exchange_pair[finished], 1)
-    more = (state.exchange_pair[finished] < 2) & (state.exchange_count[finished, next_pair] > 0)
+    more = (state.exchange_pair[finished] < 2) & (state.exchange_giver[finished, next_pair] >= 0)
     state.phase[finished[more]] = GIVE
     state.to_act[finished[more]] = state.exchange_giver[finished[more], next_pair[more]]
     _reveal_talon(state, finished[~more])

@@ -32,6 +32,11 @@ segment                size  meaning
 ``modes_available``      18  per relative seat, the modes it may still choose (R8)
 =====================  ====  ===================================================================
 
+R22: the cards a pair exchanges are never in the third seat's observation; only the
+counts are. While a pair exchanges, the decision kind shows whether the receiver is
+choosing its return (so a trump was given, R21); the third seat never decides until the
+pair is done, so no decision of it can use that.
+
 ``SEGMENTS`` maps each name to its slice. Pairs in ``exchange_*`` are ordered
 (0→1, 0→2, 1→0, 1→2, 2→0, 2→1) in relative seats.
 """
@@ -142,16 +147,12 @@ def _planes(state: State) -> np.ndarray:
 def _features(state: State) -> np.ndarray:
     """int16[B, 75]: the numbers of the observation, in absolute seats, unscaled."""
     n = state.batch_size
-    due = np.zeros((n, 4, 4), dtype=np.int8)  # index -1 (no pair) lands in the spare row 3
-    rows = np.arange(n)
-    for slot in range(2):
-        due[rows, state.exchange_giver[:, slot], state.exchange_receiver[:, slot]] = state.exchange_count[:, slot]
     return np.concatenate([
         _TURN_ROWS[state.phase * 4 + state.to_act + 1],
         _MODE_ROWS[(state.mode + 1) * 3 + state.dealer],
         state.tricks_won,
         _SEAT_ROWS[state.leader],
-        due[:, :3, :3].reshape(n, 9),
+        state.exchange_due.reshape(n, 9),
         state.exchange_done.reshape(n, 9),
         state.prev_points,
         state.scores,
