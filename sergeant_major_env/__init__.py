@@ -3,4 +3,23 @@
 from .rules import Rules
 
 __version__ = "0.1.0"
-__all__ = ["Rules", "__version__"]
+__all__ = ["Rules", "__version__", "env", "raw_env"]
+
+# Environments (part of the "environments" issue). The SB3 vector env needs the optional
+# stable-baselines3 dependency, so it is imported on first use.
+from .policies import Policy, RandomPolicy  # noqa: E402
+from .single_seat import ENV_ID, SergeantMajorEnv  # noqa: E402  (registers "SergeantMajor-v0")
+
+__all__ += ["Policy", "RandomPolicy", "SergeantMajorEnv", "ENV_ID", "SergeantMajorVecEnv"]
+
+# Loaded on first use: the PettingZoo AEC env (imports PettingZoo) and the SB3 vector env
+# (needs the optional stable-baselines3). One module __getattr__ serves them all: name -> module.
+_LAZY = {"env": ".aec", "raw_env": ".aec", "SergeantMajorVecEnv": ".vec_env"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,101 @@
+"""The batched agent interface every environment of this package drives.
+
+A *policy* decides for a whole batch of games at once::
+
+    actions = policy.act(observations, legal_mask, rng)
+
+================  ======================  ===============================================
+argument          type                    meaning
+================  ======================  ===============================================
+``observations``  ``float32[B, D]``       ``observe(state, seat)`` of the deciding seat of
+                                          each game (``D = OBSERVATION_SIZE``)
+``legal_mask``    ``bool[B, 58]``         ``engine.legal_action_mask`` of those games
+``rng``           ``np.random.Generator`` the caller's generator: a policy that draws its
+                                          randomness only from it is reproducible
+returns           ``int64[B]``            one legal action id per game (RULES.md section 10)
+================  ======================  ===============================================
+
+Optional attributes, read with ``getattr`` and a default:
+
+* ``name`` (``str``, default: the class name): shown in records and benchmarks;
+* ``needs_observations`` (``bool``, default ``True``): a policy that decides from the
+  legal mask alone (such as :class:`RandomPolicy`) sets it to ``False``; the environments
+  then skip computing observations for it and pass a read-only array of zeros of the
+  same shape instead.
+
+The environments (:mod:`~sergeant_major_env.single_seat`, :mod:`~sergeant_major_env.vec_env`,
+the PettingZoo env) call opponents through this interface, batched: one call for all the
+games waiting on that opponent. The agents of the project (the top-level ``agents``
+package) implement it; this package never imports them.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """Anything with a batched ``act`` (see the module docstring)."""
+
+    def act(self, observations: np.ndarray, legal_mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``int64[B]``: one legal action per row of ``legal_mask``."""
+        ...
+
+
+class RandomPolicy:
+    """A uniformly random legal action in every game (the default opponent).
+
+    Rows without any legal action (finished games) get action 0, which the engine ignores.
+    """
+
+    name = "random"
+    needs_observations = False
+
+    def act(self, observations: np.ndarray, legal_mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        legal_mask = np.asarray(legal_mask, dtype=bool)
+        # The argmax of uniform 64-bit noise over the legal columns is uniform over them
+        # (ties have probability 2**-63). Raw bits are the cheapest noise numpy draws.
+        noise = rng.bit_generator.random_raw(legal_mask.size).reshape(legal_mask.shape)
+        noise |= np.uint64(1)  # nonzero for every legal action after the mask below
+        np.multiply(noise, legal_mask, out=noise)
+        return noise.argmax(axis=1).astype(np.int64)
+
+    def __repr__(self) -> str:
+        return "RandomPolicy()"
+
+
+def policy_name(policy: object) -> str:
+    """The ``name`` of a policy, or its class name."""
+    name = getattr(policy, "name", None)
+    return name if isinstance(name, str) and name else type(policy).__name__
+
+
+def needs_observations(policy: object) -> bool:
+    return bool(getattr(policy, "needs_observations", True))
+
+
+def check_policy(policy: object, what: str = "policy") -> object:
+    """``policy`` itself, after checking that it has a callable ``act``."""
+    if not callable(getattr(policy, "act", None)):
+        raise TypeError(
+            f"{what} must have a batched act(observations, legal_mask, rng) method "
+            f"(see sergeant_major_env.policies.Policy), got {policy!r}"
+        )
+    return policy
+
+
+def checked_actions(policy: object, actions, rows: int) -> np.ndarray:
+    """The actions a policy returned, as ``int64[rows]``, or a clear error naming the policy.
+
+    Only the type and shape are checked here; the engine checks legality (and raises
+    :class:`~sergeant_major_env.engine.IllegalActionError` naming the legal actions)."""
+    out = np.asarray(actions)
+    if out.shape != (rows,) or out.dtype.kind not in "iu":
+        raise ValueError(
+            f"policy {policy_name(policy)!r} returned actions of dtype {out.dtype} and shape {out.shape}; "
+            f"expected integers of shape ({rows},)"
+        )
+    return out.astype(np.int64, copy=False)

@@ -1,0 +1,340 @@
+"""A Stable-Baselines3 ``VecEnv`` of ``num_envs`` games, all in ONE batched engine state.
+
+``SergeantMajorVecEnv(num_envs, seed=0, opponents=None, reward="points", **rule_options)``
+holds one :class:`~sergeant_major_env.engine.State` of ``num_envs`` games. In each game
+(a *slot*) one seat is the learner, the one SB3 acts for; the two others are played by
+opponent policies (:mod:`sergeant_major_env.policies`), batched: whenever games wait on
+an opponent, that opponent's policy is called ONCE for all of them (the same policy
+object for both opponents: one call for both seats), the engine steps those games, and
+this repeats until every game waits on its learner. There is no Python loop over games.
+
+Learner seats rotate so that every seat and role is learned: game number ``e`` (0, 1, ...)
+of slot ``i`` has the learner at seat ``(i + e) % 3`` (``learner_seat=k`` fixes it).
+
+Spaces, rewards, options: as :class:`~sergeant_major_env.single_seat.SergeantMajorEnv`
+(``Box(float32, (OBSERVATION_SIZE,))`` = ``observe(state, learner seat)``,
+``Discrete(58)``; ``reward="points"`` (each deal's points, at the step in which the deal
+ended, opponents' turns included: an episode's rewards sum to the final score),
+``"score"`` or ``"rank"``; rule options as keyword arguments or ``rules=``).
+
+Per step (``step_async`` + ``step_wait``): the learner actions of all games are applied in
+one ``engine.step``; then the opponents play. ``step_wait`` returns ``obs float32[N, D]``,
+``rewards float32[N]``, ``dones bool[N]``, ``infos`` (a dict per game). A game that ends
+(on the learner's or on an opponent's card) has ``done`` True, ``infos[i]`` holds
+``terminal_observation`` (the learner's view of the finished game), ``episode``
+(``{"r": return, "l": learner decisions, "t": seconds since the env was made}``, as SB3's
+``Monitor``), ``final_scores`` and ``TimeLimit.truncated`` (False); the slot has already
+started its next game, whose first observation is ``obs[i]``.
+
+Action masks: ``action_masks()`` -> ``bool[N, 58]``; sb3-contrib's ``MaskablePPO`` gets them
+through ``env_method("action_masks")`` (a list of per-game masks), which is supported.
+An illegal learner action raises :class:`~sergeant_major_env.engine.IllegalActionError`
+naming the game and its legal actions, with the state unchanged (``illegal_action=
+"replace"`` substitutes a random legal action instead).
+
+Each opponent round steps only the games waiting on an opponent (``engine.step(...,
+games=waiting)``), so late rounds with few games left cost little. Finished games are
+restarted here rather than by
+``engine.step(autoreset=True)`` (same seeds, same new game), so that the finished game's
+``terminal_observation`` can still be observed.
+
+Seeding: slot ``i`` plays the engine games of seeds ``S + i``, ``S + i + N``,
+``S + i + 2N``, ... (``N = num_envs``; the engine's autoreset convention), so every game is
+reproduced by its seed alone given the same actions (the opponents' too: with
+deterministic opponents, game i alone in the engine is the same game). ``S`` is ``seed``
+at the first ``reset()``, or the value given to ``seed(S)`` before a ``reset()``. The opponents draw
+from one generator for the whole batch, ``np.random.default_rng([S, 1])``. A ``reset()``
+without a new seed abandons the games in progress and lets each slot continue with its
+next seed.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+from gymnasium import spaces
+from stable_baselines3.common.vec_env import VecEnv
+
+from . import engine
+from .cards import NUM_ACTIONS, bits_to_bool
+from .engine import IllegalActionError
+from .observation import observe
+from .policies import checked_actions, needs_observations
+from .rules import Rules
+from .single_seat import (
+    ILLEGAL_ACTIONS,
+    REWARDS,
+    check_choice,
+    check_seat,
+    make_rules,
+    observation_space,
+    opponent_pair,
+    rank_rewards,
+    replace_illegal,
+    zeros_observations,
+)
+
+# The opponents' loop cannot take more rounds than the longest run of opponent decisions
+# (a deal's mode choice, exchanges, discards and plays): this only guards against a bug.
+_MAX_OPPONENT_ROUNDS = 10_000
+
+
+class SergeantMajorVecEnv(VecEnv):
+    """``num_envs`` games of one learner against opponent policies (see the module docstring)."""
+
+    def __init__(
+        self,
+        num_envs: int,
+        seed: int = 0,
+        opponents: Any = None,
+        reward: str = "points",
+        learner_seat: int | None = None,
+        illegal_action: str = "raise",
+        rules: Rules | Mapping[str, Any] | None = None,
+        **rule_options: Any,
+    ) -> None:
+        where = type(self).__name__
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"{where}: num_envs must be a positive integer, got {num_envs!r}")
+        engine.game_seeds(seed, 1)  # validates the seed
+        self.rules = make_rules(rules, rule_options, where)
+        self.reward_kind = check_choice("reward", reward, REWARDS, where)
+        self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS, where)
+        self.fixed_learner_seat = check_seat(learner_seat, where)
+        self.opponents = opponent_pair(opponents, where)
+        self.render_mode = None
+        super().__init__(int(num_envs), observation_space(), spaces.Discrete(NUM_ACTIONS))
+        n = self.num_envs
+        self._base_seed = int(seed)
+        self._seed_pending: int | None = int(seed)
+        self.state: engine.State | None = None
+        self.learner_seat = np.zeros(n, dtype=np.int8)
+        self.opponent_rng = np.random.default_rng([self._base_seed, 1])
+        self._legal = np.zeros(n, dtype=np.uint64)  # the learners' legal actions now (bits)
+        self._slots = np.arange(n)
+        self._pending = np.zeros(n, dtype=np.float64)  # rewards earned outside a learner step
+        self._returns = np.zeros(n, dtype=np.float64)
+        self._lengths = np.zeros(n, dtype=np.int64)
+        self._actions: np.ndarray | None = None
+        self._t_start = time.time()
+        # Per-step buffers, filled by the helpers below.
+        self._rewards = np.zeros(n, dtype=np.float64)
+        self._dones = np.zeros(n, dtype=bool)
+        self._infos: list[dict[str, Any]] = []
+
+    # ------------------------------------------------------------------ VecEnv API
+    def reset(self):
+        n = self.num_envs
+        if self._seed_pending is not None:
+            seeds = engine.game_seeds(self._seed_pending, n)
+            self.opponent_rng = np.random.default_rng([self._seed_pending, 1])
+            episodes = np.zeros(n, dtype=np.uint32)
+            self._seed_pending = None
+        else:  # continue each slot with its next seed
+            seeds = self.state.seed + np.uint64(n)
+            episodes = self.state.episode + np.uint32(1)
+        self.state = engine.init(seeds, self.rules)
+        self.state.episode[:] = episodes
+        self._set_learner_seats(self._slots)
+        self._pending[:] = 0
+        self._returns[:] = 0
+        self._lengths[:] = 0
+        self._begin_step()
+        self._play_opponents()
+        self._pending += self._rewards
+        self.reset_infos = [{"learner_seat": int(s)} for s in self.learner_seat]
+        self._seeds = [None] * n
+        return observe(self.state, self.learner_seat)
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = actions
+
+    def step_wait(self):
+        if self.state is None:
+            raise RuntimeError("call reset() before step()")
+        if self._actions is None:
+            raise RuntimeError("step_wait() without step_async()")
+        actions = np.asarray(self._actions)
+        self._actions = None
+        n = self.num_envs
+        if actions.shape != (n,):
+            actions = actions.reshape(-1) if actions.size == n else actions
+        if actions.shape != (n,) or actions.dtype.kind not in "iu":
+            raise ValueError(f"actions must be {n} integers, got {actions.dtype} {actions.shape}")
+        if self.illegal_action == "replace":
+            actions, _ = replace_illegal(actions, self._legal, self.opponent_rng)
+        try:
+            engine.step(self.state, actions, legal=self._legal)  # every game waits on its learner
+        except IllegalActionError as error:
+            raise IllegalActionError(f"learner action: {error}") from None
+        self._begin_step()
+        self._rewards += self._pending
+        self._pending[:] = 0
+        self._lengths += 1
+        self._after_engine_step(self.state, self._slots, self._slots, self.learner_seat)
+        self._play_opponents()
+        rewards = self._rewards.astype(np.float32)
+        self._returns += self._rewards
+        self._returns[self._dones] = 0  # the finished games' returns went into their infos
+        observations = observe(self.state, self.learner_seat)
+        return observations, rewards, self._dones.copy(), self._infos
+
+    def action_masks(self) -> np.ndarray:
+        """bool[num_envs, 58]: each learner's legal actions now (for MaskablePPO)."""
+        if self.state is None:
+            raise RuntimeError("call reset() first")
+        return bits_to_bool(self._legal, NUM_ACTIONS).copy()
+
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        """Use seed ``S`` from the next ``reset()``: slot i then plays S + i, S + i + N, ..."""
+        if seed is None:
+            seed = int(np.random.randint(0, np.iinfo(np.uint32).max, dtype=np.uint32))
+        engine.game_seeds(seed, 1)
+        self._seed_pending = self._base_seed = int(seed)
+        return [self._base_seed + i for i in range(self.num_envs)]
+
+    def close(self) -> None:
+        pass
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        indices = self._indices(indices)
+        if attr_name == "learner_seat":
+            return [int(self.learner_seat[i]) for i in indices]
+        value = getattr(self, attr_name)
+        return [value for _ in indices]
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        if len(self._indices(indices)) != self.num_envs:
+            raise ValueError("the games share one engine: attributes can only be set for all of them")
+        setattr(self, attr_name, value)
+
+    def env_method(self, method_name: str, *method_args, indices: Any = None, **method_kwargs) -> list[Any]:
+        indices = self._indices(indices)
+        if method_name == "action_masks":
+            masks = self.action_masks()
+            return [masks[i] for i in indices]
+        if method_name in ("render", "close", "seed"):
+            return [None for _ in indices]
+        raise AttributeError(f"{type(self).__name__} has no per-game method {method_name!r} (supported: action_masks)")
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        return [False for _ in self._indices(indices)]
+
+    def get_images(self) -> Sequence[np.ndarray | None]:
+        return [None for _ in range(self.num_envs)]
+
+    # ------------------------------------------------------------------ internals
+    def _indices(self, indices: Any) -> list[int]:
+        if indices is None:
+            return list(range(self.num_envs))
+        if isinstance(indices, (int, np.integer)):
+            return [int(indices)]
+        return [int(i) for i in indices]
+
+    def _set_learner_seats(self, slots: np.ndarray) -> None:
+        if self.fixed_learner_seat is not None:
+            self.learner_seat[slots] = self.fixed_learner_seat
+        else:
+            self.learner_seat[slots] = (slots + self.state.episode[slots].astype(np.int64)) % 3
+
+    def _begin_step(self) -> None:
+        self._rewards = np.zeros(self.num_envs, dtype=np.float64)
+        self._dones = np.zeros(self.num_envs, dtype=bool)
+        self._infos = [{} for _ in range(self.num_envs)]
+
+    # In the helpers below ``slots[j]`` is the slot of game j of ``state`` and ``seats[j]``
+    # its learner seat.
+
+    def _after_engine_step(self, state: engine.State, games: np.ndarray, slots: np.ndarray,
+                           seats: np.ndarray) -> None:
+        """Rewards and game ends from the events of the engine.step that moved ``games``."""
+        if self.reward_kind == "points":
+            ended_deals = games[state.deal_ended[games]]
+            if ended_deals.size:
+                points = state.deal_points[ended_deals, seats[ended_deals]]
+                self._credit(slots[ended_deals], points)
+        ended = games[state.game_ended[games]]
+        if ended.size:
+            self._finish_games(state, ended, slots, seats)
+
+    def _credit(self, slots: np.ndarray, rewards: np.ndarray) -> None:
+        # A reward earned in a slot's new game during the step that ended its old game
+        # belongs to the new episode: it is paid at the next step.
+        new_game = self._dones[slots]
+        self._rewards[slots[~new_game]] += rewards[~new_game]
+        self._pending[slots[new_game]] += rewards[new_game]
+
+    def _finish_games(self, state: engine.State, ended: np.ndarray, slots: np.ndarray,
+                      seats: np.ndarray) -> None:
+        """Episode ends: rewards, infos, and each slot's next game (seed + N, next seat)."""
+        ended_slots = slots[ended]
+        ended_seats = seats[ended]
+        final = state.final_scores[ended]
+        if self.reward_kind == "score":
+            self._credit(ended_slots, final[np.arange(ended.size), ended_seats].astype(np.float64))
+        elif self.reward_kind == "rank":
+            self._credit(ended_slots, rank_rewards(final, ended_seats).astype(np.float64))
+        terminal = observe(state.take(ended), ended_seats)
+        now = round(time.time() - self._t_start, 6)
+        for k, slot in enumerate(ended_slots.tolist()):
+            self._infos[slot] = {
+                "terminal_observation": terminal[k],
+                "episode": {"r": float(self._returns[slot] + self._rewards[slot]),
+                            "l": int(self._lengths[slot]), "t": now},
+                "final_scores": final[k].astype(np.int64).tolist(),
+                "learner_seat": int(ended_seats[k]),
+                "TimeLimit.truncated": False,
+            }
+        self._dones[ended_slots] = True
+        self._lengths[ended_slots] = 0
+        fresh = engine.init(state.seed[ended] + np.uint64(self.num_envs), self.rules)  # engine autoreset rule
+        fresh.episode[:] = state.episode[ended] + np.uint32(1)
+        state.put(ended, fresh)
+        self._set_learner_seats(ended_slots)
+        seats[ended] = self.learner_seat[ended_slots]
+
+    def _play_opponents(self) -> None:
+        """Opponent decisions, batched, until every game waits on its learner; then the
+        learners' legal actions are in ``self._legal``."""
+        state, slots = self.state, self._slots
+        seats = self.learner_seat  # updated in place as games end and seats rotate
+        for _ in range(_MAX_OPPONENT_ROUNDS):
+            waiting = np.flatnonzero(state.to_act != seats)
+            if waiting.size == 0:
+                self._legal = engine.legal_bits(state)
+                return
+            self._opponent_round(state, waiting, slots, seats)
+        raise RuntimeError("the opponents did not hand the turn back to the learners (engine bug?)")
+
+    def _opponent_round(self, state: engine.State, waiting: np.ndarray, slots: np.ndarray,
+                        seats: np.ndarray) -> None:
+        """One decision in each game of ``waiting`` (all waiting on an opponent)."""
+        left, right = self.opponents
+        legal = engine.legal_bits(state, waiting)
+        actions = np.zeros(waiting.size, dtype=np.int64)
+        if left is right:
+            groups = ((left, np.arange(waiting.size)),)
+        else:
+            is_left = (state.to_act[waiting] - seats[waiting]) % 3 == 1
+            groups = ((left, np.flatnonzero(is_left)), (right, np.flatnonzero(~is_left)))
+        for policy, rows in groups:
+            if rows.size:
+                actions[rows] = self._opponent_actions(state, policy, waiting[rows], legal[rows])
+        try:
+            engine.step(state, actions, legal=legal, games=waiting)  # only these games move
+        except IllegalActionError as error:
+            raise ValueError(f"an opponent policy chose an illegal action: {error}") from None
+        self._after_engine_step(state, waiting, slots, seats)
+
+    def _opponent_actions(self, state: engine.State, policy: object, games: np.ndarray,
+                          legal: np.ndarray) -> np.ndarray:
+        mask = bits_to_bool(legal, NUM_ACTIONS)
+        if not needs_observations(policy):
+            obs = zeros_observations(games.size)
+        elif games.size == state.batch_size:
+            obs = observe(state, state.to_act)
+        else:
+            obs = observe(state.take(games), state.to_act[games])
+        return checked_actions(policy, policy.act(obs, mask, self.opponent_rng), games.size)
