@@ -71,6 +71,7 @@ _U64 = np.uint64
 # Stream ids of the counter-based generator, one per kind of random draw.
 _FIRST_GAME = np.zeros(1, dtype=np.intp)
 NEXT_SEAT = np.array([1, 2, 0], dtype=np.int8)  # left of each seat (R1)
+_POSITION = np.array([0, 1, 2, 1, 2], dtype=np.intp)  # [seat - leader]: position in the trick
 _STREAM_GAME, _STREAM_DEALER, _STREAM_DECK, _STREAM_TALON = 0x5EED, 0xDEA1, 0xDEC0, 0x7A10
 
 
@@ -494,7 +495,7 @@ def _play(state: State, games: np.ndarray, cards: np.ndarray) -> None:
     card_bit = bit(cards)
     state.hands[games, seat] &= ~card_bit
     state.played[games, seat] |= card_bit
-    position = (state.trick[games] >= 0).sum(axis=1)
+    position = _POSITION[seat - state.leader[games]]  # 0 for the leader, then clockwise
     state.trick[games, position] = cards
     state.to_act[games] = NEXT_SEAT[seat]  # R12: clockwise
     complete = games[position == 2]
@@ -509,16 +510,18 @@ def _play(state: State, games: np.ndarray, cards: np.ndarray) -> None:
     state.trick[complete] = -1
     state.leader[complete] = winner  # the winner leads the next trick
     state.to_act[complete] = winner
-    _end_deal(state, complete[state.tricks_won[complete].sum(axis=1) == 16])
+    _end_deal(state, complete[state.hands[complete, winner] == 0])  # all hands empty: 16 tricks
+
+
+# _STRENGTH[mode, led suit, card] (R16): trumps beat the led suit, which beats the rest,
+# each by rank. Modes 4 (NT) and 5 (MIN) have no trumps.
+_STRENGTH = np.array([[[26 + c % 13 if c // 13 == mode else 13 + c % 13 if c // 13 == led else 0
+                        for c in range(52)] for led in range(4)] for mode in range(6)], dtype=np.int8)
 
 
 def trick_winner_position(trick: np.ndarray, mode: np.ndarray) -> np.ndarray:
     """R16: position (0 = leader) of the highest trump, else of the highest card of the led suit."""
-    suits = trick // 13
-    ranks = trick % 13
-    strength = np.where(suits == trump_suit(mode)[:, None], 26 + ranks,
-                        np.where(suits == suits[:, :1], 13 + ranks, 0))
-    return strength.argmax(axis=1)
+    return _STRENGTH[mode[:, None], trick[:, :1] // 13, trick].argmax(axis=1)
 
 
 def deal_points(tricks_won: np.ndarray, dealer: np.ndarray, mode: np.ndarray) -> np.ndarray:

@@ -139,8 +139,10 @@ def _planes(state: State) -> np.ndarray:
     talon = np.where(state.phase >= DISCARD, state.talon, np.uint64(0))  # shown once taken
     planes = np.concatenate([state.hands, state.played, bit(state.trick), talon[:, None], state.discards[:, None],
                              state.given, state.received, _NO_CARDS[: state.batch_size]], axis=1)
-    choosing = np.flatnonzero(state.phase == MODE)  # R9: the playmaker sees six cards
-    planes[choosing, (state.dealer[choosing] + PLAYMAKER) % 3] = state.first_six[choosing]
+    choosing = state.phase == MODE
+    if choosing.any():  # R9: the playmaker sees its first six cards only
+        choosing = np.flatnonzero(choosing)
+        planes[choosing, (state.dealer[choosing] + PLAYMAKER) % 3] = state.first_six[choosing]
     return planes
 
 
@@ -164,9 +166,11 @@ def _features(state: State) -> np.ndarray:
 def observe(state: State, seat) -> np.ndarray:
     """float32[B, OBSERVATION_SIZE]: the view of ``seat`` (an int or int[B]) in each game."""
     n = state.batch_size
-    seat = np.broadcast_to(np.asarray(seat, dtype=np.intp), (n,))
-    if seat.min() < 0 or seat.max() > 2:
-        raise ValueError("seat must be 0, 1 or 2")
+    seat = np.asarray(seat, dtype=np.intp)
+    if seat.ndim == 0:
+        seat = np.full(n, seat)
+    if seat.shape != (n,) or (seat.astype(np.uintp) > 2).any():
+        raise ValueError(f"seat must be 0, 1 or 2, one per game ({n}), got {seat!r}")
     is_playmaker = _IS_PLAYMAKER[seat, state.dealer]
     obs = np.empty((n, OBSERVATION_SIZE), dtype=np.float32)
     # Flat takes: much faster than 2-D fancy indexing for these shapes.
