@@ -28,7 +28,7 @@ from pettingzoo.utils import wrappers
 
 from . import engine, records
 from .cards import NUM_ACTIONS, RANKS, SUIT_SYMBOLS
-from .observation import OBSERVATION_SIZE, SEGMENTS, observe
+from .observation import OBSERVATION_SIZE, observation_bounds, observe
 from .rules import Rules
 
 AGENTS = ("player_0", "player_1", "player_2")
@@ -70,27 +70,7 @@ def parse_options(options: dict[str, Any]) -> tuple[Rules, str, str]:
 
 def rank_rewards(scores) -> list[float]:
     """+1 / 0 / -1 by final place; players sharing places share (average) their values (R6)."""
-    scores = [int(s) for s in scores]
-    values = []
-    for s in scores:
-        above = sum(other > s for other in scores)
-        tied = sum(other == s for other in scores)
-        places = range(above, above + tied)  # 0 = first place, worth +1; 2 = last, worth -1
-        values.append(sum(1.0 - p for p in places) / tied)
-    return values
-
-
-def observation_bounds(num_deals: int = 18) -> tuple[np.ndarray, np.ndarray]:
-    """float32 (low, high) of every observation entry: 0..1 except ``prev_points`` (-1..1, points
-    of one deal are -13..13 scaled by 1/13) and ``scores`` (+-13 points a deal for ``num_deals``
-    deals, scaled by 1/50). Computed in float32 as :func:`observation.observe` scales them."""
-    low = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
-    high = np.ones(OBSERVATION_SIZE, dtype=np.float32)
-    one_deal = np.float32(13) * np.float32(1 / 13)
-    low[SEGMENTS["prev_points"]], high[SEGMENTS["prev_points"]] = -one_deal, one_deal
-    game = np.float32(13 * num_deals) * np.float32(1 / 50)
-    low[SEGMENTS["scores"]], high[SEGMENTS["scores"]] = -game, game
-    return low, high
+    return (2 - engine.places(np.asarray(scores)[None]))[0].tolist()
 
 
 class raw_env(AECEnv):

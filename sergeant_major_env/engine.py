@@ -553,6 +553,22 @@ def _end_deal(state: State, games: np.ndarray) -> None:
     _start_deal(state, going_on)
 
 
+def win_credits(scores: np.ndarray) -> np.ndarray:
+    """float[G,3]: R6, each seat's share of the win: the highest total wins, and each of
+    k tied leaders gets 1/k (equal totals share the win)."""
+    scores = np.asarray(scores)
+    leader = scores == scores.max(axis=1, keepdims=True)
+    return leader / leader.sum(axis=1, keepdims=True)
+
+
+def places(scores: np.ndarray) -> np.ndarray:
+    """float[G,3]: R6, each seat's final place (1 = first); tied seats share the average place."""
+    scores = np.asarray(scores)
+    above = (scores[:, None, :] > scores[:, :, None]).sum(axis=2)  # players strictly ahead
+    tied = (scores[:, None, :] == scores[:, :, None]).sum(axis=2)  # itself included
+    return 1 + above + (tied - 1) / 2
+
+
 _HANDLERS = {MODE: _choose_mode, GIVE: _give, RETURN: _return_card, DISCARD: _discard, PLAY: _play}
 
 

@@ -180,3 +180,17 @@ def observe(state: State, seat) -> np.ndarray:
     features = np.take(_features(state), _FEATURE_COLUMNS[seat] + _NUM_FEATURES * np.arange(n)[:, None])
     np.multiply(features, _RELATIVE_SCALES, out=obs[:, _CARD_WIDTH:])
     return obs
+
+
+def observation_bounds(num_deals: int = 18) -> tuple[np.ndarray, np.ndarray]:
+    """float32 (low, high) of every entry, for observation spaces: 0..1 except
+    ``prev_points`` (-1..1: a deal's points are -13..13, R23, R24, scaled by 1/13) and
+    ``scores`` (+-13 points a deal over ``num_deals`` deals, scaled by 1/50), computed in
+    float32 as :func:`observe` scales them."""
+    low = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
+    high = np.ones(OBSERVATION_SIZE, dtype=np.float32)
+    one_deal = np.float32(13) * np.float32(1 / 13)
+    low[SEGMENTS["prev_points"]], high[SEGMENTS["prev_points"]] = -one_deal, one_deal
+    game = np.float32(13 * num_deals) * np.float32(1 / 50)
+    low[SEGMENTS["scores"]], high[SEGMENTS["scores"]] = -game, game
+    return low, high

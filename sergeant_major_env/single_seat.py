@@ -70,14 +70,13 @@ from gymnasium import spaces
 from . import engine
 from .cards import NUM_ACTIONS, action_name, bits_to_bool, card_list
 from .engine import DECISIONS, OVER, ROLE_NAMES, IllegalActionError
-from .observation import OBSERVATION_SIZE, SEGMENTS, observe
+from .observation import OBSERVATION_SIZE, observation_bounds, observe
 from .policies import RandomPolicy, check_policy, checked_actions, needs_observations
 from .rules import Rules
 
 ENV_ID = "SergeantMajor-v0"
 REWARDS = ("points", "score", "rank")
 ILLEGAL_ACTIONS = ("raise", "replace")
-_MAX_ABS_SCORE = 13 * 18  # |points of a deal| <= 13 (R23, R24), at most 18 deals
 
 
 # ----------------------------------------------------------------------------- shared helpers
@@ -122,24 +121,15 @@ def opponent_pair(opponents: Any, where: str) -> tuple[object, object]:
     raise TypeError(f"{where}: opponents must be None, one policy or a pair of policies (left, right), got {opponents!r}")
 
 
-def observation_space() -> spaces.Box:
+def observation_space(num_deals: int = 18) -> spaces.Box:
     """The observation Box: card planes and one-hots in [0, 1], signed features wider."""
-    low = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
-    high = np.ones(OBSERVATION_SIZE, dtype=np.float32)
-    signed = {"prev_points": 1.0, "scores": _MAX_ABS_SCORE / 50}  # scaled by 1/13 and 1/50
-    for name, bound in signed.items():
-        if name in SEGMENTS:
-            low[SEGMENTS[name]], high[SEGMENTS[name]] = -bound, bound
-        else:  # the layout changed: stay safe rather than wrong
-            low[:], high[:] = -np.inf, np.inf
+    low, high = observation_bounds(num_deals)
     return spaces.Box(low=low, high=high, dtype=np.float32)
 
 
 def rank_rewards(scores: np.ndarray, seats: np.ndarray) -> np.ndarray:
     """float32[k]: +1 / 0 / -1 by final place, equal scores sharing the average (R6)."""
-    scores = np.asarray(scores, dtype=np.int32)
-    own = scores[np.arange(scores.shape[0]), seats][:, None]
-    return (((scores < own).sum(axis=1) - (scores > own).sum(axis=1)) / 2).astype(np.float32)
+    return (2 - engine.places(scores))[np.arange(len(seats)), seats].astype(np.float32)
 
 
 def replace_illegal(actions: np.ndarray, legal: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -188,7 +178,7 @@ class SergeantMajorEnv(gymnasium.Env):
         if render_mode is not None:
             check_choice("render_mode", render_mode, self.metadata["render_modes"], where)
         self.render_mode = render_mode
-        self.observation_space = observation_space()
+        self.observation_space = observation_space(self.rules.num_deals)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.state: engine.State | None = None
         self.learner_seat: int = self.learner_seat_option if self.learner_seat_option is not None else 0
