@@ -1,0 +1,40 @@
+"""Baseline agents of 3-5-8, all batched policies (:class:`sergeant_major_env.policies.Policy`).
+
+============  ==============================================================================
+name          agent
+============  ==============================================================================
+``random``    :class:`RandomAgent`: a uniformly random legal action
+``greedy``    :class:`GreedyAgent`: simple, fast rules (win cheaply, duck in MIN)
+``heuristic`` :class:`HeuristicAgent`: the strongest rule-based player (card reading, planned
+              mode choice, exchanges, discards)
+``ppo:PATH``  :class:`PPOAgent`: a trained sb3-contrib ``MaskablePPO`` model
+============  ==============================================================================
+
+``make_agent(name)`` builds one; ``register_agent(name, factory)`` adds more (the play CLI
+adds ``human``); :class:`AECSeat` plays any agent in one seat of the PettingZoo env.
+"""
+
+from .base import (
+    AECSeat,
+    Agent,
+    aec_action,
+    agent_help,
+    known_agents,
+    make_agent,
+    register_agent,
+    unregister_agent,
+)
+from .greedy import GreedyAgent
+from .heuristic import HeuristicAgent
+from .ppo import PPOAgent, make_ppo_agent
+from .random_agent import RandomAgent
+
+register_agent("random", RandomAgent, help="a uniformly random legal action")
+register_agent("greedy", GreedyAgent, help="simple rules: win cheaply, lead high, duck in MIN")
+register_agent("heuristic", HeuristicAgent, help="the strongest rule-based player")
+register_agent("ppo", make_ppo_agent, takes_argument=True, help="a trained MaskablePPO model: ppo:PATH")
+
+__all__ = [
+    "AECSeat", "Agent", "GreedyAgent", "HeuristicAgent", "PPOAgent", "RandomAgent", "aec_action", "agent_help",
+    "known_agents", "make_agent", "register_agent", "unregister_agent",
+]

@@ -1,0 +1,145 @@
+"""The agent registry and the AEC adapter.
+
+Every agent is a *batched policy* (:class:`sergeant_major_env.policies.Policy`): an object
+with a ``name`` and ``act(observations: float32[B, D], legal_mask: bool[B, 58], rng) ->
+int64[B]`` that returns a legal action for every row that has one, and decides only from
+the observation (never from the engine state).
+
+Agents are made by name::
+
+    agent = make_agent("heuristic")           # "random", "greedy", "heuristic"
+    agent = make_agent("ppo:runs/best.zip")   # a MaskablePPO checkpoint
+
+``NAME:ARGUMENT`` passes ``ARGUMENT`` (everything after the first colon) to the factory of
+``NAME``. Other modules add agents with :func:`register_agent` (the play CLI registers
+``"human"``; search bots can register themselves the same way)::
+
+    register_agent("human", lambda: HumanAgent())                  # no argument
+    register_agent("mcts", lambda arg: Mcts(rollouts=int(arg or 64)), takes_argument=True)
+
+:class:`AECSeat` lets any agent play one seat of the PettingZoo AEC env (a batch of one).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from sergeant_major_env.policies import Policy
+
+Agent = Policy
+"""The batched agent protocol (``act(observations, legal_mask, rng) -> int64[B]``)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Entry:
+    factory: Callable[..., Any]
+    takes_argument: bool
+    help: str
+
+
+_REGISTRY: dict[str, _Entry] = {}
+
+
+def register_agent(name: str, factory: Callable[..., Any], *, takes_argument: bool = False,
+                   help: str = "", overwrite: bool = False) -> None:
+    """Make ``make_agent(name)`` call ``factory``.
+
+    With ``takes_argument=False`` the factory is called without arguments and a spec
+    ``name:ARG`` is refused; with ``takes_argument=True`` it is called with the text after
+    the colon, or ``None`` when the spec has none (the factory decides whether that is
+    allowed, raising ``ValueError`` if not). Registering a taken name raises ``ValueError``
+    unless ``overwrite=True``.
+    """
+    if not isinstance(name, str) or not name or ":" in name or name != name.strip():
+        raise ValueError(f"agent name must be a non-empty string without ':' or surrounding spaces, got {name!r}")
+    if not callable(factory):
+        raise TypeError(f"the factory of agent {name!r} must be callable, got {factory!r}")
+    if name in _REGISTRY and not overwrite:
+        raise ValueError(f"agent {name!r} is already registered (pass overwrite=True to replace it)")
+    _REGISTRY[name] = _Entry(factory, bool(takes_argument), help)
+
+
+def unregister_agent(name: str) -> None:
+    """Remove a registered agent (for tests and plug-ins); unknown names are ignored."""
+    _REGISTRY.pop(name, None)
+
+
+def known_agents() -> list[str]:
+    """The registered names, sorted; those taking an argument are shown as ``name:ARG``."""
+    return sorted(f"{name}:ARG" if entry.takes_argument else name for name, entry in _REGISTRY.items())
+
+
+def agent_help() -> Mapping[str, str]:
+    """``{name: one-line help}`` of the registered agents."""
+    return {name: entry.help for name, entry in sorted(_REGISTRY.items())}
+
+
+def make_agent(spec: str) -> Agent:
+    """The agent named by ``spec`` (``"greedy"``, ``"ppo:path/to/model.zip"``, ...).
+
+    Unknown names raise ``ValueError`` listing the known ones.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"agent spec must be a non-empty string, got {spec!r}; known agents: "
+                         f"{', '.join(known_agents())}")
+    name, sep, argument = spec.strip().partition(":")
+    entry = _REGISTRY.get(name)
+    if entry is None:
+        raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(known_agents())}")
+    if entry.takes_argument:
+        return entry.factory(argument if sep else None)
+    if sep:
+        raise ValueError(f"agent {name!r} takes no argument (got {spec!r})")
+    return entry.factory()
+
+
+class AECSeat:
+    """One seat of the PettingZoo AEC env played by a batched agent.
+
+    ``AECSeat(agent, rng)(observation)`` takes the ``observation`` of ``env.last()`` (the
+    dict ``{"observation", "action_mask"}``) and returns the agent's action as an ``int``::
+
+        seats = {name: AECSeat(make_agent("heuristic"), np.random.default_rng(i))
+                 for i, name in enumerate(game.possible_agents)}
+        for name in game.agent_iter():
+            observation, reward, termination, truncation, info = game.last()
+            game.step(None if termination or truncation else seats[name](observation))
+    """
+
+    def __init__(self, agent: Agent, rng: np.random.Generator | int | None = None) -> None:
+        if isinstance(agent, str):
+            agent = make_agent(agent)
+        if not callable(getattr(agent, "act", None)):
+            raise TypeError(f"AECSeat needs an agent with a batched act(), got {agent!r}")
+        self.agent = agent
+        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+    @property
+    def name(self) -> str:
+        return getattr(self.agent, "name", type(self.agent).__name__)
+
+    def __call__(self, observation: Mapping[str, np.ndarray], info: Any = None) -> int:
+        return aec_action(self.agent, observation, self.rng)
+
+    act = __call__
+
+    def __repr__(self) -> str:
+        return f"AECSeat({self.agent!r})"
+
+
+def aec_action(agent: Agent, observation: Mapping[str, np.ndarray], rng: np.random.Generator) -> int:
+    """The action of ``agent`` for one AEC observation dict (a batch of one)."""
+    try:
+        obs = np.asarray(observation["observation"], dtype=np.float32).reshape(1, -1)
+        mask = np.asarray(observation["action_mask"]).astype(bool).reshape(1, -1)
+    except (KeyError, TypeError, IndexError):
+        raise ValueError("expected the AEC observation dict {'observation': ..., 'action_mask': ...}") from None
+    if not mask.any():
+        raise ValueError("no legal action in this observation: the seat is not the one to act")
+    action = int(np.asarray(agent.act(obs, mask, rng)).reshape(-1)[0])
+    if not (0 <= action < mask.shape[1] and mask[0, action]):
+        raise ValueError(f"agent {getattr(agent, 'name', agent)!r} chose illegal action {action}")
+    return action

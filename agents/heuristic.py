@@ -1,0 +1,426 @@
+"""``heuristic``: the strongest rule-based player of the project, vectorised over the batch.
+
+It sees only its observation. Card-reading is a simple probability model: every card the
+seat has not seen (not in its hand, not played, not on the table, not its own discard) is
+held by one of the other seats in proportion to the cards they still hold (the
+non-playmakers also allow for the playmaker's four unknown discards), each card
+independently. From it, for each card of the hand:
+
+* ``k_above`` / ``k_below``: unseen cards of its suit above / below it; a card with none
+  above is a *master* (the top card left in its suit);
+* the chance that a given opponent is void in a suit, holds a higher card, holds a trump;
+* ``P(win)``: the chance that the card takes the current trick, if the players still to
+  play try to beat it (trumps and NT) or try to stay under it (MIN);
+* its *future value* (trumps and NT): how likely it is to take a trick later: a master 1
+  (a side master less its ruff risk), a guarded king 1/2, a twice-guarded queen 1/4, and
+  every trump something, since it can ruff.
+
+Decision rules, as a club player would put them:
+
+* **Mode** (six cards seen, R9): each mode's expected points for the playmaker are
+  estimated from the six cards (a linear model fitted on self-play: trump length and top
+  trumps, side aces and kings, voids; NT: aces, kings, queens, long suits; MIN: low cards
+  and few high ones), plus the exchange the trump modes bring (a giver last deal gains
+  cards, a receiver loses them: prefer NT/MIN after a bad deal). The modes still open are
+  planned as an assignment over the playmaker's remaining turns: the chosen mode maximises
+  today's value plus the expected value of the modes kept for later (a dynamic programme
+  over the 64 mode sets, computed once on random hands): keep MIN and NT for hands that
+  suit them; the last mode is forced anyway.
+* **Exchange give** (R21): never a trump; give the lowest card of the side suit where the
+  receiver is most likely to hold high cards (it must return its highest card of that suit):
+  the expected value of the card coming back, from the unseen cards above the own ones.
+  With nothing to gain, a master (comes straight back).
+* **Free return** (after a trump was given): the least useful card: a low side card,
+  preferably one that empties a short suit.
+* **Discards** (playmaker): keep trumps, masters and guarded honours; in trumps throw the
+  short side suits first, building voids to ruff with; in NT keep long suits and guards;
+  in MIN throw the most dangerous high cards, first from short suits (a void lets the high
+  cards go later).
+* **Play, trumps and NT** (points are W - Z: every trick counts, so the target being made
+  changes nothing): leading, cash what is likely to win (masters; draw the opponents'
+  trumps with master trumps, or with small ones when long in trumps), otherwise lead low
+  from a short side suit (to ruff it later, trumps) or from the longest suit (NT), never
+  away from a guarded honour when something else will do. Following, play the card that
+  maximises the chance of winning the trick minus the future value it gives up: the
+  cheapest sure winner last in hand, a ruff with the smallest trump that holds, second
+  hand low unless a card wins with good odds. Unable to win, play the lowest card,
+  discarding from short suits (void building) and keeping masters and guards.
+* **Play, MIN**: leading, the card least likely to be left the highest (a low card where
+  many higher ones are out); following, duck with the highest card that stays under the
+  best card on the table; when forced to win, win with the highest card (it would be a
+  danger later); when void, throw the most dangerous card (the highest relative to the
+  unseen cards of its suit). Every trick avoided is a point, over target or not.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+
+import numpy as np
+
+from sergeant_major_env.cards import SUIT_MASKS
+from .view import (
+    CARD_RANK,
+    CARD_SUIT,
+    DISCARD_DECISION,
+    GIVE_DECISION,
+    MIN,
+    MODE_DECISION,
+    NT,
+    PLAY_DECISION,
+    RETURN_DECISION,
+    View,
+    card_bools,
+    counts_above,
+    counts_below,
+    legal_sets,
+    pick,
+    suit_counts,
+    trick_best,
+)
+
+_RANK = CARD_RANK.astype(np.float64)
+_SUIT = CARD_SUIT
+_PLAYMAKER_ROLE = 1
+KNOWN_SCALE = 1.0
+
+DEFAULT_PARAMS = {
+    "lam": 0.8,             # weight of a card's future value when following (trumps, NT)
+    "mu": 0.35,             # MIN: weight of the danger shed by a card
+    "void_discard": 0.0,    # trumps, discards: per card of suit length (short suits go first)
+    "void_follow": 0.0,     # trumps, unable to win or follow: the same when throwing a card
+    "nt_length_discard": 0.0,   # NT discards: keep cards of long suits, per card over three
+    "nt_length_follow": 0.02,   # NT, unable to win or follow: keep long suits
+    "draw_master": 0.6,     # lead: master trumps while opponents hold trumps
+    "draw_long": 0.25,      # lead: a trump when holding more trumps than the opponents together
+    "short_lead": 0.6,      # trumps, lead: low from a short side suit, per card under four
+    "nt_long_lead": 0.03,   # NT, lead: from the longest suit, per card
+    "guard_lead": 0.6,      # lead: not away from an honour that needs guarding
+    "lead_win": 1.0,        # lead: weight of the chance to win the trick
+    "throw_fv": 0.8,        # unable to win: weight of the future value of the card thrown
+    "second_risk": 0.2,     # second hand: penalty per unit of the chance that a winning attempt fails
+    "min_short": 0.4,       # MIN discards: first from short suits
+    "give_p": 0.45,         # exchanges: P(an unseen card is with the receiver)
+    "fv_trump": 0.35,       # future value of any trump (it can ruff)
+    "fv_k1": 0.5,           # future value of a guarded second-best card (a king under the ace)
+    "fv_k2": 0.25,          # future value of a twice-guarded third-best card
+}
+
+
+# ----------------------------------------------------------------------------- mode values
+
+NUM_MODE_FEATURES = 12
+
+
+def _mode_features(hand: np.ndarray, gain: np.ndarray | None = None) -> np.ndarray:
+    """float[B, 6, F]: features of the six seen cards (bool[B, 52]) for each mode.
+
+    Trump suit s: bias, trump length, trump A, K, Q, J, three or more trumps, side aces,
+    side kings, voids, singletons, exchange gain (cards due to the seat in its favour: its
+    points of the last deal, R19). NT: bias, aces, kings, queens, jacks, longest suit, low
+    cards (2..6), suits with an ace or king. MIN: bias, cards 2..4, 5..7, 8..T, J, Q, K, A,
+    voids, longest suit.
+    """
+    n = hand.shape[0]
+    h = hand.reshape(n, 4, 13).astype(np.float64)
+    length = h.sum(axis=2)                              # [n, 4]
+    ace, king, queen, jack = h[:, :, 12], h[:, :, 11], h[:, :, 10], h[:, :, 9]
+    feats = np.zeros((n, 6, NUM_MODE_FEATURES))
+    total_aces, total_kings = ace.sum(axis=1), king.sum(axis=1)
+    voids = (length == 0).sum(axis=1)
+    singletons = (length == 1).sum(axis=1)
+    gain = np.zeros(n) if gain is None else gain
+    for s in range(4):
+        feats[:, s] = np.stack([
+            np.ones(n), length[:, s], ace[:, s], king[:, s], queen[:, s], jack[:, s], length[:, s] >= 3,
+            total_aces - ace[:, s], total_kings - king[:, s], voids - (length[:, s] == 0),
+            singletons - (length[:, s] == 1), gain], axis=1)
+    feats[:, NT, :8] = np.stack([
+        np.ones(n), total_aces, total_kings, queen.sum(axis=1), jack.sum(axis=1), length.max(axis=1),
+        h[:, :, :5].sum(axis=(1, 2)), (ace + king > 0).sum(axis=1)], axis=1)
+    feats[:, MIN, :10] = np.stack([
+        np.ones(n), h[:, :, :3].sum(axis=(1, 2)), h[:, :, 3:6].sum(axis=(1, 2)), h[:, :, 6:9].sum(axis=(1, 2)),
+        jack.sum(axis=1), queen.sum(axis=1), total_kings, total_aces, voids, length.max(axis=1)], axis=1)
+    return feats
+
+
+# Expected points of the playmaker for each mode: coefficients of the features of
+# _mode_features (rows: trump suit (the four suits share it), NT, MIN), fitted by
+# benchmarks/fit_modes.py on self-play of this agent with random mode choices.
+MODE_COEFS = np.array([
+    [-3.007, 0.603, 0.698, 0.598, 0.480, 0.312, 0.034, 0.486, 0.426, 0.061, 0.015, 0.474],
+    [-3.066, 0.808, 0.911, 0.580, 0.257, 0.082, -0.028, -0.149, 0.000, 0.000, 0.000, 0.000],
+    [-0.804, 0.564, 0.263, -0.023, -0.190, -0.153, -0.214, -0.247, 0.093, -0.010, 0.000, 0.000],
+])
+
+
+def mode_values(hand: np.ndarray, coefs: np.ndarray = MODE_COEFS, gain: np.ndarray | None = None) -> np.ndarray:
+    """float[B, 6]: estimated playmaker points of each mode for the six cards ``hand`` (bool[B, 52])."""
+    feats = _mode_features(hand, gain)
+    rows = np.array([0, 0, 0, 0, 1, 2])
+    return np.einsum("bmf,mf->bm", feats, coefs[rows])
+
+
+def exchange_gain(prev_points: np.ndarray) -> np.ndarray:
+    """float[B]: cards the seat (relative seat 0) exchanges in a trump deal (R18, R19), positive as
+    a giver (each one a gain), negative as a receiver: in every case of R19 its own points of the
+    last deal."""
+    return prev_points[:, 0].astype(np.float64)
+
+
+@functools.lru_cache(maxsize=4)
+def _plan_values(coefs_key: bytes, samples: int = 20000, seed: int = 12345) -> np.ndarray:
+    """float[64]: V(S), the expected points of the remaining turns holding mode set S (bit m = mode m
+    open), each turn choosing optimally on a fresh random six-card hand: V(S) = E[max_m v_m + V(S - m)]."""
+    coefs = np.frombuffer(coefs_key).reshape(MODE_COEFS.shape)
+    rng = np.random.default_rng(seed)
+    keys = rng.random((samples, 52))
+    six = np.zeros((samples, 52), dtype=bool)
+    np.put_along_axis(six, np.argsort(keys, axis=1)[:, :6], True, axis=1)
+    values = mode_values(six, coefs)
+    plan = np.zeros(64)
+    for size in range(1, 7):
+        for subset in itertools.combinations(range(6), size):
+            s = sum(1 << m for m in subset)
+            options = np.stack([values[:, m] + plan[s & ~(1 << m)] for m in subset], axis=1)
+            plan[s] = options.max(axis=1).mean()
+    return plan
+
+
+def plan_values(coefs: np.ndarray = MODE_COEFS) -> np.ndarray:
+    return _plan_values(np.ascontiguousarray(coefs, dtype=np.float64).tobytes())
+
+
+# ----------------------------------------------------------------------------- the agent
+
+class HeuristicAgent:
+    """The rule-based player of the module docstring; deterministic (``rng`` is unused)."""
+
+    name = "heuristic"
+
+    def __init__(self, params: dict | None = None, mode_coefs: np.ndarray | None = None) -> None:
+        self.params = {**DEFAULT_PARAMS, **(params or {})}
+        unknown = set(self.params) - set(DEFAULT_PARAMS)
+        if unknown:
+            raise ValueError(f"unknown heuristic parameter(s) {sorted(unknown)}; known: {sorted(DEFAULT_PARAMS)}")
+        self.mode_coefs = MODE_COEFS if mode_coefs is None else np.asarray(mode_coefs, dtype=np.float64)
+        self.explore_modes = False  # fitting aid: choose modes at random (benchmarks/fit_modes.py)
+
+    def __repr__(self) -> str:
+        return "HeuristicAgent()"
+
+    def act(self, observations: np.ndarray, legal_mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        legal_mask = np.asarray(legal_mask, dtype=bool)
+        v = View(observations)
+        actions = np.zeros(v.n, dtype=np.int64)
+        legal = legal_sets(legal_mask)
+        handlers = ((MODE_DECISION, self._mode), (GIVE_DECISION, self._give), (RETURN_DECISION, self._return),
+                    (DISCARD_DECISION, self._discard), (PLAY_DECISION, self._play))
+        for decision, handler in handlers:
+            rows = np.flatnonzero(v.decision == decision)
+            if rows.size:
+                sub = v if rows.size == v.n else v.rows(rows)
+                actions[rows] = handler(sub, legal[rows], legal_mask[rows], rng)
+        actions[~legal_mask.any(axis=1)] = 0
+        return actions
+
+    # ------------------------------------------------------------------ mode
+
+    def _mode(self, v: View, legal: np.ndarray, mask: np.ndarray, rng) -> np.ndarray:
+        free = mask[:, 52:]
+        if self.explore_modes:
+            noise = rng.random(free.shape)
+            return 52 + np.where(free, noise, -1.0).argmax(axis=1)
+        values = mode_values(card_bools(v.hand), self.mode_coefs, exchange_gain(v.prev_points))
+        plan = plan_values(self.mode_coefs)
+        open_set = (free * (1 << np.arange(6))).sum(axis=1)
+        later = plan[open_set[:, None] & ~(1 << np.arange(6))[None, :]]
+        return 52 + np.where(free, values + later, -np.inf).argmax(axis=1)
+
+    # ------------------------------------------------------------------ card model
+
+    @staticmethod
+    def _model(v: View) -> dict:
+        """Shared card-reading quantities (see the module docstring)."""
+        n = v.n
+        hand = card_bools(v.hand)
+        trumps = card_bools(v.trumps)
+        unseen = v.unseen
+        unseen_b = card_bools(unseen)
+        n_unseen = np.maximum(np.bitwise_count(unseen).astype(np.float64), 1.0)
+        # Cards still held by the left and right opponents. (Before the talon is revealed 4
+        # unseen cards lie in it; later the playmaker's 4 discards are unseen to the others.)
+        held = 16.0 - np.bitwise_count(v.played[:, 1:]).astype(np.float64)
+        # Known places: the talon (face up) went to the playmaker, who rarely throws it back;
+        # the cards this seat handed over in an exchange are with its partner.
+        known = np.zeros((n, 2, 52))
+        talon = card_bools(v.talon & unseen)
+        partner_done = v.exchange_done[:, [0, 1]] + v.exchange_done[:, [2, 4]]  # with left, right
+        given = card_bools(v.given & unseen)
+        for f in range(2):
+            known[:, f] += KNOWN_SCALE * 0.9 * talon * (v.role[:, f + 1] == _PLAYMAKER_ROLE)[:, None]
+            only = (partner_done[:, f] > 0) & (partner_done[:, 1 - f] == 0)
+            known[:, f] = np.where(only[:, None] & given & (KNOWN_SCALE > 0), 1.0, known[:, f])
+        placed = known.sum(axis=1)  # [n, 52] probability mass already placed
+        other = unseen_b & (placed == 0)
+        free = np.maximum(n_unseen - placed.sum(axis=1), 1.0)
+        q = np.clip((held - known.sum(axis=2)) / free[:, None], 0.0, 1.0)  # [n, 2] per other card
+        prob = np.where(other[:, None, :], q[:, :, None], known)  # [n, 2, 52] P(card with left / right)
+        log_miss = np.where(unseen_b[:, None, :], np.log(np.clip(1.0 - prob, 1e-6, 1.0)), 0.0)
+        suits = log_miss.reshape(n, 2, 4, 13)
+        upto = np.cumsum(suits, axis=3)
+        total = upto[:, :, :, -1:]
+        no_higher = np.exp(total - upto).reshape(n, 2, 52)            # no unseen card above c with f
+        no_lower = np.exp(upto - suits).reshape(n, 2, 52)             # none below
+        void = np.exp(total[:, :, :, 0])                              # [n, 2, 4] f holds none of the suit
+        trump_suit = np.where((v.mode >= 0) & (v.mode < 4), v.mode, 0)
+        has_trump = np.where((v.mode >= 0)[:, None] & (v.mode < 4)[:, None],
+                             1.0 - void[np.arange(n), :, trump_suit], 0.0)  # [n, 2]
+        k_above = counts_above(unseen).astype(np.float64)
+        k_below = counts_below(unseen).astype(np.float64)
+        out_suit = suit_counts(unseen).astype(np.float64)            # [n, 4]
+        my_len = suit_counts(v.hand).astype(np.float64)
+        trump_out = np.bitwise_count(unseen & v.trumps).astype(np.float64)
+        return dict(hand=hand, trumps=trumps, q=q, k_above=k_above, k_below=k_below, out_suit=out_suit,
+                    my_len=my_len, trump_out=trump_out, card_len=my_len[:, _SUIT], card_out=out_suit[:, _SUIT],
+                    no_higher=no_higher, no_lower=no_lower, void=void, has_trump=has_trump)
+
+    @staticmethod
+    def _not_beat(m: dict, f: int, led_trump: np.ndarray, ruffing: np.ndarray, minimum: np.ndarray) -> np.ndarray:
+        """float[n, 52]: P(opponent f (0 left, 1 right) does not beat each card), given how it is played."""
+        nh = m["no_higher"][:, f]          # no higher card of the suit
+        nl = m["no_lower"][:, f]           # no lower card of the suit
+        has_trump = m["has_trump"][:, f][:, None]
+        plain = nh * (1.0 - nl * has_trump)                     # a side card: higher card, or void and ruff
+        trump_led = nh                                          # a trump in a trump trick
+        return np.where(minimum[:, None], 1.0 - nl * (1.0 - nh),  # MIN: beats only when forced over
+                        np.where(m["trumps"], np.where(led_trump[:, None], trump_led, ruffing), plain))
+
+    def _future_value(self, v: View, m: dict) -> np.ndarray:
+        """float[n, 52]: how likely each card is to take a trick later (trumps and NT)."""
+        k, length = m["k_above"], m["card_len"]
+        P = self.params
+        honour = np.where(k == 0, 1.0, np.where((k == 1) & (length >= 2), P["fv_k1"],
+                                                  np.where((k == 2) & (length >= 3), P["fv_k2"], 0.0)))
+        # Ruff risk of a side card: an opponent void in its suit holding a trump.
+        safe = np.ones_like(honour)
+        for f in range(2):
+            void = m["void"][:, f][:, _SUIT]
+            safe = safe * (1.0 - void * m["has_trump"][:, f][:, None])
+        side = honour * safe
+        trump = P["fv_trump"] + (1.0 - P["fv_trump"]) * honour
+        return np.where(m["trumps"], trump, side)
+
+    def _danger(self, m: dict) -> np.ndarray:
+        """float[n, 52] (MIN): how likely each card is to be left the highest in a trick later."""
+        return (m["k_below"] + 0.5) / (m["k_above"] + m["k_below"] + 1.0)
+
+    # ------------------------------------------------------------------ exchanges and discards
+
+    def _give(self, v: View, legal: np.ndarray, mask: np.ndarray, rng) -> np.ndarray:
+        m = self._model(v)
+        hand = m["hand"]
+        p = self.params["give_p"]  # P(a given unseen card is with the receiver): 16 of the 36 unseen
+        score = np.full((v.n, 52), -np.inf)
+        unseen_all = card_bools(v.unseen)
+        received = card_bools(v.received)
+        given = card_bools(v.given)
+        for s in range(4):
+            cols = slice(13 * s, 13 * s + 13)
+            mine = hand[:, cols]
+            unseen = unseen_all[:, cols]
+            # A suit given in already: the receiver's top card came back, it holds nothing higher
+            # than the highest card received in that suit (this exchange phase).
+            cap = np.where(given[:, cols].any(axis=1) & received[:, cols].any(axis=1),
+                           12 - np.argmax(received[:, cols][:, ::-1], axis=1), 13)
+            # Expected value of the returned card: the receiver's highest unseen card of the suit,
+            # worth a trick if nothing unseen is above it, less otherwise.
+            gain = np.zeros(v.n)
+            none_above = np.ones(v.n)
+            lowest_mine = np.argmax(mine, axis=1)
+            for r in range(12, -1, -1):
+                is_out = unseen[:, r] & (r > lowest_mine) & (r < cap)
+                above_r_unseen = unseen[:, r + 1:].sum(axis=1)
+                worth = np.where(above_r_unseen == 0, 1.0, np.where(above_r_unseen == 1, 0.4, 0.1 * (r >= 9)))
+                gain += np.where(is_out, none_above * p * worth, 0.0)
+                none_above *= np.where(is_out, 1 - p, 1.0)
+            card = 13 * s + lowest_mine
+            rows = np.flatnonzero(mine.any(axis=1))
+            score[rows, card[rows]] = gain[rows] - 0.01 * lowest_mine[rows]
+        # Trumps are given only when nothing else is held (the receiver would return its worst card).
+        score = np.where(m["trumps"], -10.0 - _RANK[None, :], score)
+        return pick(score, card_bools(legal))
+
+    def _return(self, v: View, legal: np.ndarray, mask: np.ndarray, rng) -> np.ndarray:
+        m = self._model(v)
+        keep = self._future_value(v, m) + 2.0 * m["trumps"] + self.params["void_discard"] * m["card_len"] \
+            + _RANK[None, :] / 1000.0
+        return pick(-keep, card_bools(legal))
+
+    def _discard(self, v: View, legal: np.ndarray, mask: np.ndarray, rng) -> np.ndarray:
+        m = self._model(v)
+        minimum = v.mode == MIN
+        nt = v.mode == NT
+        fv = self._future_value(v, m)
+        length_bonus = np.where(nt[:, None], self.params["nt_length_discard"] * np.maximum(m["card_len"] - 3, 0), 0.0)
+        void_pull = np.where(nt[:, None], 0.0, self.params["void_discard"]) * m["card_len"]
+        keep = fv + 2.0 * m["trumps"] + length_bonus + void_pull + _RANK[None, :] / 1000.0
+        danger = self._danger(m) + self.params["min_short"] * (m["card_len"] <= 2) + _RANK[None, :] / 1000.0
+        score = np.where(minimum[:, None], danger, -keep)
+        return pick(score, card_bools(legal))
+
+    # ------------------------------------------------------------------ play
+
+    def _play(self, v: View, legal: np.ndarray, mask: np.ndarray, rng) -> np.ndarray:
+        m = self._model(v)
+        allowed = card_bools(legal)
+        minimum = v.mode == MIN
+        best, _ = trick_best(v.trick, v.mode)
+        leading = best < 0
+        best_c = np.maximum(best, 0)
+        led_suit = np.where(leading, -1, v.trick[:, 0] // 13)
+        trump_suit = np.where(v.mode < 4, v.mode, -2)
+        trump_trick = leading | (led_suit == trump_suit)
+        best_trump = (best_c // 13 == trump_suit) & ~leading
+        # Cards that beat the best card so far (every card when leading).
+        higher = (_SUIT[None, :] == (best_c // 13)[:, None]) & (_RANK[None, :] > (best_c % 13)[:, None])
+        beats = leading[:, None] | higher | (m["trumps"] & ~best_trump[:, None])
+        remaining = 2 - v.position  # players still to play after me
+        p_win = beats.astype(np.float64)
+        for f in range(2):
+            # A trump ruffing a side suit is beaten by an over-ruff: void in the led suit, higher trump.
+            void_led = m["void"][np.arange(v.n), f, np.maximum(led_suit, 0)]
+            ruffing = 1.0 - void_led[:, None] * (1.0 - m["no_higher"][:, f])
+            nb = self._not_beat(m, f, trump_trick, ruffing, minimum)
+            p_win = p_win * np.where((remaining > f)[:, None], nb, 1.0)
+
+        tie = -_RANK[None, :] / 100.0
+        fv = self._future_value(v, m)
+        trump_mode = (v.mode < 4)[:, None]
+        nt = (v.mode == NT)[:, None]
+        # Following (trumps, NT): the chance to win now minus the future value spent. Unable to
+        # win: throw from short suits (void building, trumps) / keep long suits (NT).
+        P = self.params
+        losing = p_win <= 0
+        second = (v.position == 1)[:, None] & beats & ~minimum[:, None]
+        follow = (p_win - np.where(losing, P["throw_fv"], P["lam"]) * fv + tie - P["second_risk"] * second * (1.0 - p_win)
+                  + losing * (-P["void_follow"] * m["card_len"] * trump_mode + P["nt_length_follow"] * m["card_len"] * nt))
+        # Leading: cash likely winners and draw trumps; otherwise lead low from a short side suit
+        # (trumps) or from the longest suit (NT), not away from an honour that needs guarding.
+        my_trumps = (m["hand"] & m["trumps"]).sum(axis=1)
+        master_trump_draw = m["trumps"] & (m["k_above"] == 0) & (m["trump_out"] > 0)[:, None]
+        long_in_trumps = m["trumps"] & ((m["trump_out"] > 0) & (my_trumps > m["trump_out"]))[:, None]
+        guarded_honour = m["hand"] & (fv > 0.2) & (fv < 0.9) & ~m["trumps"]
+        suit_has_honour = guarded_honour.reshape(v.n, 4, 13).any(axis=2)[:, _SUIT]
+        short_bonus = (my_trumps > 0)[:, None] & ~m["trumps"]
+        short_bonus = short_bonus * P["short_lead"] * (4 - np.minimum(m["card_len"], 4))
+        weak = p_win < 0.5
+        lead = (P["lead_win"] * p_win + P["draw_master"] * master_trump_draw + P["draw_long"] * long_in_trumps * weak
+                + short_bonus * trump_mode + P["nt_long_lead"] * m["card_len"] * nt
+                - P["guard_lead"] * suit_has_honour * weak + tie)
+        plain = np.where(leading[:, None], lead, follow)
+        # MIN: avoid the trick, shed danger.
+        mini = -p_win + P["mu"] * self._danger(m) + _RANK[None, :] / 1000.0
+        score = np.where(minimum[:, None], mini, plain)
+        return pick(score, allowed)

@@ -1,0 +1,133 @@
+"""The observation decoded for rule-based agents: card sets as uint64 bitmasks, numbers as ints.
+
+Everything here comes from the observation vector (``sergeant_major_env.observation``,
+seats relative to the observer: 0 self, 1 left, 2 right), so an agent built on it never
+sees more than its seat knows. All arrays have the batch as leading axis.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sergeant_major_env.cards import SUIT_MASKS, TRUMPS, above, bits_to_bool, highest
+from sergeant_major_env.observation import SEGMENTS
+
+MODE_DECISION, GIVE_DECISION, RETURN_DECISION, DISCARD_DECISION, PLAY_DECISION = range(5)
+NT, MIN = 4, 5
+ALL_CARDS = np.uint64((1 << 52) - 1)
+SUITS4 = SUIT_MASKS[:4]
+CARD_RANK = np.arange(52) % 13
+CARD_SUIT = np.arange(52) // 13
+ABOVE = above(np.arange(52))
+"""ABOVE[c]: the cards of c's suit higher than c."""
+BELOW = np.array([SUIT_MASKS[c // 13] & ~ABOVE[c] & ~np.uint64(1 << c) for c in range(52)], dtype=np.uint64)
+"""BELOW[c]: the cards of c's suit lower than c."""
+
+# The 11 card planes come first, 52 wide each, in this order.
+_PLANES = ("hand", "played0", "played1", "played2", "trick0", "trick1", "trick2", "talon", "discards",
+           "given", "received")
+_CARD_WIDTH = SEGMENTS["decision"].start
+assert _CARD_WIDTH == 11 * 52
+
+
+def _segment_ints(obs: np.ndarray, name: str, scale: float) -> np.ndarray:
+    return np.rint(obs[:, SEGMENTS[name]] * scale).astype(np.int16)
+
+
+def _one_hot_index(block: np.ndarray) -> np.ndarray:
+    """Index of the set entry of each one-hot row, -1 for an all-zero row."""
+    return np.where(block.any(axis=1), block.argmax(axis=1), -1).astype(np.int8)
+
+
+class View:
+    """What one seat knows in each of B games (see the module docstring)."""
+
+    def __init__(self, obs: np.ndarray) -> None:
+        obs = np.asarray(obs, dtype=np.float32)
+        n = obs.shape[0]
+        self.n = n
+        packed = np.zeros((n, 11, 8), dtype=np.uint8)
+        packed[:, :, :7] = np.packbits(obs[:, :_CARD_WIDTH].reshape(n, 11, 52) > 0.5, axis=2, bitorder="little")
+        planes = packed.view("<u8")[:, :, 0].astype(np.uint64)
+        self.hand = planes[:, 0]
+        self.played = planes[:, 1:4]          # by relative seat
+        self.trick_sets = planes[:, 4:7]      # by position
+        self.trick = highest(self.trick_sets).astype(np.int64)  # card ids by position, -1 empty
+        self.talon = planes[:, 7]
+        self.discards = planes[:, 8]
+        self.given = planes[:, 9]
+        self.received = planes[:, 10]
+        self.decision = _one_hot_index(obs[:, SEGMENTS["decision"]] > 0.5)
+        self.mode = _one_hot_index(obs[:, SEGMENTS["mode"]] > 0.5).astype(np.int64)
+        self.role = _one_hot_index((obs[:, SEGMENTS["roles"]] > 0.5).reshape(n * 3, 3)).reshape(n, 3)  # role of each rel seat
+        self.targets = _segment_ints(obs, "targets", 8)
+        self.tricks_won = _segment_ints(obs, "tricks_won", 16)
+        self.leader = _one_hot_index(obs[:, SEGMENTS["trick_leader"]] > 0.5)  # rel seat, -1 before play
+        self.exchange_done = _segment_ints(obs, "exchange_done", 13)  # pairs 0>1 0>2 1>0 1>2 2>0 2>1
+        self.prev_points = _segment_ints(obs, "prev_points", 13)
+        self.scores = _segment_ints(obs, "scores", 50)
+        self.deal = _segment_ints(obs, "deal", 18)[:, 0]
+        self.modes_available = obs[:, SEGMENTS["modes_available"]][:, :6] > 0.5  # own modes
+        self.trumps = TRUMPS[np.where(self.mode >= 0, self.mode, 6)]  # trump set, 0 if none
+        self.position = (self.trick >= 0).sum(axis=1)  # my position in the current trick
+        played_all = np.bitwise_or.reduce(self.played, axis=1)
+        trick_all = np.bitwise_or.reduce(self.trick_sets, axis=1)
+        self.gone = played_all | trick_all | self.discards
+        """Cards out of play or on the table (and my own discards)."""
+        self.unseen = ALL_CARDS & ~self.hand & ~self.gone
+        """Cards that other seats may still hold (or the playmaker discarded)."""
+
+    def rows(self, index: np.ndarray) -> "View":
+        """A view of some games only (same attributes, fewer rows)."""
+        sub = object.__new__(View)
+        for key, value in self.__dict__.items():
+            sub.__dict__[key] = value[index] if isinstance(value, np.ndarray) else value
+        sub.n = len(index)
+        return sub
+
+
+def legal_sets(legal_mask: np.ndarray) -> np.ndarray:
+    """uint64[B]: the legal cards of each row (the card columns of the mask)."""
+    mask = np.asarray(legal_mask, dtype=bool)
+    n = mask.shape[0]
+    packed = np.zeros((n, 8), dtype=np.uint8)
+    packed[:, :7] = np.packbits(mask[:, :52], axis=1, bitorder="little")
+    return packed.view("<u8")[:, 0].astype(np.uint64)
+
+
+def card_bools(sets: np.ndarray) -> np.ndarray:
+    """bool[B, 52] from uint64[B] card sets."""
+    return bits_to_bool(sets, 52)
+
+
+def counts_above(sets: np.ndarray) -> np.ndarray:
+    """int[B, 52]: for each card c, how many cards of ``sets`` in c's suit beat c."""
+    return np.bitwise_count(sets[:, None] & ABOVE[None, :]).astype(np.int16)
+
+
+def counts_below(sets: np.ndarray) -> np.ndarray:
+    """int[B, 52]: for each card c, how many cards of ``sets`` in c's suit are lower than c."""
+    return np.bitwise_count(sets[:, None] & BELOW[None, :]).astype(np.int16)
+
+
+def suit_counts(sets: np.ndarray) -> np.ndarray:
+    """int[B, 4]: cards per suit."""
+    return np.bitwise_count(sets[:, None] & SUITS4[None, :]).astype(np.int16)
+
+
+def pick(scores: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """int64[B]: the allowed card (bool[B, 52]) with the highest score (first on ties)."""
+    return np.where(allowed, scores, -np.inf).argmax(axis=1).astype(np.int64)
+
+
+def trick_best(trick: np.ndarray, mode: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(card winning the trick so far, its position), -1 for empty tricks (R16)."""
+    suits = np.where(trick >= 0, trick // 13, -1)
+    ranks = trick % 13
+    trump = np.where(mode < 4, mode, -2)
+    led = suits[:, :1]
+    strength = np.where(trick < 0, -1,
+                        np.where(suits == trump[:, None], 26 + ranks, np.where(suits == led, 13 + ranks, 0)))
+    position = strength.argmax(axis=1)
+    best = np.take_along_axis(trick, position[:, None], axis=1)[:, 0]
+    return np.where(trick[:, 0] >= 0, best, -1), np.where(trick[:, 0] >= 0, position, -1)

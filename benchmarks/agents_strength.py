@@ -1,0 +1,118 @@
+"""Strength of agents: duplicate tables of three agents through the batched engine.
+
+    python benchmarks/agents_strength.py heuristic greedy greedy --groups 200
+    python benchmarks/agents_strength.py greedy random random --groups 200 --option num_deals=6
+
+Each duplicate *group* is one game seed played under every distinct seating of the three
+agents (6 seatings, or 3 when two agents are the same), so every agent plays the same
+cards from every seat. Reported per distinct agent: mean final points per game (an agent
+listed twice counts the mean of its two seats) with a 95% confidence interval over the
+groups, and the speed of the whole run. All games are batched: for each decision the
+games whose acting seat belongs to agent X are gathered and X decides for all of them
+in one ``act`` call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agents import make_agent  # noqa: E402
+from sergeant_major_env import Rules, engine  # noqa: E402
+from sergeant_major_env.cards import bits_to_bool  # noqa: E402
+from sergeant_major_env.observation import OBSERVATION_SIZE, observe  # noqa: E402
+
+
+def play_table(agents: list, seeds: np.ndarray, seatings: np.ndarray, rules: Rules, rng: np.random.Generator,
+               timings: dict | None = None) -> np.ndarray:
+    """Final scores ``int[B, 3]`` by seat; game i seats agent ``seatings[i, s]`` at seat s."""
+    state = engine.init(seeds, rules)
+    rows = np.arange(seeds.size)
+    needs_obs = [getattr(a, "needs_observations", True) for a in agents]
+    while True:
+        active = np.flatnonzero(state.phase != engine.OVER)
+        if active.size == 0:
+            break
+        legal = engine.legal_bits(state)
+        mask = bits_to_bool(legal, 58)
+        who = seatings[rows, np.maximum(state.to_act, 0)]
+        actions = np.zeros(seeds.size, dtype=np.int64)
+        obs = observe(state, np.maximum(state.to_act, 0)) if any(needs_obs) else None
+        for k, agent in enumerate(agents):
+            games = active[who[active] == k]
+            if games.size == 0:
+                continue
+            o = obs[games] if needs_obs[k] else np.zeros((games.size, OBSERVATION_SIZE), np.float32)
+            start = time.perf_counter()
+            actions[games] = agent.act(o, mask[games], rng)
+            if timings is not None:
+                t = timings.setdefault(k, [0.0, 0])
+                t[0] += time.perf_counter() - start
+                t[1] += games.size
+        engine.step(state, actions, legal=legal)
+    return state.final_scores.astype(np.int64)
+
+
+def duplicate_match(names: list[str], groups: int, seed: int, rules: Rules, batch_groups: int = 200):
+    agents = [make_agent(n) for n in names]
+    seatings = sorted(set(itertools.permutations(range(3))))
+    # Agents listed twice (same name) are the same player: index by distinct name.
+    distinct = list(dict.fromkeys(names))
+    slot_of = [distinct.index(n) for n in names]
+    perms = sorted(set(tuple(slot_of[i] for i in p) for p in seatings))
+    per_group = np.zeros((groups, len(distinct)))
+    rng = np.random.default_rng(seed)
+    timings: dict = {}
+    unique_agents = [agents[names.index(n)] for n in distinct]
+    start = time.perf_counter()
+    for g0 in range(0, groups, batch_groups):
+        g = np.arange(g0, min(groups, g0 + batch_groups))
+        seeds = np.repeat(seed * 1_000_003 + g, len(perms)).astype(np.uint64)
+        seat_table = np.tile(np.array(perms), (g.size, 1))
+        scores = play_table(unique_agents, seeds, seat_table, rules, rng, timings)
+        for k in range(len(distinct)):
+            pts = np.where(seat_table == k, scores, 0).sum(axis=1) / (seat_table == k).sum(axis=1)
+            per_group[g, k] = pts.reshape(g.size, len(perms)).mean(axis=1)
+    elapsed = time.perf_counter() - start
+    result = {"agents": names, "groups": groups, "games": groups * len(perms), "seconds": round(elapsed, 1),
+              "rules": rules.to_dict(), "results": {}}
+    for k, name in enumerate(distinct):
+        mean = per_group[:, k].mean()
+        half = 1.96 * per_group[:, k].std(ddof=1) / np.sqrt(groups) if groups > 1 else float("nan")
+        t = timings.get(k, [0.0, 1])
+        result["results"][name] = {"mean_points": round(float(mean), 3), "ci95": round(float(half), 3),
+                                   "decisions_per_s": round(t[1] / max(t[0], 1e-9))}
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("agents", nargs=3, help="three agent specs (make_agent names)")
+    parser.add_argument("--groups", type=int, default=200, help="duplicate groups (game seeds)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--batch-groups", type=int, default=200, help="groups played in one batch")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    rules = Rules.from_strings(args.option)
+    result = duplicate_match(args.agents, args.groups, args.seed, rules, args.batch_groups)
+    if args.json:
+        print(json.dumps(result))
+        return
+    print(f"{' vs '.join(args.agents)}: {result['games']} games ({result['groups']} duplicate groups), "
+          f"{result['seconds']} s, rules {rules.to_dict()}")
+    for name, r in result["results"].items():
+        print(f"  {name:>12}: {r['mean_points']:+.2f} ± {r['ci95']:.2f} points per game   "
+              f"({r['decisions_per_s']:,} decisions/s in act)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,143 @@
+"""Evaluate 3-5-8 agents against each other on duplicate deals.
+
+    python evaluate.py                                                  # the baselines, 120 games
+    python evaluate.py --agents heuristic,random,random --games 1200 --seed 0
+    python evaluate.py --agents ppo:runs/ppo/model.zip,heuristic,greedy --games 600 \\
+        --json eval.json --csv eval.csv --plot eval.png --record games.jsonl
+    python evaluate.py --agents heuristic,greedy,random,random --options num_deals=6 exchanges=false
+
+Agents are names for agents.make_agent ("random", "greedy", "heuristic", "ppo:PATH", ...);
+naming one twice seats two copies of it. Games come in duplicate groups of six: the same
+deals (seed + j for group j) are played under all six seatings of the three agents, so the
+luck of the cards largely cancels. With four or more agents every 3-agent table plays
+--games games (a round robin, same deals at every table). The table shows each agent's mean
+points per game with a 95% confidence interval (Student t over the duplicate groups), its
+win rate (R6: equal totals share the win) and its mean place (ties share places), then the
+head-to-head margins. The machinery is sergeant_major_env.evaluation.play_tables.
+
+Exit status: 0 on success, 2 for bad arguments (an unknown agent or rule option), 1 when an
+output file cannot be written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from sergeant_major_env import Rules
+from sergeant_major_env.evaluation import SEATINGS, format_rich, play_tables, resolve_agents
+
+
+def parse_args(argv=None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
+    parser = argparse.ArgumentParser(
+        prog="evaluate.py", description=__doc__.split("\n\n")[0].strip() + " Example runs and details below.",
+        epilog="\n\n".join(__doc__.split("\n\n")[1:]), formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--agents", default="heuristic,greedy,random", metavar="A,B,C",
+                        help="comma-separated agent names, at least three (default: heuristic,greedy,random)")
+    parser.add_argument("--games", type=int, default=120, metavar="N",
+                        help="games per table, rounded up to a multiple of 6 (default 120)")
+    parser.add_argument("--seed", type=int, default=0, metavar="S",
+                        help="group j plays engine seed S+j; also seeds the agents' randomness (default 0)")
+    parser.add_argument("--options", "--option", dest="options", action="extend", nargs="+", default=[],
+                        metavar="NAME=VALUE",
+                        help=f"rule options (RULES.md section 9): {', '.join(Rules.names())}")
+    parser.add_argument("--seatings", choices=SEATINGS, default="duplicate",
+                        help="duplicate: each deal under all six seatings (default); fixed: agents in the "
+                             "order given, one game per seed")
+    parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    parser.add_argument("--csv", metavar="FILE", help="write one row per agent as CSV")
+    parser.add_argument("--plot", metavar="FILE.png", help="bar chart of mean points with 95%% error bars")
+    parser.add_argument("--record", metavar="FILE",
+                        help="write every game's record (RULES.md section 11) as JSON Lines")
+    parser.add_argument("--batch-size", type=int, default=12_000, metavar="B",
+                        help="most games played together in one batch (default 12000)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return parser.parse_args(argv), parser
+
+
+def plot(result, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    stats = sorted(result.agents, key=lambda s: -s.mean_points)
+    means = [s.mean_points for s in stats]
+    low = [s.mean_points - s.ci95[0] if s.ci95 else 0.0 for s in stats]
+    high = [s.ci95[1] - s.mean_points if s.ci95 else 0.0 for s in stats]
+    figure, axes = plt.subplots(figsize=(1.6 * len(stats) + 2.5, 4.2))
+    bars = axes.bar([s.name for s in stats], means, yerr=[low, high], capsize=6,
+                    color=["tab:green" if m >= 0 else "tab:red" for m in means], alpha=0.8)
+    axes.bar_label(bars, labels=[f"{m:+.2f}" for m in means], padding=3, label_type="center")
+    axes.axhline(0, color="black", linewidth=0.8)
+    axes.set_ylabel("mean points per game (95% CI)")
+    axes.set_title(f"3-5-8: {result.games} games, {result.seatings} seatings, "
+                   f"{result.rules.num_deals} deals a game, seed {result.seed}")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def main(argv=None) -> int:
+    args, parser = parse_args(argv)
+
+    # Arguments: every problem is reported before any game is played (exit status 2).
+    try:
+        rules = Rules.from_strings(args.options)
+    except ValueError as error:
+        parser.error(str(error))
+    if args.games < 1 or args.seed < 0 or args.batch_size < 6:
+        parser.error("--games must be at least 1, --seed at least 0 and --batch-size at least 6")
+    names = [name.strip() for name in args.agents.split(",") if name.strip()]
+    if len(names) < 3:
+        parser.error(f"--agents needs at least three agents (name one twice to seat it twice), got {names}")
+    try:
+        agents, labels = resolve_agents(names)
+    except ValueError as error:
+        parser.error(str(error))
+
+    # Play: all games of all tables advance together through the batched engine.
+    start = time.perf_counter()
+    result = play_tables(agents, games=args.games, seed=args.seed, rules=rules, seatings=args.seatings,
+                         record=bool(args.record), progress=not args.no_progress, batch_size=args.batch_size,
+                         names=labels)
+    elapsed = time.perf_counter() - start
+
+    # Report: a table on the terminal (rich when installed), then the requested files.
+    try:
+        from rich.console import Console
+
+        console = Console()
+        for renderable in format_rich(result):
+            console.print(renderable)
+    except ImportError:
+        print(result.format_text())
+    if args.seatings == "duplicate" and args.games % 6:
+        print(f"(--games {args.games} rounded up to {result.games // len(result.tables)} per table: "
+              f"duplicate groups hold six games)")
+    print(f"{result.games} games in {elapsed:.1f} s ({result.games / elapsed:,.0f} games/s)")
+    try:
+        if args.json:
+            result.to_json(args.json)
+            print(f"wrote {args.json}")
+        if args.csv:
+            result.to_csv(args.csv)
+            print(f"wrote {args.csv}")
+        if args.plot:
+            plot(result, args.plot)
+            print(f"wrote {args.plot}")
+        if args.record:
+            from sergeant_major_env.records import write_jsonl
+
+            count = write_jsonl(result.records, args.record)
+            print(f"wrote {count} game records to {args.record}")
+    except OSError as error:
+        print(f"evaluate.py: error: cannot write {error.filename or 'output'}: {error.strerror or error}",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,567 @@
+"""Tournaments between agents: duplicate deals, batched play, statistics with confidence intervals.
+
+    from sergeant_major_env.evaluation import play_tables
+    result = play_tables("heuristic,greedy,random", games=1200, seed=0)
+    print(result.format_text())
+    result.to_json("eval.json")
+
+:func:`play_tables` is the one entry point (``evaluate.py`` is its command line; training
+calls it for periodic evaluation). Agents are names for ``agents.make_agent`` (imported
+lazily, only when a name has to be resolved) or objects with the batched interface of
+:mod:`sergeant_major_env.policies` (``act(observations, legal_mask, rng) -> int64[B]``).
+
+**Duplicate deals** (``seatings="duplicate"``, the default). Games come in *groups* of six:
+group j uses the engine's per-game seed ``seed + j`` for all six permutations of the three
+agents over seats 0-2. The engine's cards depend only on a game's seed and the deal's index
+(:mod:`~sergeant_major_env.engine`), so all six games of a group are dealt exactly the same
+cards, deal by deal, as long as the same deal is being played; what differs is who holds
+them. This cancels most of the luck of the cards in comparisons. ``games`` is rounded up to
+a multiple of six. ``seatings="fixed"`` plays the agents in the order given, game i with seed
+``seed + i`` (each game is then its own group).
+
+**More than three agents**: every 3-agent combination plays a table of ``games`` games (a
+round robin); all tables use the same seeds, so they see the same deals too. Per-agent
+aggregates pool an agent's games over its tables.
+
+**Batching**: all games of all tables advance together in one engine state (up to
+``batch_size`` games at a time). At each decision, for each agent, the games whose acting
+seat it holds are gathered and the agent's ``act`` is called once on that subset; there is
+no Python loop over games. Observations are computed only when an acting agent needs them
+(``needs_observations``, :mod:`~sergeant_major_env.policies`).
+
+**Statistics** (see :func:`summarize`): the unit of independence is the group (the six games
+of a seed; one game with ``"fixed"``). For an agent, each group gives the average of its
+points over its games in that group (over its tables, too, with a round robin); the mean of
+those group averages is ``mean_points`` and ``ci95`` is the Student-t interval
+``mean +- t(0.975, n-1) * sd / sqrt(n)`` over the n group averages. The t quantiles come from
+a small table (:data:`T_TABLE`, interpolated in 1/df, no scipy needed); for n >= 120 they are
+within 0.02 of the normal 1.96. With a single group there is no interval (``null``).
+
+* ``win_rate``: R6, equal totals share the win: each of k tied leaders gets 1/k of a win.
+* ``mean_place``: 1 = first; tied players share (average) their places: two tied first are
+  1.5 each, three tied are 2 each.
+* ``head_to_head``: for each pair (a, b) of agents that met, the per-group average of
+  ``points(a) - points(b)`` over the games in which both played, its mean (``margin``) and
+  t-interval, and ``a_ahead`` (the share of those games where a finished above b; ties 1/2).
+
+The result (:class:`EvaluationResult`) converts to JSON (:meth:`~EvaluationResult.to_dict`),
+CSV and a text table; with ``record`` it also holds every game's record (RULES.md section 11,
+``players`` = the agents' names by seat).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import itertools
+import json
+import math
+import sys
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from . import engine
+from .engine import places, win_credits  # R6; re-exported for callers of this module
+from .cards import NUM_ACTIONS, bits_to_bool
+from .observation import OBSERVATION_SIZE, observe
+from .policies import checked_actions, needs_observations, policy_name
+from .rules import Rules
+
+SEATINGS = ("duplicate", "fixed")
+PERMUTATIONS = tuple(itertools.permutations(range(3)))  # the six seatings of a duplicate group
+
+# Two-sided 95% Student-t quantiles t(0.975, df); between entries the value is interpolated
+# linearly in 1/df (exact to 3 decimals at the entries, within 0.003 in between).
+T_TABLE = {
+    1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
+    10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110,
+    18: 2.101, 19: 2.093, 20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064, 25: 2.060,
+    26: 2.056, 27: 2.052, 28: 2.048, 29: 2.045, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980,
+}
+Z95 = 1.959964  # df = infinity
+_T_DF = np.array(sorted(T_TABLE), dtype=float)
+_T_VALUES = np.array([T_TABLE[int(d)] for d in _T_DF])
+
+_ZEROS = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
+_ZEROS.flags.writeable = False
+
+
+def _zeros(rows: int) -> np.ndarray:
+    """Read-only zero observations for agents that do not read them (``needs_observations``)."""
+    return np.broadcast_to(_ZEROS, (rows, OBSERVATION_SIZE))
+
+
+def t_quantile_95(df: int) -> float:
+    """t(0.975, df), the factor of a two-sided 95% interval with ``df`` degrees of freedom."""
+    if df < 1:
+        raise ValueError(f"degrees of freedom must be at least 1, got {df}")
+    if df in T_TABLE:
+        return T_TABLE[df]
+    if df > 120:  # interpolate in 1/df between 120 and infinity (1/df = 0)
+        return Z95 + (T_TABLE[120] - Z95) * 120 / df
+    # np.interp needs increasing x: use 1/df descending -> reverse the arrays.
+    return float(np.interp(1 / df, 1 / _T_DF[::-1], _T_VALUES[::-1]))
+
+
+def mean_ci(values: Sequence[float] | np.ndarray) -> tuple[float, list[float] | None]:
+    """(mean, [low, high]) of a 95% t-interval for the mean of independent ``values``;
+    the interval is ``None`` with fewer than two values."""
+    values = np.asarray(values, dtype=float)
+    if values.size == 0:
+        return float("nan"), None
+    mean = float(values.mean())
+    if values.size < 2:
+        return mean, None
+    half = t_quantile_95(values.size - 1) * float(values.std(ddof=1)) / math.sqrt(values.size)
+    return mean, [mean - half, mean + half]
+
+
+# ============================================================================ agents
+
+def resolve_agents(agents: str | Sequence[Any]) -> tuple[list[Any], list[str]]:
+    """Agent objects and distinct display names from names and/or objects.
+
+    ``agents`` is a comma-separated string or a sequence of names (for ``agents.make_agent``)
+    and agent objects. A name that occurs again gets a suffix (``random``, ``random#2``) so
+    that every player of the tournament is told apart. Raises ValueError for an unknown name.
+    """
+    if isinstance(agents, str):
+        agents = [a.strip() for a in agents.split(",") if a.strip()]
+    agents = list(agents)
+    objects, names = [], []
+    for item in agents:
+        if isinstance(item, str):
+            obj, name = make_named_agent(item), item
+        else:
+            obj, name = item, policy_name(item)
+        if not callable(getattr(obj, "act", None)):
+            raise ValueError(f"agent {name!r} has no batched act(observations, legal_mask, rng) method")
+        objects.append(obj)
+        names.append(name)
+    seen: dict[str, int] = {}
+    labels = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        labels.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+    return objects, labels
+
+
+def make_named_agent(name: str) -> Any:
+    """``agents.make_agent(name)``, imported on first use; a ValueError names the problem."""
+    try:
+        from agents import make_agent
+    except ImportError as error:
+        raise ValueError(f"cannot make agent {name!r}: the agents package is not available ({error})") from None
+    try:
+        return make_agent(name)
+    except ValueError:
+        raise  # the registry's own message names the agent and the known ones
+    except Exception as error:  # noqa: BLE001 - bad paths, broken checkpoints: one clear message
+        message = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
+        raise ValueError(f"cannot make agent {name!r}: {type(error).__name__}: {message}") from None
+
+
+# ============================================================================ schedule
+
+@dataclasses.dataclass
+class Schedule:
+    """Every game of a tournament: its seed, the players in seats 0-2, its table and group."""
+
+    seeds: np.ndarray       # uint64[G]
+    seat_players: np.ndarray  # int64[G, 3]  index into the player list
+    table: np.ndarray       # int64[G]     index into ``tables``
+    group: np.ndarray       # int64[G]     duplicate group (seed index); the unit of the statistics
+    tables: list[tuple[int, ...]]
+
+
+def make_schedule(num_players: int, games: int, seed: int, seatings: str = "duplicate") -> Schedule:
+    """The games of every 3-player table (round robin over ``num_players``), see the module docstring."""
+    if seatings not in SEATINGS:
+        raise ValueError(f"seatings must be one of {', '.join(map(repr, SEATINGS))}, got {seatings!r}")
+    if num_players < 3:
+        raise ValueError(f"a table needs three agents, got {num_players} (name an agent twice to seat it twice)")
+    if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 1:
+        raise ValueError(f"games must be a positive integer, got {games!r}")
+    engine.game_seeds(seed, 1)  # validates the seed
+    tables = list(itertools.combinations(range(num_players), 3))
+    if seatings == "duplicate":
+        groups = -(-int(games) // 6)
+        group = np.repeat(np.arange(groups), 6)
+        order = np.array(PERMUTATIONS * groups)  # [games, 3]: player position in the table per seat
+    else:
+        groups = int(games)
+        group = np.arange(groups)
+        order = np.tile(np.arange(3), (groups, 1))
+    seat_players = np.array(tables)[:, order]  # [T, games, 3]: the player in each seat
+    per_table = group.size
+    return Schedule(
+        seeds=np.tile(engine.game_seeds(seed, groups)[group], len(tables)),
+        seat_players=seat_players.reshape(-1, 3).astype(np.int64),
+        table=np.repeat(np.arange(len(tables)), per_table),
+        group=np.tile(group, len(tables)),
+        tables=tables,
+    )
+
+
+# ============================================================================ play
+
+def play_games(players: Sequence[Any], seeds: np.ndarray, seat_players: np.ndarray, rules: Rules,
+               rng: np.random.Generator, recorder_names: list[list[str]] | None = None,
+               on_deals=None) -> tuple[np.ndarray, list[dict] | None]:
+    """Play the games (seed, players by seat) together in one engine state until all are over.
+
+    Returns (final scores int16[G, 3], records in game order or None). ``recorder_names``
+    (the players' names by seat, per game) switches recording on. ``on_deals(n)`` is called
+    with the number of deals that just ended, for a progress bar.
+    """
+    state = engine.init(seeds, rules)
+    batch = state.batch_size
+    rows = np.arange(batch)
+    seat_players = np.asarray(seat_players, dtype=np.int64)
+    # Column 3 answers to_act = -1 (game over): no player acts.
+    actor_table = np.concatenate([seat_players, np.full((batch, 1), -1, dtype=np.int64)], axis=1)
+    wants_obs = [needs_observations(p) for p in players]
+    recorder = finished = None
+    if recorder_names is not None:
+        from .records import Recorder
+
+        recorder = Recorder(state, ["?"] * 3)
+        finished = [None] * batch
+    actions = np.zeros(batch, dtype=np.int64)
+    while True:
+        legal = engine.legal_bits(state)
+        to_act = state.to_act.astype(np.intp)
+        actor = actor_table[rows, to_act]  # -1 indexes column 3: finished games
+        present = np.bincount(actor + 1, minlength=len(players) + 1)[1:]
+        if not present.any():
+            break
+        mask = bits_to_bool(legal, NUM_ACTIONS)
+        actions[:] = 0
+        for k in np.flatnonzero(present).tolist():
+            player = players[k]
+            if present[k] == batch:
+                games = rows
+                obs = observe(state, to_act) if wants_obs[k] else _zeros(batch)
+            else:
+                games = np.flatnonzero(actor == k)
+                # Observing a copy of the subset is cheaper than slicing a full observation.
+                obs = observe(state.take(games), to_act[games]) if wants_obs[k] else _zeros(games.size)
+            actions[games] = checked_actions(player, player.act(obs, mask[games], rng), games.size)
+        if recorder is None:
+            engine.step(state, actions, legal=legal)
+        else:
+            before = len(recorder.finished)
+            recorder.step(actions)
+            ended = np.flatnonzero(state.game_ended)
+            # Recorder appends the games that ended in a step in ascending slot order.
+            if len(recorder.finished) - before != ended.size:
+                raise RuntimeError("records.Recorder did not finish one record per ended game")
+            for g, record in zip(ended.tolist(), recorder.finished[before:]):
+                record["players"] = list(recorder_names[g])
+                finished[g] = record
+        if on_deals is not None:
+            ended_deals = int(np.count_nonzero(state.deal_ended))
+            if ended_deals:
+                on_deals(ended_deals)
+    return state.final_scores.copy(), finished
+
+
+def play_tables(agents: str | Sequence[Any], games: int = 120, seed: int = 0, rules: Rules | dict | None = None,
+                seatings: str = "duplicate", record: bool | str = False, progress: bool = True,
+                batch_size: int = 12_000, rng_seed: int | None = None,
+                names: Sequence[str] | None = None) -> "EvaluationResult":
+    """Play a tournament and return its statistics (see the module docstring).
+
+    ``agents``: names (a list or a comma-separated string) and/or agent objects, at least
+    three; with more, every 3-agent table plays ``games`` games. ``games`` per table (rounded
+    up to a multiple of 6 with duplicate seatings). ``seed``: group j plays engine seed
+    ``seed + j``. ``rules``: :class:`Rules` or a dict of rule options. ``record``: True keeps
+    every game's record in ``result.records``; a path also writes them as JSON Lines.
+    ``progress``: a tqdm bar (deals played) on stderr, when it is a terminal. ``batch_size``:
+    most games stepped together. ``rng_seed``: seed of the agents' random generator (default
+    ``seed``). ``names``: display names of the agents, in order (default: their names, a
+    repeated one suffixed ``#2``, ``#3``...).
+    """
+    rules = Rules.from_dict(rules) if isinstance(rules, dict) or rules is None else rules
+    if not isinstance(rules, Rules):
+        raise TypeError(f"rules must be a Rules or a dict of rule options, got {rules!r}")
+    players, labels = resolve_agents(agents)
+    if names is None:
+        names = labels
+    elif len(names) != len(players) or len(set(names)) != len(names):
+        raise ValueError(f"names must be {len(players)} distinct names, got {list(names)!r}")
+    names = list(names)
+    schedule = make_schedule(len(players), games, seed, seatings)
+    rng = np.random.default_rng(seed if rng_seed is None else rng_seed)
+    total = schedule.seeds.size
+    seat_names = [[names[p] for p in row] for row in schedule.seat_players.tolist()] if record else None
+
+    bar = _progress_bar(total * rules.num_deals, progress, f"{total} games")
+    scores = np.zeros((total, 3), dtype=np.int16)
+    records: list[dict] | None = [] if record else None
+    # Games are independent (a game's cards depend on its seed only), so chunks of
+    # consecutive games can be played one after the other.
+    step = max(6, batch_size - batch_size % 6)
+    try:
+        for start in range(0, total, step):
+            part = slice(start, min(start + step, total))
+            chunk_scores, chunk_records = play_games(
+                players, schedule.seeds[part], schedule.seat_players[part], rules, rng,
+                seat_names[part] if record else None, bar.update if bar is not None else None)
+            scores[part] = chunk_scores
+            if records is not None:
+                records.extend(chunk_records)
+    finally:
+        if bar is not None:
+            bar.close()
+    if isinstance(record, str) and records is not None:
+        from .records import write_jsonl
+
+        write_jsonl(records, record)
+    result = summarize(names, schedule, scores, rules=rules, seed=seed, seatings=seatings)
+    result.records = records
+    return result
+
+
+def _progress_bar(total: int, enabled: bool, description: str):
+    if not enabled:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    # disable=None: no bar when stderr is not a terminal (logs, pipes, tests).
+    return tqdm(total=total, unit="deal", desc=description, file=sys.stderr, leave=False, dynamic_ncols=True,
+                disable=None)
+
+
+# ============================================================================ statistics
+
+@dataclasses.dataclass
+class AgentStats:
+    name: str
+    games: int
+    mean_points: float
+    ci95: list[float] | None
+    win_rate: float
+    win_rate_ci95: list[float] | None
+    mean_place: float
+    groups: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return _clean(dataclasses.asdict(self))
+
+
+@dataclasses.dataclass
+class HeadToHead:
+    a: str
+    b: str
+    games: int
+    margin: float
+    ci95: list[float] | None
+    a_ahead: float
+    groups: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return _clean(dataclasses.asdict(self))
+
+
+@dataclasses.dataclass
+class TableResult:
+    agents: list[str]
+    games: int
+    stats: list[AgentStats]
+    head_to_head: list[HeadToHead]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"agents": [s.to_dict() for s in self.stats], "players": list(self.agents), "games": self.games,
+                "head_to_head": [h.to_dict() for h in self.head_to_head]}
+
+
+@dataclasses.dataclass
+class EvaluationResult:
+    """What :func:`play_tables` found; ``to_dict()`` is its JSON form."""
+
+    names: list[str]
+    games: int
+    seed: int
+    seatings: str
+    rules: Rules
+    agents: list[AgentStats]
+    tables: list[TableResult]
+    head_to_head: list[HeadToHead]
+    schedule: Schedule
+    scores: np.ndarray  # int16[G, 3] final scores by seat, in schedule order
+    records: list[dict] | None = None
+
+    def agent(self, name: str) -> AgentStats:
+        for stats in self.agents:
+            if stats.name == name:
+                return stats
+        raise KeyError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "games": self.games,
+            "games_per_table": self.games // len(self.tables),
+            "seed": self.seed,
+            "seatings": self.seatings,
+            "rules": self.rules.to_dict(),
+            "agents": [s.to_dict() for s in self.agents],
+            "tables": [t.to_dict() for t in self.tables],
+            "head_to_head": [h.to_dict() for h in self.head_to_head],
+            "statistics": ("per-group averages (group = the games of one seed: six seatings with "
+                           "duplicate deals, one game with fixed seatings); mean and 95% Student-t "
+                           "interval over groups; R6 ties share the win; tied places are averaged"),
+        }
+
+    def to_json(self, path: str) -> None:
+        with open(path, "w", encoding="utf-8") as file:
+            json.dump(self.to_dict(), file, indent=2)
+            file.write("\n")
+
+    def csv_rows(self) -> list[dict[str, Any]]:
+        """One row per agent overall (``table`` = ``all``) and per agent of each table."""
+        rows = []
+        scopes = [("all", self.agents)] + [("|".join(t.agents), t.stats) for t in self.tables]
+        if len(self.tables) == 1:
+            scopes = scopes[:1]
+        for scope, stats in scopes:
+            for s in stats:
+                low, high = s.ci95 if s.ci95 else (None, None)
+                rows.append({"table": scope, "agent": s.name, "games": s.games,
+                             "mean_points": _round(s.mean_points), "ci95_low": _round(low),
+                             "ci95_high": _round(high), "win_rate": _round(s.win_rate),
+                             "mean_place": _round(s.mean_place)})
+        return rows
+
+    def to_csv(self, path: str) -> None:
+        rows = self.csv_rows()
+        with open(path, "w", encoding="utf-8", newline="") as file:
+            writer = csv.DictWriter(file, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+
+    def format_text(self) -> str:
+        """A plain-text table of the agents and the head-to-head margins."""
+        header = (f"{self.games} games ({self.seatings} seatings, seed {self.seed}, "
+                  f"{self.rules.num_deals} deals a game)")
+        lines = [header, ""]
+        cols = f"{'agent':<16}{'games':>7}{'points/game':>13}{'95% CI':>18}{'win rate':>10}{'place':>7}"
+        lines += [cols, "-" * len(cols)]
+        for s in sorted(self.agents, key=lambda s: -s.mean_points):
+            lines.append(f"{s.name:<16}{s.games:>7}{s.mean_points:>+13.2f}{format_ci(s.ci95):>18}"
+                         f"{s.win_rate:>10.1%}{s.mean_place:>7.2f}")
+        if self.head_to_head:
+            lines += ["", f"{'head to head':<28}{'margin':>9}{'95% CI':>18}{'ahead':>8}"]
+            for h in self.head_to_head:
+                lines.append(f"{h.a + ' vs ' + h.b:<28}{h.margin:>+9.2f}{format_ci(h.ci95):>18}{h.a_ahead:>8.1%}")
+        return "\n".join(lines)
+
+
+def format_ci(ci: list[float] | None) -> str:
+    return "n/a" if ci is None else f"[{ci[0]:+.2f}, {ci[1]:+.2f}]"
+
+
+def _round(x: float | None, digits: int = 4) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), digits)
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: floats rounded, NaN to None."""
+    if isinstance(value, float):
+        return _round(value, 6)
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _group_means(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Average of ``values`` per group, over the groups present (in group order)."""
+    if values.size == 0:
+        return values.astype(float)
+    present, inverse = np.unique(groups, return_inverse=True)
+    sums = np.bincount(inverse, weights=values, minlength=present.size)
+    counts = np.bincount(inverse, minlength=present.size)
+    return sums / counts
+
+
+def _agent_stats(name: str, points: np.ndarray, wins: np.ndarray, place: np.ndarray,
+                 groups: np.ndarray) -> AgentStats:
+    mean, ci = mean_ci(_group_means(points, groups))
+    win_rate, win_ci = mean_ci(_group_means(wins, groups))
+    return AgentStats(name=name, games=int(points.size), mean_points=mean, ci95=ci, win_rate=win_rate,
+                      win_rate_ci95=win_ci, mean_place=float(place.mean()) if place.size else float("nan"),
+                      groups=int(np.unique(groups).size))
+
+
+def summarize(names: Sequence[str], schedule: Schedule, scores: np.ndarray, rules: Rules | None = None,
+              seed: int = 0, seatings: str = "duplicate") -> EvaluationResult:
+    """The statistics of played games (see the module docstring): overall, per table, head to head."""
+    scores = np.asarray(scores, dtype=np.int64)
+    credits = win_credits(scores)
+    place = places(scores)
+    seat_players = schedule.seat_players
+    num_games = scores.shape[0]
+    # Long form: one row per (game, seat).
+    player = seat_players.reshape(-1)
+    game = np.repeat(np.arange(num_games), 3)
+    points, wins, placed = scores.reshape(-1), credits.reshape(-1), place.reshape(-1)
+    group, table = schedule.group[game], schedule.table[game]
+    # points[g, player] for the head-to-head margins (NaN where the player is not seated).
+    by_player = np.full((num_games, len(names)), np.nan)
+    by_player[game, player] = points
+
+    def stats_for(rows: np.ndarray, p: int) -> AgentStats:
+        return _agent_stats(names[p], points[rows], wins[rows], placed[rows], group[rows])
+
+    def pair_for(games: np.ndarray, a: int, b: int) -> HeadToHead:
+        diff = by_player[games, a] - by_player[games, b]
+        margin, ci = mean_ci(_group_means(diff, schedule.group[games]))
+        ahead = float(np.mean((diff > 0) + 0.5 * (diff == 0))) if diff.size else float("nan")
+        return HeadToHead(a=names[a], b=names[b], games=int(games.size), margin=margin, ci95=ci, a_ahead=ahead,
+                          groups=int(np.unique(schedule.group[games]).size))
+
+    overall = [stats_for(np.flatnonzero(player == p), p) for p in range(len(names))]
+    tables = []
+    for t, members in enumerate(schedule.tables):
+        in_table = table == t
+        games_t = np.flatnonzero(schedule.table == t)
+        tables.append(TableResult(
+            agents=[names[p] for p in members], games=int(games_t.size),
+            stats=[stats_for(np.flatnonzero(in_table & (player == p)), p) for p in members],
+            head_to_head=[pair_for(games_t, a, b) for a, b in itertools.combinations(members, 2)]))
+    pairs = []
+    for a, b in itertools.combinations(range(len(names)), 2):
+        both = np.flatnonzero(~np.isnan(by_player[:, a]) & ~np.isnan(by_player[:, b]))
+        pairs.append(pair_for(both, a, b))
+    return EvaluationResult(names=list(names), games=num_games, seed=seed, seatings=seatings,
+                            rules=rules if rules is not None else Rules(), agents=overall, tables=tables,
+                            head_to_head=pairs, schedule=schedule, scores=scores)
+
+
+def format_rich(result: EvaluationResult) -> Iterable[Any]:
+    """rich renderables (tables) of a result; raises ImportError without rich."""
+    from rich.table import Table
+
+    title = (f"{result.games} games, {result.seatings} seatings, seed {result.seed}, "
+             f"{result.rules.num_deals} deal{'s' if result.rules.num_deals > 1 else ''} a game")
+    table = Table(title=title)
+    for column, justify in (("agent", "left"), ("games", "right"), ("points/game", "right"), ("95% CI", "right"),
+                            ("win rate", "right"), ("mean place", "right")):
+        table.add_column(column, justify=justify)
+    for s in sorted(result.agents, key=lambda s: -s.mean_points):
+        table.add_row(s.name, str(s.games), f"{s.mean_points:+.2f}", format_ci(s.ci95), f"{s.win_rate:.1%}",
+                      f"{s.mean_place:.2f}")
+    yield table
+    if result.head_to_head:
+        h2h = Table(title="head to head (points of a minus points of b, per game)")
+        for column, justify in (("a", "left"), ("b", "left"), ("games", "right"), ("margin", "right"),
+                                ("95% CI", "right"), ("a ahead", "right")):
+            h2h.add_column(column, justify=justify)
+        for h in result.head_to_head:
+            h2h.add_row(h.a, h.b, str(h.games), f"{h.margin:+.2f}", format_ci(h.ci95), f"{h.a_ahead:.1%}")
+        yield h2h
