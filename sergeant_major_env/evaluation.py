@@ -64,8 +64,8 @@ import numpy as np
 from . import engine
 from .engine import places, win_credits  # R6; re-exported for callers of this module
 from .cards import NUM_ACTIONS, bits_to_bool
-from .observation import OBSERVATION_SIZE, observe
-from .policies import checked_actions, needs_observations, policy_name
+from .observation import observe
+from .policies import checked_actions, needs_observations, policy_name, zeros_observations
 from .rules import Rules
 
 SEATINGS = ("duplicate", "fixed")
@@ -82,15 +82,6 @@ T_TABLE = {
 Z95 = 1.959964  # df = infinity
 _T_DF = np.array(sorted(T_TABLE), dtype=float)
 _T_VALUES = np.array([T_TABLE[int(d)] for d in _T_DF])
-
-_ZEROS = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
-_ZEROS.flags.writeable = False
-
-
-def _zeros(rows: int) -> np.ndarray:
-    """Read-only zero observations for agents that do not read them (``needs_observations``)."""
-    return np.broadcast_to(_ZEROS, (rows, OBSERVATION_SIZE))
-
 
 def t_quantile_95(df: int) -> float:
     """t(0.975, df), the factor of a two-sided 95% interval with ``df`` degrees of freedom."""
@@ -242,11 +233,11 @@ def play_games(players: Sequence[Any], seeds: np.ndarray, seat_players: np.ndarr
             player = players[k]
             if present[k] == batch:
                 games = rows
-                obs = observe(state, to_act) if wants_obs[k] else _zeros(batch)
+                obs = observe(state, to_act) if wants_obs[k] else zeros_observations(batch)
             else:
                 games = np.flatnonzero(actor == k)
                 # Observing a copy of the subset is cheaper than slicing a full observation.
-                obs = observe(state.take(games), to_act[games]) if wants_obs[k] else _zeros(games.size)
+                obs = observe(state.take(games), to_act[games]) if wants_obs[k] else zeros_observations(games.size)
             actions[games] = checked_actions(player, player.act(obs, mask[games], rng), games.size)
         if recorder is None:
             engine.step(state, actions, legal=legal)

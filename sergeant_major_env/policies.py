@@ -35,6 +35,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from .observation import OBSERVATION_SIZE
+
 
 @runtime_checkable
 class Policy(Protocol):
@@ -65,6 +67,15 @@ class RandomPolicy:
 
     def __repr__(self) -> str:
         return "RandomPolicy()"
+
+
+_ZEROS = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
+_ZEROS.flags.writeable = False
+
+
+def zeros_observations(rows: int) -> np.ndarray:
+    """A read-only float32[rows, OBSERVATION_SIZE] of zeros, for policies that ignore them."""
+    return np.broadcast_to(_ZEROS, (rows, OBSERVATION_SIZE))
 
 
 def policy_name(policy: object) -> str:

@@ -70,8 +70,8 @@ from gymnasium import spaces
 from . import engine
 from .cards import NUM_ACTIONS, action_name, bits_to_bool, card_list
 from .engine import DECISIONS, OVER, ROLE_NAMES, IllegalActionError
-from .observation import OBSERVATION_SIZE, observation_bounds, observe
-from .policies import RandomPolicy, check_policy, checked_actions, needs_observations
+from .observation import observation_bounds, observe
+from .policies import RandomPolicy, check_policy, checked_actions, needs_observations, zeros_observations
 from .rules import Rules
 
 ENV_ID = "SergeantMajor-v0"
@@ -141,15 +141,6 @@ def replace_illegal(actions: np.ndarray, legal: np.ndarray, rng: np.random.Gener
         actions = actions.copy()
         actions[bad] = RandomPolicy().act(None, bits_to_bool(legal[bad], NUM_ACTIONS), rng)
     return actions, bad
-
-
-def zeros_observations(rows: int) -> np.ndarray:
-    """A read-only float32[rows, OBSERVATION_SIZE] of zeros, for policies that ignore them."""
-    return np.broadcast_to(_ZEROS, (rows, OBSERVATION_SIZE))
-
-
-_ZEROS = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
-_ZEROS.flags.writeable = False
 
 
 # ----------------------------------------------------------------------------- the env
