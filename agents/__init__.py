@@ -8,10 +8,11 @@ name          agent
 ``heuristic`` :class:`HeuristicAgent`: the strongest rule-based player (card reading, planned
               mode choice, exchanges, discards)
 ``ppo:PATH``  :class:`PPOAgent`: a trained sb3-contrib ``MaskablePPO`` model
+``human``     :class:`HumanAgent`: a person at the terminal
 ============  ==============================================================================
 
-``make_agent(name)`` builds one; ``register_agent(name, factory)`` adds more (the play CLI
-adds ``human``); :class:`AECSeat` plays any agent in one seat of the PettingZoo env.
+``make_agent(name)`` builds one; ``register_agent(name, factory)`` adds more;
+:class:`AECSeat` plays any agent in one seat of the PettingZoo env.
 """
 
 from .base import (
@@ -26,6 +27,7 @@ from .base import (
 )
 from .greedy import GreedyAgent
 from .heuristic import HeuristicAgent
+from .human import HumanAgent
 from .ppo import PPOAgent, make_ppo_agent
 from .random_agent import RandomAgent
 
@@ -33,8 +35,9 @@ register_agent("random", RandomAgent, help="a uniformly random legal action")
 register_agent("greedy", GreedyAgent, help="simple rules: win cheaply, lead high, duck in MIN")
 register_agent("heuristic", HeuristicAgent, help="the strongest rule-based player")
 register_agent("ppo", make_ppo_agent, takes_argument=True, help="a trained MaskablePPO model: ppo:PATH")
+register_agent("human", HumanAgent, help="a person at the terminal (python -m sergeant_major_env.play)")
 
 __all__ = [
-    "AECSeat", "Agent", "GreedyAgent", "HeuristicAgent", "PPOAgent", "RandomAgent", "aec_action", "agent_help",
+    "AECSeat", "Agent", "GreedyAgent", "HeuristicAgent", "HumanAgent", "PPOAgent", "RandomAgent", "aec_action", "agent_help",
     "known_agents", "make_agent", "register_agent", "unregister_agent",
 ]

@@ -31,6 +31,7 @@ from .view import (
     RETURN_DECISION,
     View,
     card_bools,
+    ensure_legal,
     legal_sets,
     pick,
     suit_counts,
@@ -88,9 +89,7 @@ class GreedyAgent:
         if rows.size:
             actions[rows] = self._play(v.rows(rows), legal[rows], allowed[rows], low_score[rows])
 
-        none = ~legal_mask.any(axis=1)
-        actions[none] = 0
-        return actions
+        return ensure_legal(actions, legal_mask)
 
     @staticmethod
     def _play(v: View, legal: np.ndarray, allowed: np.ndarray, low_score: np.ndarray) -> np.ndarray:

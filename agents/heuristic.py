@@ -1,55 +1,59 @@
 """``heuristic``: the strongest rule-based player of the project, vectorised over the batch.
 
-It sees only its observation. Card-reading is a simple probability model: every card the
+It sees only its observation. Card reading is a simple probability model: every card the
 seat has not seen (not in its hand, not played, not on the table, not its own discard) is
-held by one of the other seats in proportion to the cards they still hold (the
+with the left or the right opponent in proportion to the cards they still hold (the
 non-playmakers also allow for the playmaker's four unknown discards), each card
-independently. From it, for each card of the hand:
+independently; except the cards whose place is known: the face-up talon went to the
+playmaker (who seldom throws it back), and cards handed over in an exchange are with the
+partner. From it, for each card:
 
 * ``k_above`` / ``k_below``: unseen cards of its suit above / below it; a card with none
   above is a *master* (the top card left in its suit);
-* the chance that a given opponent is void in a suit, holds a higher card, holds a trump;
-* ``P(win)``: the chance that the card takes the current trick, if the players still to
-  play try to beat it (trumps and NT) or try to stay under it (MIN);
+* for each opponent, the chance that it holds no higher (no lower) card of the suit, is
+  void in a suit, holds a trump;
+* ``P(win)``: the chance that the card takes the current trick, when the players still to
+  play try to beat it (trumps and NT) or to stay under it (MIN);
 * its *future value* (trumps and NT): how likely it is to take a trick later: a master 1
-  (a side master less its ruff risk), a guarded king 1/2, a twice-guarded queen 1/4, and
-  every trump something, since it can ruff.
+  (a side master less its risk of being ruffed), a guarded second-best card 1/2, a
+  twice-guarded third-best 1/4, and every trump something, since it can ruff;
+* its *danger* (MIN): how likely it is to end up the highest card of a trick.
 
-Decision rules, as a club player would put them:
+Decision rules, as a club player would put them (weights in ``DEFAULT_PARAMS``, tuned on
+duplicate matches against ``greedy`` and earlier versions of this player):
 
 * **Mode** (six cards seen, R9): each mode's expected points for the playmaker are
-  estimated from the six cards (a linear model fitted on self-play: trump length and top
-  trumps, side aces and kings, voids; NT: aces, kings, queens, long suits; MIN: low cards
-  and few high ones), plus the exchange the trump modes bring (a giver last deal gains
-  cards, a receiver loses them: prefer NT/MIN after a bad deal). The modes still open are
-  planned as an assignment over the playmaker's remaining turns: the chosen mode maximises
-  today's value plus the expected value of the modes kept for later (a dynamic programme
-  over the 64 mode sets, computed once on random hands): keep MIN and NT for hands that
-  suit them; the last mode is forced anyway.
-* **Exchange give** (R21): never a trump; give the lowest card of the side suit where the
-  receiver is most likely to hold high cards (it must return its highest card of that suit):
-  the expected value of the card coming back, from the unseen cards above the own ones.
-  With nothing to gain, a master (comes straight back).
-* **Free return** (after a trump was given): the least useful card: a low side card,
-  preferably one that empties a short suit.
-* **Discards** (playmaker): keep trumps, masters and guarded honours; in trumps throw the
-  short side suits first, building voids to ruff with; in NT keep long suits and guards;
-  in MIN throw the most dangerous high cards, first from short suits (a void lets the high
-  cards go later).
-* **Play, trumps and NT** (points are W - Z: every trick counts, so the target being made
-  changes nothing): leading, cash what is likely to win (masters; draw the opponents'
-  trumps with master trumps, or with small ones when long in trumps), otherwise lead low
-  from a short side suit (to ruff it later, trumps) or from the longest suit (NT), never
-  away from a guarded honour when something else will do. Following, play the card that
-  maximises the chance of winning the trick minus the future value it gives up: the
-  cheapest sure winner last in hand, a ruff with the smallest trump that holds, second
-  hand low unless a card wins with good odds. Unable to win, play the lowest card,
-  discarding from short suits (void building) and keeping masters and guards.
-* **Play, MIN**: leading, the card least likely to be left the highest (a low card where
-  many higher ones are out); following, duck with the highest card that stays under the
-  best card on the table; when forced to win, win with the highest card (it would be a
-  danger later); when void, throw the most dangerous card (the highest relative to the
-  unseen cards of its suit). Every trick avoided is a point, over target or not.
+  estimated from the six cards by a linear model fitted on self-play
+  (``benchmarks/fit_modes.py``): trump length and top trumps, side aces and kings; NT:
+  aces, kings, queens; MIN: low cards and few high ones. Trump modes add the exchange
+  they bring (R19): a giver of the last deal gains cards, a receiver loses them, so after
+  a bad deal NT or MIN is preferred. The modes still open are planned over the
+  playmaker's remaining turns: the choice maximises today's value plus the expected value
+  of the modes kept for later (a dynamic programme over the 64 sets of open modes, on
+  random hands), so MIN and NT are kept for hands that suit them; the last is forced.
+* **Exchange give** (R21): never a trump (the receiver would return its worst card). Give
+  the lowest card of the side suit whose return is worth most: the receiver must return
+  its highest card of that suit, so the value is that of the unseen cards above one's own
+  that it may hold (a top card that would be a master is worth a trick).
+* **Free return** (after a trump was given): the least useful card: a low side card with
+  no trick in it, from a short suit.
+* **Discards** (playmaker): keep trumps, masters and guarded honours, throw the cards with
+  the least future value, lowest first; in NT keep the length of long suits; in MIN throw
+  the most dangerous cards, from short suits first (a void lets the other high cards go).
+* **Play, trumps and NT** (points are W - Z: every trick counts, so a made target changes
+  nothing): *leading*, draw the opponents' trumps with master trumps, and with small ones
+  when holding more trumps than both opponents; cash likely winners; otherwise, holding
+  trumps, lead low from a short side suit (to ruff it later), and not from a suit with an
+  honour that needs its guard. *Following*, play the card that maximises the chance of
+  winning the trick minus the future value it spends: last in hand the cheapest winner
+  (the smallest ruff), second hand a card that wins with good odds, otherwise low. Unable
+  to win, throw the card with the least future value (in NT keeping long suits).
+* **Play, MIN** (every trick avoided is a point, over target or not): *leading*, the card
+  least likely to hold the trick (a low one where opponents must go over it), shedding
+  danger when it is safe; *following*, duck with the highest card that stays under the
+  best card on the table; forced to win, win with the most dangerous card; void, throw
+  the most dangerous card (high relative to the unseen cards of its suit, and likely to
+  win if it had to be led).
 """
 
 from __future__ import annotations
@@ -59,7 +63,6 @@ import itertools
 
 import numpy as np
 
-from sergeant_major_env.cards import SUIT_MASKS
 from .view import (
     CARD_RANK,
     CARD_SUIT,
@@ -72,6 +75,7 @@ from .view import (
     RETURN_DECISION,
     View,
     card_bools,
+    ensure_legal,
     counts_above,
     counts_below,
     legal_sets,
@@ -83,24 +87,21 @@ from .view import (
 _RANK = CARD_RANK.astype(np.float64)
 _SUIT = CARD_SUIT
 _PLAYMAKER_ROLE = 1
-KNOWN_SCALE = 1.0
 
 DEFAULT_PARAMS = {
-    "lam": 0.8,             # weight of a card's future value when following (trumps, NT)
+    "lam": 0.8,             # trumps: weight of a card's future value when following
+    "lam_nt": 1.1,          # NT: the same
     "mu": 0.35,             # MIN: weight of the danger shed by a card
-    "void_discard": 0.0,    # trumps, discards: per card of suit length (short suits go first)
-    "void_follow": 0.0,     # trumps, unable to win or follow: the same when throwing a card
-    "nt_length_discard": 0.0,   # NT discards: keep cards of long suits, per card over three
+    "nt_length_discard": 0.05,  # NT discards: keep cards of long suits, per card over three
     "nt_length_follow": 0.02,   # NT, unable to win or follow: keep long suits
-    "draw_master": 0.6,     # lead: master trumps while opponents hold trumps
-    "draw_long": 0.25,      # lead: a trump when holding more trumps than the opponents together
+    "draw_master": 3.0,     # lead: master trumps while opponents hold trumps
+    "draw_long": 1.5,       # lead: a trump when holding more trumps than the opponents together
     "short_lead": 0.6,      # trumps, lead: low from a short side suit, per card under four
-    "nt_long_lead": 0.03,   # NT, lead: from the longest suit, per card
     "guard_lead": 0.6,      # lead: not away from an honour that needs guarding
     "lead_win": 1.0,        # lead: weight of the chance to win the trick
-    "throw_fv": 0.8,        # unable to win: weight of the future value of the card thrown
     "second_risk": 0.2,     # second hand: penalty per unit of the chance that a winning attempt fails
-    "min_short": 0.4,       # MIN discards: first from short suits
+    "danger_lead": 0.7,     # MIN danger: weight of the chance the card wins if led (vs its rank share)
+    "min_short": 0.8,       # MIN discards: first from short suits
     "give_p": 0.45,         # exchanges: P(an unseen card is with the receiver)
     "fv_trump": 0.35,       # future value of any trump (it can ruff)
     "fv_k1": 0.5,           # future value of a guarded second-best card (a king under the ace)
@@ -149,9 +150,9 @@ def _mode_features(hand: np.ndarray, gain: np.ndarray | None = None) -> np.ndarr
 # _mode_features (rows: trump suit (the four suits share it), NT, MIN), fitted by
 # benchmarks/fit_modes.py on self-play of this agent with random mode choices.
 MODE_COEFS = np.array([
-    [-3.007, 0.603, 0.698, 0.598, 0.480, 0.312, 0.034, 0.486, 0.426, 0.061, 0.015, 0.474],
-    [-3.066, 0.808, 0.911, 0.580, 0.257, 0.082, -0.028, -0.149, 0.000, 0.000, 0.000, 0.000],
-    [-0.804, 0.564, 0.263, -0.023, -0.190, -0.153, -0.214, -0.247, 0.093, -0.010, 0.000, 0.000],
+    [-3.045, 0.622, 0.652, 0.564, 0.558, 0.376, 0.095, 0.480, 0.449, 0.029, -0.007, 0.514],
+    [-2.603, 0.736, 0.814, 0.529, 0.326, 0.095, -0.087, -0.093, 0.000, 0.000, 0.000, 0.000],
+    [-0.892, 0.565, 0.273, -0.029, -0.188, -0.203, -0.207, -0.211, 0.090, 0.024, 0.000, 0.000],
 ])
 
 
@@ -222,8 +223,7 @@ class HeuristicAgent:
             if rows.size:
                 sub = v if rows.size == v.n else v.rows(rows)
                 actions[rows] = handler(sub, legal[rows], legal_mask[rows], rng)
-        actions[~legal_mask.any(axis=1)] = 0
-        return actions
+        return ensure_legal(actions, legal_mask)
 
     # ------------------------------------------------------------------ mode
 
@@ -259,9 +259,9 @@ class HeuristicAgent:
         partner_done = v.exchange_done[:, [0, 1]] + v.exchange_done[:, [2, 4]]  # with left, right
         given = card_bools(v.given & unseen)
         for f in range(2):
-            known[:, f] += KNOWN_SCALE * 0.9 * talon * (v.role[:, f + 1] == _PLAYMAKER_ROLE)[:, None]
+            known[:, f] += 0.9 * talon * (v.role[:, f + 1] == _PLAYMAKER_ROLE)[:, None]
             only = (partner_done[:, f] > 0) & (partner_done[:, 1 - f] == 0)
-            known[:, f] = np.where(only[:, None] & given & (KNOWN_SCALE > 0), 1.0, known[:, f])
+            known[:, f] = np.where(only[:, None] & given, 1.0, known[:, f])
         placed = known.sum(axis=1)  # [n, 52] probability mass already placed
         other = unseen_b & (placed == 0)
         free = np.maximum(n_unseen - placed.sum(axis=1), 1.0)
@@ -314,7 +314,13 @@ class HeuristicAgent:
 
     def _danger(self, m: dict) -> np.ndarray:
         """float[n, 52] (MIN): how likely each card is to be left the highest in a trick later."""
-        return (m["k_below"] + 0.5) / (m["k_above"] + m["k_below"] + 1.0)
+        share = (m["k_below"] + 0.5) / (m["k_above"] + m["k_below"] + 1.0)
+        # If led now, the card wins unless an opponent must go over it (no lower card, a higher one).
+        lead_win = np.ones_like(share)
+        for f in range(2):
+            lead_win *= 1.0 - m["no_lower"][:, f] * (1.0 - m["no_higher"][:, f])
+        w = self.params["danger_lead"]
+        return (1.0 - w) * share + w * lead_win
 
     # ------------------------------------------------------------------ exchanges and discards
 
@@ -354,8 +360,7 @@ class HeuristicAgent:
 
     def _return(self, v: View, legal: np.ndarray, mask: np.ndarray, rng) -> np.ndarray:
         m = self._model(v)
-        keep = self._future_value(v, m) + 2.0 * m["trumps"] + self.params["void_discard"] * m["card_len"] \
-            + _RANK[None, :] / 1000.0
+        keep = self._future_value(v, m) + 2.0 * m["trumps"] + 0.01 * m["card_len"] + _RANK[None, :] / 1000.0
         return pick(-keep, card_bools(legal))
 
     def _discard(self, v: View, legal: np.ndarray, mask: np.ndarray, rng) -> np.ndarray:
@@ -364,8 +369,7 @@ class HeuristicAgent:
         nt = v.mode == NT
         fv = self._future_value(v, m)
         length_bonus = np.where(nt[:, None], self.params["nt_length_discard"] * np.maximum(m["card_len"] - 3, 0), 0.0)
-        void_pull = np.where(nt[:, None], 0.0, self.params["void_discard"]) * m["card_len"]
-        keep = fv + 2.0 * m["trumps"] + length_bonus + void_pull + _RANK[None, :] / 1000.0
+        keep = fv + 2.0 * m["trumps"] + length_bonus + _RANK[None, :] / 1000.0
         danger = self._danger(m) + self.params["min_short"] * (m["card_len"] <= 2) + _RANK[None, :] / 1000.0
         score = np.where(minimum[:, None], danger, -keep)
         return pick(score, card_bools(legal))
@@ -399,15 +403,16 @@ class HeuristicAgent:
         fv = self._future_value(v, m)
         trump_mode = (v.mode < 4)[:, None]
         nt = (v.mode == NT)[:, None]
-        # Following (trumps, NT): the chance to win now minus the future value spent. Unable to
-        # win: throw from short suits (void building, trumps) / keep long suits (NT).
+        # Following (trumps, NT): the chance to win now minus the future value spent (unable to
+        # win: the card with the least future value; in NT keep long suits).
         P = self.params
         losing = p_win <= 0
         second = (v.position == 1)[:, None] & beats & ~minimum[:, None]
-        follow = (p_win - np.where(losing, P["throw_fv"], P["lam"]) * fv + tie - P["second_risk"] * second * (1.0 - p_win)
-                  + losing * (-P["void_follow"] * m["card_len"] * trump_mode + P["nt_length_follow"] * m["card_len"] * nt))
-        # Leading: cash likely winners and draw trumps; otherwise lead low from a short side suit
-        # (trumps) or from the longest suit (NT), not away from an honour that needs guarding.
+        lam = np.where(nt, P["lam_nt"], P["lam"])
+        follow = (p_win - lam * fv + tie - P["second_risk"] * second * (1.0 - p_win)
+                  + losing * P["nt_length_follow"] * m["card_len"] * nt)
+        # Leading: draw trumps, cash likely winners; otherwise (holding trumps) lead low from a
+        # short side suit, and not from a suit with an honour that needs its guard.
         my_trumps = (m["hand"] & m["trumps"]).sum(axis=1)
         master_trump_draw = m["trumps"] & (m["k_above"] == 0) & (m["trump_out"] > 0)[:, None]
         long_in_trumps = m["trumps"] & ((m["trump_out"] > 0) & (my_trumps > m["trump_out"]))[:, None]
@@ -417,7 +422,7 @@ class HeuristicAgent:
         short_bonus = short_bonus * P["short_lead"] * (4 - np.minimum(m["card_len"], 4))
         weak = p_win < 0.5
         lead = (P["lead_win"] * p_win + P["draw_master"] * master_trump_draw + P["draw_long"] * long_in_trumps * weak
-                + short_bonus * trump_mode + P["nt_long_lead"] * m["card_len"] * nt
+                + short_bonus * trump_mode
                 - P["guard_lead"] * suit_has_honour * weak + tie)
         plain = np.where(leading[:, None], lead, follow)
         # MIN: avoid the trick, shed danger.

@@ -95,6 +95,18 @@ def legal_sets(legal_mask: np.ndarray) -> np.ndarray:
     return packed.view("<u8")[:, 0].astype(np.uint64)
 
 
+def ensure_legal(actions: np.ndarray, legal_mask: np.ndarray) -> np.ndarray:
+    """``actions`` with any illegal choice replaced by the first legal action (0 where none is legal).
+
+    A safety net: with a consistent observation and mask the rules above never need it, but an
+    agent must answer legally even for a row whose observation does not match its mask."""
+    rows = np.arange(actions.shape[0])
+    bad = ~legal_mask[rows, np.clip(actions, 0, legal_mask.shape[1] - 1)]
+    if bad.any():
+        actions = np.where(bad, legal_mask.argmax(axis=1), actions)
+    return actions
+
+
 def card_bools(sets: np.ndarray) -> np.ndarray:
     """bool[B, 52] from uint64[B] card sets."""
     return bits_to_bool(sets, 52)

@@ -103,6 +103,12 @@ def test_batch_shapes_and_finished_games(name):
     actions = agent.act(obs, mask, rng)
     assert actions.shape == (7,) and actions.dtype == np.int64
     assert isinstance(agent.name, str) and agent.name == name
+    empty = agent.act(np.zeros((0, OBSERVATION_SIZE), np.float32), np.zeros((0, NUM_ACTIONS), bool), rng)
+    assert empty.shape == (0,) and empty.dtype == np.int64
+    # Even an observation that does not match the mask gets a legal answer.
+    _check_actions(agent.act(np.zeros_like(obs), mask, rng), mask, name)
+    # AEC-style int8 masks and float64 observations are accepted too.
+    _check_actions(agent.act(obs.astype(np.float64), mask.astype(np.int8), rng), mask, name)
 
 
 @pytest.mark.parametrize("name", BUILT_IN)
