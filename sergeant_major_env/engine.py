@@ -353,13 +353,13 @@ def step(state: State, actions, autoreset: bool = False, legal: np.ndarray | Non
     n = state.batch_size if games is None else len(games)
     if actions.shape != (n,) or actions.dtype.kind not in "iu":
         raise ValueError(f"actions must be integers of shape ({n},), got {actions.dtype} {actions.shape}")
-    if games is None:
-        games = _FIRST_GAME if n == 1 else np.arange(n)
+    if games is None:  # the whole batch: slices instead of index arrays where it can
+        games, select = (_FIRST_GAME if n == 1 else np.arange(n)), slice(None)
     else:
-        games = np.asarray(games, dtype=np.intp)
+        games = select = np.asarray(games, dtype=np.intp)
     if legal is None:
-        legal = legal_bits(state, games)
-    phase = state.phase[games]
+        legal = legal_bits(state, None if isinstance(select, slice) else games)
+    phase = state.phase[select]
     # numpy's shifts by 64 or more give 0, so out-of-range ids (negative ones wrap) are refused too.
     refused = ((legal >> actions.astype(np.uint64)) & np.uint64(1)) == 0
     if refused.any():  # finished games ignore their actions; any other refusal is an error
@@ -367,11 +367,11 @@ def step(state: State, actions, autoreset: bool = False, legal: np.ndarray | Non
         if bad.size:
             raise IllegalActionError(_illegal_message(state, int(games[bad[0]]), int(actions[bad[0]]), bad.size))
 
-    state.last_returned[games] = -1
-    state.last_trick_winner[games] = -1
-    state.deal_ended[games] = False
-    state.deal_points[games] = 0
-    state.game_ended[games] = False
+    state.last_returned[select] = -1
+    state.last_trick_winner[select] = -1
+    state.deal_ended[select] = False
+    state.deal_points[select] = 0
+    state.game_ended[select] = False
     if n == 1:  # one game (the AEC env, replays): no grouping needed
         groups = [] if phase[0] == OVER else [(int(phase[0]), games, actions)]
     else:
@@ -380,7 +380,7 @@ def step(state: State, actions, autoreset: bool = False, legal: np.ndarray | Non
     for p, group, group_actions in groups:  # each game once, in the phase it was in
         _HANDLERS[p](state, group, group_actions)
     if autoreset:
-        ended = games[state.game_ended[games]]
+        ended = games[state.game_ended[select]]
         if ended.size:
             state.episode[ended] += 1
             state.seed[ended] += np.uint64(state.batch_size)
