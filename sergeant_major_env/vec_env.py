@@ -38,12 +38,27 @@ restarted here rather than by
 ``engine.step(autoreset=True)`` (same seeds, same new game), so that the finished game's
 ``terminal_observation`` can still be observed.
 
+Opponent pool (for training against a mix, e.g. a curriculum or a self-play league):
+``set_opponent_pool(policies, weights=None, pairs="same")`` replaces the fixed opponents.
+Each slot draws its opponents from the pool (probabilities proportional to ``weights``)
+whenever one of its games starts: with ``pairs="same"`` one member plays both opponent
+seats, with ``pairs="independent"`` the left and right seats are drawn separately. A game
+keeps its opponents until it ends, so a call while games are in progress (new weights, new
+members) takes effect slot by slot, at each slot's next game; ``reset()`` redraws every
+slot. An opponent round then calls each member ONCE, on all the waiting games in which it
+holds the seat to act (no Python loop over games). ``opponent_ids`` (``int64[N, 2]``: the
+member index of the left and right opponent of each slot's current game, into
+``opponent_members``) shows the assignment; ``set_opponent_pool(None)`` returns to the
+fixed ``opponents``. Every finished game's info also holds ``opponents``: the names of its
+(left, right) opponents, so training can log its returns per opponent.
+
 Seeding: slot ``i`` plays the engine games of seeds ``S + i``, ``S + i + N``,
 ``S + i + 2N``, ... (``N = num_envs``; the engine's autoreset convention), so every game is
 reproduced by its seed alone given the same actions (the opponents' too: with
 deterministic opponents, game i alone in the engine is the same game). ``S`` is ``seed``
 at the first ``reset()``, or the value given to ``seed(S)`` before a ``reset()``. The opponents draw
-from one generator for the whole batch, ``np.random.default_rng([S, 1])``. A ``reset()``
+from one generator for the whole batch, ``np.random.default_rng([S, 1])``; the pool draws
+(which member plays which game) from another, ``np.random.default_rng([S, 2])``. A ``reset()``
 without a new seed abandons the games in progress and lets each slot continue with its
 next seed.
 """
@@ -61,7 +76,7 @@ from . import engine
 from .cards import NUM_ACTIONS, bits_to_bool
 from .engine import IllegalActionError
 from .observation import observe
-from .policies import checked_actions, needs_observations
+from .policies import check_policy, checked_actions, needs_observations, policy_name
 from .rules import Rules
 from .single_seat import (
     ILLEGAL_ACTIONS,
@@ -75,6 +90,8 @@ from .single_seat import (
     replace_illegal,
     zeros_observations,
 )
+
+POOL_PAIRS = ("same", "independent")
 
 # The opponents' loop cannot take more rounds than the longest run of opponent decisions
 # (a deal's mode choice, exchanges, discards and plays): this only guards against a bug.
@@ -105,13 +122,21 @@ class SergeantMajorVecEnv(VecEnv):
         self.fixed_learner_seat = check_seat(learner_seat, where)
         self.opponents = opponent_pair(opponents, where)
         self.render_mode = None
-        super().__init__(int(num_envs), observation_space(), spaces.Discrete(NUM_ACTIONS))
+        super().__init__(int(num_envs), observation_space(self.rules.num_deals), spaces.Discrete(NUM_ACTIONS))
         n = self.num_envs
         self._base_seed = int(seed)
         self._seed_pending: int | None = int(seed)
         self.state: engine.State | None = None
         self.learner_seat = np.zeros(n, dtype=np.int8)
         self.opponent_rng = np.random.default_rng([self._base_seed, 1])
+        # Opponent pool (set_opponent_pool): members, the drawable ones and their weights,
+        # and each slot's (left, right) member ids; None = the fixed self.opponents.
+        self.opponent_members: list[object] = []
+        self.opponent_ids = np.zeros((n, 2), dtype=np.int64)
+        self._pool: np.ndarray | None = None  # member ids that can be drawn
+        self._pool_p = np.zeros(0)
+        self._pool_pairs = "same"
+        self.pool_rng = np.random.default_rng([self._base_seed, 2])
         self._legal = np.zeros(n, dtype=np.uint64)  # the learners' legal actions now (bits)
         self._slots = np.arange(n)
         self._pending = np.zeros(n, dtype=np.float64)  # rewards earned outside a learner step
@@ -130,6 +155,7 @@ class SergeantMajorVecEnv(VecEnv):
         if self._seed_pending is not None:
             seeds = engine.game_seeds(self._seed_pending, n)
             self.opponent_rng = np.random.default_rng([self._seed_pending, 1])
+            self.pool_rng = np.random.default_rng([self._seed_pending, 2])
             episodes = np.zeros(n, dtype=np.uint32)
             self._seed_pending = None
         else:  # continue each slot with its next seed
@@ -138,6 +164,7 @@ class SergeantMajorVecEnv(VecEnv):
         self.state = engine.init(seeds, self.rules)
         self.state.episode[:] = episodes
         self._set_learner_seats(self._slots)
+        self._draw_opponents(self._slots)
         self._pending[:] = 0
         self._returns[:] = 0
         self._lengths[:] = 0
@@ -198,6 +225,69 @@ class SergeantMajorVecEnv(VecEnv):
     def close(self) -> None:
         pass
 
+    def set_opponent_pool(self, policies: Sequence[object] | None, weights: Sequence[float] | None = None,
+                          pairs: str = "same") -> None:
+        """Draw each game's opponents from ``policies`` (see the module docstring).
+
+        ``weights``: one non-negative number per policy (default: equal), not all zero; a
+        member of weight 0 is not drawn. The same object given twice is one member (weights
+        added). ``pairs``: ``"same"`` (one member plays both opponent seats of a game) or
+        ``"independent"``. Games in progress keep their opponents; each slot draws at the
+        start of its next game (``reset()`` redraws all). ``None`` returns to the fixed
+        ``opponents`` of the constructor."""
+        where = f"{type(self).__name__}.set_opponent_pool"
+        if policies is None:
+            self._pool = None
+            self.opponent_members = []
+            return
+        policies = list(policies)
+        if not policies:
+            raise ValueError(f"{where}: the pool needs at least one policy")
+        for k, policy in enumerate(policies):
+            check_policy(policy, f"{where}: policies[{k}]")
+        if weights is None:
+            weights = [1.0] * len(policies)
+        weights = np.asarray(weights, dtype=np.float64).reshape(-1)
+        if weights.size != len(policies) or not np.isfinite(weights).all() or (weights < 0).any() \
+                or weights.sum() <= 0:
+            raise ValueError(f"{where}: weights must be {len(policies)} finite non-negative numbers, "
+                             f"not all zero, got {weights.tolist()}")
+        self._pool_pairs = check_choice("pairs", pairs, POOL_PAIRS, where)
+        # Members: the new pool (one entry per distinct object), then the members still
+        # playing games in progress (kept until those games end).
+        members: list[object] = []
+        pool_weights: list[float] = []
+        for policy, weight in zip(policies, weights.tolist()):
+            k = next((j for j, m in enumerate(members) if m is policy), None)
+            if k is None:
+                members.append(policy)
+                pool_weights.append(weight)
+            else:
+                pool_weights[k] += weight
+        pool_size = len(members)
+        old = self.opponent_members if self._pool is not None else list(_distinct(self.opponents))
+        old_ids = self.opponent_ids if self._pool is not None else self._fixed_ids()
+        if self.state is not None:  # remap the games in progress to the new member list
+            remap = np.zeros(max(len(old), 1), dtype=np.int64)
+            for j, policy in enumerate(old):
+                k = next((i for i, m in enumerate(members) if m is policy), None)
+                if k is None and (old_ids == j).any():
+                    members.append(policy)
+                    k = len(members) - 1
+                remap[j] = -1 if k is None else k
+            self.opponent_ids = remap[old_ids]
+        self.opponent_members = members
+        self._pool = np.arange(pool_size)
+        self._pool_p = np.asarray(pool_weights) / np.sum(pool_weights)
+
+    def opponent_names(self, slots: Any = None) -> list[tuple[str, str]]:
+        """The names of the (left, right) opponents of each slot's current game (all slots,
+        or those of ``slots``)."""
+        members = self.opponent_members if self._pool is not None else list(_distinct(self.opponents))
+        ids = self.opponent_ids if self._pool is not None else self._fixed_ids()
+        names = [policy_name(m) for m in members]
+        return [(names[a], names[b]) for a, b in ids[self._indices(slots)].tolist()]
+
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
         indices = self._indices(indices)
         if attr_name == "learner_seat":
@@ -239,6 +329,22 @@ class SergeantMajorVecEnv(VecEnv):
         else:
             self.learner_seat[slots] = (slots + self.state.episode[slots].astype(np.int64)) % 3
 
+    def _fixed_ids(self) -> np.ndarray:
+        """The member ids of the fixed opponents (no pool): 0 for both, or 0 left and 1 right."""
+        left, right = self.opponents
+        ids = np.zeros((self.num_envs, 2), dtype=np.int64)
+        if left is not right:
+            ids[:, 1] = 1
+        return ids
+
+    def _draw_opponents(self, slots: np.ndarray) -> None:
+        """The pool's draw of opponents for the games starting in ``slots``."""
+        if self._pool is None or slots.size == 0:
+            return
+        columns = 1 if self._pool_pairs == "same" else 2
+        drawn = self.pool_rng.choice(self._pool, size=(slots.size, columns), p=self._pool_p)
+        self.opponent_ids[slots] = drawn  # broadcasts one column to both seats
+
     def _begin_step(self) -> None:
         self._rewards = np.zeros(self.num_envs, dtype=np.float64)
         self._dones = np.zeros(self.num_envs, dtype=bool)
@@ -278,6 +384,7 @@ class SergeantMajorVecEnv(VecEnv):
             self._credit(ended_slots, rank_rewards(final, ended_seats).astype(np.float64))
         terminal = observe(state.take(ended), ended_seats)
         now = round(time.time() - self._t_start, 6)
+        names = self.opponent_names(ended_slots)
         for k, slot in enumerate(ended_slots.tolist()):
             self._infos[slot] = {
                 "terminal_observation": terminal[k],
@@ -285,6 +392,7 @@ class SergeantMajorVecEnv(VecEnv):
                             "l": int(self._lengths[slot]), "t": now},
                 "final_scores": final[k].astype(np.int64).tolist(),
                 "learner_seat": int(ended_seats[k]),
+                "opponents": names[k],
                 "TimeLimit.truncated": False,
             }
         self._dones[ended_slots] = True
@@ -293,6 +401,7 @@ class SergeantMajorVecEnv(VecEnv):
         fresh.episode[:] = state.episode[ended] + np.uint32(1)
         state.put(ended, fresh)
         self._set_learner_seats(ended_slots)
+        self._draw_opponents(ended_slots)
         seats[ended] = self.learner_seat[ended_slots]
 
     def _play_opponents(self) -> None:
@@ -314,7 +423,11 @@ class SergeantMajorVecEnv(VecEnv):
         left, right = self.opponents
         legal = engine.legal_bits(state, waiting)
         actions = np.zeros(waiting.size, dtype=np.int64)
-        if left is right:
+        if self._pool is not None:  # one call per member, on the games where it holds the turn
+            is_right = ((state.to_act[waiting] - seats[waiting]) % 3 == 2).astype(np.int64)
+            member = self.opponent_ids[slots[waiting], is_right]
+            groups = [(self.opponent_members[k], np.flatnonzero(member == k)) for k in np.unique(member).tolist()]
+        elif left is right:
             groups = ((left, np.arange(waiting.size)),)
         else:
             is_left = (state.to_act[waiting] - seats[waiting]) % 3 == 1
@@ -338,3 +451,8 @@ class SergeantMajorVecEnv(VecEnv):
         else:
             obs = observe(state.take(games), state.to_act[games])
         return checked_actions(policy, policy.act(obs, mask, self.opponent_rng), games.size)
+
+
+def _distinct(pair: tuple[object, object]) -> tuple[object, ...]:
+    """The fixed opponents as members: one if both seats hold the same object."""
+    return pair[:1] if pair[0] is pair[1] else pair
