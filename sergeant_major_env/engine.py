@@ -362,7 +362,7 @@ def step(state: State, actions, autoreset: bool = False, legal: np.ndarray | Non
     phase = state.phase[select]
     # numpy's shifts by 64 or more give 0, so out-of-range ids (negative ones wrap) are refused too.
     refused = ((legal >> actions.astype(np.uint64)) & np.uint64(1)) == 0
-    if refused.any():  # finished games ignore their actions; any other refusal is an error
+    if np.count_nonzero(refused):  # finished games ignore their actions; any other refusal is an error
         bad = np.flatnonzero(refused & (phase != OVER))
         if bad.size:
             raise IllegalActionError(_illegal_message(state, int(games[bad[0]]), int(actions[bad[0]]), bad.size))
