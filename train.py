@@ -315,17 +315,15 @@ def imitate(model, args, logger) -> dict:
             obs, reward, done, _ = env.step(action)
             rewards.append(reward * args.reward_scale), dones.append(done)
         with torch.no_grad():
-            ret = policy.predict_values(torch.as_tensor(obs)).numpy().reshape(-1)
+            ret = policy.predict_values(torch.as_tensor(obs, device=policy.device)).cpu().numpy().reshape(-1)
         returns = np.zeros((args.n_steps, args.num_envs), dtype=np.float32)
         for k in reversed(range(args.n_steps)):
             ret = rewards[k] + args.gamma * ret * (1 - dones[k])
             returns[k] = ret
-        o = torch.as_tensor(np.concatenate(observations))
-        m = torch.as_tensor(np.concatenate(masks))
-        a = torch.as_tensor(np.concatenate(actions))
-        r = torch.as_tensor(returns.reshape(-1))
+        o, m, a, r = (torch.as_tensor(x, device=policy.device) for x in (
+            np.concatenate(observations), np.concatenate(masks), np.concatenate(actions), returns.reshape(-1)))
         for _ in range(args.imitate_epochs):
-            for idx in torch.randperm(len(a)).split(args.batch_size):
+            for idx in torch.randperm(len(a), device=policy.device).split(args.batch_size):
                 features = policy.extract_features(o[idx], policy.pi_features_extractor)
                 latent_pi, latent_vf = policy.mlp_extractor(features)
                 logits = policy.action_net(latent_pi).masked_fill(~m[idx], -1e9)
