@@ -309,31 +309,26 @@ def test_hidden_playmakers_discards_for_the_other_seats(seed, rules):
     assert checked > 0 and noticed > 0
 
 
+def _other_pairs_exchanged_cards(s, g, seat, hidden):
+    """The cards the two other seats exchanged (unseen by ``seat``) and the other unseen cards."""
+    a, b = (seat + 1) % 3, (seat + 2) % 3
+    if int(s.exchange_done[g, a, b]) + int(s.exchange_done[g, b, a]) == 0:
+        return None
+    exchanged = (int(s.given[g, a]) | int(s.received[g, a]) | int(s.given[g, b]) | int(s.received[g, b])) & hidden
+    return _ids(exchanged), _ids(hidden & ~exchanged)
+
+
 @SETTINGS
 @given(seed=seed_strategy, rules=SHORT_RULES.map(lambda r: Rules(**{**r.to_dict(), "exchanges": True, "num_deals": 3})))
 def test_hidden_exchanged_cards_of_the_other_pair(seed, rules):
     """R22: exchanged cards are seen only by the two players involved: renaming the cards the
     other two seats exchanged (with other unseen cards) leaves the third's observation alone."""
-    def choose(s, g, seat, hidden):
-        a, b = (seat + 1) % 3, (seat + 2) % 3
-        if int(s.exchange_done[g, a, b]) + int(s.exchange_done[g, b, a]) == 0:
-            return None
-        exchanged = (int(s.given[g, a]) | int(s.received[g, a]) | int(s.given[g, b]) | int(s.received[g, b])) & hidden
-        return _ids(exchanged), _ids(hidden & ~exchanged)
-    _check_invisible(seed, rules, choose, every=1)  # asserts in every situation met
-
-
+    _check_invisible(seed, rules, _other_pairs_exchanged_cards, every=1)  # asserts in every situation met
 
 
 def test_hidden_exchanged_cards_of_the_other_pair_are_exercised():
     """The previous test does meet exchanges between the other two seats."""
-    def choose(s, g, seat, hidden):
-        a, b = (seat + 1) % 3, (seat + 2) % 3
-        if int(s.exchange_done[g, a, b]) + int(s.exchange_done[g, b, a]) == 0:
-            return None
-        exchanged = (int(s.given[g, a]) | int(s.received[g, a]) | int(s.given[g, b]) | int(s.received[g, b])) & hidden
-        return _ids(exchanged), _ids(hidden & ~exchanged)
-    checked, noticed = _check_invisible(5, Rules(num_deals=3), choose, batch=16, every=1)
+    checked, noticed = _check_invisible(5, Rules(num_deals=3), _other_pairs_exchanged_cards, batch=16, every=1)
     assert checked > 30 and noticed > 0
 
 
