@@ -123,6 +123,8 @@ class State:
     discards: np.ndarray      # uint64[B]
     played: np.ndarray        # uint64[B,3]  cards each seat has played in this deal
     trick: np.ndarray         # int8[B,3]   the current trick by position, -1 empty
+    past_tricks: np.ndarray   # int8[B,16,3] this deal's completed tricks by position, -1 not yet played
+    past_leaders: np.ndarray  # int8[B,16]  the seat that led each of them
     leader: np.ndarray        # int8[B]     seat leading the current trick, -1 before play
     tricks_won: np.ndarray    # int8[B,3]
     prev_points: np.ndarray   # int8[B,3]   points of the previous deal (R17, R18)
@@ -182,6 +184,7 @@ def _empty(rules: Rules, batch: int) -> State:
         exchange_done=full((3, 3), np.int8), exchange_trump=full((), np.int8, -1),
         given=full((3,), np.uint64), received=full((3,), np.uint64), discards=full((), np.uint64),
         played=full((3,), np.uint64), trick=full((3,), np.int8, -1), leader=full((), np.int8, -1),
+        past_tricks=full((16, 3), np.int8, -1), past_leaders=full((16,), np.int8, -1),
         tricks_won=full((3,), np.int8), prev_points=full((3,), np.int8), scores=full((3,), np.int16),
         last_returned=full((), np.int8, -1), last_trick=full((3,), np.int8, -1),
         last_trick_leader=full((), np.int8, -1), last_trick_winner=full((), np.int8, -1),
@@ -278,6 +281,8 @@ def set_cards(state: State, games: np.ndarray, dealt: np.ndarray, talon_cards: n
     state.discards[games] = 0
     state.played[games] = 0
     state.trick[games] = -1
+    state.past_tricks[games] = -1
+    state.past_leaders[games] = -1
     state.leader[games] = -1
     state.tricks_won[games] = 0
 
@@ -295,27 +300,65 @@ def trump_suit(mode: np.ndarray) -> np.ndarray:
     return np.where((mode >= 0) & (mode < 4), mode, 4).astype(np.int8)
 
 
+_ALL_CARDS = (1 << 52) - 1
+# _BASIC_CLASSES[mode, led card] (R13, R14): the led suit, trumps, any card; the leader
+# (led card -1, the last row) any card. Mode -1 (not chosen) is the last row too.
+_BASIC_CLASSES = np.array([[[int(SAME_SUIT[led]), int(TRUMPS[mode]) if led >= 0 else 0, _ALL_CARDS]
+                            for led in [*range(52), -1]] for mode in [*range(6), -1]], dtype=np.uint64)
+
+
+def play_classes(rules: Rules, trick: np.ndarray, mode: np.ndarray) -> np.ndarray:
+    """uint64[B, K]: R13-R15 as card classes in priority order. The legal plays of a hand
+    are its cards in the first class it holds any card of, so playing a card of class k
+    shows to everyone that the hand held no card of the classes before k
+    (:func:`shown_out` reads voids that way).
+
+    Default rules: the led suit (R13), trumps (R14), any card; the leader: any card.
+    ``must_overtake`` puts first the led-suit cards above the best one on the table (unless
+    the trick is already trumped); ``must_overtrump`` puts the trumps above the best trump
+    on the table right after the led suit, when trumps were not led (R15).
+    """
+    basic = _BASIC_CLASSES[mode, trick[:, 0]]
+    if not (rules.must_overtake or rules.must_overtrump):
+        return basic
+    led_suit, trumps = basic[:, 0], basic[:, 1]
+    in_suit = (bit(trick)[:, :, None] & basic[:, None, :2]) != 0
+    # Best card of the led suit / of trumps on the table, -1 if none.
+    best_led, best_trump = np.where(in_suit, trick[:, :, None], -1).max(axis=1).T
+    zero = np.uint64(0)
+    trumped = (best_trump >= 0) & (led_suit != trumps)
+    overtake = np.where(~trumped, above(best_led), zero) if rules.must_overtake else np.zeros_like(led_suit)
+    overtrump = np.where(led_suit != trumps, above(best_trump), zero) if rules.must_overtrump else np.zeros_like(led_suit)
+    return np.stack([overtake, led_suit, overtrump, trumps, basic[:, 2]], axis=1)
+
+
 def _legal_plays(rules: Rules, hand: np.ndarray, trick: np.ndarray, mode: np.ndarray) -> np.ndarray:
     """R13-R15: the cards of ``hand`` the seat to act may play to ``trick``."""
-    led_suit = SAME_SUIT[trick[:, 0]]  # empty when leading
-    trumps = TRUMPS[mode]
-    follow = hand & led_suit
-    trumps_held = hand & trumps
-    # R13: follow suit; R14: else trump if possible; else any card.
-    legal = np.where(follow != 0, follow, np.where(trumps_held != 0, trumps_held, hand))
-    if rules.must_overtake or rules.must_overtrump:
-        in_suit = (bit(trick)[:, :, None] & np.stack([led_suit, trumps], axis=1)[:, None, :]) != 0
-        # Best card of the led suit / of trumps on the table, -1 if none.
-        best_led, best_trump = np.where(in_suit, trick[:, :, None], -1).max(axis=1).T
-        if rules.must_overtake:
-            trumped = (best_trump >= 0) & (led_suit != trumps)
-            higher = follow & above(best_led)
-            legal = np.where((higher != 0) & ~trumped, higher, legal)
-        if rules.must_overtrump:
-            ruffing = (follow == 0) & (led_suit != trumps)
-            higher = trumps_held & above(best_trump)
-            legal = np.where(ruffing & (higher != 0), higher, legal)
-    return np.where(led_suit == 0, hand, legal)  # the leader plays any card
+    held = hand[:, None] & play_classes(rules, trick, mode)
+    first = (held != 0).argmax(axis=1)
+    return held[np.arange(held.shape[0]), first]
+
+
+def shown_out(state: State) -> np.ndarray:
+    """uint64[B, 3]: cards each seat has shown, by its plays in this deal, that it does not
+    hold (R13-R15): a card of class k (:func:`play_classes`) rules out the classes before k.
+    Public knowledge; no card enters a hand during play, so it holds to the deal's end."""
+    n = state.batch_size
+    # Every trick of the deal so far, the current one last: [B, 17, 3] by position.
+    tricks = np.concatenate([state.past_tricks, state.trick[:, None]], axis=1)
+    leaders = np.concatenate([state.past_leaders, state.leader[:, None]], axis=1)
+    shown = np.zeros((n, 3), dtype=np.uint64)
+    for position in (1, 2):  # the leader shows nothing
+        before = np.where(np.arange(3) < position, tricks, -1).reshape(-1, 3)
+        cards = tricks[:, :, position].reshape(-1)
+        classes = play_classes(state.rules, before, np.repeat(state.mode, 17))
+        first = ((classes & bit(cards)[:, None]) != 0).argmax(axis=1)
+        ruled_out = np.bitwise_or.accumulate(classes, axis=1)[np.arange(cards.size), np.maximum(first - 1, 0)]
+        ruled_out = np.where((first > 0) & (cards >= 0), ruled_out, np.uint64(0)).reshape(n, 17)
+        seat = (leaders + position) % 3
+        for s in range(3):
+            shown[:, s] |= np.bitwise_or.reduce(np.where(seat == s, ruled_out, np.uint64(0)), axis=1)
+    return shown
 
 
 def legal_bits(state: State, games: np.ndarray | None = None) -> np.ndarray:
@@ -324,10 +367,18 @@ def legal_bits(state: State, games: np.ndarray | None = None) -> np.ndarray:
     select = slice(None) if games is None else games
     to_act = state.to_act[select]  # -1 once a game is over: reads a hand that is ignored below
     hand = state.hands[rows, to_act]
+    phase = state.phase[select]
+    if phase.size == 1:  # one game (the AEC env, replays): only its own decision's set
+        phase = int(phase[0])
+        if phase == PLAY:
+            return _legal_plays(state.rules, hand, state.trick[select], state.mode[select])
+        if phase == MODE:
+            return FREE_MODES[state.modes_used[rows, to_act]]
+        return hand if phase != OVER else np.zeros(1, dtype=np.uint64)
     free_modes = FREE_MODES[state.modes_used[rows, to_act]]  # R8
     plays = _legal_plays(state.rules, hand, state.trick[select], state.mode[select])
     # Exchange gives, free returns and discards may be any held card (R21, section 5).
-    return np.choose(state.phase[select], (free_modes, hand, hand, hand, plays, np.uint64(0)))
+    return np.choose(phase, (free_modes, hand, hand, hand, plays, np.uint64(0)))
 
 
 def legal_action_mask(state: State) -> np.ndarray:
@@ -502,6 +553,9 @@ def _play(state: State, games: np.ndarray, cards: np.ndarray) -> None:
     if complete.size == 0:
         return
     trick = state.trick[complete]
+    number = state.tricks_won[complete].sum(axis=1)  # tricks completed before this one
+    state.past_tricks[complete, number] = trick
+    state.past_leaders[complete, number] = state.leader[complete]
     winner = (state.leader[complete] + trick_winner_position(trick, state.mode[complete])) % 3
     state.tricks_won[complete, winner] += 1
     state.last_trick[complete] = trick
