@@ -44,7 +44,7 @@ MIN_TARGETS = {DEALER_ROLE: 8, PLAYMAKER_ROLE: 3, THIRD_ROLE: 5}
 NT, MIN = 4, 5
 
 # Every field of State that holds cards (as ids or as uint64 sets).
-CARD_ID_FIELDS = ("dealt", "talon_cards", "trick", "last_trick", "last_returned", "exchange_trump")
+CARD_ID_FIELDS = ("dealt", "talon_cards", "trick", "past_tricks", "last_trick", "last_returned", "exchange_trump")
 CARD_SET_FIELDS = ("hands", "first_six", "talon", "discards", "given", "received", "played")
 
 

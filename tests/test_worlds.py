@@ -1,0 +1,215 @@
+"""The hidden-card sampler (sergeant_major_env.worlds) and the voids it reads (engine.shown_out).
+
+Worlds must never contradict what the seat to act knows (RULES.md R9, R13-R15, R21, R22,
+section 5), must not depend on anything it does not know, and must be uniform among the
+consistent deals (checked against exact enumeration on small positions).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import rules_strategy, seed_strategy
+from sergeant_major_env import Rules, engine
+from sergeant_major_env.cards import SUIT_MASKS, card_list, count, random_member
+from sergeant_major_env.engine import DISCARD, MODE, OVER, PLAY
+from sergeant_major_env.worlds import knowledge, sample_worlds
+
+ALL = np.uint64((1 << 52) - 1)
+FAST = settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+PUBLIC_FIELDS = ("deal", "dealer", "phase", "to_act", "mode", "modes_used", "trick", "past_tricks",
+                 "past_leaders", "leader", "tricks_won", "played", "prev_points", "scores",
+                 "exchange_giver", "exchange_receiver", "exchange_due", "exchange_pair", "exchange_done")
+
+
+def _states_along_games(seed: int, batch: int, rules: Rules, every: int = 7):
+    """(state, live games) at every ``every``-th step of random games, ending at game over."""
+    state = engine.init(engine.game_seeds(seed, batch), rules)
+    rng = np.random.default_rng(seed)
+    for step in range(100_000):
+        live = np.flatnonzero(state.phase != OVER)
+        if live.size == 0:
+            return
+        if step % every == 0:
+            yield state, live
+        engine.step(state, random_member(engine.legal_bits(state), rng))
+
+
+@FAST
+@given(seed=seed_strategy, rules=rules_strategy)
+def test_worlds_keep_everything_the_seat_to_act_knows(seed, rules):
+    """Worlds conserve the 52 cards, keep the seat's own hand (its first six during its mode
+    choice, R9), every public field, the hand sizes, the shown talon and its own discards,
+    the cards it handed over (R21), and never give a seat a card it showed it lacks (R13-R15)."""
+    rng = np.random.default_rng(seed)
+    worlds = 3
+    for state, live in _states_along_games(seed, 12, rules):
+        w = sample_worlds(state, live, worlds, rng)
+        game = np.repeat(live, worlds)
+        rows = np.arange(game.size)
+        seat = state.to_act[game]
+        for name in PUBLIC_FIELDS:
+            np.testing.assert_array_equal(getattr(w, name), getattr(state, name)[game], err_msg=name)
+        talon_hidden = w.phase < DISCARD
+        every_card = (np.bitwise_or.reduce(w.hands, axis=1) | np.bitwise_or.reduce(w.played, axis=1)
+                      | w.discards | np.where(talon_hidden, w.talon, 0))
+        total = count(w.hands).sum(1) + count(w.played).sum(1) + count(w.discards) + 4 * talon_hidden
+        assert (every_card == ALL).all() and (total == 52).all()
+        np.testing.assert_array_equal(count(w.hands), count(state.hands[game]))
+        choosing = state.phase[game] == MODE
+        own = np.where(choosing, state.first_six[game], state.hands[game, seat])
+        assert ((w.hands[rows, seat] & own) == own).all()
+        np.testing.assert_array_equal(w.hands[rows, seat][~choosing], own[~choosing])
+        shown = ~talon_hidden
+        np.testing.assert_array_equal(w.talon[shown], state.talon[game][shown])
+        playmaker = (state.dealer[game] + 1) % 3
+        own_discards = shown & (seat == playmaker)
+        np.testing.assert_array_equal(w.discards[own_discards], state.discards[game][own_discards])
+        assert (w.hands & engine.shown_out(w) == 0).all()
+        known = knowledge(state, live)
+        fixed = known["fixed"][np.repeat(np.arange(live.size), worlds)]
+        assert ((w.hands & fixed) == fixed).all()
+        # The seat to act faces the same choice in every world.
+        same = ~choosing
+        np.testing.assert_array_equal(engine.legal_bits(w)[same], engine.legal_bits(state)[game][same])
+
+
+@FAST
+@given(seed=seed_strategy, rules=rules_strategy)
+def test_the_real_deal_is_always_one_of_the_possible_worlds(seed, rules):
+    """The knowledge is never wrong: the real hands respect every constraint the sampler uses."""
+    for state, live in _states_along_games(seed, 12, rules, every=3):
+        known = knowledge(state, live)
+        seat, left, right = known["seat"], known["left"], known["right"]
+        rows = np.arange(live.size)
+        hands = state.hands[live]
+        for bin_, other in ((0, left), (1, right)):
+            rest = hands[rows, other] & ~known["fixed"][rows, other]
+            assert (rest & ~known["allowed"][:, bin_] == 0).all()
+            assert (count(rest) == known["capacity"][:, bin_]).all()
+        assert (count(known["unseen"]) == known["capacity"].sum(axis=1)).all()
+        assert (engine.shown_out(state) & state.hands == 0).all()
+
+
+@FAST
+@given(seed=seed_strategy, rules=rules_strategy)
+def test_worlds_do_not_depend_on_cards_the_seat_cannot_see(seed, rules):
+    """A state that differs from the real one only in what the seat to act cannot see (one of
+    its own worlds) gives exactly the same worlds for the same random numbers."""
+    rng = np.random.default_rng(seed)
+    for state, live in _states_along_games(seed, 8, rules, every=11):
+        twin = sample_worlds(state, live, 1, rng)  # one alternative per game, seeds redrawn too
+        draw = int(rng.integers(2**32))
+        a = sample_worlds(state, live, 4, np.random.default_rng(draw))
+        b = sample_worlds(twin, np.arange(live.size), 4, np.random.default_rng(draw))
+        for name, value in a.arrays().items():
+            np.testing.assert_array_equal(value, getattr(b, name), err_msg=name)
+
+
+@FAST
+@given(seed=seed_strategy, rules=rules_strategy)
+def test_shown_out_marks_voids_when_a_seat_does_not_follow_suit(seed, rules):
+    """R13, R14: a seat that plays off the led suit is void in it; one that also does not trump
+    (trump modes) holds no trump. And no card a seat holds is ever marked (also with R15)."""
+    state = engine.init(engine.game_seeds(seed, 16), rules)
+    rng = np.random.default_rng(seed)
+    while (state.phase != OVER).any():
+        before = state.copy()
+        actions = random_member(engine.legal_bits(state), rng)
+        engine.step(state, actions)
+        playing = (before.phase == PLAY) & (before.trick[:, 0] >= 0)
+        for g in np.flatnonzero(playing):
+            # The shown set of a seat, after the trick completes or not, still holds.
+            seat, card, led = int(before.to_act[g]), int(actions[g]), int(before.trick[g, 0])
+            if state.deal[g] != before.deal[g]:
+                continue  # the deal ended: shown_out starts afresh
+            shown = int(engine.shown_out(state)[g, seat])
+            if card // 13 != led // 13:
+                assert shown & int(SUIT_MASKS[led // 13]) == int(SUIT_MASKS[led // 13])
+                mode = int(before.mode[g])
+                if mode < 4 and card // 13 != mode:
+                    assert shown & int(SUIT_MASKS[mode]) == int(SUIT_MASKS[mode])
+        assert (engine.shown_out(state) & state.hands == 0).all()
+
+
+def _late_position(seed: int, tricks_done: int, seat_is_playmaker: bool, rules: Rules):
+    """A game in play with ``tricks_done`` tricks done where some seat has shown a void."""
+    for s in range(seed, seed + 2000):
+        state = engine.init([s], rules)
+        rng = np.random.default_rng(s)
+        while state.phase[0] != OVER and not (state.phase[0] == PLAY and state.tricks_won[0].sum() == tricks_done
+                                              and state.trick[0, 0] < 0):
+            engine.step(state, random_member(engine.legal_bits(state), rng))
+        if state.phase[0] != PLAY:
+            continue
+        playmaker = (int(state.dealer[0]) + 1) % 3
+        if (int(state.to_act[0]) == playmaker) == seat_is_playmaker and engine.shown_out(state)[0].any():
+            return state
+    raise AssertionError("no such position found")
+
+
+def _exact_distribution(state: engine.State) -> dict[tuple[int, int, int], float]:
+    """Every consistent split of the unseen cards (left hand, right hand, pile), equally likely."""
+    known = knowledge(state, np.array([0]))
+    unseen = card_list(int(known["unseen"][0]))
+    cap = known["capacity"][0]
+    allowed = [set(card_list(int(known["allowed"][0, b]))) for b in range(3)]
+    outcomes = []
+    for left in itertools.combinations(unseen, int(cap[0])):
+        rest = [c for c in unseen if c not in left]
+        for right in itertools.combinations(rest, int(cap[1])):
+            pile = [c for c in rest if c not in right]
+            if set(left) <= allowed[0] and set(right) <= allowed[1] and set(pile) <= allowed[2]:
+                outcomes.append((sum(1 << c for c in left), sum(1 << c for c in right), sum(1 << c for c in pile)))
+    return {o: 1 / len(outcomes) for o in outcomes}
+
+
+@pytest.mark.parametrize("seat_is_playmaker, tricks_done", [(True, 12), (False, 13)])
+def test_world_frequencies_match_exact_enumeration(seat_is_playmaker, tricks_done):
+    """On small positions with voids, the worlds' frequencies match the uniform distribution
+    over all consistent deals (enumerated), by a chi-square test: the sampler is exact."""
+    state = _late_position(1, tricks_done, seat_is_playmaker, Rules())
+    exact = _exact_distribution(state)
+    n = 30 * len(exact) + 3000
+    w = sample_worlds(state, [0], n, np.random.default_rng(7))
+    seat = int(state.to_act[0])
+    left, right = (seat + 1) % 3, (seat + 2) % 3
+    fixed = knowledge(state, np.array([0]))["fixed"][0]
+    pile = np.zeros(n, dtype=np.uint64) if seat_is_playmaker else w.discards
+    observed = zip((w.hands[:, left] & ~fixed[left]).tolist(), (w.hands[:, right] & ~fixed[right]).tolist(),
+                   pile.tolist())
+    counts = {o: 0 for o in exact}
+    for o in observed:
+        assert o in counts, "a world outside the consistent deals"
+        counts[o] += 1
+    expected = n / len(exact)
+    chi2 = sum((c - expected) ** 2 / expected for c in counts.values())
+    dof = len(exact) - 1
+    assert len(exact) > 5
+    assert chi2 < dof + 5 * np.sqrt(2 * dof), (chi2, dof)
+
+
+def test_worlds_play_out_in_the_engine():
+    """Worlds are ordinary engine states: random play takes them to the end of the game."""
+    rng = np.random.default_rng(0)
+    state = engine.init(engine.game_seeds(3, 6))
+    for _ in range(40):
+        engine.step(state, random_member(engine.legal_bits(state), rng))
+    w = sample_worlds(state, np.arange(6), 5, rng)
+    while (w.phase != OVER).any():
+        engine.step(w, random_member(engine.legal_bits(w), rng))
+    assert (w.final_scores.sum(axis=1) == 0).all()
+
+
+def test_bad_arguments_are_refused():
+    state = engine.init([0])
+    with pytest.raises(ValueError, match="worlds must be at least 1"):
+        sample_worlds(state, [0], 0, np.random.default_rng(0))
+    state.phase[0], state.to_act[0] = OVER, -1
+    with pytest.raises(ValueError, match="seat to act"):
+        sample_worlds(state, [0], 2, np.random.default_rng(0))
