@@ -8,6 +8,8 @@ name          agent
 ``heuristic`` :class:`HeuristicAgent`: the strongest rule-based player (card reading, planned
               mode choice, exchanges, discards)
 ``ppo:PATH``  :class:`PPOAgent`: a trained sb3-contrib ``MaskablePPO`` model
+``pimc``      :class:`PIMCAgent`: determinized Monte Carlo search on sampled deals
+              (``pimc:worlds=32,rollout=heuristic``; needs the engine state)
 ``human``     :class:`HumanAgent`: a person at the terminal
 ============  ==============================================================================
 
@@ -28,6 +30,7 @@ from .base import (
 from .greedy import GreedyAgent
 from .heuristic import HeuristicAgent
 from .human import HumanAgent
+from .pimc import PIMCAgent, make_pimc_agent
 from .ppo import PPOAgent, make_ppo_agent
 from .random_agent import RandomAgent
 
@@ -35,9 +38,12 @@ register_agent("random", RandomAgent, help="a uniformly random legal action")
 register_agent("greedy", GreedyAgent, help="simple rules: win cheaply, lead high, duck in MIN")
 register_agent("heuristic", HeuristicAgent, help="the strongest rule-based player")
 register_agent("ppo", make_ppo_agent, takes_argument=True, help="a trained MaskablePPO model: ppo:PATH")
+register_agent("pimc", make_pimc_agent, takes_argument=True,
+               help="determinized Monte Carlo search: pimc or pimc:worlds=32,rollout=heuristic")
+
 register_agent("human", HumanAgent, help="a person at the terminal (python -m sergeant_major_env.play)")
 
 __all__ = [
-    "AECSeat", "Agent", "GreedyAgent", "HeuristicAgent", "HumanAgent", "PPOAgent", "RandomAgent", "aec_action", "agent_help",
+    "AECSeat", "Agent", "GreedyAgent", "HeuristicAgent", "HumanAgent", "PIMCAgent", "PPOAgent", "RandomAgent", "aec_action", "agent_help",
     "known_agents", "make_agent", "register_agent", "unregister_agent",
 ]

@@ -65,7 +65,7 @@ from . import engine
 from .engine import places, win_credits  # R6; re-exported for callers of this module
 from .cards import NUM_ACTIONS, bits_to_bool
 from .observation import observe
-from .policies import checked_actions, needs_observations, policy_name, zeros_observations
+from .policies import checked_actions, needs_observations, policy_name, searches_state, zeros_observations
 from .rules import Rules
 
 SEATINGS = ("duplicate", "fixed")
@@ -231,6 +231,10 @@ def play_games(players: Sequence[Any], seeds: np.ndarray, seat_players: np.ndarr
         actions[:] = 0
         for k in np.flatnonzero(present).tolist():
             player = players[k]
+            if searches_state(player):
+                games = rows if present[k] == batch else np.flatnonzero(actor == k)
+                actions[games] = checked_actions(player, player.act_on_state(state, games, rng), games.size)
+                continue
             if present[k] == batch:
                 games = rows
                 obs = observe(state, to_act) if wants_obs[k] else zeros_observations(batch)

@@ -23,6 +23,13 @@ Optional attributes, read with ``getattr`` and a default:
   then skip computing observations for it and pass a read-only array of zeros of the
   same shape instead.
 
+* ``act_on_state(state, games, rng) -> int64[len(games)]``: a *search* policy (such as
+  the ``pimc`` agent) that plays out sampled deals needs the engine state itself. Callers
+  that hold the state (:func:`~sergeant_major_env.evaluation.play_games`, the vec env and
+  single-seat env opponents) call this method instead of ``act`` when a policy has it,
+  for the games ``games`` of ``state``. Such a policy promises to use only what the seat
+  to act knows: the public fields and :func:`~sergeant_major_env.worlds.sample_worlds`.
+
 The environments (:mod:`~sergeant_major_env.single_seat`, :mod:`~sergeant_major_env.vec_env`,
 the PettingZoo env) call opponents through this interface, batched: one call for all the
 games waiting on that opponent. The agents of the project (the top-level ``agents``
@@ -82,6 +89,11 @@ def policy_name(policy: object) -> str:
     """The ``name`` of a policy, or its class name."""
     name = getattr(policy, "name", None)
     return name if isinstance(name, str) and name else type(policy).__name__
+
+
+def searches_state(policy: object) -> bool:
+    """Whether ``policy`` decides from the engine state (``act_on_state``), not observations."""
+    return callable(getattr(policy, "act_on_state", None))
 
 
 def needs_observations(policy: object) -> bool:

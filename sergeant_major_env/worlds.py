@@ -144,7 +144,7 @@ def _assign(unseen: np.ndarray, allowed: np.ndarray, capacity: np.ndarray,
     if np.any(unseen & ~(a | b | p)):
         raise ValueError("inconsistent knowledge: an unseen card may go nowhere")
     n = {k: count(v).astype(np.int64) for k, v in kinds.items()}
-    cap_a, cap_b, cap_p = capacity[:, 0], capacity[:, 1], capacity[:, 2]
+    cap_a, cap_p = capacity[:, 0], capacity[:, 2]  # the right hand takes the rest
     # Choices (d_ap, d_bp): cards of kinds ap and bp put on the pile; d_abp follows.
     grid = np.arange(15)
     d_ap, d_bp = (x.reshape(1, -1) for x in np.meshgrid(grid, grid, indexing="ij"))

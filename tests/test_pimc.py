@@ -1,0 +1,96 @@
+"""The ``pimc`` search bot (agents/pimc.py): every decision kind, legal, blind to hidden cards."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents import make_agent
+from agents.pimc import PIMCAgent
+from sergeant_major_env import Rules, engine
+from sergeant_major_env.cards import random_member
+from sergeant_major_env.engine import DECISIONS, OVER
+from sergeant_major_env.evaluation import play_tables
+from sergeant_major_env.worlds import sample_worlds
+
+
+class Recording(PIMCAgent):
+    """pimc that notes the decision kinds it was asked."""
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.kinds = set()
+
+    def act_on_state(self, state, games, rng):
+        self.kinds.update(DECISIONS[p] for p in state.phase[games].tolist())
+        return super().act_on_state(state, games, rng)
+
+
+def test_pimc_plays_every_decision_kind_legally_to_the_end_of_games():
+    """Mode (R8, R9), exchange gives and free returns (R21), discards and play: the engine
+    accepts every action pimc chooses (it raises on an illegal one) and the games finish."""
+    pimc = Recording(worlds=4)
+    result = play_tables([pimc, make_agent("random"), make_agent("random")], games=12, seed=5,
+                         rules={"num_deals": 4}, progress=False)
+    assert result.games == 12
+    assert pimc.kinds == {"mode", "exchange_give", "exchange_return", "discard", "play"}
+
+
+def _positions(seed: int, batch: int = 16, every: int = 9):
+    state = engine.init(engine.game_seeds(seed, batch), Rules(num_deals=3))
+    rng = np.random.default_rng(seed)
+    while (state.phase != OVER).any():
+        live = np.flatnonzero(state.phase != OVER)
+        yield state, live
+        for _ in range(every):
+            engine.step(state, random_member(engine.legal_bits(state), rng))
+
+
+def test_pimc_decisions_do_not_depend_on_cards_the_seat_cannot_see():
+    """Given a state that differs only in what the seat to act cannot see (one of its own
+    sampled worlds), pimc makes exactly the same decisions with the same random numbers."""
+    pimc = PIMCAgent(worlds=4, rollout="greedy")
+    rng = np.random.default_rng(0)
+    for k, (state, live) in enumerate(_positions(11)):
+        if k % 4:
+            continue
+        twin = sample_worlds(state, live, 1, rng)
+        a = pimc.act_on_state(state, live, np.random.default_rng(k))
+        b = pimc.act_on_state(twin, np.arange(live.size), np.random.default_rng(k))
+        np.testing.assert_array_equal(a, b)
+
+
+def test_pimc_values_are_the_mean_deal_points_over_worlds():
+    """With one world and a deterministic rollout, an action's value is that world's deal
+    points for the seat; illegal actions are -inf."""
+    state = next(s for s, _ in _positions(3, batch=4, every=20) if (s.phase == engine.PLAY).all())
+    pimc = PIMCAgent(worlds=3, rollout="heuristic")
+    legal = engine.legal_bits(state)
+    values = pimc.action_values(state, np.arange(4), legal, np.random.default_rng(1))
+    mask = engine.legal_action_mask(state)
+    assert np.isfinite(values[mask]).all() and np.isneginf(values[~mask]).all()
+    assert (np.abs(values[mask]) <= 13).all()  # a deal's points lie in -13..13 (R23, R24)
+
+
+def test_pimc_horizon_and_epsilon_options_give_legal_choices():
+    state, live = next(_positions(4, batch=6, every=30))
+    for options in ({"horizon": 3}, {"epsilon": 0.5, "rollouts": 2, "rollout": "random"}):
+        pimc = PIMCAgent(worlds=2, **options)
+        actions = pimc.act_on_state(state, live, np.random.default_rng(0))
+        legal = engine.legal_bits(state, live)
+        assert ((legal >> actions.astype(np.uint64)) & np.uint64(1)).all()
+
+
+def test_pimc_options_parse_and_bad_ones_are_refused():
+    agent = make_agent("pimc:worlds=8,rollout=heuristic,horizon=5,epsilon=0.1")
+    assert (agent.worlds, agent.horizon, agent.epsilon, agent.rollout_policy.name) == (8, 5, 0.1, "heuristic")
+    for spec, message in (("pimc:worlds=0", "worlds must be an integer >= 1"), ("pimc:size=3", "bad option"),
+                          ("pimc:worlds=many", "worlds must be an integer"), ("pimc:rollout=pimc", "cannot itself"),
+                          ("pimc:epsilon=2", "epsilon must be in"), ("pimc:rollout=nobody", "unknown agent")):
+        with pytest.raises(ValueError, match=message):
+            make_agent(spec)
+
+
+def test_pimc_act_without_the_state_explains_itself():
+    with pytest.raises(TypeError, match="act_on_state"):
+        PIMCAgent().act(np.zeros((1, 5), np.float32), np.ones((1, 58), bool), np.random.default_rng(0))
