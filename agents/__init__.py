@@ -9,7 +9,7 @@ name          agent
               mode choice, exchanges, discards)
 ``ppo:PATH``  :class:`PPOAgent`: a trained sb3-contrib ``MaskablePPO`` model
 ``pimc``      :class:`PIMCAgent`: determinized Monte Carlo search on sampled deals
-              (``pimc:worlds=32,rollout=heuristic``; needs the engine state)
+              (``pimc:worlds=32:rollout=greedy``; needs the engine state)
 ``human``     :class:`HumanAgent`: a person at the terminal
 ============  ==============================================================================
 
@@ -39,7 +39,7 @@ register_agent("greedy", GreedyAgent, help="simple rules: win cheaply, lead high
 register_agent("heuristic", HeuristicAgent, help="the strongest rule-based player")
 register_agent("ppo", make_ppo_agent, takes_argument=True, help="a trained MaskablePPO model: ppo:PATH")
 register_agent("pimc", make_pimc_agent, takes_argument=True,
-               help="determinized Monte Carlo search: pimc or pimc:worlds=32,rollout=heuristic")
+               help="determinized Monte Carlo search: pimc or pimc:worlds=32:rollout=greedy")
 
 register_agent("human", HumanAgent, help="a person at the terminal (python -m sergeant_major_env.play)")
 

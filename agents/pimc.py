@@ -17,7 +17,8 @@ seen, R9), exchange gives and free returns (R21), discards and play. Only the se
 knowledge enters the worlds, never the real hidden cards, so the agent may be handed the
 live engine state (``act_on_state``).
 
-Parameters (``pimc:worlds=32,rollout=heuristic``):
+Parameters (``pimc:worlds=32:rollout=greedy``, options separated by colons since
+``evaluate.py --agents`` separates agents by commas):
 
 ==========  =========  ==============================================================
 name        default    meaning
@@ -25,7 +26,7 @@ name        default    meaning
 worlds      16         deals sampled per decision
 rollouts    1          rollouts per world and action (more help only a random rollout
                        policy, or ``epsilon`` > 0: the others are deterministic)
-rollout     heuristic  the rollout policy (any agent name: heuristic, greedy, random)
+rollout     heuristic  the rollout policy (an agent name without options: heuristic, greedy, random)
 horizon     0          decisions rolled out after the action; 0 = to the end of the deal.
                        A cut-off deal is scored as if the remaining tricks fell in
                        proportion to the targets
@@ -195,9 +196,9 @@ def _partial_points(state: engine.State, seat: np.ndarray) -> np.ndarray:
 
 
 def make_pimc_agent(argument: str | None) -> PIMCAgent:
-    """``pimc`` or ``pimc:worlds=32,rollout=heuristic,...`` (see the module docstring)."""
+    """``pimc`` or ``pimc:worlds=32:rollout=greedy:...`` (see the module docstring)."""
     options = dict(DEFAULTS)
-    for item in filter(None, (argument or "").split(",")):
+    for item in filter(None, (argument or "").split(":")):
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or key not in DEFAULTS:

@@ -1,10 +1,12 @@
 """Speed of the agents' batched ``act``: decisions per second at a given batch size.
 
     python benchmarks/agents_speed.py --batch 1024 random greedy heuristic
+    python benchmarks/agents_speed.py --batch 64 --one-at-a-time pimc    # one decision at a time
 
 The batch is a snapshot of B games of a self-played table (heuristic, greedy, random in
 turn) taken at several moments, so it mixes every kind of decision as real play does;
-each agent decides for the whole batch repeatedly for ``--seconds``.
+each agent decides for the whole batch repeatedly for ``--seconds``. Search agents (pimc)
+decide from the state, for the games still in play.
 """
 
 from __future__ import annotations
@@ -22,10 +24,11 @@ from agents import make_agent  # noqa: E402
 from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.cards import random_member  # noqa: E402
 from sergeant_major_env.observation import observe  # noqa: E402
+from sergeant_major_env.policies import searches_state  # noqa: E402
 
 
-def snapshot(batch: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Observations and masks of ``batch`` games at varied points of play."""
+def snapshot(batch: int, seed: int = 0) -> tuple[engine.State, np.ndarray, np.ndarray]:
+    """The state, observations and masks of ``batch`` games at varied points of play."""
     rng = np.random.default_rng(seed)
     state = engine.init(engine.game_seeds(seed, batch), Rules())
     # Spread the games over the whole game: each plays a different number of random steps.
@@ -41,7 +44,7 @@ def snapshot(batch: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
         engine.step(part, actions[sub])
         state.put(sub, part)
     mask = engine.legal_action_mask(state)
-    return observe(state, np.maximum(state.to_act, 0)), mask
+    return state, observe(state, np.maximum(state.to_act, 0)), mask
 
 
 def main() -> None:
@@ -49,19 +52,31 @@ def main() -> None:
     parser.add_argument("agents", nargs="*", default=["random", "greedy", "heuristic"])
     parser.add_argument("--batch", type=int, default=1024)
     parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--one-at-a-time", action="store_true",
+                        help="search agents: decide for each game of the batch alone (latency of one decision)")
     args = parser.parse_args()
-    obs, mask = snapshot(args.batch)
+    state, obs, mask = snapshot(args.batch)
+    live = np.flatnonzero(state.phase != engine.OVER)
     rng = np.random.default_rng(0)
     for name in args.agents:
         agent = make_agent(name)
-        agent.act(obs, mask, rng)  # warm-up (caches)
+        if searches_state(agent) and args.one_at_a_time:  # each game in play alone, in turn
+            def decide():
+                for game in live:
+                    agent.act_on_state(state, game[None], rng)
+            decisions = live.size
+        elif searches_state(agent):  # search bots decide from the state, for the games in play
+            decide, decisions = (lambda: agent.act_on_state(state, live, rng)), live.size
+        else:
+            decide, decisions = (lambda: agent.act(obs, mask, rng)), args.batch
+        decide()  # warm-up (caches)
         calls, start = 0, time.perf_counter()
         while (elapsed := time.perf_counter() - start) < args.seconds:
-            agent.act(obs, mask, rng)
+            decide()
             calls += 1
-        print(f"{name:>12}: {calls * args.batch / elapsed:12,.0f} decisions/s  "
-              f"({1000 * elapsed / calls:.2f} ms per act() at batch {args.batch})")
-
+        print(f"{name:>12}: {calls * decisions / elapsed:12,.1f} decisions/s  "
+              f"({1000 * elapsed / calls:.2f} ms per call for {decisions} decisions, "
+              f"{1000 * elapsed / calls / decisions:.3f} ms per decision)")
 
 if __name__ == "__main__":
     main()

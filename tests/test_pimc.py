@@ -82,8 +82,8 @@ def test_pimc_horizon_and_epsilon_options_give_legal_choices():
 
 
 def test_pimc_options_parse_and_bad_ones_are_refused():
-    agent = make_agent("pimc:worlds=8,rollout=heuristic,horizon=5,epsilon=0.1")
-    assert (agent.worlds, agent.horizon, agent.epsilon, agent.rollout_policy.name) == (8, 5, 0.1, "heuristic")
+    agent = make_agent("pimc:worlds=8:rollout=greedy:horizon=5:epsilon=0.1")
+    assert (agent.worlds, agent.horizon, agent.epsilon, agent.rollout_policy.name) == (8, 5, 0.1, "greedy")
     for spec, message in (("pimc:worlds=0", "worlds must be an integer >= 1"), ("pimc:size=3", "bad option"),
                           ("pimc:worlds=many", "worlds must be an integer"), ("pimc:rollout=pimc", "cannot itself"),
                           ("pimc:epsilon=2", "epsilon must be in"), ("pimc:rollout=nobody", "unknown agent")):
@@ -94,3 +94,34 @@ def test_pimc_options_parse_and_bad_ones_are_refused():
 def test_pimc_act_without_the_state_explains_itself():
     with pytest.raises(TypeError, match="act_on_state"):
         PIMCAgent().act(np.zeros((1, 5), np.float32), np.ones((1, 58), bool), np.random.default_rng(0))
+
+
+def test_evaluate_py_plays_pimc_against_the_heuristic(tmp_path):
+    """``python evaluate.py --agents pimc,heuristic,heuristic`` works (a one-deal match here)."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "evaluate.py", "--agents", "pimc:worlds=4:rollout=greedy,heuristic,heuristic",
+                           "--games", "6", "--options", "num_deals=1", "--json", str(tmp_path / "r.json")],
+                          cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert [a["name"] for a in result["agents"]].count("heuristic") == 1 and result["games"] == 6
+
+
+def test_equivalent_cards_are_searched_once():
+    """R16: with JH played, 9H TH QH take the same tricks, so only 9H is searched; 2S 3S are
+    one card, AS (4S is still out) another; modes are never merged."""
+    from agents.pimc import distinct_cards
+    from sergeant_major_env.cards import card_name, cards_to_bits, parse_card
+
+    def cards(*names):
+        return np.array([cards_to_bits(np.array([parse_card(n) for n in names]))], dtype=np.uint64)
+
+    legal = cards("9H", "TH", "QH", "2S", "3S", "AS") | np.uint64(0b11 << 52)
+    kept = int(distinct_cards(legal, cards("JH", "5S"))[0])
+    assert [card_name(c) for c in range(52) if kept >> c & 1] == ["2S", "AS", "9H"]
+    assert kept >> 52 == 0b11
