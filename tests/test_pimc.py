@@ -125,3 +125,27 @@ def test_equivalent_cards_are_searched_once():
     kept = int(distinct_cards(legal, cards("JH", "5S"))[0])
     assert [card_name(c) for c in range(52) if kept >> c & 1] == ["2S", "AS", "9H"]
     assert kept >> 52 == 0b11
+
+
+def test_pimc_plays_as_an_opponent_in_the_vec_env_and_the_single_seat_env():
+    """The environments hand search opponents the engine state (act_on_state)."""
+    from sergeant_major_env.single_seat import SergeantMajorEnv
+    from sergeant_major_env.vec_env import SergeantMajorVecEnv
+
+    pimc = PIMCAgent(worlds=2, rollout="greedy")
+    vec = SergeantMajorVecEnv(4, seed=1, opponents=pimc, num_deals=1)
+    vec.reset()
+    rng = np.random.default_rng(0)
+    finished = 0
+    for _ in range(40):
+        actions = np.array([rng.choice(np.flatnonzero(mask)) for mask in vec.action_masks()])
+        _, _, dones, _ = vec.step(actions)
+        finished += int(dones.sum())
+    assert finished >= 4  # every one-deal game ended
+    single = SergeantMajorEnv(opponents=(pimc, pimc), num_deals=1)
+    _, info = single.reset(seed=3)
+    done = False
+    while not done:
+        mask = single.action_masks()
+        _, _, terminated, truncated, _ = single.step(int(np.flatnonzero(mask)[0]))
+        done = terminated or truncated
