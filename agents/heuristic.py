@@ -328,32 +328,30 @@ class HeuristicAgent:
         m = self._model(v)
         hand = m["hand"]
         p = self.params["give_p"]  # P(a given unseen card is with the receiver): 16 of the 36 unseen
-        score = np.full((v.n, 52), -np.inf)
-        unseen_all = card_bools(v.unseen)
-        received = card_bools(v.received)
-        given = card_bools(v.given)
-        for s in range(4):
-            cols = slice(13 * s, 13 * s + 13)
-            mine = hand[:, cols]
-            unseen = unseen_all[:, cols]
-            # A suit given in already: the receiver's top card came back, it holds nothing higher
-            # than the highest card received in that suit (this exchange phase).
-            cap = np.where(given[:, cols].any(axis=1) & received[:, cols].any(axis=1),
-                           12 - np.argmax(received[:, cols][:, ::-1], axis=1), 13)
-            # Expected value of the returned card: the receiver's highest unseen card of the suit,
-            # worth a trick if nothing unseen is above it, less otherwise.
-            gain = np.zeros(v.n)
-            none_above = np.ones(v.n)
-            lowest_mine = np.argmax(mine, axis=1)
-            for r in range(12, -1, -1):
-                is_out = unseen[:, r] & (r > lowest_mine) & (r < cap)
-                above_r_unseen = unseen[:, r + 1:].sum(axis=1)
-                worth = np.where(above_r_unseen == 0, 1.0, np.where(above_r_unseen == 1, 0.4, 0.1 * (r >= 9)))
-                gain += np.where(is_out, none_above * p * worth, 0.0)
-                none_above *= np.where(is_out, 1 - p, 1.0)
-            card = 13 * s + lowest_mine
-            rows = np.flatnonzero(mine.any(axis=1))
-            score[rows, card[rows]] = gain[rows] - 0.01 * lowest_mine[rows]
+        n = v.n
+        mine = hand.reshape(n, 4, 13)
+        unseen = card_bools(v.unseen).reshape(n, 4, 13)
+        received = card_bools(v.received).reshape(n, 4, 13)
+        given = card_bools(v.given).reshape(n, 4, 13)
+        ranks = np.arange(13)
+        # A suit given in already: the receiver's top card came back, it holds nothing higher
+        # than the highest card received in that suit (this exchange phase).
+        cap = np.where(given.any(axis=2) & received.any(axis=2), 12 - np.argmax(received[:, :, ::-1], axis=2), 13)
+        # Expected value of the returned card: the receiver's highest unseen card of the suit,
+        # worth a trick if nothing unseen is above it, less otherwise.
+        lowest_mine = np.argmax(mine, axis=2)  # [n, 4]
+        is_out = unseen & (ranks > lowest_mine[:, :, None]) & (ranks < cap[:, :, None])
+        top_down = unseen[:, :, ::-1].cumsum(axis=2)[:, :, ::-1]
+        above_r_unseen = top_down - unseen  # unseen cards of the suit above each rank
+        worth = np.where(above_r_unseen == 0, 1.0, np.where(above_r_unseen == 1, 0.4, 0.1 * (ranks >= 9)))
+        # P(no unseen card above rank r is with the receiver), multiplied from the top down.
+        miss = np.where(is_out, 1 - p, 1.0)[:, :, ::-1]
+        none_above = np.concatenate([np.ones((n, 4, 1)), miss.cumprod(axis=2)[:, :, :-1]], axis=2)[:, :, ::-1]
+        terms = np.where(is_out, none_above * p * worth, 0.0)
+        gain = terms[:, :, ::-1].cumsum(axis=2)[:, :, -1]  # summed from the top down
+        score = np.full((n, 52), -np.inf)
+        rows, suits = np.nonzero(mine.any(axis=2))
+        score[rows, 13 * suits + lowest_mine[rows, suits]] = gain[rows, suits] - 0.01 * lowest_mine[rows, suits]
         # Trumps are given only when nothing else is held (the receiver would return its worst card).
         score = np.where(m["trumps"], -10.0 - _RANK[None, :], score)
         return pick(score, card_bools(legal))
