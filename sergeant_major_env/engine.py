@@ -454,27 +454,30 @@ def _plan_exchanges(state: State, games: np.ndarray) -> None:
     """R18-R20: pair givers (positive points) with receivers (negative) in serving order."""
     if games.size == 0:
         return
-    rows = np.arange(games.size)
     points = state.prev_points[games].astype(np.int16)
-    dealer = state.dealer[games]
-    pairs = np.zeros(games.size, dtype=np.int8)
-    for giver_role, receiver_role in EXCHANGE_ORDER:
-        giver = (dealer + giver_role) % 3
-        receiver = (dealer + receiver_role) % 3
-        given_points, received_points = points[rows, giver], points[rows, receiver]
-        # R19: min(giver's points, receiver's lost points) covers all three cases.
-        cards = np.minimum(given_points, -received_points)
-        has = np.flatnonzero((given_points > 0) & (received_points < 0))
-        slot = pairs[has]
-        state.exchange_giver[games[has], slot] = giver[has]
-        state.exchange_receiver[games[has], slot] = receiver[has]
-        state.exchange_due[games[has], giver[has], receiver[has]] = cards[has]
-        pairs[has] += 1
-    exchanging = pairs > 0
+    dealer = state.dealer[games][:, None]
+    giver = (dealer + _ORDER_GIVERS) % 3  # [G, 6]: every (giver, receiver) of EXCHANGE_ORDER
+    receiver = (dealer + _ORDER_RECEIVERS) % 3
+    rows = np.arange(games.size)[:, None]
+    given_points, received_points = points[rows, giver], points[rows, receiver]
+    has = (given_points > 0) & (received_points < 0)
+    # R19: min(giver's points, receiver's lost points) covers all three cases.
+    cards = np.minimum(given_points, -received_points)
+    slot = np.cumsum(has, axis=1) - 1  # at most two pairs: points sum to zero over three seats
+    row, pair = np.nonzero(has)
+    game, pair_giver, pair_receiver = games[row], giver[row, pair], receiver[row, pair]
+    state.exchange_giver[game, slot[row, pair]] = pair_giver
+    state.exchange_receiver[game, slot[row, pair]] = pair_receiver
+    state.exchange_due[game, pair_giver, pair_receiver] = cards[row, pair]
+    exchanging = has.any(axis=1)
     started = games[exchanging]
     state.phase[started] = GIVE
     state.to_act[started] = state.exchange_giver[started, 0]
     _reveal_talon(state, games[~exchanging])  # R18: nobody scored, no exchange
+
+
+_ORDER_GIVERS = np.array([giver for giver, _ in EXCHANGE_ORDER])
+_ORDER_RECEIVERS = np.array([receiver for _, receiver in EXCHANGE_ORDER])
 
 
 def _current_pair(state: State, games: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
