@@ -3,7 +3,9 @@
 Every agent is a *batched policy* (:class:`sergeant_major_env.policies.Policy`): an object
 with a ``name`` and ``act(observations: float32[B, D], legal_mask: bool[B, 58], rng) ->
 int64[B]`` that returns a legal action for every row that has one, and decides only from
-the observation (never from the engine state).
+the observation (never from the engine state). Search agents (``pimc``) are the exception:
+they decide through ``act_on_state(state, games, rng)``, reading only what the seat to act
+knows (public fields and :func:`sergeant_major_env.worlds.sample_worlds`).
 
 Agents are made by name::
 
