@@ -300,43 +300,42 @@ def trump_suit(mode: np.ndarray) -> np.ndarray:
     return np.where((mode >= 0) & (mode < 4), mode, 4).astype(np.int8)
 
 
-_ALL_CARDS = (1 << 52) - 1
-# _BASIC_CLASSES[mode, led card] (R13, R14): the led suit, trumps, any card; the leader
-# (led card -1, the last row) any card. Mode -1 (not chosen) is the last row too.
-_BASIC_CLASSES = np.array([[[int(SAME_SUIT[led]), int(TRUMPS[mode]) if led >= 0 else 0, _ALL_CARDS]
-                            for led in [*range(52), -1]] for mode in [*range(6), -1]], dtype=np.uint64)
+_ALL_CARDS = np.uint64((1 << 52) - 1)
 
 
-def play_classes(rules: Rules, trick: np.ndarray, mode: np.ndarray) -> np.ndarray:
-    """uint64[B, K]: R13-R15 as card classes in priority order. The legal plays of a hand
-    are its cards in the first class it holds any card of, so playing a card of class k
-    shows to everyone that the hand held no card of the classes before k
-    (:func:`shown_out` reads voids that way).
+def play_classes(rules: Rules, trick: np.ndarray, mode: np.ndarray) -> list:
+    """R13-R15 as card classes in priority order (a list of uint64[B] sets, or scalars).
+    The legal plays of a hand are its cards in the first class it holds any card of, so
+    playing a card of class k shows to everyone that the hand held no card of the classes
+    before k (:func:`shown_out` reads voids that way).
 
     Default rules: the led suit (R13), trumps (R14), any card; the leader: any card.
     ``must_overtake`` puts first the led-suit cards above the best one on the table (unless
     the trick is already trumped); ``must_overtrump`` puts the trumps above the best trump
     on the table right after the led suit, when trumps were not led (R15).
     """
-    basic = _BASIC_CLASSES[mode, trick[:, 0]]
+    led_suit = SAME_SUIT[trick[:, 0]]  # empty when leading
+    trumps = TRUMPS[mode] * (led_suit != 0)  # the leader plays any card
     if not (rules.must_overtake or rules.must_overtrump):
-        return basic
-    led_suit, trumps = basic[:, 0], basic[:, 1]
-    in_suit = (bit(trick)[:, :, None] & basic[:, None, :2]) != 0
+        return [led_suit, trumps, _ALL_CARDS]
+    in_suit = (bit(trick)[:, :, None] & np.stack([led_suit, trumps], axis=1)[:, None, :]) != 0
     # Best card of the led suit / of trumps on the table, -1 if none.
     best_led, best_trump = np.where(in_suit, trick[:, :, None], -1).max(axis=1).T
     zero = np.uint64(0)
     trumped = (best_trump >= 0) & (led_suit != trumps)
-    overtake = np.where(~trumped, above(best_led), zero) if rules.must_overtake else np.zeros_like(led_suit)
-    overtrump = np.where(led_suit != trumps, above(best_trump), zero) if rules.must_overtrump else np.zeros_like(led_suit)
-    return np.stack([overtake, led_suit, overtrump, trumps, basic[:, 2]], axis=1)
+    overtake = np.where(~trumped, above(best_led), zero) if rules.must_overtake else zero
+    overtrump = np.where(led_suit != trumps, above(best_trump), zero) if rules.must_overtrump else zero
+    return [overtake, led_suit, overtrump, trumps, _ALL_CARDS]
 
 
 def _legal_plays(rules: Rules, hand: np.ndarray, trick: np.ndarray, mode: np.ndarray) -> np.ndarray:
     """R13-R15: the cards of ``hand`` the seat to act may play to ``trick``."""
-    held = hand[:, None] & play_classes(rules, trick, mode)
-    first = (held != 0).argmax(axis=1)
-    return held[np.arange(held.shape[0]), first]
+    classes = play_classes(rules, trick, mode)
+    legal = hand & classes[-1]
+    for cards in reversed(classes[:-1]):  # the first class the hand holds any card of
+        held = hand & cards
+        legal = np.where(held != 0, held, legal)
+    return legal
 
 
 def shown_out(state: State) -> np.ndarray:
@@ -351,7 +350,7 @@ def shown_out(state: State) -> np.ndarray:
     for position in (1, 2):  # the leader shows nothing
         before = np.where(np.arange(3) < position, tricks, -1).reshape(-1, 3)
         cards = tricks[:, :, position].reshape(-1)
-        classes = play_classes(state.rules, before, np.repeat(state.mode, 17))
+        classes = np.stack(np.broadcast_arrays(*play_classes(state.rules, before, np.repeat(state.mode, 17))), axis=1)
         first = ((classes & bit(cards)[:, None]) != 0).argmax(axis=1)
         ruled_out = np.bitwise_or.accumulate(classes, axis=1)[np.arange(cards.size), np.maximum(first - 1, 0)]
         ruled_out = np.where((first > 0) & (cards >= 0), ruled_out, np.uint64(0)).reshape(n, 17)
