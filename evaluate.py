@@ -5,6 +5,8 @@
     python evaluate.py --agents ppo:runs/ppo/model.zip,heuristic,greedy --games 600 \\
         --json eval.json --csv eval.csv --plot eval.png --record games.jsonl
     python evaluate.py --agents heuristic,greedy,random,random --options num_deals=6 exchanges=false
+    python evaluate.py --agents rllib:runs/rllib/checkpoint,heuristic,greedy --games 6000 --batch-size 600 --ray
+    python evaluate.py --agents heuristic,greedy,random --games 60000 --ray --address auto   # a Ray cluster
 
 Agents are names for agents.make_agent ("random", "greedy", "heuristic", "ppo:PATH", ...);
 naming one twice seats two copies of it. Games come in duplicate groups of six: the same
@@ -14,6 +16,14 @@ luck of the cards largely cancels. With four or more agents every 3-agent table 
 points per game with a 95% confidence interval (Student t over the duplicate groups), its
 win rate (R6: equal totals share the win) and its mean place (ties share places), then the
 head-to-head margins. The machinery is sergeant_major_env.evaluation.play_tables.
+
+Games are played in chunks of --batch-size games (whole duplicate groups), each chunk with
+its own random generator for the agents (seeded by --seed and the chunk's index). --ray plays
+the chunks as Ray tasks in parallel, on a local Ray (started and stopped here) or on the
+cluster at --address, and gives the same numbers as the run without --ray: lower
+--batch-size to spread a tournament over more workers (the same --batch-size without --ray
+then still gives the same numbers). Ray comes with pip install "sergeant-major-env[rllib]";
+every node of a cluster needs this project installed.
 
 Exit status: 0 on success, 2 for bad arguments (an unknown agent or rule option), 1 when an
 output file cannot be written.
@@ -53,6 +63,10 @@ def parse_args(argv=None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
     parser.add_argument("--batch-size", type=int, default=12_000, metavar="B",
                         help="most games played together in one batch (default 12000)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--ray", action="store_true",
+                        help="play the chunks of --batch-size games as Ray tasks (same results as without)")
+    parser.add_argument("--address", metavar="ADDR",
+                        help="with --ray: the Ray cluster to join (e.g. auto, ray://head:10001); default: a local Ray")
     return parser.parse_args(argv), parser
 
 
@@ -89,6 +103,13 @@ def main(argv=None) -> int:
         parser.error(str(error))
     if args.games < 1 or args.seed < 0 or args.batch_size < 6:
         parser.error("--games must be at least 1, --seed at least 0 and --batch-size at least 6")
+    if args.address and not args.ray:
+        parser.error("--address needs --ray (it names the Ray cluster that plays the games)")
+    if args.ray:
+        try:
+            import ray  # noqa: F401  (only checked here; play_tables imports it again)
+        except ImportError:
+            parser.error('--ray needs Ray: pip install "sergeant-major-env[rllib]"')
     names = [name.strip() for name in args.agents.split(",") if name.strip()]
     if len(names) < 3:
         parser.error(f"--agents needs at least three agents (name one twice to seat it twice), got {names}")
@@ -99,9 +120,10 @@ def main(argv=None) -> int:
 
     # Play: all games of all tables advance together through the batched engine.
     start = time.perf_counter()
-    result = play_tables(agents, games=args.games, seed=args.seed, rules=rules, seatings=args.seatings,
-                         record=bool(args.record), progress=not args.no_progress, batch_size=args.batch_size,
-                         names=labels)
+    # With --ray the agents travel as names: each Ray task builds its own.
+    result = play_tables(names if args.ray else agents, games=args.games, seed=args.seed, rules=rules,
+                         seatings=args.seatings, record=bool(args.record), progress=not args.no_progress,
+                         batch_size=args.batch_size, names=labels, ray=args.ray, ray_address=args.address)
     elapsed = time.perf_counter() - start
 
     # Report: a table on the terminal (rich when installed), then the requested files.
@@ -117,6 +139,9 @@ def main(argv=None) -> int:
         print(f"(--games {args.games} rounded up to {result.games // len(result.tables)} per table: "
               f"duplicate groups hold six games)")
     print(f"{result.games} games in {elapsed:.1f} s ({result.games / elapsed:,.0f} games/s)")
+    if args.ray and result.games <= args.batch_size:
+        print(f"(--ray: the {result.games} games fit in one chunk of --batch-size {args.batch_size}, so one Ray "
+              f"task played them all; a smaller --batch-size spreads them over more workers)")
     try:
         if args.json:
             result.to_json(args.json)

@@ -265,7 +265,8 @@ def play_games(players: Sequence[Any], seeds: np.ndarray, seat_players: np.ndarr
 def play_tables(agents: str | Sequence[Any], games: int = 120, seed: int = 0, rules: Rules | dict | None = None,
                 seatings: str = "duplicate", record: bool | str = False, progress: bool = True,
                 batch_size: int = 12_000, rng_seed: int | None = None,
-                names: Sequence[str] | None = None) -> "EvaluationResult":
+                names: Sequence[str] | None = None, ray: bool = False,
+                ray_address: str | None = None) -> "EvaluationResult":
     """Play a tournament and return its statistics (see the module docstring).
 
     ``agents``: names (a list or a comma-separated string) and/or agent objects, at least
@@ -274,9 +275,20 @@ def play_tables(agents: str | Sequence[Any], games: int = 120, seed: int = 0, ru
     ``seed + j``. ``rules``: :class:`Rules` or a dict of rule options. ``record``: True keeps
     every game's record in ``result.records``; a path also writes them as JSON Lines.
     ``progress``: a tqdm bar (deals played) on stderr, when it is a terminal. ``batch_size``:
-    most games stepped together. ``rng_seed``: seed of the agents' random generator (default
-    ``seed``). ``names``: display names of the agents, in order (default: their names, a
-    repeated one suffixed ``#2``, ``#3``...).
+    most games stepped together: the games are played in chunks of that many (whole duplicate
+    groups), chunk c with its own random generator for the agents, seeded by ``(rng_seed, c)``
+    (plain ``rng_seed`` for chunk 0, so a tournament of one chunk is unchanged). ``rng_seed``:
+    default ``seed``. Results therefore depend on ``seed``, ``rng_seed`` and ``batch_size``
+    only; with deterministic agents (all but ``random`` here) on ``seed`` alone. ``names``:
+    display names of the agents, in order (default: their names, a repeated one suffixed
+    ``#2``, ``#3``...).
+
+    ``ray=True`` plays the chunks as Ray tasks, in parallel, on the Ray session of this
+    process or, if there is none, on a Ray it starts (``ray.init(address=ray_address)``: a
+    local one by default) and stops at the end. Each task builds its agents from the names
+    given (objects given instead are shipped pickled) and plays its chunk exactly as the
+    local run does, so the result is the same, number for number. Needs ``pip install ray``
+    (or the ``rllib`` extra); every node must have this project installed.
     """
     rules = Rules.from_dict(rules) if isinstance(rules, dict) or rules is None else rules
     if not isinstance(rules, Rules):
@@ -288,28 +300,30 @@ def play_tables(agents: str | Sequence[Any], games: int = 120, seed: int = 0, ru
         raise ValueError(f"names must be {len(players)} distinct names, got {list(names)!r}")
     names = list(names)
     schedule = make_schedule(len(players), games, seed, seatings)
-    rng = np.random.default_rng(seed if rng_seed is None else rng_seed)
+    rng_seed = seed if rng_seed is None else rng_seed
     total = schedule.seeds.size
     seat_names = [[names[p] for p in row] for row in schedule.seat_players.tolist()] if record else None
+    # Games are independent (a game's cards depend on its seed only), so chunks of
+    # consecutive games can be played one after the other, or in parallel.
+    step = max(6, batch_size - batch_size % 6)
+    chunks = [slice(start, min(start + step, total)) for start in range(0, total, step)]
+    jobs = [ChunkJob(index=c, seeds=schedule.seeds[part], seat_players=schedule.seat_players[part],
+                     rules=rules, rng_seed=rng_seed, seat_names=seat_names[part] if record else None)
+            for c, part in enumerate(chunks)]
 
     bar = _progress_bar(total * rules.num_deals, progress, f"{total} games")
-    scores = np.zeros((total, 3), dtype=np.int16)
-    records: list[dict] | None = [] if record else None
-    # Games are independent (a game's cards depend on its seed only), so chunks of
-    # consecutive games can be played one after the other.
-    step = max(6, batch_size - batch_size % 6)
     try:
-        for start in range(0, total, step):
-            part = slice(start, min(start + step, total))
-            chunk_scores, chunk_records = play_games(
-                players, schedule.seeds[part], schedule.seat_players[part], rules, rng,
-                seat_names[part] if record else None, bar.update if bar is not None else None)
-            scores[part] = chunk_scores
-            if records is not None:
-                records.extend(chunk_records)
+        if ray:
+            # Names travel as names, so that each task builds its own agents.
+            specs = [a.strip() for a in agents.split(",") if a.strip()] if isinstance(agents, str) else list(agents)
+            outcomes = play_chunks_on_ray(specs, jobs, ray_address, bar)
+        else:
+            outcomes = [play_chunk(players, job, bar.update if bar is not None else None) for job in jobs]
     finally:
         if bar is not None:
             bar.close()
+    scores = np.concatenate([chunk_scores for chunk_scores, _ in outcomes]).astype(np.int16)
+    records = [r for _, chunk_records in outcomes for r in chunk_records] if record else None
     if isinstance(record, str) and records is not None:
         from .records import write_jsonl
 
@@ -317,6 +331,64 @@ def play_tables(agents: str | Sequence[Any], games: int = 120, seed: int = 0, ru
     result = summarize(names, schedule, scores, rules=rules, seed=seed, seatings=seatings)
     result.records = records
     return result
+
+
+@dataclasses.dataclass
+class ChunkJob:
+    """Consecutive games of a tournament, played together: the unit of work and of randomness."""
+
+    index: int                # chunk c of the tournament
+    seeds: np.ndarray         # the games' engine seeds
+    seat_players: np.ndarray  # int64[G, 3]: index into the agent list, per seat
+    rules: Rules
+    rng_seed: int             # the tournament's; the chunk's generator is chunk_rng(rng_seed, index)
+    seat_names: list[list[str]] | None  # the players' names by seat, to record the games (else None)
+
+
+def chunk_rng(rng_seed: int, index: int) -> np.random.Generator:
+    """The agents' random generator for chunk ``index``: one stream per chunk, so that chunks can be
+    played in any order or in parallel with the same result (chunk 0 keeps the plain seed)."""
+    return np.random.default_rng(rng_seed if index == 0 else [rng_seed, index])
+
+
+def play_chunk(players: Sequence[Any], job: ChunkJob, on_deals=None) -> tuple[np.ndarray, list[dict] | None]:
+    """(final scores, records or None) of one chunk's games, with the chunk's own generator."""
+    return play_games(players, job.seeds, job.seat_players, job.rules, chunk_rng(job.rng_seed, job.index),
+                      job.seat_names, on_deals)
+
+
+def _play_chunk_task(specs: list[Any], job: ChunkJob) -> tuple[np.ndarray, list[dict] | None]:
+    """A Ray task: build the agents (names through agents.make_agent) and play one chunk."""
+    players, _ = resolve_agents(specs)
+    return play_chunk(players, job)
+
+
+def play_chunks_on_ray(specs: list[Any], jobs: list[ChunkJob], address: str | None = None,
+                       bar=None) -> list[tuple[np.ndarray, list[dict] | None]]:
+    """Play every chunk as a Ray task; the outcomes in chunk order (see :func:`play_tables`)."""
+    try:
+        import ray
+    except ImportError:
+        raise ImportError('play_tables(ray=True) (evaluate.py --ray) needs Ray: pip install "sergeant-major-env[rllib]" '
+                          '(or only pip install ray)') from None
+    started_here = not ray.is_initialized()
+    if started_here:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    try:
+        task = ray.remote(_play_chunk_task)
+        specs_ref = ray.put(specs)  # shipped once, not once per task
+        pending = {task.remote(specs_ref, job): job for job in jobs}
+        outcomes = {}
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            job = pending.pop(done[0])
+            outcomes[job.index] = ray.get(done[0])
+            if bar is not None:
+                bar.update(job.seeds.size * job.rules.num_deals)
+        return [outcomes[job.index] for job in jobs]
+    finally:
+        if started_here:
+            ray.shutdown()
 
 
 def _progress_bar(total: int, enabled: bool, description: str):
