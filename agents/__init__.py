@@ -13,6 +13,9 @@ name          agent
 ``human``     :class:`HumanAgent`: a person at the terminal
 ============  ==============================================================================
 
+``rllib:PATH`` (``agents.rllib_agent.RLlibAgent``, a policy trained with RLlib's PPO) is
+loaded on first use, since it needs the optional ray.
+
 ``make_agent(name)`` builds one; ``register_agent(name, factory)`` adds more;
 :class:`AECSeat` plays any agent in one seat of the PettingZoo env.
 """
@@ -41,6 +44,18 @@ register_agent("ppo", make_ppo_agent, takes_argument=True, help="a trained Maska
 register_agent("pimc", make_pimc_agent, takes_argument=True,
                help="determinized Monte Carlo search: pimc or pimc:worlds=32:rollout=greedy")
 
+
+def make_rllib_agent(argument):
+    """``rllib:PATH`` (agents/rllib_agent.py), imported on first use: it needs the optional ray."""
+    try:
+        from .rllib_agent import make_rllib_agent as make
+    except ImportError as error:  # its message says: pip install "sergeant-major-env[rllib]"
+        raise ValueError(f"cannot load RLlib checkpoint {argument!r}: {error}") from None
+    return make(argument)
+
+
+register_agent("rllib", make_rllib_agent, takes_argument=True,
+               help="a policy trained with RLlib's PPO (examples/rllib_selfplay.py): rllib:PATH")
 register_agent("human", HumanAgent, help="a person at the terminal (python -m sergeant_major_env.play)")
 
 __all__ = [
