@@ -29,7 +29,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from sergeant_major_env.policies import Policy
+from sergeant_major_env.policies import Policy, searches_state
 
 Agent = Policy
 """The batched agent protocol (``act(observations, legal_mask, rng) -> int64[B]``)."""
@@ -109,14 +109,18 @@ class AECSeat:
         for name in game.agent_iter():
             observation, reward, termination, truncation, info = game.last()
             game.step(None if termination or truncation else seats[name](observation))
+
+    A search agent (``pimc``) decides from the game state: ``AECSeat(agent, rng, env=game)``.
     """
 
-    def __init__(self, agent: Agent, rng: np.random.Generator | int | None = None) -> None:
+    def __init__(self, agent: Agent, rng: np.random.Generator | int | None = None, env: Any = None) -> None:
         if isinstance(agent, str):
             agent = make_agent(agent)
         if not callable(getattr(agent, "act", None)):
             raise TypeError(f"AECSeat needs an agent with a batched act(), got {agent!r}")
-        self.agent = agent
+        if searches_state(agent) and env is None:
+            raise TypeError(f"{agent!r} searches the game state: pass the env, AECSeat(agent, rng, env=game)")
+        self.agent, self.env = agent, env
         self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
     @property
@@ -124,6 +128,8 @@ class AECSeat:
         return getattr(self.agent, "name", type(self.agent).__name__)
 
     def __call__(self, observation: Mapping[str, np.ndarray], info: Any = None) -> int:
+        if self.env is not None and searches_state(self.agent):  # reads only what the seat knows
+            return int(self.agent.act_on_state(self.env.unwrapped.engine_state, np.zeros(1, np.intp), self.rng)[0])
         return aec_action(self.agent, observation, self.rng)
 
     act = __call__

@@ -4,7 +4,7 @@
     python -m sergeant_major_env.play --opponents greedy,random --seat 2 --seed 7 --option num_deals=3
 
 You hold one seat (``--seat``, default 0); the opponents are agents made by
-``agents.make_agent`` (``random``, ``greedy``, ``heuristic``, ``ppo:PATH``, ...). At each of
+``agents.make_agent`` (``random``, ``greedy``, ``heuristic``, ``pimc``, ``ppo:PATH``, ...). At each of
 your decisions the table is shown (deal, mode and trumps, each seat's role, target, tricks
 and score, the talon once face up, the trick on the table, your hand by suit) with your
 legal moves. Type a card as rank and suit in either order and any case: ``QH``, ``qh``,
@@ -33,7 +33,7 @@ import numpy as np
 from . import engine
 from .cards import MODE_ACTION_OFFSET, MODE_NAMES, RANKS, SUIT_SYMBOLS
 from .observation import OBSERVATION_SIZE, SEGMENTS, observe
-from .policies import checked_actions, needs_observations, policy_name
+from .policies import checked_actions, needs_observations, policy_name, searches_state
 from .rules import Rules
 
 MODE_TEXT = tuple(f"trumps {s}" for s in SUIT_SYMBOLS) + ("no-trump (NT)", "minimum (MIN)")
@@ -370,8 +370,11 @@ def play_game(agents: Sequence[Any], human: int, seed: int, rules: Rules, input_
                               show=lambda: render_table(state, human, names))
         else:
             agent = agents[seat]
-            obs = observe(state, seat) if needs_observations(agent) else np.zeros((1, OBSERVATION_SIZE), np.float32)
-            action = int(checked_actions(agent, agent.act(obs, legal_mask, rng), 1)[0])
+            if searches_state(agent):  # a search bot (pimc) reads what its seat knows from the state
+                action = int(checked_actions(agent, agent.act_on_state(state, np.zeros(1, np.intp), rng), 1)[0])
+            else:
+                obs = observe(state, seat) if needs_observations(agent) else np.zeros((1, OBSERVATION_SIZE), np.float32)
+                action = int(checked_actions(agent, agent.act(obs, legal_mask, rng), 1)[0])
         pair = int(state.exchange_pair[0])
         before = {"phase": int(state.phase[0]), "seat": seat, "dealer": int(state.dealer[0]),
                   "mode": int(state.mode[0]), "deal": int(state.deal[0]),

@@ -149,3 +149,26 @@ def test_pimc_plays_as_an_opponent_in_the_vec_env_and_the_single_seat_env():
         mask = single.action_masks()
         _, _, terminated, truncated, _ = single.step(int(np.flatnonzero(mask)[0]))
         done = terminated or truncated
+
+
+def test_a_person_can_play_against_pimc_and_pimc_can_sit_in_the_aec_env():
+    """play.py and AECSeat hand pimc the game state (it reads only its seat's knowledge)."""
+    import io
+
+    from agents import AECSeat
+    from sergeant_major_env import env as make_env
+    from sergeant_major_env import play
+    from test_play import FirstLegalTyper
+
+    pimc = PIMCAgent(worlds=2, rollout="greedy")
+    out = io.StringIO()
+    result = play.play_game([pimc, None, pimc], 1, 4, Rules(num_deals=1), FirstLegalTyper(out), out)
+    assert sum(result["scores"]) == 0
+    game = make_env(num_deals=1)
+    game.reset(seed=2)
+    seats = {name: AECSeat(pimc, np.random.default_rng(0), env=game) for name in game.possible_agents}
+    for name in game.agent_iter():
+        observation, _, termination, truncation, _ = game.last()
+        game.step(None if termination or truncation else seats[name](observation))
+    with pytest.raises(TypeError, match="env=game"):
+        AECSeat(pimc)
