@@ -151,3 +151,14 @@ def aec_action(agent: Agent, observation: Mapping[str, np.ndarray], rng: np.rand
     if not (0 <= action < mask.shape[1] and mask[0, action]):
         raise ValueError(f"agent {getattr(agent, 'name', agent)!r} chose illegal action {action}")
     return action
+
+
+def act_where_legal(legal_mask: np.ndarray, choose: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """int64[B]: ``choose(rows)`` (one action per row of ``rows``) for the rows of ``legal_mask``
+    with a legal action; 0 for the others (finished games, whose actions the engine ignores)."""
+    legal_mask = np.asarray(legal_mask, dtype=bool)
+    actions = np.zeros(legal_mask.shape[0], dtype=np.int64)
+    rows = np.flatnonzero(legal_mask.any(axis=1))
+    if rows.size:
+        actions[rows] = choose(rows)
+    return actions

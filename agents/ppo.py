@@ -17,6 +17,8 @@ import numpy as np
 from sergeant_major_env.cards import NUM_ACTIONS
 from sergeant_major_env.observation import OBSERVATION_SIZE
 
+from .base import act_where_legal
+
 
 def _resolve(path: str | Path) -> Path:
     text = str(path)
@@ -64,10 +66,9 @@ class PPOAgent:
 
     def act(self, observations: np.ndarray, legal_mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         legal_mask = np.asarray(legal_mask, dtype=bool)
-        actions = np.zeros(legal_mask.shape[0], dtype=np.int64)
-        rows = np.flatnonzero(legal_mask.any(axis=1))  # finished games have no legal action
-        if rows.size == 0:
-            return actions
+        return act_where_legal(legal_mask, lambda rows: self._predict(observations, legal_mask, rows))
+
+    def _predict(self, observations: np.ndarray, legal_mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
         obs = np.asarray(observations, dtype=np.float32)[rows]
         chosen, _ = self.model.predict(obs, action_masks=legal_mask[rows], deterministic=True)
         chosen = np.asarray(chosen, dtype=np.int64).reshape(-1)
@@ -76,8 +77,7 @@ class PPOAgent:
         if not ok.all():  # never expected with a mask; keep the legality contract regardless
             self.fallbacks += int((~ok).sum())
             chosen[~ok] = legal_mask[rows[~ok]].argmax(axis=1)
-        actions[rows] = chosen
-        return actions
+        return chosen
 
     def __repr__(self) -> str:
         return f"PPOAgent({self.path!r})"

@@ -41,6 +41,8 @@ except ImportError as _error:  # the optional extra is missing: say how to get i
 from sergeant_major_env.cards import NUM_ACTIONS
 from sergeant_major_env.observation import OBSERVATION_SIZE
 
+from .base import act_where_legal
+
 OBSERVATION_KEY = "observation"  # the keys of the PettingZoo env's observation dict
 MASK_KEY = "action_mask"
 SHARED_MODULE = "shared"  # the learner's module id when the three seats share one policy
@@ -194,10 +196,9 @@ class RLlibAgent:
 
     def act(self, observations: np.ndarray, legal_mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         legal_mask = np.asarray(legal_mask, dtype=bool)
-        actions = np.zeros(legal_mask.shape[0], dtype=np.int64)
-        rows = np.flatnonzero(legal_mask.any(axis=1))  # finished games have no legal action
-        if rows.size == 0:
-            return actions
+        return act_where_legal(legal_mask, lambda rows: self._most_likely(observations, legal_mask, rows))
+
+    def _most_likely(self, observations: np.ndarray, legal_mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
         batch = {Columns.OBS: {
             OBSERVATION_KEY: torch.from_numpy(np.ascontiguousarray(observations[rows], dtype=np.float32)),
             MASK_KEY: torch.from_numpy(legal_mask[rows]),
@@ -205,8 +206,7 @@ class RLlibAgent:
         with torch.no_grad():
             logits = self.module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
         # The module already masked the logits; the argmax is therefore a legal action.
-        actions[rows] = logits.argmax(dim=-1).numpy()
-        return actions
+        return logits.argmax(dim=-1).numpy()
 
     def __repr__(self) -> str:
         return f"RLlibAgent({self.path!r})"
