@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from sergeant_major_env.cards import SUIT_MASKS, TRUMPS, above, bits_to_bool, highest
+from sergeant_major_env.engine import trick_winner_position
 from sergeant_major_env.observation import SEGMENTS
 
 MODE_DECISION, GIVE_DECISION, RETURN_DECISION, DISCARD_DECISION, PLAY_DECISION = range(5)
@@ -133,13 +134,8 @@ def pick(scores: np.ndarray, allowed: np.ndarray) -> np.ndarray:
 
 
 def trick_best(trick: np.ndarray, mode: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(card winning the trick so far, its position), -1 for empty tricks (R16)."""
-    suits = np.where(trick >= 0, trick // 13, -1)
-    ranks = trick % 13
-    trump = np.where(mode < 4, mode, -2)
-    led = suits[:, :1]
-    strength = np.where(trick < 0, -1,
-                        np.where(suits == trump[:, None], 26 + ranks, np.where(suits == led, 13 + ranks, 0)))
-    position = strength.argmax(axis=1)
+    """(card winning the trick so far, its position), -1 for empty tricks (R16, by the engine)."""
+    position = trick_winner_position(trick, mode)
     best = np.take_along_axis(trick, position[:, None], axis=1)[:, 0]
-    return np.where(trick[:, 0] >= 0, best, -1), np.where(trick[:, 0] >= 0, position, -1)
+    played = trick[:, 0] >= 0
+    return np.where(played, best, -1), np.where(played, position, -1)

@@ -576,8 +576,11 @@ _STRENGTH = np.array([[[26 + c % 13 if c // 13 == mode else 13 + c % 13 if c // 
 
 
 def trick_winner_position(trick: np.ndarray, mode: np.ndarray) -> np.ndarray:
-    """R16: position (0 = leader) of the highest trump, else of the highest card of the led suit."""
-    return _STRENGTH[mode[:, None], trick[:, :1] // 13, trick].argmax(axis=1)
+    """R16: position (0 = leader) of the highest trump, else of the highest card of the led
+    suit. In a trick still being played the empty positions (-1) never win; an empty trick
+    gives position 0."""
+    strength = _STRENGTH[mode[:, None], trick[:, :1] // 13, trick]
+    return np.where(trick >= 0, strength, -1).argmax(axis=1)
 
 
 def deal_points(tricks_won: np.ndarray, dealer: np.ndarray, mode: np.ndarray) -> np.ndarray:
