@@ -187,9 +187,8 @@ _RANK_BITS = np.array([sum(1 << (13 * s + r) for s in range(4)) for r in range(1
 def _partial_points(state: engine.State, seat: np.ndarray) -> np.ndarray:
     """Points of an unfinished deal, the tricks still to play shared in proportion to the targets."""
     rows = np.arange(state.batch_size)
-    role = (seat - state.dealer) % 3
     minimum = state.mode == engine.MINIMUM
-    target = np.where(minimum, engine.MIN_TARGETS[role], engine.TARGETS[role]).astype(np.float64)
+    target = engine.targets(state.dealer, state.mode)[rows, seat].astype(np.float64)
     played = state.tricks_won.sum(axis=1)
     won = state.tricks_won[rows, seat] + target * (16 - played) / 16
     return np.where(minimum, target - won, won - target)

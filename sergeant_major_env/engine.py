@@ -583,11 +583,16 @@ def trick_winner_position(trick: np.ndarray, mode: np.ndarray) -> np.ndarray:
     return np.where(trick >= 0, strength, -1).argmax(axis=1)
 
 
+def targets(dealer: np.ndarray, mode: np.ndarray) -> np.ndarray:
+    """int8[B, 3]: the tricks each seat must make, by its role (R23; R24 in MIN)."""
+    role = (np.arange(3) - np.asarray(dealer)[:, None]) % 3
+    return np.where((np.asarray(mode) == MINIMUM)[:, None], MIN_TARGETS[role], TARGETS[role])
+
+
 def deal_points(tricks_won: np.ndarray, dealer: np.ndarray, mode: np.ndarray) -> np.ndarray:
     """R23, R24: points of each seat, ``W - Z``, or ``Z - W`` in MIN."""
-    role = (np.arange(3) - np.asarray(dealer)[:, None]) % 3
     minimum = (np.asarray(mode) == MINIMUM)[:, None]
-    target = np.where(minimum, MIN_TARGETS[role], TARGETS[role])
+    target = targets(dealer, mode)
     won = np.asarray(tricks_won, dtype=np.int8)
     return np.where(minimum, target - won, won - target).astype(np.int8)
 
