@@ -64,8 +64,7 @@ import numpy as np
 from . import engine
 from .engine import places, win_credits  # R6; re-exported for callers of this module
 from .cards import NUM_ACTIONS, bits_to_bool
-from .observation import observe
-from .policies import checked_actions, needs_observations, policy_name, searches_state, zeros_observations
+from .policies import decide, policy_name
 from .rules import Rules
 
 SEATINGS = ("duplicate", "fixed")
@@ -212,7 +211,6 @@ def play_games(players: Sequence[Any], seeds: np.ndarray, seat_players: np.ndarr
     seat_players = np.asarray(seat_players, dtype=np.int64)
     # Column 3 answers to_act = -1 (game over): no player acts.
     actor_table = np.concatenate([seat_players, np.full((batch, 1), -1, dtype=np.int64)], axis=1)
-    wants_obs = [needs_observations(p) for p in players]
     recorder = finished = None
     if recorder_names is not None:
         from .records import Recorder
@@ -230,19 +228,8 @@ def play_games(players: Sequence[Any], seeds: np.ndarray, seat_players: np.ndarr
         mask = bits_to_bool(legal, NUM_ACTIONS)
         actions[:] = 0
         for k in np.flatnonzero(present).tolist():
-            player = players[k]
-            if searches_state(player):
-                games = rows if present[k] == batch else np.flatnonzero(actor == k)
-                actions[games] = checked_actions(player, player.act_on_state(state, games, rng), games.size)
-                continue
-            if present[k] == batch:
-                games = rows
-                obs = observe(state, to_act) if wants_obs[k] else zeros_observations(batch)
-            else:
-                games = np.flatnonzero(actor == k)
-                # Observing a copy of the subset is cheaper than slicing a full observation.
-                obs = observe(state.take(games), to_act[games]) if wants_obs[k] else zeros_observations(games.size)
-            actions[games] = checked_actions(player, player.act(obs, mask[games], rng), games.size)
+            games = rows if present[k] == batch else np.flatnonzero(actor == k)
+            actions[games] = decide(players[k], state, games, mask[games], rng)
         if recorder is None:
             engine.step(state, actions, legal=legal)
         else:

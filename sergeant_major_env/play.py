@@ -32,8 +32,8 @@ import numpy as np
 
 from . import engine
 from .cards import MODE_ACTION_OFFSET, MODE_NAMES, RANKS, SUIT_SYMBOLS
-from .observation import OBSERVATION_SIZE, SEGMENTS, observe
-from .policies import checked_actions, needs_observations, policy_name, searches_state
+from .observation import SEGMENTS
+from .policies import decide, policy_name
 from .rules import Rules
 
 MODE_TEXT = tuple(f"trumps {s}" for s in SUIT_SYMBOLS) + ("no-trump (NT)", "minimum (MIN)")
@@ -369,12 +369,7 @@ def play_game(agents: Sequence[Any], human: int, seed: int, rules: Rules, input_
                               explain=lambda a: engine.illegal_reason(state, 0, a),
                               show=lambda: render_table(state, human, names))
         else:
-            agent = agents[seat]
-            if searches_state(agent):  # a search bot (pimc) reads what its seat knows from the state
-                action = int(checked_actions(agent, agent.act_on_state(state, np.zeros(1, np.intp), rng), 1)[0])
-            else:
-                obs = observe(state, seat) if needs_observations(agent) else np.zeros((1, OBSERVATION_SIZE), np.float32)
-                action = int(checked_actions(agent, agent.act(obs, legal_mask, rng), 1)[0])
+            action = int(decide(agents[seat], state, np.zeros(1, np.intp), legal_mask, rng)[0])
         pair = int(state.exchange_pair[0])
         before = {"phase": int(state.phase[0]), "seat": seat, "dealer": int(state.dealer[0]),
                   "mode": int(state.mode[0]), "deal": int(state.deal[0]),

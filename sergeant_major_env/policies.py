@@ -42,7 +42,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from .observation import OBSERVATION_SIZE
+from .observation import OBSERVATION_SIZE, observe
 
 
 @runtime_checkable
@@ -89,6 +89,25 @@ def policy_name(policy: object) -> str:
     """The ``name`` of a policy, or its class name."""
     name = getattr(policy, "name", None)
     return name if isinstance(name, str) and name else type(policy).__name__
+
+
+def decide(policy: object, state, games: np.ndarray, legal_mask: np.ndarray,
+           rng: np.random.Generator) -> np.ndarray:
+    """``int64[len(games)]``: ``policy``'s actions for the seats to act in ``games`` (indices into
+    the engine ``state``; ``legal_mask`` holds their rows). Search policies get the state, the
+    others the observations (zeros for a policy that skips them); every environment, the
+    tournaments and the terminal game ask their policies through here."""
+    if searches_state(policy):
+        actions = policy.act_on_state(state, games, rng)
+    else:
+        if not needs_observations(policy):
+            obs = zeros_observations(games.size)
+        elif games.size == state.batch_size:  # all the games: observe in place
+            obs = observe(state, state.to_act)
+        else:  # observing a copy of the subset is cheaper than slicing a full observation
+            obs = observe(state.take(games), state.to_act[games])
+        actions = policy.act(obs, legal_mask, rng)
+    return checked_actions(policy, actions, games.size)
 
 
 def searches_state(policy: object) -> bool:

@@ -71,7 +71,7 @@ from . import engine
 from .cards import NUM_ACTIONS, action_name, bits_to_bool, card_list
 from .engine import DECISIONS, OVER, ROLE_NAMES, IllegalActionError
 from .observation import observation_bounds, observe
-from .policies import RandomPolicy, check_policy, checked_actions, needs_observations, searches_state, zeros_observations
+from .policies import RandomPolicy, check_policy, decide
 from .rules import Rules
 
 _FIRST_GAME = np.zeros(1, dtype=np.intp)
@@ -267,12 +267,7 @@ class SergeantMajorEnv(gymnasium.Env):
             if seat == self.learner_seat or seat < 0:
                 return reward
             policy = self.opponents[(seat - self.learner_seat) % 3 - 1]
-            if searches_state(policy):  # a search bot (e.g. pimc) reads what the seat knows itself
-                actions = checked_actions(policy, policy.act_on_state(state, _FIRST_GAME, self.opponent_rng), 1)
-            else:
-                mask = bits_to_bool(self._legal, NUM_ACTIONS)
-                obs = observe(state, seat) if needs_observations(policy) else zeros_observations(1)
-                actions = checked_actions(policy, policy.act(obs, mask, self.opponent_rng), 1)
+            actions = decide(policy, state, _FIRST_GAME, bits_to_bool(self._legal, NUM_ACTIONS), self.opponent_rng)
             engine.step(state, actions, legal=self._legal)
             reward += self._collect()
 

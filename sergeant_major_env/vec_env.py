@@ -76,7 +76,7 @@ from . import engine
 from .cards import NUM_ACTIONS, bits_to_bool
 from .engine import IllegalActionError
 from .observation import observe
-from .policies import check_policy, checked_actions, needs_observations, policy_name, searches_state
+from .policies import check_policy, decide, policy_name
 from .rules import Rules
 from .single_seat import (
     ILLEGAL_ACTIONS,
@@ -88,7 +88,6 @@ from .single_seat import (
     opponent_pair,
     rank_rewards,
     replace_illegal,
-    zeros_observations,
 )
 
 POOL_PAIRS = ("same", "independent")
@@ -443,16 +442,7 @@ class SergeantMajorVecEnv(VecEnv):
 
     def _opponent_actions(self, state: engine.State, policy: object, games: np.ndarray,
                           legal: np.ndarray) -> np.ndarray:
-        if searches_state(policy):  # a search bot (e.g. pimc) reads what the seat knows itself
-            return checked_actions(policy, policy.act_on_state(state, games, self.opponent_rng), games.size)
-        mask = bits_to_bool(legal, NUM_ACTIONS)
-        if not needs_observations(policy):
-            obs = zeros_observations(games.size)
-        elif games.size == state.batch_size:
-            obs = observe(state, state.to_act)
-        else:
-            obs = observe(state.take(games), state.to_act[games])
-        return checked_actions(policy, policy.act(obs, mask, self.opponent_rng), games.size)
+        return decide(policy, state, games, bits_to_bool(legal, NUM_ACTIONS), self.opponent_rng)
 
 
 def _distinct(pair: tuple[object, object]) -> tuple[object, ...]:
