@@ -54,6 +54,7 @@ from .cards import (
     suit_of,
 )
 from .rules import Rules
+from .seeding import check_seed
 
 MODE, GIVE, RETURN, DISCARD, PLAY, OVER = range(6)
 DECISIONS = ("mode", "exchange_give", "exchange_return", "discard", "play", "game_over")
@@ -195,8 +196,7 @@ def _empty(rules: Rules, batch: int) -> State:
 
 def game_seeds(seed: int, batch_size: int) -> np.ndarray:
     """The per-game seeds of a batch started from ``seed``: ``seed, seed + 1, ...``."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    seed = check_seed(seed)
     return (np.uint64(seed) + np.arange(batch_size, dtype=np.uint64)).astype(np.uint64)
 
 

@@ -37,7 +37,9 @@ counts are. While a pair exchanges, the decision kind shows whether the receiver
 choosing its return (so a trump was given, R21); the third seat never decides until the
 pair is done, so no decision of it can use that.
 
-``SEGMENTS`` maps each name to its slice. Pairs in ``exchange_*`` are ordered
+``SEGMENTS`` maps each name to its slice. ``VERSION`` numbers this layout: it changes
+whenever a segment is added, removed, resized or rescaled, and every model file records
+the version it was trained on, so a model never silently reads another layout. Pairs in ``exchange_*`` are ordered
 (0→1, 0→2, 1→0, 1→2, 2→0, 2→1) in relative seats.
 """
 
@@ -47,6 +49,9 @@ import numpy as np
 
 from .cards import bit
 from .engine import DISCARD, MIN_TARGETS, MINIMUM, MODE, PLAYMAKER, TARGETS, State
+
+VERSION = 1
+"""The observation layout's version (see the module docstring)."""
 
 _LAYOUT = (
     ("hand", 52), ("played", 156), ("trick", 156), ("talon", 52), ("discards", 52),

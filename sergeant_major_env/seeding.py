@@ -1,0 +1,33 @@
+"""The one seed rule of every entry point (engine, environments, command lines).
+
+A seed is an integer from 0 to :data:`MAX_SEED` (2**63 - 1). The engine turns it into
+per-game seeds ``seed + i`` (and ``seed + i + k * batch`` after automatic resets), which
+stay within the engine's uint64 seeds for any run shorter than 2**63 games. Booleans,
+floats and strings are refused, and so is anything out of range, with one line that says
+what is allowed, before any state is changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import numpy as np
+
+MAX_SEED = 2**63 - 1
+SEED_RULE = f"an integer from 0 to 2**63 - 1 ({MAX_SEED})"
+
+
+def check_seed(seed: Any, what: str = "seed") -> int:
+    """``seed`` as a Python int, or a ``ValueError`` naming ``what`` and the allowed range."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) <= MAX_SEED:
+        raise ValueError(f"{what} must be {SEED_RULE}, got {seed!r}")
+    return int(seed)
+
+
+def seed_argument(text: str) -> int:
+    """An ``argparse`` ``type=`` for seed options: the same rule, as a usage error."""
+    try:
+        return check_seed(int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {SEED_RULE}, got {text!r}") from None
