@@ -34,14 +34,15 @@ products of binomial coefficients, so the sampler draws those counts with their 
 weights, then the cards themselves uniformly (see :func:`_assign`).
 
 Worlds get fresh random seeds (the real seed would reveal the next deals) and keep, of the
-other seats' exchanges, only what the seat to act took part in; ``dealt`` is -1 (unknown).
+other seats' exchanges, only what the seat to act took part in (``last_returned``, the card
+of the last return, is -1 unless it was in its pair); ``dealt`` is -1 (unknown).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .cards import bits_to_bool, bool_to_bits, count
+from .cards import bit, bits_to_bool, bool_to_bits, count
 from .engine import DISCARD, MODE, PLAY, PLAYMAKER, State, shown_out
 
 _ALL = np.uint64((1 << 52) - 1)
@@ -211,6 +212,9 @@ def sample_worlds(state: State, games, worlds: int, rng: np.random.Generator) ->
     out.given &= own_received[:, None]
     out.received &= own_given[:, None]
     out.given[rows, seat], out.received[rows, seat] = own_given, own_received
+    # The card of the last return is known only to the pair that exchanged it (R22).
+    took_part = (bit(out.last_returned) & (own_given | own_received)) != 0
+    out.last_returned = np.where(took_part, out.last_returned, -1).astype(np.int8)
     out.seed = rng.integers(0, 2**63, size=r, dtype=np.int64).astype(np.uint64)
     return out
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from conftest import rules_strategy, seed_strategy
 from sergeant_major_env import Rules, engine
-from sergeant_major_env.cards import SUIT_MASKS, card_list, count, random_member
+from sergeant_major_env.cards import SUIT_MASKS, bit, card_list, count, random_member
 from sergeant_major_env.engine import DISCARD, MODE, OVER, PLAY
 from sergeant_major_env.worlds import knowledge, sample_worlds
 
@@ -213,3 +213,43 @@ def test_bad_arguments_are_refused():
     state.phase[0], state.to_act[0] = OVER, -1
     with pytest.raises(ValueError, match="seat to act"):
         sample_worlds(state, [0], 2, np.random.default_rng(0))
+
+
+# Fields a world redraws or blanks because the seat to act may not know them; every other
+# field of the engine state is public and copied as it is (PUBLIC_FIELDS and the step events).
+HIDDEN_FIELDS = ("seed", "hands", "dealt", "first_six", "talon_cards", "talon", "discards", "given",
+                 "received", "last_returned")
+PUBLIC_EVENTS = ("episode", "first_dealer", "exchange_trump", "last_trick", "last_trick_leader",
+                 "last_trick_winner", "deal_ended", "deal_points", "game_ended", "final_scores")
+
+
+def test_every_state_field_is_either_public_or_resampled_by_worlds():
+    """A new State field must be classified here: copied into worlds as public, or hidden and
+    resampled/blanked by sample_worlds. Catches a field that would leak into search worlds."""
+    fields = set(engine.State.__dataclass_fields__) - {"rules"}
+    classified = set(PUBLIC_FIELDS) | set(HIDDEN_FIELDS) | set(PUBLIC_EVENTS)
+    assert fields == classified, f"unclassified: {sorted(fields - classified)}, stale: {sorted(classified - fields)}"
+
+
+def test_worlds_hide_a_forced_return_the_seat_to_act_took_no_part_in():
+    """R21, R22: the card a receiver was forced to return is seen only by the pair. A seat
+    outside that pair must not find it in its worlds' ``last_returned`` (seed 0 has such a
+    return in its third deal: the exchange of another pair is followed by this seat's turn)."""
+    state = engine.init(engine.game_seeds(0, 64), Rules())
+    rng = np.random.default_rng(0)
+    checked = 0
+    while (state.phase != OVER).any() and checked < 200:
+        returned = state.last_returned
+        pair_seats = bit(returned)[:, None] & (state.given | state.received)
+        knows = (pair_seats[np.arange(64), np.maximum(state.to_act, 0)] != 0)
+        outsiders = np.flatnonzero((returned >= 0) & ~knows & (state.phase != OVER))
+        if outsiders.size:
+            worlds = sample_worlds(state, outsiders, 4, rng)
+            assert (worlds.last_returned == -1).all()
+            checked += outsiders.size
+        insiders = np.flatnonzero((returned >= 0) & knows & (state.phase != OVER))
+        if insiders.size:  # the pair itself keeps knowing what was returned
+            worlds = sample_worlds(state, insiders, 2, rng)
+            np.testing.assert_array_equal(worlds.last_returned, np.repeat(returned[insiders], 2))
+        engine.step(state, random_member(engine.legal_bits(state), rng))
+    assert checked > 0, "no forced return seen by an outsider: the test found no case to check"
