@@ -29,9 +29,11 @@ Command line (``--help`` on each)::
     python -m sergeant_major_env.records simulate --games N --seed S --out FILE [--option NAME=VALUE ...]
     python -m sergeant_major_env.records check FILE
 
-``simulate`` plays N games with uniformly random legal decisions (game i has seed S + i),
-batched, and writes their records; ``check`` replays every record of a file and exits 0
-only if all replay exactly, printing one line per bad record otherwise.
+``simulate`` plays N games with uniformly random legal decisions (game i has seed S + i,
+which must stay at most 2**63 - 1), batched, and writes their records; ``--out`` is checked
+writable before the first game and written whole or not at all (a temporary file renamed at
+the end), so an interrupted run leaves no truncated file. ``check`` replays every record of
+a file and exits 0 only if all replay exactly, printing one line per bad record otherwise.
 """
 
 from __future__ import annotations
@@ -45,7 +47,9 @@ import numpy as np
 
 from . import engine
 from .cards import MODE_ACTION_OFFSET, MODE_NAMES, NUM_ACTIONS, NUM_CARDS, MINIMUM, card_name, parse_card
+from .files import atomic_write, check_writable
 from .rules import Rules
+from .seeding import MAX_SEED, SEED_RULE, check_seed, seed_argument
 
 FORMAT = "sergeant-major-record/1"
 RECORD_KEYS = ("format", "rules", "seed", "players", "first_dealer", "deals", "scores")
@@ -226,6 +230,9 @@ def simulate(games: int, seed: int = 0, rules: Rules | None = None, players: Seq
     """
     if isinstance(games, bool) or not isinstance(games, int) or games < 0:
         raise ValueError(f"games must be a non-negative integer, got {games!r}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    seed = check_game_seeds(seed, games)
     rng = np.random.default_rng(seed)
     for first in range(0, games, batch_size):
         size = min(batch_size, games - first)
@@ -237,6 +244,17 @@ def simulate(games: int, seed: int = 0, rules: Rules | None = None, players: Seq
             if on_finished and len(recorder.finished) > done:
                 on_finished(len(recorder.finished) - done)
         yield from sorted(recorder.finished, key=lambda record: record["seed"])
+
+
+def check_game_seeds(seed: Any, games: int) -> int:
+    """``seed`` by the one seed rule (:mod:`~sergeant_major_env.seeding`), and so is the seed of the
+    last game, ``seed + games - 1``: a one-line ValueError names the largest seed that fits."""
+    seed = check_seed(seed)
+    if games > 0 and seed + games - 1 > MAX_SEED:
+        raise ValueError(f"seed {seed} is too large for {games} games: game i plays seed + i, and the last "
+                         f"seed, seed + {games - 1}, must be at most 2**63 - 1 ({MAX_SEED}); give a seed of at "
+                         f"most {MAX_SEED - games + 1}")
+    return seed
 
 
 # ============================================================================ structure
@@ -538,9 +556,11 @@ class _Replay:
 # ============================================================================ JSON Lines
 
 def write_jsonl(records: Iterable[dict], path: str) -> int:
-    """Write records one JSON object a line; returns how many."""
+    """Write records one JSON object a line; returns how many. ``records`` may be a generator
+    (:func:`simulate`): the lines go to a temporary file that replaces ``path`` only once the
+    last record is written, so an interrupted run leaves ``path`` as it was."""
     count = 0
-    with open(path, "w", encoding="utf-8") as file:
+    with atomic_write(path) as file:
         for record in records:
             file.write(json.dumps(record, separators=(",", ":")) + "\n")
             count += 1
@@ -582,11 +602,14 @@ def _parser() -> argparse.ArgumentParser:
     sim = commands.add_parser("simulate", help="play random games and write their records as JSON Lines",
                               description="Play N games with uniformly random legal decisions (game i uses "
                                           "per-game seed S+i), batched, and write their records as JSON Lines.")
-    sim.add_argument("--games", type=int, required=True, metavar="N", help="number of games")
-    sim.add_argument("--seed", type=int, default=0, metavar="S", help="seed of game 0 and of the random decisions (default 0)")
-    sim.add_argument("--out", required=True, metavar="FILE", help="JSON Lines file to write")
-    sim.add_argument("--option", action="extend", nargs="+", default=[], metavar="NAME=VALUE",
-                     help=f"rule option (RULES.md section 9), repeatable; known: {', '.join(Rules.names())}")
+    sim.add_argument("--games", type=int, required=True, metavar="N", help="number of games, at least 1")
+    sim.add_argument("--seed", type=seed_argument, default=0, metavar="S",
+                     help=f"seed of game 0 (game i plays S+i) and of the random decisions; {SEED_RULE} (default 0)")
+    sim.add_argument("--out", required=True, metavar="FILE",
+                     help="JSON Lines file to write (checked before the first game, written whole or not at all)")
+    sim.add_argument("--option", "--options", dest="option", action="extend", nargs="+", default=[],
+                     metavar="NAME=VALUE",
+                     help=f"rule options (RULES.md section 9): {', '.join(Rules.names())} (default: the rule book's)")
     sim.add_argument("--batch-size", type=int, default=1024, metavar="B", help="games stepped together (default 1024)")
     sim.set_defaults(run=_simulate_command)
     check = commands.add_parser("check", help="replay every record of a JSON Lines file",
@@ -615,8 +638,14 @@ def _simulate_command(args: argparse.Namespace, parser: argparse.ArgumentParser)
         if "known options" not in message:
             message += f"; known options: {', '.join(Rules.names())}"
         parser.error(message)
-    if args.games < 1 or args.seed < 0 or args.batch_size < 1:
-        parser.error("--games and --batch-size must be at least 1, --seed at least 0")
+    if args.games < 1 or args.batch_size < 1:
+        parser.error(f"--games and --batch-size must be at least 1, got --games {args.games} "
+                     f"--batch-size {args.batch_size}")
+    try:
+        check_game_seeds(args.seed, args.games)
+        check_writable(args.out, "--out file")
+    except ValueError as error:
+        parser.error(str(error))
     bar = _progress_bar(args.games)
     try:
         count = write_jsonl(simulate(args.games, args.seed, rules, batch_size=args.batch_size,
@@ -624,6 +653,9 @@ def _simulate_command(args: argparse.Namespace, parser: argparse.ArgumentParser)
     except OSError as error:
         print(f"error: cannot write {args.out}: {error.strerror or error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"interrupted: {args.out} not written", file=sys.stderr)
+        return 130
     finally:
         if bar:
             bar.close()

@@ -7,6 +7,7 @@ names the rule broken (R2-R25) at the right place.
 from __future__ import annotations
 
 import copy
+import re
 import json
 import subprocess
 import sys
@@ -526,3 +527,78 @@ def test_cli_bad_option_exits_2_naming_known_options(tmp_path, capsys, option):
     err = capsys.readouterr().err
     assert "known options: num_deals, exchanges, must_overtake, must_overtrump, dealer_builds_talon" in err
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_cli_simulate_accepts_options_like_the_other_clis(tmp_path):
+    """`--options` is an alias of `--option`, as in evaluate.py, train.py and the terminal game."""
+    out = tmp_path / "games.jsonl"
+    assert main(["simulate", "--games", "2", "--out", str(out), "--options", "num_deals=1", "exchanges=false"]) == 0
+    assert {json.dumps(r["rules"]) for r in read_jsonl(out)} == {json.dumps(Rules(num_deals=1, exchanges=False).to_dict())}
+
+
+def _cli_error(argv, tmp_path) -> str:
+    """Run the CLI in a subprocess; it must exit 2 with one error line (after argparse's usage), no traceback."""
+    done = subprocess.run([*CLI, *argv], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    errors = [line for line in done.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1, done.stderr
+    return errors[0]
+
+
+@pytest.mark.parametrize("seed, message", [
+    ("99999999999999999999", r"--seed: must be an integer from 0 to 2\*\*63 - 1"),
+    ("-1", r"--seed: must be an integer from 0 to 2\*\*63 - 1"),
+    (str(2**63 - 2), r"seed 9223372036854775806 is too large for 3 games: .* at most 9223372036854775805"),
+])
+def test_cli_simulate_refuses_seeds_beyond_the_seed_rule_in_one_line(tmp_path, seed, message):
+    """One seed rule (seeding.py): game i plays seed + i, so the last game's seed must fit too."""
+    line = _cli_error(["simulate", "--games", "3", "--seed", seed, "--out", "x.jsonl"], tmp_path)
+    assert re.search(message, line), line
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_simulate_checks_its_seeds_before_any_game():
+    with pytest.raises(ValueError, match="seed must be an integer from 0 to 2"):
+        list(simulate(1, seed=2**64))
+    with pytest.raises(ValueError, match="too large for 2 games"):
+        list(simulate(2, seed=2**63 - 1))
+    assert [r["seed"] for r in simulate(1, seed=2**63 - 1, rules=Rules(num_deals=1))] == [2**63 - 1]
+
+
+@pytest.mark.parametrize("out, message", [
+    ("nosuchfolder/x.jsonl", "folder 'nosuchfolder' does not exist"),
+    (".", "is a folder"),
+])
+def test_cli_simulate_checks_out_before_playing(tmp_path, out, message):
+    line = _cli_error(["simulate", "--games", "100000", "--out", out], tmp_path)
+    assert message in line, line
+
+
+def test_interrupted_simulate_leaves_out_as_it_was(tmp_path):
+    """Records are written to a temporary file renamed at the end: an interrupted run leaves
+    --out untouched (not truncated to 0 bytes) and no temporary file behind."""
+    out = tmp_path / "games.jsonl"
+    out.write_text("old content\n")
+
+    def interrupted():
+        yield from simulate(2, seed=0, rules=Rules(num_deals=1))
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_jsonl(interrupted(), out)
+    assert out.read_text() == "old content\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["games.jsonl"]
+
+
+def test_cli_simulate_interrupted_by_ctrl_c_says_so_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    import sergeant_major_env.records as records_module
+
+    def interrupted(*args, **kwargs):
+        yield from simulate(1, seed=0, rules=Rules(num_deals=1))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(records_module, "simulate", interrupted)
+    assert main(["simulate", "--games", "5", "--out", str(tmp_path / "x.jsonl")]) == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
