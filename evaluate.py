@@ -4,7 +4,7 @@
     python evaluate.py --agents heuristic,random,random --games 1200 --seed 0
     python evaluate.py --agents ppo:runs/ppo/model.zip,heuristic,greedy --games 600 \\
         --json eval.json --csv eval.csv --plot eval.png --record games.jsonl
-    python evaluate.py --agents heuristic,greedy,random,random --options num_deals=6 exchanges=false
+    python evaluate.py --agents heuristic,greedy,random,random --option num_deals=6 exchanges=false
     python evaluate.py --agents rllib:runs/rllib/checkpoint,heuristic,greedy --games 6000 --batch-size 600 --ray
     python evaluate.py --agents heuristic,greedy,random --games 60000 --ray --address auto   # a Ray cluster
 
@@ -25,18 +25,37 @@ cluster at --address, and gives the same numbers as the run without --ray: lower
 then still gives the same numbers). Ray comes with pip install "sergeant-major-env[rllib]";
 every node of a cluster needs this project installed.
 
-Exit status: 0 on success, 2 for bad arguments (an unknown agent or rule option), 1 when an
-output file cannot be written.
+Rule options: a model of a training run (ppo:RUN) is played under the rule options it was
+trained with, unless --option gives the table's options: then a note says where they differ.
+Two models trained under different options need --option (an error names both otherwise).
+
+Every argument is checked before any game is played: the agents, the rule options, the seed
+(S + groups - 1 must stay at most 2**63 - 1), and the output files (their folders must exist
+and be writable; --plot needs matplotlib from the train extra). Output files are written
+whole or not at all (a temporary file, then renamed). --agents human needs a terminal.
+
+Exit status: 0 on success, 2 for bad arguments (an unknown agent or rule option, a bad seed,
+an output file that cannot be written), 1 when the games or the writing fail afterwards,
+130 when interrupted (Ctrl-C: nothing is written).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
+from pathlib import Path
 
+from agents import make_agent
 from sergeant_major_env import Rules
-from sergeant_major_env.evaluation import SEATINGS, format_rich, play_tables, resolve_agents
+from sergeant_major_env.evaluation import (
+    SEATINGS, check_tournament_seed, format_rich, play_tables, resolve_agents, rules_for_table)
+from sergeant_major_env.files import atomic_write, check_writable
+from sergeant_major_env.seeding import SEED_RULE, seed_argument
+
+PLOT_EXTRA = 'pip install "sergeant-major-env[train]" (in a checkout: pip install -e ".[train]")'
+OUTPUTS = (("json", "--json"), ("csv", "--csv"), ("plot", "--plot"), ("record", "--record"))
 
 
 def parse_args(argv=None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
@@ -47,17 +66,20 @@ def parse_args(argv=None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
                         help="comma-separated agent names, at least three (default: heuristic,greedy,random)")
     parser.add_argument("--games", type=int, default=120, metavar="N",
                         help="games per table, rounded up to a multiple of 6 (default 120)")
-    parser.add_argument("--seed", type=int, default=0, metavar="S",
-                        help="group j plays engine seed S+j; also seeds the agents' randomness (default 0)")
-    parser.add_argument("--options", "--option", dest="options", action="extend", nargs="+", default=[],
+    parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
+                        help=f"group j plays engine seed S+j; also seeds the agents' randomness; {SEED_RULE} "
+                             f"(default 0)")
+    parser.add_argument("--option", "--options", dest="options", action="extend", nargs="+", default=None,
                         metavar="NAME=VALUE",
-                        help=f"rule options (RULES.md section 9): {', '.join(Rules.names())}")
+                        help=f"rule options (RULES.md section 9): {', '.join(Rules.names())} (default: the "
+                             f"options a ppo:RUN model was trained with, else the rule book's)")
     parser.add_argument("--seatings", choices=SEATINGS, default="duplicate",
                         help="duplicate: each deal under all six seatings (default); fixed: agents in the "
                              "order given, one game per seed")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     parser.add_argument("--csv", metavar="FILE", help="write one row per agent as CSV")
-    parser.add_argument("--plot", metavar="FILE.png", help="bar chart of mean points with 95%% error bars")
+    parser.add_argument("--plot", metavar="FILE.png",
+                        help="bar chart of mean points with 95%% error bars (needs matplotlib, the train extra)")
     parser.add_argument("--record", metavar="FILE",
                         help="write every game's record (RULES.md section 11) as JSON Lines")
     parser.add_argument("--batch-size", type=int, default=12_000, metavar="B",
@@ -69,6 +91,52 @@ def parse_args(argv=None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
                         help="with --ray: the Ray cluster to join (e.g. auto, ray://head:10001); default: a local Ray")
     return parser.parse_args(argv), parser
 
+
+# ============================================================================ checks before any game
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Every output file can be written, and no two options name the same file (ValueError)."""
+    seen: dict[Path, str] = {}
+    for attribute, flag in OUTPUTS:
+        path = getattr(args, attribute)
+        if path is None:
+            continue
+        check_writable(path, f"{flag} file")
+        resolved = Path(path).resolve()
+        if resolved in seen:
+            raise ValueError(f"{seen[resolved]} and {flag} name the same file {path!r}; give each its own")
+        seen[resolved] = flag
+    if args.plot is not None:
+        plot_format(args.plot)
+
+
+def plot_format(path: str) -> str:
+    """The image format of ``path`` (its suffix), checked against matplotlib's (ValueError)."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ValueError(f"--plot needs matplotlib, which is not installed: {PLOT_EXTRA}") from None
+    image_format = Path(path).suffix.lstrip(".").lower() or "png"
+    supported = Figure().canvas.get_supported_filetypes()
+    if image_format not in supported:
+        raise ValueError(f"--plot {path!r}: matplotlib cannot write .{image_format} images; "
+                         f"use one of {', '.join('.' + name for name in sorted(supported))}")
+    return image_format
+
+
+def check_terminal(names: list[str]) -> None:
+    """The human agent asks at the terminal: refuse it up front when stdin is not one."""
+    if any(name.partition(":")[0].strip() == "human" for name in names) and not sys.stdin.isatty():
+        raise ValueError("--agents human asks a person at the terminal, but standard input is not a terminal; "
+                         "run evaluate.py from a terminal (or play one game: see the README's play commands)")
+
+
+def group_count(args: argparse.Namespace) -> int:
+    """Duplicate groups (seeds) of each table: group j plays seed S + j."""
+    return math.ceil(args.games / 6) if args.seatings == "duplicate" else args.games
+
+
+# ============================================================================ outputs
 
 def plot(result, path: str) -> None:
     import matplotlib
@@ -89,44 +157,32 @@ def plot(result, path: str) -> None:
     axes.set_title(f"3-5-8: {result.games} games, {result.seatings} seatings, "
                    f"{result.rules.num_deals} deals a game, seed {result.seed}")
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-
-
-def main(argv=None) -> int:
-    args, parser = parse_args(argv)
-
-    # Arguments: every problem is reported before any game is played (exit status 2).
     try:
-        rules = Rules.from_strings(args.options)
-    except ValueError as error:
-        parser.error(str(error))
-    if args.games < 1 or args.seed < 0 or args.batch_size < 6:
-        parser.error("--games must be at least 1, --seed at least 0 and --batch-size at least 6")
-    if args.address and not args.ray:
-        parser.error("--address needs --ray (it names the Ray cluster that plays the games)")
-    if args.ray:
-        try:
-            import ray  # noqa: F401  (only checked here; play_tables imports it again)
-        except ImportError:
-            parser.error('--ray needs Ray: pip install "sergeant-major-env[rllib]"')
-    names = [name.strip() for name in args.agents.split(",") if name.strip()]
-    if len(names) < 3:
-        parser.error(f"--agents needs at least three agents (name one twice to seat it twice), got {names}")
-    try:
-        agents, labels = resolve_agents(names)
-    except ValueError as error:
-        parser.error(str(error))
+        with atomic_write(path, "wb") as file:  # a file object: matplotlib needs the format named
+            figure.savefig(file, dpi=120, format=plot_format(path))
+    finally:
+        plt.close(figure)
 
-    # Play: all games of all tables advance together through the batched engine.
-    start = time.perf_counter()
-    # With --ray the agents travel as names: each Ray task builds its own.
-    result = play_tables(names if args.ray else agents, games=args.games, seed=args.seed, rules=rules,
-                         seatings=args.seatings, record=bool(args.record), progress=not args.no_progress,
-                         batch_size=args.batch_size, names=labels, ray=args.ray, ray_address=args.address)
-    elapsed = time.perf_counter() - start
 
-    # Report: a table on the terminal (rich when installed), then the requested files.
+def write_outputs(args: argparse.Namespace, result) -> None:
+    if args.json:
+        result.to_json(args.json)
+        print(f"wrote {args.json}")
+    if args.csv:
+        result.to_csv(args.csv)
+        print(f"wrote {args.csv}")
+    if args.plot:
+        plot(result, args.plot)
+        print(f"wrote {args.plot}")
+    if args.record:
+        from sergeant_major_env.records import write_jsonl
+
+        count = write_jsonl(result.records, args.record)
+        print(f"wrote {count} game records to {args.record}")
+
+
+def print_report(args: argparse.Namespace, result, elapsed: float) -> None:
+    """A table on the terminal (rich when installed), then notes on how the games were played."""
     try:
         from rich.console import Console
 
@@ -142,23 +198,68 @@ def main(argv=None) -> int:
     if args.ray and result.games <= args.batch_size:
         print(f"(--ray: the {result.games} games fit in one chunk of --batch-size {args.batch_size}, so one Ray "
               f"task played them all; a smaller --batch-size spreads them over more workers)")
-    try:
-        if args.json:
-            result.to_json(args.json)
-            print(f"wrote {args.json}")
-        if args.csv:
-            result.to_csv(args.csv)
-            print(f"wrote {args.csv}")
-        if args.plot:
-            plot(result, args.plot)
-            print(f"wrote {args.plot}")
-        if args.record:
-            from sergeant_major_env.records import write_jsonl
 
-            count = write_jsonl(result.records, args.record)
-            print(f"wrote {count} game records to {args.record}")
-    except OSError as error:
-        print(f"evaluate.py: error: cannot write {error.filename or 'output'}: {error.strerror or error}",
+
+# ============================================================================ main
+
+def main(argv=None) -> int:
+    args, parser = parse_args(argv)
+
+    # Arguments: every problem is reported before any game is played (exit status 2).
+    try:
+        asked = Rules.from_strings(args.options) if args.options is not None else None
+    except ValueError as error:
+        parser.error(str(error))
+    if args.games < 1 or args.batch_size < 6:
+        parser.error(f"--games must be at least 1 and --batch-size at least 6, got --games {args.games} "
+                     f"--batch-size {args.batch_size}")
+    try:
+        check_tournament_seed(args.seed, group_count(args), args.seatings)
+        check_outputs(args)
+    except ValueError as error:
+        parser.error(str(error))
+    if args.address and not args.ray:
+        parser.error("--address needs --ray (it names the Ray cluster that plays the games)")
+    if args.ray:
+        try:
+            import ray  # noqa: F401  (only checked here; play_tables imports it again)
+        except ImportError:
+            parser.error('--ray needs Ray: pip install "sergeant-major-env[rllib]"')
+    names = [name.strip() for name in args.agents.split(",") if name.strip()]
+    if len(names) < 3:
+        parser.error(f"--agents needs at least three agents (name one twice to seat it twice), got {names}")
+    try:
+        check_terminal(names)
+        agents, labels = resolve_agents(names, make_agent)
+        asked_names = [item.partition("=")[0].strip() for item in args.options or []]
+        rules, notes = rules_for_table(agents, labels, asked, asked_names, asked_by="--option")
+    except ValueError as error:
+        parser.error(str(error))
+    for note in notes:
+        print(note)
+
+    # Play: all games of all tables advance together through the batched engine.
+    start = time.perf_counter()
+    try:
+        # With --ray the agents travel as names: each Ray task builds its own with make_agent.
+        result = play_tables(names if args.ray else agents, games=args.games, seed=args.seed, rules=rules,
+                             seatings=args.seatings, record=bool(args.record), progress=not args.no_progress,
+                             batch_size=args.batch_size, names=labels, ray=args.ray, ray_address=args.address,
+                             make_agent=make_agent)
+    except KeyboardInterrupt:
+        print("evaluate.py: interrupted; no results written", file=sys.stderr)
+        return 130
+    except ValueError as error:  # an agent that cannot play these games (e.g. another observation layout)
+        print(f"evaluate.py: error: {error}", file=sys.stderr)
+        return 1
+    print_report(args, result, time.perf_counter() - start)
+
+    # Files: checked writable before the games; each is written whole or not at all.
+    try:
+        write_outputs(args, result)
+    except (OSError, ValueError) as error:
+        where = getattr(error, "filename", None) or "an output file"
+        print(f"evaluate.py: error: cannot write {where}: {getattr(error, 'strerror', None) or error}",
               file=sys.stderr)
         return 1
     return 0

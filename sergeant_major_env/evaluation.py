@@ -1,14 +1,17 @@
 """Tournaments between agents: duplicate deals, batched play, statistics with confidence intervals.
 
+    from agents import make_agent
     from sergeant_major_env.evaluation import play_tables
-    result = play_tables("heuristic,greedy,random", games=1200, seed=0)
+    result = play_tables("heuristic,greedy,random", games=1200, seed=0, make_agent=make_agent)
     print(result.format_text())
     result.to_json("eval.json")
 
 :func:`play_tables` is the one entry point (``evaluate.py`` is its command line; training
-calls it for periodic evaluation). Agents are names for ``agents.make_agent`` (imported
-lazily, only when a name has to be resolved) or objects with the batched interface of
-:mod:`sergeant_major_env.policies` (``act(observations, legal_mask, rng) -> int64[B]``).
+calls it for periodic evaluation). Agents are objects with the batched interface of
+:mod:`sergeant_major_env.policies` (``act(observations, legal_mask, rng) -> int64[B]``) or
+names, which the caller's resolver ``make_agent`` turns into agents (``agents.make_agent``
+for the project's agents). The library never imports the top-level ``agents`` package: the
+scripts that know it (evaluate.py, train.py) pass its resolver in.
 
 **Duplicate deals** (``seatings="duplicate"``, the default). Games come in *groups* of six:
 group j uses the engine's per-game seed ``seed + j`` for all six permutations of the three
@@ -54,18 +57,19 @@ from __future__ import annotations
 import csv
 import dataclasses
 import itertools
-import json
 import math
 import sys
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from . import engine
 from .engine import places, win_credits  # R6; re-exported for callers of this module
 from .cards import NUM_ACTIONS, bits_to_bool
+from .files import atomic_write, check_writable, write_json
 from .policies import decide, policy_name
 from .rules import Rules
+from .seeding import MAX_SEED, check_seed
 
 SEATINGS = ("duplicate", "fixed")
 PERMUTATIONS = tuple(itertools.permutations(range(3)))  # the six seatings of a duplicate group
@@ -109,20 +113,31 @@ def mean_ci(values: Sequence[float] | np.ndarray) -> tuple[float, list[float] | 
 
 # ============================================================================ agents
 
-def resolve_agents(agents: str | Sequence[Any]) -> tuple[list[Any], list[str]]:
+AgentMaker = Callable[[str], Any]
+"""A resolver of agent names: ``make_agent(name) -> agent``, such as ``agents.make_agent``."""
+
+
+def agent_specs(agents: str | Sequence[Any]) -> list[Any]:
+    """The agents of a tournament as a list: a comma-separated string is split into names."""
+    if isinstance(agents, str):
+        return [a.strip() for a in agents.split(",") if a.strip()]
+    return list(agents)
+
+
+def resolve_agents(agents: str | Sequence[Any], make_agent: AgentMaker | None = None) -> tuple[list[Any], list[str]]:
     """Agent objects and distinct display names from names and/or objects.
 
-    ``agents`` is a comma-separated string or a sequence of names (for ``agents.make_agent``)
-    and agent objects. A name that occurs again gets a suffix (``random``, ``random#2``) so
-    that every player of the tournament is told apart. Raises ValueError for an unknown name.
+    ``agents`` is a comma-separated string or a sequence of names and agent objects. Names
+    are turned into agents by ``make_agent`` (the caller's registry, e.g. ``agents.make_agent``):
+    this library does not know the project's agents (it never imports the ``agents``
+    package), so a name without ``make_agent`` is a ValueError. A name that occurs again
+    gets a suffix (``random``, ``random#2``) so that every player of the tournament is told
+    apart. Raises ValueError for an unknown name or an agent that cannot be made.
     """
-    if isinstance(agents, str):
-        agents = [a.strip() for a in agents.split(",") if a.strip()]
-    agents = list(agents)
     objects, names = [], []
-    for item in agents:
+    for item in agent_specs(agents):
         if isinstance(item, str):
-            obj, name = make_named_agent(item), item
+            obj, name = make_named_agent(item, make_agent), item
         else:
             obj, name = item, policy_name(item)
         if not callable(getattr(obj, "act", None)):
@@ -137,12 +152,11 @@ def resolve_agents(agents: str | Sequence[Any]) -> tuple[list[Any], list[str]]:
     return objects, labels
 
 
-def make_named_agent(name: str) -> Any:
-    """``agents.make_agent(name)``, imported on first use; a ValueError names the problem."""
-    try:
-        from agents import make_agent
-    except ImportError as error:
-        raise ValueError(f"cannot make agent {name!r}: the agents package is not available ({error})") from None
+def make_named_agent(name: str, make_agent: AgentMaker | None = None) -> Any:
+    """``make_agent(name)``, with every failure as a one-line ValueError that names the agent."""
+    if make_agent is None:
+        raise ValueError(f"agent {name!r} is a name, and names need a resolver: pass make_agent "
+                         f"(e.g. agents.make_agent) or pass agent objects")
     try:
         return make_agent(name)
     except ValueError:
@@ -150,6 +164,67 @@ def make_named_agent(name: str) -> Any:
     except Exception as error:  # noqa: BLE001 - bad paths, broken checkpoints: one clear message
         message = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
         raise ValueError(f"cannot make agent {name!r}: {type(error).__name__}: {message}") from None
+
+
+def trained_rules(agent: Any) -> Rules | None:
+    """The rule options ``agent`` was trained under (its ``rules`` attribute, as the ``ppo:`` agent
+    of a run has, from the model's metadata), or None when it does not say."""
+    rules = getattr(agent, "rules", None)
+    if isinstance(rules, dict):
+        rules = Rules.from_dict(rules)
+    return rules if isinstance(rules, Rules) else None
+
+
+def rule_differences(a: Rules, b: Rules) -> list[str]:
+    """The names of the rule options on which ``a`` and ``b`` differ, in section 9 order."""
+    return [name for name in Rules.names() if getattr(a, name) != getattr(b, name)]
+
+
+def format_options(rules: Rules, names: Sequence[str], defaults: Sequence[str] = ()) -> str:
+    """``num_deals=3, exchanges=false``: the options ``names`` of ``rules`` as NAME=VALUE, the ones
+    in ``defaults`` marked ``(default)``."""
+    def text(value: Any) -> str:
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    return ", ".join(f"{name}={text(getattr(rules, name))}{' (default)' if name in defaults else ''}"
+                     for name in names)
+
+
+def rules_for_table(players: Sequence[Any], labels: Sequence[str], asked: Rules | None = None,
+                    asked_names: Sequence[str] = (), asked_by: str = "--option") -> tuple[Rules, list[str]]:
+    """The rules a table plays under, and notes for the user, from what its agents were trained
+    under (:func:`trained_rules`) and the options asked for (``asked``, or None when none were).
+
+    * Options asked for win; each agent trained under other options gets a note naming both
+      (``note: ppo:runs/quick was trained with num_deals=3; playing num_deals=18 as --option
+      asks``). ``asked_names``: the options actually named (the others are defaults).
+    * Nothing asked: the agents' own options, when they agree (a note says so if they are not
+      the defaults); agents that disagree are a one-line ValueError naming two of them.
+      Agents that do not say what they were trained under play any rules.
+    """
+    trained = [(label, rules) for label, rules in zip(labels, map(trained_rules, players)) if rules is not None]
+    if asked is not None:
+        notes = []
+        for label, rules in trained:
+            differ = rule_differences(rules, asked)
+            if differ:
+                unnamed = [name for name in differ if name not in asked_names]
+                notes.append(f"note: {label} was trained with {format_options(rules, differ)}; playing "
+                             f"{format_options(asked, differ, unnamed)} as {asked_by} asks")
+        return asked, notes
+    if not trained:
+        return Rules(), []
+    first_label, first = trained[0]
+    for label, rules in trained[1:]:
+        differ = rule_differences(first, rules)
+        if differ:
+            raise ValueError(f"{first_label} was trained with {format_options(first, differ)} and {label} with "
+                             f"{format_options(rules, differ)}: choose the table's rule options with {asked_by} "
+                             f"(e.g. {asked_by} {format_options(first, differ).replace(', ', ' ')})")
+    differ = rule_differences(first, Rules())
+    notes = [f"note: playing {format_options(first, differ)}, the rule options {first_label} was trained with"] \
+        if differ else []
+    return first, notes
 
 
 # ============================================================================ schedule
@@ -173,14 +248,13 @@ def make_schedule(num_players: int, games: int, seed: int, seatings: str = "dupl
         raise ValueError(f"a table needs three agents, got {num_players} (name an agent twice to seat it twice)")
     if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 1:
         raise ValueError(f"games must be a positive integer, got {games!r}")
-    engine.game_seeds(seed, 1)  # validates the seed
+    groups = -(-int(games) // 6) if seatings == "duplicate" else int(games)
+    check_tournament_seed(seed, groups, seatings)
     tables = list(itertools.combinations(range(num_players), 3))
     if seatings == "duplicate":
-        groups = -(-int(games) // 6)
         group = np.repeat(np.arange(groups), 6)
         order = np.array(PERMUTATIONS * groups)  # [games, 3]: player position in the table per seat
     else:
-        groups = int(games)
         group = np.arange(groups)
         order = np.tile(np.arange(3), (groups, 1))
     seat_players = np.array(tables)[:, order]  # [T, games, 3]: the player in each seat
@@ -192,6 +266,19 @@ def make_schedule(num_players: int, games: int, seed: int, seatings: str = "dupl
         group=np.tile(group, len(tables)),
         tables=tables,
     )
+
+
+def check_tournament_seed(seed: Any, groups: int, seatings: str = "duplicate") -> int:
+    """``seed`` by the one seed rule (:mod:`~sergeant_major_env.seeding`), and so is the seed of the
+    last group, ``seed + groups - 1``: a one-line ValueError names the largest seed that fits."""
+    seed = check_seed(seed)
+    if seed + groups - 1 > MAX_SEED:
+        unit, rule = ("duplicate groups", "group j plays seed + j") if seatings == "duplicate" else \
+            ("games", "game i plays seed + i")
+        raise ValueError(f"seed {seed} is too large for {groups} {unit}: {rule}, and the last seed, "
+                         f"seed + {groups - 1}, must be at most 2**63 - 1 ({MAX_SEED}); give a seed of at most "
+                         f"{MAX_SEED - groups + 1}")
+    return seed
 
 
 # ============================================================================ play
@@ -253,14 +340,18 @@ def play_tables(agents: str | Sequence[Any], games: int = 120, seed: int = 0, ru
                 seatings: str = "duplicate", record: bool | str = False, progress: bool = True,
                 batch_size: int = 12_000, rng_seed: int | None = None,
                 names: Sequence[str] | None = None, ray: bool = False,
-                ray_address: str | None = None) -> "EvaluationResult":
+                ray_address: str | None = None, make_agent: AgentMaker | None = None) -> "EvaluationResult":
     """Play a tournament and return its statistics (see the module docstring).
 
-    ``agents``: names (a list or a comma-separated string) and/or agent objects, at least
-    three; with more, every 3-agent table plays ``games`` games. ``games`` per table (rounded
-    up to a multiple of 6 with duplicate seatings). ``seed``: group j plays engine seed
-    ``seed + j``. ``rules``: :class:`Rules` or a dict of rule options. ``record``: True keeps
-    every game's record in ``result.records``; a path also writes them as JSON Lines.
+    ``agents``: agent objects and/or names (a list or a comma-separated string), at least
+    three; with more, every 3-agent table plays ``games`` games. Names need ``make_agent``,
+    the resolver that turns a name into an agent (``agents.make_agent`` of this project, or
+    any function of one name): this library does not import the project's agents itself.
+    ``games`` per table (rounded up to a multiple of 6 with duplicate seatings). ``seed``:
+    group j plays engine seed ``seed + j``, so ``seed + groups - 1`` must stay within the
+    seed rule (:mod:`~sergeant_major_env.seeding`). ``rules``: :class:`Rules` or a dict of
+    rule options. ``record``: True keeps every game's record in ``result.records``; a path
+    also writes them as JSON Lines (checked writable before any game, written atomically).
     ``progress``: a tqdm bar (deals played) on stderr, when it is a terminal. ``batch_size``:
     most games stepped together: the games are played in chunks of that many (whole duplicate
     groups), chunk c with its own random generator for the agents, seeded by ``(rng_seed, c)``
@@ -273,21 +364,31 @@ def play_tables(agents: str | Sequence[Any], games: int = 120, seed: int = 0, ru
     ``ray=True`` plays the chunks as Ray tasks, in parallel, on the Ray session of this
     process or, if there is none, on a Ray it starts (``ray.init(address=ray_address)``: a
     local one by default) and stops at the end. Each task builds its agents from the names
-    given (objects given instead are shipped pickled) and plays its chunk exactly as the
-    local run does, so the result is the same, number for number. Needs ``pip install ray``
-    (or the ``rllib`` extra); every node must have this project installed.
+    given with ``make_agent`` (which must therefore be picklable, as a module-level function
+    such as ``agents.make_agent`` is; objects given instead are shipped pickled) and plays its
+    chunk exactly as the local run does, so the result is the same, number for number. Needs
+    ``pip install ray`` (or the ``rllib`` extra); every node must have this project installed.
+
+    Every argument is checked before any game is played; a bad one is a one-line ValueError.
     """
     rules = Rules.from_dict(rules) if isinstance(rules, dict) or rules is None else rules
     if not isinstance(rules, Rules):
         raise TypeError(f"rules must be a Rules or a dict of rule options, got {rules!r}")
-    players, labels = resolve_agents(agents)
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    rng_seed = seed if rng_seed is None else check_seed(rng_seed, "rng_seed")
+    if isinstance(record, str):
+        check_writable(record, "record file")
+    specs = agent_specs(agents)
+    # The schedule checks the counts, the seatings and the seeds before any agent is built
+    # (a ppo: or rllib: agent loads a model).
+    schedule = make_schedule(len(specs), games, seed, seatings)
+    players, labels = resolve_agents(specs, make_agent)
     if names is None:
         names = labels
     elif len(names) != len(players) or len(set(names)) != len(names):
         raise ValueError(f"names must be {len(players)} distinct names, got {list(names)!r}")
     names = list(names)
-    schedule = make_schedule(len(players), games, seed, seatings)
-    rng_seed = seed if rng_seed is None else rng_seed
     total = schedule.seeds.size
     seat_names = [[names[p] for p in row] for row in schedule.seat_players.tolist()] if record else None
     # Games are independent (a game's cards depend on its seed only), so chunks of
@@ -301,9 +402,8 @@ def play_tables(agents: str | Sequence[Any], games: int = 120, seed: int = 0, ru
     bar = _progress_bar(total * rules.num_deals, progress, f"{total} games")
     try:
         if ray:
-            # Names travel as names, so that each task builds its own agents.
-            specs = [a.strip() for a in agents.split(",") if a.strip()] if isinstance(agents, str) else list(agents)
-            outcomes = play_chunks_on_ray(specs, jobs, ray_address, bar)
+            # Names travel as names (with their resolver), so that each task builds its own agents.
+            outcomes = play_chunks_on_ray(specs, jobs, ray_address, bar, make_agent)
         else:
             outcomes = [play_chunk(players, job, bar.update if bar is not None else None) for job in jobs]
     finally:
@@ -344,14 +444,15 @@ def play_chunk(players: Sequence[Any], job: ChunkJob, on_deals=None) -> tuple[np
                       job.seat_names, on_deals)
 
 
-def _play_chunk_task(specs: list[Any], job: ChunkJob) -> tuple[np.ndarray, list[dict] | None]:
-    """A Ray task: build the agents (names through agents.make_agent) and play one chunk."""
-    players, _ = resolve_agents(specs)
+def _play_chunk_task(specs: list[Any], job: ChunkJob,
+                     make_agent: AgentMaker | None = None) -> tuple[np.ndarray, list[dict] | None]:
+    """A Ray task: build the agents (names through the resolver it was given) and play one chunk."""
+    players, _ = resolve_agents(specs, make_agent)
     return play_chunk(players, job)
 
 
 def play_chunks_on_ray(specs: list[Any], jobs: list[ChunkJob], address: str | None = None,
-                       bar=None) -> list[tuple[np.ndarray, list[dict] | None]]:
+                       bar=None, make_agent: AgentMaker | None = None) -> list[tuple[np.ndarray, list[dict] | None]]:
     """Play every chunk as a Ray task; the outcomes in chunk order (see :func:`play_tables`)."""
     try:
         import ray
@@ -364,7 +465,7 @@ def play_chunks_on_ray(specs: list[Any], jobs: list[ChunkJob], address: str | No
     try:
         task = ray.remote(_play_chunk_task)
         specs_ref = ray.put(specs)  # shipped once, not once per task
-        pending = {task.remote(specs_ref, job): job for job in jobs}
+        pending = {task.remote(specs_ref, job, make_agent): job for job in jobs}
         outcomes = {}
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
@@ -471,9 +572,8 @@ class EvaluationResult:
         }
 
     def to_json(self, path: str) -> None:
-        with open(path, "w", encoding="utf-8") as file:
-            json.dump(self.to_dict(), file, indent=2)
-            file.write("\n")
+        """Write :meth:`to_dict` as JSON, atomically (never half written)."""
+        write_json(path, self.to_dict())
 
     def csv_rows(self) -> list[dict[str, Any]]:
         """One row per agent overall (``table`` = ``all``) and per agent of each table."""
@@ -491,8 +591,9 @@ class EvaluationResult:
         return rows
 
     def to_csv(self, path: str) -> None:
+        """Write :meth:`csv_rows` as CSV, atomically (never half written)."""
         rows = self.csv_rows()
-        with open(path, "w", encoding="utf-8", newline="") as file:
+        with atomic_write(path) as file:
             writer = csv.DictWriter(file, fieldnames=list(rows[0]))
             writer.writeheader()
             writer.writerows(rows)

@@ -6,6 +6,7 @@ import csv
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,8 +16,10 @@ import pytest
 
 from sergeant_major_env import Rules, engine, records
 from sergeant_major_env.evaluation import (
-    PERMUTATIONS, Schedule, make_schedule, mean_ci, places, play_tables, summarize, t_quantile_95, win_credits)
+    PERMUTATIONS, Schedule, make_schedule, mean_ci, places, play_tables, rules_for_table, summarize, t_quantile_95,
+    win_credits)
 from sergeant_major_env.policies import RandomPolicy
+from sergeant_major_env.seeding import MAX_SEED
 
 ROOT = Path(__file__).resolve().parents[1]
 ONE_DEAL = Rules(num_deals=1)
@@ -156,6 +159,130 @@ def test_bad_arguments_are_refused():
         play_tables([RandomPolicy()] * 3, games=6, rules={"num_deals": 40}, progress=False)
 
 
+class Registry:
+    """A stand-in for agents.make_agent: FirstLegal agents by name; counts what it was asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def __call__(self, name: str):
+        self.asked.append(name)
+        if name == "broken":
+            raise OSError("model file is truncated")
+        if name not in ("a", "b", "c"):
+            raise ValueError(f"unknown agent {name!r}; known agents: a, b, c")
+        return FirstLegal(name)
+
+
+def test_names_need_an_injected_resolver():
+    """Section 7: the library does not know the project's agents; names need make_agent."""
+    with pytest.raises(ValueError, match="pass make_agent .*or pass agent objects"):
+        play_tables("random,random,random", games=6, progress=False)
+
+
+def test_names_are_made_by_the_given_make_agent():
+    registry = Registry()
+    result = play_tables("a,b,a", games=6, seed=1, rules=ONE_DEAL, progress=False, make_agent=registry)
+    assert registry.asked == ["a", "b", "a"]
+    assert [s.name for s in result.agents] == ["a", "b", "a#2"]
+    same = play_tables([FirstLegal("a"), FirstLegal("b"), FirstLegal("a")], games=6, seed=1, rules=ONE_DEAL,
+                       progress=False)
+    np.testing.assert_array_equal(result.scores, same.scores)
+    with pytest.raises(ValueError, match="unknown agent 'zzz'; known agents: a, b, c"):
+        play_tables("a,b,zzz", games=6, progress=False, make_agent=registry)
+    with pytest.raises(ValueError, match="cannot make agent 'broken': OSError: model file is truncated"):
+        play_tables("a,b,broken", games=6, progress=False, make_agent=registry)
+
+
+_IMPORT_EVERY_MODULE = """
+import importlib, pkgutil, sys
+import sergeant_major_env
+from sergeant_major_env.evaluation import play_tables
+for module in pkgutil.walk_packages(sergeant_major_env.__path__, "sergeant_major_env."):
+    try:
+        importlib.import_module(module.name)
+    except ModuleNotFoundError as error:  # an optional dependency (e.g. stable-baselines3) not installed
+        if (error.name or "").split(".")[0] in ("sergeant_major_env", "agents"):
+            raise
+try:
+    play_tables("random,random,random", games=6, progress=False)
+except ValueError:
+    pass
+loaded = sorted(name for name in sys.modules if name == "agents" or name.startswith("agents."))
+print("agents modules loaded:", loaded)
+sys.exit(1 if loaded else 0)
+"""
+
+
+def test_the_library_never_imports_the_agents_package():
+    """Section 7: importing every module of sergeant_major_env, and asking it for agents by name,
+    leaves the top-level agents package unloaded (the scripts pass agents.make_agent in)."""
+    done = subprocess.run([sys.executable, "-c", _IMPORT_EVERY_MODULE], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_play_tables_checks_the_seed_of_the_last_group_before_building_agents():
+    """One seed rule (seeding.py): group j plays seed + j, so seed + groups - 1 must fit too."""
+    registry = Registry()
+    with pytest.raises(ValueError, match=r"seed must be an integer from 0 to 2\*\*63 - 1"):
+        play_tables("a,b,c", games=6, seed=2**64, progress=False, make_agent=registry)
+    with pytest.raises(ValueError, match=f"too large for 2 duplicate groups.* at most {MAX_SEED - 1}"):
+        play_tables("a,b,c", games=12, seed=MAX_SEED, progress=False, make_agent=registry)
+    with pytest.raises(ValueError, match=f"too large for 3 games: game i plays seed \\+ i.* at most {MAX_SEED - 2}"):
+        play_tables("a,b,c", games=3, seed=MAX_SEED, seatings="fixed", progress=False, make_agent=registry)
+    with pytest.raises(ValueError, match="rng_seed must be"):
+        play_tables("a,b,c", games=6, rng_seed=-1, progress=False, make_agent=registry)
+    assert registry.asked == []  # refused before any agent was made
+    assert play_tables("a,b,c", games=6, seed=MAX_SEED, rules=ONE_DEAL, progress=False,
+                       make_agent=registry).seed == MAX_SEED
+
+
+def test_play_tables_checks_the_record_path_before_any_game(tmp_path):
+    agents = [FirstLegal("a"), FirstLegal("b"), FirstLegal("c")]
+    with pytest.raises(ValueError, match="does not exist"):
+        play_tables(agents, games=6, record=str(tmp_path / "nosuchfolder" / "games.jsonl"), progress=False)
+    assert all(not a.calls for a in agents)
+
+
+# ============================================================================ rule options of trained agents
+
+class Trained(FirstLegal):
+    """An agent that says what it was trained under, as the ppo: agent of a run does (``.rules``)."""
+
+    def __init__(self, name: str, rules: Rules | None) -> None:
+        super().__init__(name)
+        self.rules = rules
+
+
+def test_a_trained_agent_plays_under_its_own_rule_options():
+    trained = Trained("ppo", Rules(num_deals=3))
+    rules, notes = rules_for_table([trained, FirstLegal(), FirstLegal()], ["ppo:run", "first", "first#2"])
+    assert rules == Rules(num_deals=3)
+    assert notes == ["note: playing num_deals=3, the rule options ppo:run was trained with"]
+    # Trained under the defaults, or not saying (rules None): the defaults, silently.
+    assert rules_for_table([Trained("x", Rules()), Trained("y", None), FirstLegal()], ["x", "y", "z"]) == (Rules(), [])
+
+
+def test_options_asked_for_win_with_a_note_naming_both():
+    trained = Trained("ppo", Rules(num_deals=3, exchanges=False))
+    rules, notes = rules_for_table([trained, FirstLegal(), FirstLegal()], ["ppo:runs/quick", "b", "c"],
+                                   asked=Rules(num_deals=18), asked_names=["num_deals"])
+    assert rules == Rules()
+    assert notes == ["note: ppo:runs/quick was trained with num_deals=3, exchanges=false; playing num_deals=18, "
+                     "exchanges=true (default) as --option asks"]
+    assert rules_for_table([trained, FirstLegal(), FirstLegal()], ["p", "b", "c"],
+                           asked=Rules(num_deals=3, exchanges=False)) == (Rules(num_deals=3, exchanges=False), [])
+
+
+def test_two_agents_trained_under_different_options_need_option():
+    agents = [Trained("p", Rules(num_deals=3)), Trained("q", Rules(num_deals=18)), FirstLegal()]
+    with pytest.raises(ValueError, match="ppo:a was trained with num_deals=3 and ppo:b with num_deals=18: "
+                                         "choose the table's rule options with --option"):
+        rules_for_table(agents, ["ppo:a", "ppo:b", "first"])
+    assert rules_for_table(agents, ["ppo:a", "ppo:b", "first"], asked=Rules(num_deals=6))[0] == Rules(num_deals=6)
+
+
 # ============================================================================ statistics
 
 def test_t_quantiles():
@@ -282,10 +409,33 @@ sys.argv = ["evaluate.py", *sys.argv[1:]]
 runpy.run_path("evaluate.py", run_name="__main__")
 """
 
+# A registry entry "trained:N": an agent that says it was trained with num_deals=N (``.rules``,
+# as the ppo: agent of a training run does).
+_TRAINED_AGENT = """
+from agents import register_agent
+from sergeant_major_env import Rules
+from sergeant_major_env.policies import RandomPolicy
 
-def run_evaluate(*args, timeout=60):
-    return subprocess.run([sys.executable, "-c", _RUNNER, *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+class Trained(RandomPolicy):
+    def __init__(self, argument):
+        self.name, self.rules, self.metadata = "trained", Rules(num_deals=int(argument)), {}
+
+register_agent("trained", Trained, takes_argument=True)
+"""
+
+
+def run_evaluate(*args, timeout=60, preamble="", stdin=None):
+    return subprocess.run([sys.executable, "-c", preamble + _RUNNER, *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout, stdin=stdin, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+
+
+def error_line(done) -> str:
+    """The one error line of a refused evaluate.py run (exit 2, argparse's usage, no traceback)."""
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    errors = [line for line in done.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1, done.stderr
+    return errors[0]
 
 
 def test_evaluate_help():
@@ -326,3 +476,129 @@ def test_evaluate_bad_arguments_exit_2(args, message):
     assert done.returncode == 2
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--seed", str(2**64)), r"--seed: must be an integer from 0 to 2\*\*63 - 1"),
+    (("--seed", "-3"), r"--seed: must be an integer from 0 to 2\*\*63 - 1"),
+    (("--seed", str(MAX_SEED), "--games", "12"), f"too large for 2 duplicate groups.*at most {MAX_SEED - 1}"),
+])
+def test_evaluate_refuses_seeds_beyond_the_seed_rule_in_one_line(args, message):
+    line = error_line(run_evaluate("--agents", "random,random,random", *args, "--no-progress"))
+    assert re.search(message, line), line
+
+
+@pytest.mark.parametrize("flag", ["--json", "--csv", "--plot", "--record"])
+def test_evaluate_checks_each_output_file_before_any_game(tmp_path, flag):
+    """Today's failure: the games were played, then the file could not be written, and all was lost."""
+    done = run_evaluate("--agents", "random,random,random", "--games", "6000", flag,
+                        str(tmp_path / "nosuchfolder" / "out.png"), "--no-progress")
+    line = error_line(done)
+    assert f"{flag} file" in line and "does not exist" in line
+    assert "games in" not in done.stdout  # refused before playing
+
+
+def test_evaluate_refuses_two_outputs_in_one_file(tmp_path):
+    line = error_line(run_evaluate("--agents", "random,random,random", "--json", str(tmp_path / "out"),
+                                   "--csv", str(tmp_path / "out"), "--no-progress"))
+    assert "--json and --csv name the same file" in line
+
+
+def test_evaluate_plot_without_matplotlib_names_the_extra_before_any_game(tmp_path):
+    no_matplotlib = "import sys\nsys.modules['matplotlib'] = None  # as if it were not installed\n"
+    done = run_evaluate("--agents", "random,random,random", "--games", "6000", "--plot", str(tmp_path / "p.png"),
+                        "--no-progress", preamble=no_matplotlib)
+    line = error_line(done)
+    assert "--plot needs matplotlib" in line and "[train]" in line
+    assert "games in" not in done.stdout
+
+
+def test_evaluate_plot_format_is_checked_before_any_game(tmp_path):
+    line = error_line(run_evaluate("--agents", "random,random,random", "--games", "6000", "--plot",
+                                   str(tmp_path / "p.bogus"), "--no-progress"))
+    assert "cannot write .bogus images" in line and ".png" in line
+
+
+def test_evaluate_human_without_a_terminal_is_refused_up_front():
+    done = run_evaluate("--agents", "human,random,random", "--games", "6", "--no-progress",
+                        stdin=subprocess.DEVNULL)
+    assert "standard input is not a terminal" in error_line(done)
+
+
+def test_outputs_are_never_half_written(tmp_path):
+    """A failure while writing leaves the previous file as it was (a temporary file is renamed
+    only once complete); today's open(path, "w") left a truncated file."""
+    result = play_tables([FirstLegal("a"), FirstLegal("b"), FirstLegal("c")], games=6, rules=ONE_DEAL,
+                         progress=False)
+    json_path, csv_path = tmp_path / "r.json", tmp_path / "r.csv"
+    json_path.write_text("previous json\n")
+    csv_path.write_text("previous csv\n")
+    good = result.to_dict()
+    result.to_dict = lambda: {**good, "unserializable": object()}  # json.dump fails half way
+    with pytest.raises(TypeError):
+        result.to_json(json_path)
+    rows = result.csv_rows()
+    result.csv_rows = lambda: [rows[0], {"not a column": 1}]  # the writer fails after the header and a row
+    with pytest.raises(ValueError):
+        result.to_csv(csv_path)
+    assert json_path.read_text() == "previous json\n" and csv_path.read_text() == "previous csv\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.csv", "r.json"]
+
+
+def test_evaluate_plays_a_trained_model_under_its_rule_options(tmp_path):
+    out = tmp_path / "eval.json"
+    done = run_evaluate("--agents", "trained:2,random,random", "--games", "6", "--json", str(out), "--no-progress",
+                        preamble=_TRAINED_AGENT)
+    assert done.returncode == 0, done.stderr
+    assert "note: playing num_deals=2, the rule options trained:2 was trained with" in done.stdout
+    assert json.loads(out.read_text())["rules"]["num_deals"] == 2
+
+
+def test_evaluate_option_overrides_a_trained_model_and_says_so(tmp_path):
+    out = tmp_path / "eval.json"
+    done = run_evaluate("--agents", "trained:2,random,random", "--games", "6", "--option", "num_deals=1",
+                        "--json", str(out), "--no-progress", preamble=_TRAINED_AGENT)
+    assert done.returncode == 0, done.stderr
+    assert "note: trained:2 was trained with num_deals=2; playing num_deals=1 as --option asks" in done.stdout
+    assert json.loads(out.read_text())["rules"]["num_deals"] == 1
+
+
+def test_evaluate_two_models_with_different_rule_options_need_option():
+    done = run_evaluate("--agents", "trained:2,trained:3,random", "--games", "6", "--no-progress",
+                        preamble=_TRAINED_AGENT)
+    line = error_line(done)
+    assert "trained:2 was trained with num_deals=2 and trained:3 with num_deals=3" in line
+    assert "--option num_deals=2" in line
+
+
+def _evaluate_module():
+    sys.path.insert(0, str(ROOT))
+    try:
+        import evaluate
+    finally:
+        sys.path.remove(str(ROOT))
+    return evaluate
+
+
+def test_evaluate_interrupted_says_so_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    evaluate = _evaluate_module()
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(evaluate, "play_tables", interrupted)
+    assert evaluate.main(["--agents", "random,random,random", "--json", str(tmp_path / "r.json"),
+                          "--no-progress"]) == 130
+    assert "interrupted; no results written" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_evaluate_an_agent_failing_during_play_is_one_line(monkeypatch, capsys):
+    evaluate = _evaluate_module()
+
+    def incompatible(*args, **kwargs):
+        raise ValueError("observation shape (641,) does not match the model's (600,)")
+
+    monkeypatch.setattr(evaluate, "play_tables", incompatible)
+    assert evaluate.main(["--agents", "random,random,random", "--no-progress"]) == 1
+    assert capsys.readouterr().err == "evaluate.py: error: observation shape (641,) does not match the model's (600,)\n"
