@@ -27,8 +27,9 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from . import engine, records
-from .cards import NUM_ACTIONS, RANKS, SUIT_SYMBOLS
+from .cards import NUM_ACTIONS
 from .observation import OBSERVATION_SIZE, observation_bounds, observe
+from .render import referee_view, seat_view
 from .rules import Rules
 
 AGENTS = ("player_0", "player_1", "player_2")
@@ -39,13 +40,10 @@ ENV_OPTIONS = {"reward": REWARDS, "illegal_action": ILLEGAL_ACTIONS}
 """The env's own options and their allowed values (the first is the default)."""
 RENDER_MODES = ("human", "ansi")
 
-# Modes 0..5 (cards.MODE_NAMES S C H D NT MIN) for the table.
-_MODE_TEXT = tuple(f"trumps {s}" for s in SUIT_SYMBOLS) + ("no-trump (NT)", "minimum (MIN)")
 
-
-def env(render_mode: str | None = None, **options: Any) -> AECEnv:
+def env(render_mode: str | None = None, render_seat: int | None = None, **options: Any) -> AECEnv:
     """The AEC environment with PettingZoo's standard wrappers; options as :class:`raw_env`."""
-    game = raw_env(render_mode=render_mode, **options)
+    game = raw_env(render_mode=render_mode, render_seat=render_seat, **options)
     if game.illegal_action == "terminate":
         game = wrappers.TerminateIllegalWrapper(game, illegal_reward=-1)
     game = wrappers.AssertOutOfBoundsWrapper(game)
@@ -121,7 +119,13 @@ class raw_env(AECEnv):
       behaviour (offender -1, others 0, the game ends), by ``TerminateIllegalWrapper`` in
       :func:`env` (the raw env itself always raises);
     * ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the table as text) or
-      ``"human"`` (prints it, also after every step).
+      ``"human"`` (prints it, also after every step). The table is drawn by
+      :mod:`sergeant_major_env.render` and shows what one seat knows;
+    * ``render_seat``: ``None`` (default): the *referee's view*, the table as the seat to act
+      sees it: its hand (its first six cards while it chooses the mode, R9), its own discards
+      and exchange cards, the public table; it follows the turn, so over a game it shows every
+      hand in turn. ``0``, ``1`` or ``2``: always that seat's view (never another hand, R22:
+      never the other pair's exchanged cards), for watching or playing one seat.
 
     **Seeding** ``reset(seed=s)`` plays the engine game ``engine.init([s])``; ``reset()``
     draws the game's seed from the env's numpy generator, which ``reset(seed=s)`` also seeds
@@ -147,11 +151,16 @@ class raw_env(AECEnv):
         "render_fps": 1,
     }
 
-    def __init__(self, render_mode: str | None = None, **options: Any) -> None:
+    def __init__(self, render_mode: str | None = None, render_seat: int | None = None, **options: Any) -> None:
         super().__init__()
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be None or one of {', '.join(map(repr, RENDER_MODES))}, "
                              f"got {render_mode!r}")
+        if render_seat is not None and (isinstance(render_seat, (bool, np.bool_))
+                                        or not isinstance(render_seat, (int, np.integer)) or render_seat not in (0, 1, 2)):
+            raise ValueError(f"render_seat must be None (the referee's view: the seat to act) or a seat 0, 1 or 2, "
+                             f"got {render_seat!r}")
+        self.render_seat = None if render_seat is None else int(render_seat)
         self.rules, self.reward, self.illegal_action = parse_options(options)
         self.render_mode = render_mode
         self.possible_agents = list(AGENTS)
@@ -327,61 +336,21 @@ class raw_env(AECEnv):
     # ------------------------------------------------------------------ rendering
 
     def render(self) -> str | None:
-        """The table as text: deal, mode, each seat's role, target, tricks and score, the
-        trick on the table and the hand of the seat to act. Returned (``"ansi"``) or printed
+        """The table as text (:mod:`sergeant_major_env.render`): the view of ``render_seat``,
+        or by default the referee's view (the seat to act's). Returned (``"ansi"``) or printed
         (``"human"``)."""
         if self.render_mode is None:
             gymnasium.logger.warn("You are calling render method without specifying any render mode.")
             return None
-        text = self._table()
+        state = self.engine_state
+        if state is None:
+            raise RuntimeError(f"{type(self).__name__}.render: no game yet: call reset() first")
+        if self.render_seat is None:
+            text = referee_view(state, AGENTS)
+        else:
+            text = seat_view(state, self.render_seat, AGENTS)
         if self.render_mode == "human":
             print(text)
             return None
         return text
-
-    def _table(self) -> str:
-        state = self.engine_state
-        if state is None:
-            return "(no game: call reset())"
-        phase, seat, mode = int(state.phase[0]), int(state.to_act[0]), int(state.mode[0])
-        dealer = int(state.dealer[0])
-        deal = min(int(state.deal[0]), self.rules.num_deals - 1) + 1
-        mode_text = _MODE_TEXT[mode] if mode >= 0 else "not chosen yet"
-        over = phase == engine.OVER
-        status = "game over" if over else f"{AGENTS[seat]} to act: {engine.DECISIONS[phase]}"
-        lines = [f"3-5-8  deal {deal} of {self.rules.num_deals}  mode: {mode_text}  {status}",
-                 f"  {'seat':<10}{'role':<11}{'target':>6}{'tricks':>7}{'score':>7}"]
-        targets = engine.MIN_TARGETS if mode == 5 else engine.TARGETS
-        for s, agent in enumerate(AGENTS):
-            role = (s - dealer) % 3
-            target = str(int(targets[role])) if mode >= 0 else "-"
-            marker = ">" if s == seat else " "
-            lines.append(f"{marker} {agent:<10}{engine.ROLE_NAMES[role]:<11}{target:>6}"
-                         f"{int(state.tricks_won[0, s]):>7}{int(state.scores[0, s]):>+7}")
-        if phase >= engine.DISCARD and not over:
-            lines.append(f"talon (face up): {' '.join(_card_text(c) for c in state.talon_cards[0])}")
-        leader = int(state.leader[0])
-        trick = [int(c) for c in state.trick[0] if c >= 0]
-        if phase == engine.PLAY:
-            played = "  ".join(f"{AGENTS[(leader + i) % 3]} {_card_text(c)}" for i, c in enumerate(trick))
-            lines.append(f"trick: {played or '(empty, ' + AGENTS[leader] + ' leads)'}")
-        if phase == engine.MODE:  # R9: the playmaker chooses from its first six cards only
-            lines.append(f"first six cards of {AGENTS[seat]}: {_hand_text(int(state.first_six[0]))}")
-        elif not over:
-            lines.append(f"hand of {AGENTS[seat]}: {_hand_text(int(state.hands[0, seat]))}")
-        return "\n".join(lines)
-
-
-def _card_text(card: int) -> str:
-    return RANKS[int(card) % 13] + SUIT_SYMBOLS[int(card) // 13]
-
-
-def _hand_text(bits: int) -> str:
-    """Cards grouped by suit, high to low: ``♠ A K 7  ♥ Q 9``."""
-    groups = []
-    for suit, symbol in enumerate(SUIT_SYMBOLS):
-        ranks = [RANKS[r] for r in range(12, -1, -1) if bits >> (13 * suit + r) & 1]
-        if ranks:
-            groups.append(f"{symbol} {' '.join(ranks)}")
-    return "  ".join(groups) or "(no cards)"
 

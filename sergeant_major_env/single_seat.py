@@ -71,7 +71,8 @@ from . import engine
 from .cards import NUM_ACTIONS, action_name, bits_to_bool, card_list
 from .engine import DECISIONS, OVER, ROLE_NAMES, IllegalActionError
 from .observation import observation_bounds, observe
-from .policies import RandomPolicy, check_policy, decide
+from .policies import RandomPolicy, check_policy, decide, policy_name
+from .render import seat_labels, seat_view
 from .rules import Rules
 
 _FIRST_GAME = np.zeros(1, dtype=np.intp)
@@ -235,6 +236,9 @@ class SergeantMajorEnv(gymnasium.Env):
         return bits_to_bool(self._legal, NUM_ACTIONS)[0].copy()
 
     def render(self) -> str | None:
+        """``render_mode="ansi"``: the table as the learner's seat sees it, the learner called
+        "you" (its own hand, during its own mode choice only its first six cards, R9; never
+        another hand), drawn by :mod:`sergeant_major_env.render`. ``None`` without a render mode."""
         if self.render_mode != "ansi":
             return None
         return self._text()
@@ -289,16 +293,10 @@ class SergeantMajorEnv(gymnasium.Env):
     def _text(self) -> str:
         state = self._require_state()
         seat = self.learner_seat
-        mode = int(state.mode[0])
-        mode_text = "-" if mode < 0 else action_name(52 + mode)[5:]
-        hand = " ".join(action_name(c) for c in card_list(int(state.hands[0, seat])))
-        trick = " ".join(action_name(c) for c in state.trick[0] if c >= 0) or "-"
-        return (
-            f"deal {int(state.deal[0]) + 1}/{self.rules.num_deals}  mode {mode_text}  "
-            f"decision {DECISIONS[int(state.phase[0])]} (seat {int(state.to_act[0])} to act)\n"
-            f"learner seat {seat} ({ROLE_NAMES[(seat - int(state.dealer[0])) % 3]})  hand: {hand}\n"
-            f"trick: {trick}  tricks won {state.tricks_won[0].tolist()}  scores {state.scores[0].tolist()}\n"
-        )
+        names = ["learner"] * 3
+        for offset, policy in zip((1, 2), self.opponents):  # left, then right of the learner
+            names[(seat + offset) % 3] = policy_name(policy)
+        return seat_view(state, seat, seat_labels(names, you=seat))  # the learner reads "you"
 
 
 def register() -> None:
