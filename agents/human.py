@@ -7,12 +7,14 @@ see :func:`sergeant_major_env.play.parse_move`) until a legal one is typed; a ba
 a message and a new prompt. ``quit`` raises :class:`sergeant_major_env.play.QuitGame`;
 EOFError and KeyboardInterrupt from the input pass through to the caller.
 
-On its own it can only show what the observation holds
-(:func:`sergeant_major_env.play.render_observation`). The terminal game
-(``python -m sergeant_major_env.play``) knows the engine state and passes ``show`` (the full
-table) and ``explain`` (``engine.illegal_reason``: the rule a refused move breaks).
+On its own it shows what the observation holds, which is what its seat knows
+(:func:`sergeant_major_env.render.observation_view`). A front end that knows the engine
+state, like the terminal game (``python play.py``), passes ``show`` (the seat's table,
+:func:`sergeant_major_env.render.seat_view`) and ``explain`` (``engine.illegal_reason``: the
+rule a refused move breaks).
 
-Registered in the agent registry as ``"human"``.
+It imports only library modules (``sergeant_major_env.play``, ``sergeant_major_env.render``),
+which never import this package. Registered in the agent registry as ``"human"``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from typing import Callable, TextIO
 
 import numpy as np
 
-from sergeant_major_env.play import ask_move, legal_text, render_observation
+from sergeant_major_env.play import ask_move
+from sergeant_major_env.render import legal_text, observation_view
 
 
 class HumanAgent:
@@ -48,11 +51,10 @@ class HumanAgent:
         for row in range(legal_mask.shape[0]):  # a person decides one game at a time
             if not legal_mask[row].any():
                 continue  # a finished game: nothing to decide
-            table = self.show() if self.show else render_observation(observations[row])
-            print(table, file=out)
+            show = self.show or (lambda: observation_view(observations[row]))
+            print(show(), file=out)
             print(f"legal: {legal_text(legal_mask[row])}", file=out)
-            actions[row] = ask_move(legal_mask[row], self.input_fn, out, self.prompt, explain=self.explain,
-                                    show=self.show or (lambda: render_observation(observations[row])))
+            actions[row] = ask_move(legal_mask[row], self.input_fn, out, self.prompt, explain=self.explain, show=show)
         return actions
 
     def __repr__(self) -> str:
