@@ -42,9 +42,9 @@ def test_rule_book_copy_matches_the_shared_rule_book():
 
 SCRIPTS = sorted(
     [str(p.relative_to(ROOT)) for folder in ("benchmarks", "examples") for p in (ROOT / folder).glob("*.py")]
-    + [name for name in ("evaluate.py", "train.py") if (ROOT / name).exists()]
+    + [name for name in ("evaluate.py", "train.py", "play.py") if (ROOT / name).exists()]
 )
-MODULES = ["sergeant_major_env.records", "sergeant_major_env.play"]
+MODULES = ["sergeant_major_env.records"]
 
 
 @pytest.mark.parametrize("command", [[script] for script in SCRIPTS] + [["-m", module] for module in MODULES],
