@@ -33,6 +33,7 @@ import numpy as np
 from sergeant_major_env import Rules, engine, env, raw_env
 from sergeant_major_env.cards import NUM_ACTIONS
 from sergeant_major_env.observation import observe
+from sergeant_major_env.seeding import check_seed, seed_argument
 
 TARGET = 15_000
 CLASSIC_CARD_GAMES = ("leduc_holdem_v4", "texas_holdem_v4", "hanabi_v5")
@@ -95,18 +96,24 @@ def median_runs(run, repeats: int, seconds: float, seed: int) -> tuple[float, li
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=2.0, help="length of one timed run (default 2)")
-    parser.add_argument("--repeats", type=int, default=5, help="timed runs per variant; the median is reported (default 5)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the games and the random actions (default 0)")
-    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
-                        help="rule option of RULES.md section 9, e.g. num_deals=3 (repeatable)")
-    parser.add_argument("--only-env", action="store_true", help="time only env() (skip raw_env, engine and classic)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    parser.add_argument("--seconds", type=float, default=2.0, metavar="S", help="length of one timed run (default 2)")
+    parser.add_argument("--repeats", type=int, default=5, metavar="N",
+                        help="timed runs per variant; the median is reported (default 5)")
+    parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
+                        help="seed of the games and the random actions (default 0)")
+    parser.add_argument("--option", "--options", dest="option", action="extend", nargs="+", default=[],
+                        metavar="NAME=VALUE", help=f"rule options (RULES.md section 9): {', '.join(Rules.names())} (default: none, the rule book's)")
+    parser.add_argument("--only-env", action="store_true",
+                        help="time only env(), skipping raw_env, engine and classic (default: off, time all)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text (default: off)")
     args = parser.parse_args()
-    if args.seconds <= 0 or args.repeats < 1 or args.seed < 0:
-        parser.error("--seconds and --repeats must be positive, --seed non-negative")
+    if args.seconds <= 0 or args.repeats < 1:
+        parser.error(f"--seconds and --repeats must be positive, got --seconds {args.seconds:g} "
+                     f"--repeats {args.repeats}")
     try:
         rules = Rules.from_strings(args.option)
+        last = args.seed + args.repeats  # run i resets with seed + 1 + i
+        check_seed(last, "the last run's seed (--seed + --repeats)")
     except ValueError as error:
         parser.error(str(error))
     options = rules.to_dict()

@@ -25,6 +25,9 @@ from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.cards import random_member  # noqa: E402
 from sergeant_major_env.observation import observe  # noqa: E402
 from sergeant_major_env.policies import searches_state  # noqa: E402
+from sergeant_major_env.seeding import seed_argument  # noqa: E402
+
+
 
 
 def snapshot(batch: int, seed: int = 0) -> tuple[engine.State, np.ndarray, np.ndarray]:
@@ -49,17 +52,29 @@ def snapshot(batch: int, seed: int = 0) -> tuple[engine.State, np.ndarray, np.nd
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("agents", nargs="*", default=["random", "greedy", "heuristic"])
-    parser.add_argument("--batch", type=int, default=1024)
-    parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("agents", nargs="*", default=["random", "greedy", "heuristic"], metavar="AGENT",
+                        help="agents to time, agents.make_agent names (default: random greedy heuristic)")
+    parser.add_argument("--batch", type=int, default=1024, metavar="B",
+                        help="games in the snapshot each call decides for (default 1024)")
+    parser.add_argument("--seconds", type=float, default=2.0, metavar="S",
+                        help="how long each agent is timed (default 2)")
+    parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
+                        help="seed of the snapshot's games and of the agents' randomness (default 0)")
     parser.add_argument("--one-at-a-time", action="store_true",
-                        help="search agents: decide for each game of the batch alone (latency of one decision)")
+                        help="search agents: decide for each game of the batch alone, the latency of one "
+                             "decision (default: off, the whole batch at once)")
     args = parser.parse_args()
-    state, obs, mask = snapshot(args.batch)
+    if args.batch < 1 or args.seconds <= 0:
+        parser.error(f"--batch must be at least 1 and --seconds positive, got --batch {args.batch} "
+                     f"--seconds {args.seconds:g}")
+    try:  # every agent is made before the (slow) snapshot: a bad name is a usage error
+        agents = {name: make_agent(name) for name in args.agents}
+    except ValueError as error:
+        parser.error(str(error))
+    state, obs, mask = snapshot(args.batch, args.seed)
     live = np.flatnonzero(state.phase != engine.OVER)
-    rng = np.random.default_rng(0)
-    for name in args.agents:
-        agent = make_agent(name)
+    rng = np.random.default_rng(args.seed)
+    for name, agent in agents.items():
         if searches_state(agent) and args.one_at_a_time:  # each game in play alone, in turn
             def decide():
                 for game in live:

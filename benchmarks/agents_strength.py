@@ -29,6 +29,10 @@ from agents import make_agent  # noqa: E402
 from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.cards import bits_to_bool  # noqa: E402
 from sergeant_major_env.observation import OBSERVATION_SIZE, observe  # noqa: E402
+from sergeant_major_env.seeding import MAX_SEED, seed_argument  # noqa: E402
+
+
+SEED_STRIDE = 1_000_003  # group g of --seed S plays game seed S * SEED_STRIDE + g
 
 
 def play_table(agents: list, seeds: np.ndarray, seatings: np.ndarray, rules: Rules, rng: np.random.Generator,
@@ -61,8 +65,11 @@ def play_table(agents: list, seeds: np.ndarray, seatings: np.ndarray, rules: Rul
     return state.final_scores.astype(np.int64)
 
 
-def duplicate_match(names: list[str], groups: int, seed: int, rules: Rules, batch_groups: int = 200):
-    agents = [make_agent(n) for n in names]
+def duplicate_match(names: list[str], groups: int, seed: int, rules: Rules, batch_groups: int = 200,
+                    agents: list | None = None):
+    """The table ``names`` (agents made by make_agent unless ``agents`` are given, one per name):
+    group g plays game seed ``seed * SEED_STRIDE + g`` under every distinct seating."""
+    agents = [make_agent(n) for n in names] if agents is None else agents
     seatings = sorted(set(itertools.permutations(range(3))))
     # Agents listed twice (same name) are the same player: index by distinct name.
     distinct = list(dict.fromkeys(names))
@@ -75,7 +82,7 @@ def duplicate_match(names: list[str], groups: int, seed: int, rules: Rules, batc
     start = time.perf_counter()
     for g0 in range(0, groups, batch_groups):
         g = np.arange(g0, min(groups, g0 + batch_groups))
-        seeds = np.repeat(seed * 1_000_003 + g, len(perms)).astype(np.uint64)
+        seeds = np.repeat(np.uint64(seed * SEED_STRIDE) + g.astype(np.uint64), len(perms))
         seat_table = np.tile(np.array(perms), (g.size, 1))
         scores = play_table(unique_agents, seeds, seat_table, rules, rng, timings)
         for k in range(len(distinct)):
@@ -95,15 +102,29 @@ def duplicate_match(names: list[str], groups: int, seed: int, rules: Rules, batc
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("agents", nargs=3, help="three agent specs (make_agent names)")
-    parser.add_argument("--groups", type=int, default=200, help="duplicate groups (game seeds)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--batch-groups", type=int, default=200, help="groups played in one batch")
-    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("agents", nargs=3, metavar="AGENT", help="three agent specs (agents.make_agent names)")
+    parser.add_argument("--groups", type=int, default=200, metavar="N",
+                        help="duplicate groups, one game seed each (default 200)")
+    parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
+                        help=f"group j plays game seed S*{SEED_STRIDE}+j; also seeds the agents' randomness (default 0)")
+    parser.add_argument("--batch-groups", type=int, default=200, metavar="N",
+                        help="groups played in one batch (default 200)")
+    parser.add_argument("--option", "--options", dest="option", action="extend", nargs="+", default=[],
+                        metavar="NAME=VALUE", help=f"rule options (RULES.md section 9): {', '.join(Rules.names())} (default: none, the rule book's)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text (default: off)")
     args = parser.parse_args()
-    rules = Rules.from_strings(args.option)
-    result = duplicate_match(args.agents, args.groups, args.seed, rules, args.batch_groups)
+    if args.groups < 1 or args.batch_groups < 1:
+        parser.error(f"--groups and --batch-groups must be at least 1, got --groups {args.groups} "
+                     f"--batch-groups {args.batch_groups}")
+    if args.seed * SEED_STRIDE + args.groups - 1 > MAX_SEED:
+        parser.error(f"--seed {args.seed} is too large: group j plays game seed S*{SEED_STRIDE}+j, which must stay "
+                     f"at most 2**63 - 1; give a seed of at most {(MAX_SEED - args.groups + 1) // SEED_STRIDE}")
+    try:
+        rules = Rules.from_strings(args.option)
+        agents = [make_agent(name) for name in args.agents]  # a bad name is a usage error before any game
+    except ValueError as error:
+        parser.error(str(error))
+    result = duplicate_match(args.agents, args.groups, args.seed, rules, args.batch_groups, agents)
     if args.json:
         print(json.dumps(result))
         return

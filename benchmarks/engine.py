@@ -22,6 +22,7 @@ import numpy as np
 from sergeant_major_env import Rules, engine
 from sergeant_major_env.cards import bits_to_bool, random_member
 from sergeant_major_env.observation import observe
+from sergeant_major_env.seeding import check_seed, seed_argument
 
 
 def run_once(batch: int, seconds: float, rules: Rules, seed: int) -> float:
@@ -56,18 +57,23 @@ def decisions_per_game(rules: Rules, games: int = 256) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--batch", type=int, default=4096, help="games advanced together (default 4096)")
-    parser.add_argument("--seconds", type=float, default=3.0, help="length of one timed run (default 3)")
-    parser.add_argument("--repeats", type=int, default=5, help="timed runs; the median is reported (default 5)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the games and the random actions")
-    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
-                        help="rule option of RULES.md section 9, e.g. num_deals=3 (repeatable)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    parser.add_argument("--batch", type=int, default=4096, metavar="B", help="games advanced together (default 4096)")
+    parser.add_argument("--seconds", type=float, default=3.0, metavar="S", help="length of one timed run (default 3)")
+    parser.add_argument("--repeats", type=int, default=5, metavar="N",
+                        help="timed runs; the median is reported (default 5)")
+    parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
+                        help="seed of the games and the random actions (default 0)")
+    parser.add_argument("--option", "--options", dest="option", action="extend", nargs="+", default=[],
+                        metavar="NAME=VALUE", help=f"rule options (RULES.md section 9): {', '.join(Rules.names())} (default: none, the rule book's)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text (default: off)")
     args = parser.parse_args()
     if args.batch < 1 or args.seconds <= 0 or args.repeats < 1:
-        parser.error("--batch, --seconds and --repeats must be positive")
+        parser.error(f"--batch, --seconds and --repeats must be positive, got --batch {args.batch} "
+                     f"--seconds {args.seconds:g} --repeats {args.repeats}")
     try:
         rules = Rules.from_strings(args.option)
+        last = args.seed + args.repeats + args.batch - 1  # run i plays seeds seed + 1 + i, ... + batch - 1
+        check_seed(last, "the last game's seed (--seed + --repeats + --batch - 1)")
     except ValueError as error:
         parser.error(str(error))
 

@@ -25,7 +25,9 @@ from agents.heuristic import NUM_MODE_FEATURES, HeuristicAgent, _mode_features, 
 from agents.view import View, card_bools  # noqa: E402
 from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.cards import bits_to_bool  # noqa: E402
+from sergeant_major_env.files import atomic_write, check_writable  # noqa: E402
 from sergeant_major_env.observation import observe  # noqa: E402
+from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402
 
 
 def collect(games: int, seed: int, batch: int, params: dict | None = None):
@@ -77,15 +79,27 @@ def fit(feats: np.ndarray, modes: np.ndarray, points: np.ndarray, ridge: float =
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--games", type=int, default=6000)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--batch", type=int, default=1500)
-    parser.add_argument("--out", help="save the samples (npz) here")
+    parser.add_argument("--games", type=int, default=6000, metavar="N", help="self-play games (default 6000)")
+    parser.add_argument("--seed", type=seed_argument, default=1, metavar="S",
+                        help="game i plays seed S*10000000+i; also seeds the random mode choices (default 1)")
+    parser.add_argument("--batch", type=int, default=1500, metavar="B", help="games played together (default 1500)")
+    parser.add_argument("--out", metavar="FILE.npz",
+                        help="save the samples (numpy .npz) here (default: not saved)")
     args = parser.parse_args()
+    if args.games < 1 or args.batch < 1:
+        parser.error(f"--games and --batch must be at least 1, got --games {args.games} --batch {args.batch}")
+    try:
+        last = args.seed * 10_000_000 + args.games - 1
+        check_seed(last, "the last game's seed (--seed * 10000000 + --games - 1)")
+        if args.out:
+            check_writable(args.out, "--out file")
+    except ValueError as error:
+        parser.error(str(error))
     start = time.perf_counter()
     feats, modes, points = collect(args.games, args.seed, args.batch)
     if args.out:
-        np.savez_compressed(args.out, feats=feats, modes=modes, points=points)
+        with atomic_write(args.out, "wb") as file:  # a file object: numpy adds no .npz suffix
+            np.savez_compressed(file, feats=feats, modes=modes, points=points)
     coefs, report = fit(feats, modes, points)
     print(f"{len(points)} mode choices from {args.games} games in {time.perf_counter() - start:.0f} s")
     for name, (n, r2, mean) in zip(("trumps", "NT", "MIN"), report):

@@ -30,6 +30,7 @@ from sergeant_major_env import Rules, engine  # noqa: E402
 from agents.pimc import distinct_cards  # noqa: E402
 from sergeant_major_env.cards import cards_to_bits, count  # noqa: E402
 from sergeant_major_env.evaluation import play_games  # noqa: E402
+from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402
 
 
 class Timed:
@@ -61,15 +62,26 @@ class Timed:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--agent", default="pimc", help="the search agent (default: pimc, its default settings)")
-    parser.add_argument("--games", type=int, default=3)
-    parser.add_argument("--num-deals", type=int, default=18)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--together", action="store_true", help="play the games as one batch")
+    parser.add_argument("--agent", default="pimc", metavar="SPEC",
+                        help="the search agent, an agents.make_agent name (default: pimc, its default settings)")
+    parser.add_argument("--games", type=int, default=3, metavar="N", help="games played (default 3)")
+    parser.add_argument("--num-deals", type=int, default=18, metavar="D",
+                        help="deals per game, 1 to 18 (default 18, the full game)")
+    parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
+                        help="game g plays seed S+g; also seeds the agents' randomness (default 0)")
+    parser.add_argument("--together", action="store_true",
+                        help="play the games as one batch (default: off, one game at a time)")
     args = parser.parse_args()
-    timed = Timed(make_agent(args.agent))
+    if args.games < 1:
+        parser.error(f"--games must be at least 1, got {args.games}")
+    try:
+        last = args.seed + args.games - 1
+        check_seed(last, "the last game's seed (--seed + --games - 1)")
+        rules = Rules(num_deals=args.num_deals)
+        timed = Timed(make_agent(args.agent))
+    except ValueError as error:
+        parser.error(str(error))
     heuristic = make_agent("heuristic")
-    rules = Rules(num_deals=args.num_deals)
     seeds = np.arange(args.seed, args.seed + args.games)
     seat_players = np.array([np.roll([0, 1, 2], g % 3) for g in range(args.games)])  # pimc = player 0
     rng = np.random.default_rng(args.seed)

@@ -31,7 +31,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from sergeant_major_env import RandomPolicy  # noqa: E402
+from sergeant_major_env import RandomPolicy, Rules  # noqa: E402
+from sergeant_major_env.files import check_writable, write_json  # noqa: E402
+from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402
 from sergeant_major_env.single_seat import SergeantMajorEnv  # noqa: E402
 
 TARGET_RATE, TARGET_RATIO = 200_000, 20.0
@@ -150,24 +152,42 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="Target: N=1024 >= 200,000 learner decisions/s and >= 20x DummyVecEnv.")
-    parser.add_argument("--seconds", type=float, default=2.0, help="length of each timed run (default 2)")
-    parser.add_argument("--repeats", type=int, default=5, help="runs per case; the median is reported (default 5)")
-    parser.add_argument("--sizes", default="1,64,1024", help="VecEnv batch sizes, comma separated (default 1,64,1024)")
-    parser.add_argument("--dummy-envs", type=int, default=8, help="games in the DummyVecEnv baseline (default 8)")
-    parser.add_argument("--num-deals", type=int, default=18, help="deals per game (default 18, the full game)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seconds", type=float, default=2.0, metavar="S", help="length of each timed run (default 2)")
+    parser.add_argument("--repeats", type=int, default=5, metavar="N",
+                        help="runs per case; the median is reported (default 5)")
+    parser.add_argument("--sizes", default="1,64,1024", metavar="N,N,...",
+                        help="VecEnv batch sizes, comma separated (default 1,64,1024)")
+    parser.add_argument("--dummy-envs", type=int, default=8, metavar="N",
+                        help="games in the DummyVecEnv baseline (default 8)")
+    parser.add_argument("--num-deals", type=int, default=18, metavar="D",
+                        help="deals per game, 1 to 18 (default 18, the full game)")
+    parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
+                        help="seed of the games and the random actions (default 0)")
     parser.add_argument("--observing-opponents", action="store_true",
-                        help="opponents ask for observations (RandomPolicy skips them): measures that cost too")
-    parser.add_argument("--breakdown", action="store_true", help="also time the parts of a step at the largest N")
+                        help="opponents ask for observations (RandomPolicy skips them): measures that cost too "
+                             "(default: off)")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="also time the parts of a step at the largest N (default: off)")
     parser.add_argument("--json", nargs="?", const="-", metavar="PATH",
-                        help="write the results as JSON to PATH (or stdout without PATH)")
+                        help="write the results as JSON to PATH, or to stdout without PATH (default: no JSON)")
     args = parser.parse_args(argv)
-    if args.seconds <= 0 or args.repeats < 1:
-        parser.error("--seconds must be positive and --repeats at least 1")
+    if args.seconds <= 0 or args.repeats < 1 or args.dummy_envs < 1:
+        parser.error(f"--seconds must be positive, --repeats and --dummy-envs at least 1, got --seconds "
+                     f"{args.seconds:g} --repeats {args.repeats} --dummy-envs {args.dummy_envs}")
     try:
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     except ValueError:
         parser.error(f"--sizes must be integers separated by commas, got {args.sizes!r}")
+    if not sizes or min(sizes) < 1:
+        parser.error(f"--sizes must be positive integers separated by commas, got {args.sizes!r}")
+    try:
+        Rules(num_deals=args.num_deals)
+        last = args.seed + args.repeats + max(sizes + [args.dummy_envs])  # run r: games seed + r, ... + N - 1
+        check_seed(last, "the largest first seed of a run (--seed + --repeats + the largest N)")
+        if args.json not in (None, "-"):
+            check_writable(args.json, "--json file")
+    except ValueError as error:
+        parser.error(str(error))
     rules = {"num_deals": args.num_deals}
     opponent = ObservingRandomPolicy() if args.observing_opponents else RandomPolicy()
     warnings.simplefilter("ignore")
@@ -199,8 +219,7 @@ def main(argv=None) -> int:
     if args.json == "-":
         print(json.dumps(report, indent=2))
     elif args.json:
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=2)
+        write_json(args.json, report)
         print(f"results written to {args.json}")
     return 0
 

@@ -1,0 +1,89 @@
+"""The benchmark scripts' command lines: every option says what it does and what its default is,
+bad input is one line, and the seed follows the one seed rule (seeding.py)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS = sorted(p.name for p in (ROOT / "benchmarks").glob("*.py"))
+
+
+def help_text(script: str) -> str:
+    done = subprocess.run([sys.executable, f"benchmarks/{script}", "--help"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "COLUMNS": "100"})  # wrapping as parsed
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def option_entries(text: str) -> dict[str, str]:
+    """{option flags: its help text} of the "options:" section of an argparse --help."""
+    section = text.split("\noptions:\n", 1)[1]
+    entries: dict[str, str] = {}
+    flags = None
+    for line in section.splitlines():
+        if not line.strip() or not line.startswith(" "):
+            break  # the end of the section (a blank line or the next heading)
+        match = re.match(r"^  (-\S.*?)(?:\s{2,}(.*))?$", line)
+        if match:  # "  --seed S    help..." or "  --option NAME=VALUE [...], --options ..." alone
+            flags = match.group(1)
+            entries[flags] = match.group(2) or ""
+        elif flags is not None:
+            entries[flags] += " " + line.strip()
+    return entries
+
+
+@pytest.mark.parametrize("script", BENCHMARKS)
+def test_every_benchmark_option_has_help_and_shows_its_default(script):
+    entries = option_entries(help_text(script))
+    assert len(entries) > 1, entries
+    for flags, text in entries.items():
+        if flags.startswith("-h, --help"):
+            continue
+        assert text.strip(), f"{script} {flags}: no help text"
+        assert re.search(r"\(default[ :]", text), f"{script} {flags}: help does not show the default: {text!r}"
+
+
+@pytest.mark.parametrize("script", BENCHMARKS)
+def test_every_benchmark_refuses_a_seed_beyond_the_seed_rule_in_one_line(script):
+    argv = ["greedy", "random", "random"] if script == "agents_strength.py" else []
+    done = subprocess.run([sys.executable, f"benchmarks/{script}", *argv, "--seed", str(2**64)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "--seed: must be an integer from 0 to 2**63 - 1" in done.stderr.splitlines()[-1]
+
+
+@pytest.mark.parametrize("script, argv", [
+    ("agents_strength.py", ["greedy", "random", "random", "--options", "num_deals=1", "exchanges=false",
+                            "--groups", "1", "--json"]),
+    ("engine.py", ["--options", "num_deals=1", "exchanges=false", "--batch", "4", "--seconds", "0.05",
+                   "--repeats", "1", "--json"]),
+])
+def test_benchmarks_take_rule_options_like_the_other_clis(script, argv):
+    """`--option NAME=VALUE ...`, with `--options` as an alias, as evaluate.py and train.py take them."""
+    done = subprocess.run([sys.executable, f"benchmarks/{script}", *argv], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("script, argv, message", [
+    ("agents_speed.py", ["nosuchagent"], "unknown agent 'nosuchagent'"),
+    ("agents_strength.py", ["greedy", "nosuchagent", "random"], "unknown agent 'nosuchagent'"),
+    ("agents_strength.py", ["greedy", "random", "random", "--option", "num_deals=99"], "num_deals"),
+    ("pimc_speed.py", ["--num-deals", "40"], "num_deals must be an integer from 1 to 18"),
+    ("pimc_speed.py", ["--agent", "nosuchagent"], "unknown agent 'nosuchagent'"),
+    ("fit_modes.py", ["--out", "nosuchfolder/samples.npz"], "folder 'nosuchfolder' does not exist"),
+    ("vec_env.py", ["--json", "nosuchfolder/results.json"], "folder 'nosuchfolder' does not exist"),
+    ("vec_env.py", ["--sizes", "0"], "--sizes must be positive integers"),
+])
+def test_benchmark_bad_arguments_are_one_line_before_any_work(script, argv, message):
+    done = subprocess.run([sys.executable, f"benchmarks/{script}", *argv], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert message in done.stderr.splitlines()[-1]
