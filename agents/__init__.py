@@ -7,14 +7,21 @@ name          agent
 ``greedy``    :class:`GreedyAgent`: simple, fast rules (win cheaply, duck in MIN)
 ``heuristic`` :class:`HeuristicAgent`: the strongest rule-based player (card reading, planned
               mode choice, exchanges, discards)
-``ppo:PATH``  :class:`PPOAgent`: a trained sb3-contrib ``MaskablePPO`` model
+``ppo:PATH``  :class:`PPOAgent`: a policy trained by train.py: a run folder or its
+              policy.safetensors (code-free: never unpickles)
 ``pimc``      :class:`PIMCAgent`: determinized Monte Carlo search on sampled deals
               (``pimc:worlds=32:rollout=greedy``; needs the engine state)
 ``human``     :class:`HumanAgent`: a person at the terminal
 ============  ==============================================================================
 
-``rllib:PATH`` (``agents.rllib_agent.RLlibAgent``, a policy trained with RLlib's PPO) is
-loaded on first use, since it needs the optional ray.
+Two agents load files that are unpickled, which can run any code stored in them; their
+names say so, and the short names refuse those files with a line saying why:
+
+* ``ppo-unsafe-pickle:PATH``: an SB3 ``MaskablePPO`` zip (``model.zip``, a checkpoint)
+  (``ppo:PATH.zip`` refuses it and names the run folder to use instead);
+* ``rllib-unsafe-pickle:PATH`` (``agents.rllib_agent.RLlibAgent``, a policy trained with
+  RLlib's PPO; its checkpoints hold ``class_and_ctor_args.pkl``), imported on first use since
+  it needs the optional ray (``rllib:PATH`` refuses).
 
 ``make_agent(name)`` builds one; ``register_agent(name, factory)`` adds more;
 :class:`AECSeat` plays any agent in one seat of the PettingZoo env.
@@ -34,19 +41,26 @@ from .greedy import GreedyAgent
 from .heuristic import HeuristicAgent
 from .human import HumanAgent
 from .pimc import PIMCAgent, make_pimc_agent
-from .ppo import PPOAgent, make_ppo_agent
+from .ppo import PPOAgent, make_ppo_agent, make_unsafe_ppo_agent
 from .random_agent import RandomAgent
 
 register_agent("random", RandomAgent, help="a uniformly random legal action")
 register_agent("greedy", GreedyAgent, help="simple rules: win cheaply, lead high, duck in MIN")
 register_agent("heuristic", HeuristicAgent, help="the strongest rule-based player")
-register_agent("ppo", make_ppo_agent, takes_argument=True, help="a trained MaskablePPO model: ppo:PATH")
+register_agent("ppo", make_ppo_agent, takes_argument=True,
+               help="a policy trained by train.py: ppo:RUN_FOLDER or ppo:PATH/policy.safetensors (never unpickles)")
+register_agent("ppo-unsafe-pickle", make_unsafe_ppo_agent, takes_argument=True,
+               help="an SB3 MaskablePPO zip: ppo-unsafe-pickle:PATH.zip (UNPICKLES the file: only files you trust)")
 register_agent("pimc", make_pimc_agent, takes_argument=True,
                help="determinized Monte Carlo search: pimc or pimc:worlds=32:rollout=greedy")
 
 
+RLLIB_UNSAFE_NAME = "rllib-unsafe-pickle"
+
+
 def make_rllib_agent(argument):
-    """``rllib:PATH`` (agents/rllib_agent.py), imported on first use: it needs the optional ray."""
+    """``rllib-unsafe-pickle:PATH`` (agents/rllib_agent.py), imported on first use: it needs the
+    optional ray. Loading an RLlib checkpoint unpickles its class_and_ctor_args.pkl."""
     try:
         from .rllib_agent import make_rllib_agent as make
     except ImportError as error:  # its message says: pip install "sergeant-major-env[rllib]"
@@ -54,8 +68,18 @@ def make_rllib_agent(argument):
     return make(argument)
 
 
-register_agent("rllib", make_rllib_agent, takes_argument=True,
-               help="a policy trained with RLlib's PPO (examples/rllib_selfplay.py): rllib:PATH")
+def refuse_rllib_checkpoint(argument):
+    """``rllib:PATH``: refused with one line, before Ray is imported or any file is read."""
+    path = argument or "PATH"
+    raise ValueError(f"rllib:{path}: loading an RLlib checkpoint unpickles its class_and_ctor_args.pkl, which "
+                     f"can run any code; use {RLLIB_UNSAFE_NAME}:{path} only if you trust the checkpoint")
+
+
+register_agent("rllib", refuse_rllib_checkpoint, takes_argument=True,
+               help=f"refused (RLlib checkpoints unpickle): use {RLLIB_UNSAFE_NAME}:PATH for a checkpoint you trust")
+register_agent(RLLIB_UNSAFE_NAME, make_rllib_agent, takes_argument=True,
+               help="a policy trained with RLlib's PPO (examples/rllib_selfplay.py): rllib-unsafe-pickle:PATH "
+                    "(UNPICKLES the checkpoint: only checkpoints you trust)")
 register_agent("human", HumanAgent, help="a person at the terminal (python -m sergeant_major_env.play)")
 
 __all__ = [

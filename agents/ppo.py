@@ -1,90 +1,217 @@
-"""``ppo:PATH``: a trained sb3-contrib ``MaskablePPO`` policy as a batched agent.
+"""``ppo:PATH``: a policy trained by train.py (sb3-contrib ``MaskablePPO``) as a batched agent.
 
-``PATH`` is a model saved with ``model.save(...)`` (a ``.zip``; the suffix may be left
-out, as ``MaskablePPO.load`` allows). The model must take the observation of
-:mod:`sergeant_major_env.observation` (``Box(float32, (OBSERVATION_SIZE,))``) and act in
-``Discrete(58)``. It plays deterministically (the most likely legal action under the
-action mask), so ``rng`` is not used. Needs the optional ``train`` dependencies
+``PATH`` is a run folder of train.py (which means ``RUN/policy.safetensors``), a
+``.safetensors`` policy file or its ``.json`` (:mod:`agents.policy_file`). Loading it runs no
+code from the file: the network is rebuilt in plain torch from the JSON and filled from the
+safetensors file. The policy must take the observation of :mod:`sergeant_major_env.observation`
+(the same layout version and size) and act in ``Discrete(58)``.
+
+``ppo-unsafe-pickle:PATH`` loads an SB3 ``.zip`` (``model.zip``, a checkpoint) with
+``MaskablePPO.load``, which unpickles fields stored in the file: a crafted zip runs any code
+its author chose. Use it only for files you trust; ``ppo:PATH`` refuses a zip and says so.
+
+Either way the agent plays deterministically, the most likely legal action under the
+action mask, exactly as ``MaskablePPO.predict(obs, action_masks=mask, deterministic=True)``,
+so ``rng`` is not used. It runs on the CPU with the project's torch threads
+(:mod:`agents.torch_setup`). Needs the optional ``train`` dependencies
 (``pip install -e ".[train]"``).
+
+``.metadata`` is the policy's metadata (policy.json; for a zip, the run.json of its run
+folder if there is one, else ``{}``) and ``.rules`` the rule options it was trained under (a
+:class:`sergeant_major_env.Rules`, or ``None`` when unknown).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any, Callable
 
 import numpy as np
 
 from sergeant_major_env.cards import NUM_ACTIONS
 from sergeant_major_env.observation import OBSERVATION_SIZE
+from sergeant_major_env.rules import Rules
 
 from .base import act_where_legal
 
+UNSAFE_NAME = "ppo-unsafe-pickle"
+"""The agent name that loads SB3 zips, which unpickles: the name says the risk."""
 
-def _resolve(path: str | Path) -> Path:
-    text = str(path)
-    candidates = [Path(text)] + ([] if text.endswith(".zip") else [Path(text + ".zip")])
-    for candidate in candidates:
-        if candidate.is_file():
-            return candidate
-    raise ValueError(f"PPO model file not found: {text!r} (expected a MaskablePPO .zip saved with model.save)")
+TRAIN_EXTRA = 'pip install -e ".[train]"'
+
+
+def _require_train_extra(what: str) -> None:
+    try:
+        import safetensors  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError as error:  # optional dependencies
+        raise ValueError(f"cannot load {what}: {error.name} is not installed ({TRAIN_EXTRA})") from None
 
 
 class PPOAgent:
-    """A ``MaskablePPO`` model loaded on the CPU, acting on whole batches with ``predict``."""
+    """A trained policy acting on whole batches: the most likely legal action of each row.
+
+    ``PPOAgent(path)`` loads a policy file or run folder (never unpickles);
+    :meth:`from_sb3` wraps an SB3 ``MaskablePPO`` model already in memory (train.py's live
+    learner, or a zip loaded by :func:`load_unsafe_pickle`)."""
 
     needs_observations = True
 
-    def __init__(self, path: str | Path, model=None) -> None:
-        self.path = str(path)
-        self.name = f"ppo:{self.path}"
-        if model is None:
-            model = self._load(_resolve(path))
-        self._check_spaces(model)
-        self.model = model
-        self.fallbacks = 0  # actions the model chose outside the mask (replaced; should stay 0)
+    def __init__(self, path: str | Path) -> None:
+        text = str(path)
+        refuse_pickled_model(text)
+        _require_train_extra(f"policy {text!r}")
+        from .policy_file import load_policy
+        from .torch_setup import use_torch_threads
 
-    @staticmethod
-    def _load(path: Path):
-        try:
-            from sb3_contrib import MaskablePPO
-        except ImportError as error:  # optional dependency
-            raise ValueError(f"cannot load PPO model {str(path)!r}: sb3-contrib is not installed "
-                             f"(pip install -e \".[train]\"): {error}") from None
-        try:
-            return MaskablePPO.load(path, device="cpu")
-        except Exception as error:  # a corrupt or foreign file: say which one
-            raise ValueError(f"cannot load a MaskablePPO model from {str(path)!r}: "
-                             f"{type(error).__name__}: {error}") from None
+        use_torch_threads()
+        network, metadata = load_policy(text)
+        self._setup(f"ppo:{text}", text, network.action_logits, metadata)
 
-    def _check_spaces(self, model) -> None:
-        obs_shape = tuple(getattr(model.observation_space, "shape", None) or ())
-        n_actions = getattr(model.action_space, "n", None)
-        if obs_shape != (OBSERVATION_SIZE,) or n_actions != NUM_ACTIONS:
-            raise ValueError(
-                f"PPO model {self.path!r} has observation shape {obs_shape} and {n_actions} actions; "
-                f"expected ({OBSERVATION_SIZE},) and {NUM_ACTIONS} (this package's observation and action space)")
+    @classmethod
+    def from_sb3(cls, model, name: str = "ppo", metadata: dict[str, Any] | None = None) -> "PPOAgent":
+        """An agent on an SB3 ``MaskablePPO`` model (its policy network, as it is now)."""
+        _check_sb3_spaces(model, name)
+        policy = model.policy
+
+        def logits(observations):
+            features = policy.extract_features(observations.to(policy.device), policy.pi_features_extractor)
+            return policy.action_net(policy.mlp_extractor.forward_actor(features))
+
+        agent = cls.__new__(cls)
+        agent._setup(name, name, logits, dict(metadata or {}))
+        return agent
+
+    def _setup(self, name: str, path: str, logits: Callable, metadata: dict[str, Any]) -> None:
+        self.name, self.path = name, path
+        self._logits = logits
+        self.metadata = metadata
+        self.rules = _rules_of(metadata, name)
+        self.fallbacks = 0  # actions chosen outside the mask (replaced; stays 0 with most_likely_legal)
 
     def act(self, observations: np.ndarray, legal_mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         legal_mask = np.asarray(legal_mask, dtype=bool)
-        return act_where_legal(legal_mask, lambda rows: self._predict(observations, legal_mask, rows))
+        return act_where_legal(legal_mask, lambda rows: self._most_likely(observations, legal_mask, rows))
 
-    def _predict(self, observations: np.ndarray, legal_mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        obs = np.asarray(observations, dtype=np.float32)[rows]
-        chosen, _ = self.model.predict(obs, action_masks=legal_mask[rows], deterministic=True)
-        chosen = np.asarray(chosen, dtype=np.int64).reshape(-1)
-        ok = (chosen >= 0) & (chosen < NUM_ACTIONS)
-        ok[ok] = legal_mask[rows[ok], chosen[ok]]
+    def _most_likely(self, observations: np.ndarray, legal_mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        import torch
+
+        from .policy_file import most_likely_legal
+
+        obs = torch.as_tensor(np.asarray(observations, dtype=np.float32)[rows])
+        with torch.no_grad():
+            chosen = most_likely_legal(self._logits(obs), legal_mask[rows])
+        ok = legal_mask[rows, chosen]
         if not ok.all():  # never expected with a mask; keep the legality contract regardless
             self.fallbacks += int((~ok).sum())
             chosen[~ok] = legal_mask[rows[~ok]].argmax(axis=1)
         return chosen
 
     def __repr__(self) -> str:
-        return f"PPOAgent({self.path!r})"
+        return f"PPOAgent({self.name!r})"
 
+
+def _rules_of(metadata: dict[str, Any], name: str) -> Rules | None:
+    if not metadata.get("rules"):
+        return None
+    try:
+        return Rules.from_dict(metadata["rules"])
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name}: its metadata's rule options are not valid: {error}") from None
+
+
+def _check_sb3_spaces(model, name: str) -> None:
+    obs_shape = tuple(getattr(model.observation_space, "shape", None) or ())
+    n_actions = getattr(model.action_space, "n", None)
+    if obs_shape != (OBSERVATION_SIZE,) or n_actions != NUM_ACTIONS:
+        raise ValueError(
+            f"PPO model {name!r} has observation shape {obs_shape} and {n_actions} actions; "
+            f"expected ({OBSERVATION_SIZE},) and {NUM_ACTIONS} (this package's observation and action space)")
+
+
+# ============================================================================ SB3 zips: behind the opt-in
+
+def _zip_path(text: str) -> Path | None:
+    """The existing SB3 zip ``text`` names (``model.zip``, or ``model`` as MaskablePPO.load
+    allows), or None."""
+    for candidate in (Path(text), Path(text + ".zip")):
+        if candidate.suffix == ".zip" and candidate.is_file():
+            return candidate
+    return None
+
+
+def refuse_pickled_model(text: str) -> None:
+    """A one-line ValueError when ``ppo:text`` names an SB3 zip: loading it would unpickle."""
+    zip_path = _zip_path(text)
+    if zip_path is None:
+        return
+    run = _run_folder_of(zip_path)
+    instead = (f"ppo:{run} (its policy.safetensors)" if run is not None and (run / "policy.safetensors").is_file()
+               else "a run folder or policy.safetensors written by train.py")
+    raise ValueError(f"ppo:{text} is an SB3 zip: loading it unpickles data stored in the file, which can run any "
+                     f"code; use {instead}, or {UNSAFE_NAME}:{text} only if you trust the file")
+
+
+def _run_folder_of(zip_path: Path) -> Path | None:
+    """The train.py run folder holding ``zip_path`` (RUN/model.zip or RUN/checkpoints/X.zip), or None."""
+    for folder in (zip_path.parent, zip_path.parent.parent):
+        if (folder / "run.json").is_file() or (folder / "policy.safetensors").is_file():
+            return folder
+    return None
+
+
+def load_unsafe_pickle(text: str) -> PPOAgent:
+    """``ppo-unsafe-pickle:PATH``: ``MaskablePPO.load`` of an SB3 zip. THIS UNPICKLES THE FILE:
+    a crafted zip runs its author's code here. Only for files you trust."""
+    zip_path = _zip_path(text)
+    if zip_path is None:
+        raise ValueError(f"PPO model file not found: {text!r} ({UNSAFE_NAME}:PATH takes an SB3 .zip saved with "
+                         f"model.save; for a run folder or policy.safetensors use ppo:PATH, which never unpickles)")
+    try:
+        from sb3_contrib import MaskablePPO
+    except ImportError as error:  # optional dependency
+        raise ValueError(f"cannot load PPO model {str(zip_path)!r}: {error.name} is not installed "
+                         f"({TRAIN_EXTRA})") from None
+    from .torch_setup import use_torch_threads
+
+    use_torch_threads()
+    try:
+        model = MaskablePPO.load(zip_path, device="cpu")
+    except Exception as error:  # a corrupt or foreign file: say which one
+        raise ValueError(f"cannot load a MaskablePPO model from {str(zip_path)!r}: "
+                         f"{type(error).__name__}: {error}".splitlines()[0]) from None
+    return PPOAgent.from_sb3(model, f"{UNSAFE_NAME}:{text}", metadata=_run_metadata(zip_path))
+
+
+def _run_metadata(zip_path: Path) -> dict[str, Any]:
+    """The run.json of the zip's run folder (plain JSON: safe to read), or {}."""
+    run = _run_folder_of(zip_path)
+    if run is None or not (run / "run.json").is_file():
+        return {}
+    try:
+        metadata = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return metadata if isinstance(metadata, dict) else {}
+
+
+# ============================================================================ factories
 
 def make_ppo_agent(argument: str | None) -> PPOAgent:
     """The ``make_agent`` factory of ``ppo:PATH``."""
     if not argument:
-        raise ValueError("agent 'ppo' needs the path of a MaskablePPO model: 'ppo:PATH' (e.g. ppo:runs/model.zip)")
+        raise ValueError("agent 'ppo' needs a trained policy: 'ppo:PATH' with a train.py run folder, its "
+                         "policy.safetensors or policy.json (e.g. ppo:runs/quick)")
+    if not Path(argument).exists() and _zip_path(argument) is None:
+        raise ValueError(f"PPO policy not found: {argument!r} (expected a train.py run folder, a .safetensors "
+                         f"policy file or its .json)")
     return PPOAgent(argument)
+
+
+def make_unsafe_ppo_agent(argument: str | None) -> PPOAgent:
+    """The ``make_agent`` factory of ``ppo-unsafe-pickle:PATH``."""
+    if not argument:
+        raise ValueError(f"agent '{UNSAFE_NAME}' needs the path of an SB3 MaskablePPO zip: '{UNSAFE_NAME}:PATH' "
+                         f"(it unpickles the file: only for files you trust)")
+    return load_unsafe_pickle(argument)

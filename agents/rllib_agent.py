@@ -1,4 +1,8 @@
-"""``rllib:PATH``: a policy trained with RLlib's PPO (``examples/rllib_selfplay.py``) as a batched agent.
+"""``rllib-unsafe-pickle:PATH``: a policy trained with RLlib's PPO (``examples/rllib_selfplay.py``) as a batched agent.
+
+Loading an RLlib checkpoint UNPICKLES its ``class_and_ctor_args.pkl`` (and RLlib's state
+files), which can run any code stored there: the agent's name says so, and the short name
+``rllib:PATH`` refuses with one line (agents/__init__.py). Load only checkpoints you trust.
 
 ``PATH`` is either a checkpoint folder written by ``Algorithm.save_to_path`` (as
 ``examples/rllib_selfplay.py`` does at the end of training), whose learner module
@@ -35,7 +39,7 @@ try:
     from ray.rllib.core.rl_module.rl_module import RLModule
     from ray.rllib.utils.torch_utils import FLOAT_MIN
 except ImportError as _error:  # the optional extra is missing: say how to get it
-    raise ImportError(f"the rllib:PATH agent needs Ray RLlib and torch: pip install \"sergeant-major-env[rllib]\" "
+    raise ImportError(f"the rllib-unsafe-pickle:PATH agent needs Ray RLlib and torch: pip install \"sergeant-major-env[rllib]\" "
                       f"({_error})") from _error
 
 from sergeant_major_env.cards import NUM_ACTIONS
@@ -154,7 +158,7 @@ def find_module_folder(path: str | Path) -> Path:
                          f"(an Algorithm checkpoint) nor {CLASS_FILE} (an RLModule checkpoint)")
     if (modules_root / SHARED_MODULE / CLASS_FILE).is_file():
         return modules_root / SHARED_MODULE
-    names = ", ".join(f"rllib:{folder}" for folder in _module_folders(modules_root))
+    names = ", ".join(f"rllib-unsafe-pickle:{folder}" for folder in _module_folders(modules_root))
     raise ValueError(f"RLlib checkpoint {str(path)!r} has no {SHARED_MODULE!r} module; name one of its modules' "
                      f"folders instead: {names}")
 
@@ -165,8 +169,11 @@ class RLlibAgent:
     needs_observations = True
 
     def __init__(self, path: str | Path, module=None) -> None:
+        from .torch_setup import use_torch_threads
+
+        use_torch_threads()
         self.path = str(path)
-        self.name = f"rllib:{self.path}"
+        self.name = f"rllib-unsafe-pickle:{self.path}"
         self.module = module if module is not None else self._load(find_module_folder(path))
         self._check_spaces()
         self.module.eval()
@@ -213,8 +220,9 @@ class RLlibAgent:
 
 
 def make_rllib_agent(argument: str | None) -> RLlibAgent:
-    """The ``make_agent`` factory of ``rllib:PATH``."""
+    """The ``make_agent`` factory of ``rllib-unsafe-pickle:PATH`` (it unpickles the checkpoint)."""
     if not argument:
-        raise ValueError("agent 'rllib' needs the path of an RLlib checkpoint: 'rllib:PATH' "
-                         "(e.g. rllib:runs/rllib/checkpoint)")
+        raise ValueError("agent 'rllib-unsafe-pickle' needs the path of an RLlib checkpoint: "
+                         "'rllib-unsafe-pickle:PATH' (e.g. rllib-unsafe-pickle:runs/rllib/checkpoint; it unpickles "
+                         "the checkpoint: only checkpoints you trust)")
     return RLlibAgent(argument)

@@ -1,0 +1,267 @@
+"""Code-free policy files: the tensors in ``policy.safetensors``, what they are in ``policy.json``.
+
+An SB3 ``model.zip`` stores some of its fields as cloudpickle, and unpickling can run any
+code the file's author chose. The files written here cannot carry code:
+
+* ``NAME.safetensors`` (the safetensors format: a JSON header of names, dtypes and shapes,
+  then raw numbers) holds the policy's parameters under MaskablePPO's own names
+  (``mlp_extractor.policy_net.0.weight``, ..., ``action_net.*``, the value network
+  ``mlp_extractor.value_net.*`` and ``value_net.*``);
+* ``NAME.json`` beside it says what they are: :data:`FORMAT` and :data:`FORMAT_VERSION`, the
+  observation layout they were trained on (``sergeant_major_env.observation.VERSION`` and its
+  size), the number of actions, the network's shape and activation, and whatever the writer
+  adds (train.py: the rule options, the command line, timesteps, seed, package versions).
+
+:func:`load_policy` rebuilds the network in plain torch from the JSON and fills it from the
+safetensors file: nothing is unpickled, no SB3 is needed. :func:`most_likely_legal` is the
+action MaskablePPO's ``predict(obs, action_masks=mask, deterministic=True)`` returns, computed
+the same way, so a loaded policy plays exactly as the model it was saved from.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from sergeant_major_env import files
+from sergeant_major_env.cards import NUM_ACTIONS
+from sergeant_major_env.observation import OBSERVATION_SIZE
+from sergeant_major_env.observation import VERSION as OBSERVATION_VERSION
+
+FORMAT = "sergeant-major-env policy"
+FORMAT_VERSION = 1
+TENSORS_FILE = "policy.safetensors"
+"""The policy file of a run folder (train.py writes RUN/policy.safetensors and RUN/policy.json)."""
+
+ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
+"""The activations a policy file may name, by the name it uses."""
+
+MASKED_LOGIT = -1e8
+"""The logit MaskablePPO gives illegal actions (sb3_contrib's MaskableCategorical)."""
+
+_OWN_KEYS = ("format", "format_version", "tensors", "observation", "actions", "network")
+
+
+# ============================================================================ the network
+
+class PolicyNetwork(nn.Module):
+    """MaskablePPO's ``MlpPolicy`` for a flat observation, in plain torch, with the same
+    parameter names: separate policy and value MLPs, then ``action_net`` (logits) and
+    ``value_net`` (the state value)."""
+
+    def __init__(self, observation_size: int, num_actions: int, policy_layers: list[int],
+                 value_layers: list[int], activation: str) -> None:
+        super().__init__()
+        self.mlp_extractor = nn.Module()
+        self.mlp_extractor.policy_net = _mlp(observation_size, policy_layers, ACTIVATIONS[activation])
+        self.mlp_extractor.value_net = _mlp(observation_size, value_layers, ACTIVATIONS[activation])
+        self.action_net = nn.Linear(policy_layers[-1] if policy_layers else observation_size, num_actions)
+        self.value_net = nn.Linear(value_layers[-1] if value_layers else observation_size, 1)
+        self.eval()
+        self.requires_grad_(False)
+
+    def action_logits(self, observations: torch.Tensor) -> torch.Tensor:
+        return self.action_net(self.mlp_extractor.policy_net(observations))
+
+    def values(self, observations: torch.Tensor) -> torch.Tensor:
+        return self.value_net(self.mlp_extractor.value_net(observations))
+
+
+def _mlp(width: int, layers: list[int], activation: type[nn.Module]) -> nn.Sequential:
+    modules: list[nn.Module] = []
+    for size in layers:  # Linear, activation, Linear, activation, ... as SB3's MlpExtractor
+        modules += [nn.Linear(width, size), activation()]
+        width = size
+    return nn.Sequential(*modules)
+
+
+def most_likely_legal(logits: torch.Tensor, legal_mask: np.ndarray) -> np.ndarray:
+    """int64[B]: the most likely legal action of each row, exactly as MaskablePPO's
+    deterministic ``predict`` picks it, step for step so that ties and rounding fall the same
+    way: the logits are normalized (log-softmax over all actions), the illegal ones set to
+    -1e8, normalized again, and the argmax of the resulting probabilities is taken."""
+    categorical = torch.distributions.Categorical
+    mask = torch.as_tensor(np.asarray(legal_mask, dtype=bool), device=logits.device).reshape(logits.shape)
+    normalized = categorical(logits=logits, validate_args=False).logits
+    masked = torch.where(mask, normalized, torch.tensor(MASKED_LOGIT, dtype=logits.dtype, device=logits.device))
+    probs = categorical(logits=masked, validate_args=False).probs
+    return probs.argmax(dim=1).cpu().numpy().astype(np.int64)
+
+
+# ============================================================================ writing
+
+def describe_sb3_policy(policy) -> dict[str, Any]:
+    """The ``network`` entry of policy.json for an SB3 ``MaskableActorCriticPolicy``; a
+    ValueError if it is not a network :class:`PolicyNetwork` can rebuild."""
+    extractor = type(policy.features_extractor).__name__
+    if extractor != "FlattenExtractor":
+        raise ValueError(f"only MlpPolicy networks (FlattenExtractor) can be saved as a policy file, "
+                         f"this one uses {extractor}")
+    activation = next((name for name, cls in ACTIVATIONS.items() if policy.activation_fn is cls), None)
+    if activation is None:
+        raise ValueError(f"policy activation {policy.activation_fn.__name__} cannot be saved as a policy file "
+                         f"(known: {', '.join(ACTIVATIONS)})")
+    arch = policy.net_arch
+    layers = {"pi": list(arch.get("pi", [])), "vf": list(arch.get("vf", []))} if isinstance(arch, dict) \
+        else {"pi": list(arch), "vf": list(arch)}  # a list means separate networks of these sizes (SB3 >= 1.8)
+    return {"kind": "MaskablePPO MlpPolicy", "net_arch": layers, "activation": activation}
+
+
+def policy_tensors(policy) -> dict[str, torch.Tensor]:
+    """The parameters :class:`PolicyNetwork` needs, copied from an SB3 policy (contiguous,
+    on the CPU, as safetensors requires)."""
+    state = policy.state_dict()
+    network = describe_sb3_policy(policy)["net_arch"]
+    wanted = _expected_shapes(int(np.prod(policy.observation_space.shape)), int(policy.action_space.n),
+                              network["pi"], network["vf"])
+    missing = sorted(set(wanted) - set(state))
+    if missing:
+        raise ValueError(f"the policy has no parameter {missing[0]} (not a MaskablePPO MlpPolicy?)")
+    return {name: state[name].detach().to("cpu").contiguous().clone() for name in wanted}
+
+
+def save_policy(policy, path_or_folder: str | Path, metadata: dict[str, Any] | None = None) -> Path:
+    """Write ``policy`` (an SB3 ``MaskableActorCriticPolicy``) as ``NAME.safetensors`` plus
+    ``NAME.json``; ``path_or_folder`` is the ``.safetensors`` path or a folder (then
+    FOLDER/policy.safetensors). ``metadata`` (JSON-able) is added to the JSON. Both files are
+    written atomically, the tensors first. Returns the ``.safetensors`` path."""
+    from safetensors.torch import save
+
+    tensors_path = _tensors_path_for_writing(path_or_folder)
+    clash = sorted(set(metadata or {}) & set(_OWN_KEYS))
+    if clash:
+        raise ValueError(f"policy metadata may not set {', '.join(clash)}: save_policy writes those")
+    observation_size = int(np.prod(policy.observation_space.shape))
+    description = {
+        "format": FORMAT, "format_version": FORMAT_VERSION, "tensors": tensors_path.name,
+        "observation": {"version": OBSERVATION_VERSION, "size": observation_size},
+        "actions": int(policy.action_space.n),
+        "network": describe_sb3_policy(policy),
+        **(metadata or {}),
+    }
+    tensors = policy_tensors(policy)
+    files.write_bytes(tensors_path, save(tensors, metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION)}))
+    files.write_json(tensors_path.with_suffix(".json"), description)
+    return tensors_path
+
+
+def _tensors_path_for_writing(path_or_folder: str | Path) -> Path:
+    path = Path(path_or_folder)
+    if path.is_dir():
+        return path / TENSORS_FILE
+    if path.suffix != ".safetensors":
+        raise ValueError(f"policy file {str(path)!r} must end in .safetensors (or be a folder)")
+    return path
+
+
+# ============================================================================ reading
+
+def policy_file_paths(path: str | Path) -> tuple[Path, Path]:
+    """(``.safetensors``, ``.json``) of ``path``: either file of the pair, or a folder (a run
+    folder: FOLDER/policy.safetensors). A one-line ValueError when they are not there."""
+    path = Path(path)
+    if path.is_dir():
+        tensors = path / TENSORS_FILE
+        if not tensors.is_file():
+            raise ValueError(f"folder {str(path)!r} has no {TENSORS_FILE} (a train.py run folder has one; "
+                             f"runs from before policy files only have model.zip, which unpickles: "
+                             f"ppo-unsafe-pickle:{path / 'model.zip'} loads it if you trust it)")
+    elif path.suffix in (".safetensors", ".json"):
+        tensors = path.with_suffix(".safetensors")
+    else:
+        raise ValueError(f"{str(path)!r} is not a policy file: give a .safetensors file, its .json or a run folder")
+    metadata = tensors.with_suffix(".json")
+    for needed in (tensors, metadata):
+        if not needed.is_file():
+            raise ValueError(f"policy file {str(needed)!r} not found (a policy is NAME.safetensors with NAME.json "
+                             f"beside it)")
+    return tensors, metadata
+
+
+def read_metadata(path: str | Path) -> dict[str, Any]:
+    """The checked policy.json of ``path`` (see :func:`policy_file_paths`)."""
+    _, metadata_path = policy_file_paths(path)
+    try:
+        metadata = json.loads(metadata_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"policy metadata {str(metadata_path)!r} is not readable JSON: {error}") from None
+    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
+        raise ValueError(f"{str(metadata_path)!r} is not a policy file's metadata (no \"format\": {FORMAT!r})")
+    if metadata.get("format_version") != FORMAT_VERSION:
+        raise ValueError(f"policy {str(metadata_path)!r} has format version {metadata.get('format_version')!r}; "
+                         f"this package reads version {FORMAT_VERSION}")
+    _check_observation(metadata, str(metadata_path))
+    return metadata
+
+
+def _check_observation(metadata: dict[str, Any], where: str) -> None:
+    observation = metadata.get("observation") or {}
+    version, size = observation.get("version"), observation.get("size")
+    if (version, size) != (OBSERVATION_VERSION, OBSERVATION_SIZE):
+        raise ValueError(f"model {where} was trained on observation version {version} ({size} floats); this "
+                         f"package observes version {OBSERVATION_VERSION} ({OBSERVATION_SIZE} floats)")
+    if metadata.get("actions") != NUM_ACTIONS:
+        raise ValueError(f"model {where} has {metadata.get('actions')} actions; this package has {NUM_ACTIONS}")
+
+
+def read_tensors(path: str | Path) -> dict[str, torch.Tensor]:
+    """The tensors of a ``.safetensors`` file (a one-line ValueError if it is not one)."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    try:
+        return load_file(str(path), device="cpu")
+    except (SafetensorError, OSError, ValueError) as error:
+        raise ValueError(f"{str(path)!r} is not a readable safetensors file: {error}") from None
+
+
+def load_policy(path: str | Path) -> tuple[PolicyNetwork, dict[str, Any]]:
+    """(network, metadata) of a policy file or run folder; nothing is unpickled. One-line
+    ValueErrors for a missing file, another format, another observation layout, or tensors
+    that do not fit the network the JSON describes."""
+    tensors_path, _ = policy_file_paths(path)
+    metadata = read_metadata(path)
+    network = _build_network(metadata, str(tensors_path))
+    tensors = read_tensors(tensors_path)
+    _check_tensors(tensors, network, str(tensors_path))
+    network.load_state_dict(tensors, strict=True)
+    return network, metadata
+
+
+def _build_network(metadata: dict[str, Any], where: str) -> PolicyNetwork:
+    network = metadata.get("network") or {}
+    layers = network.get("net_arch") or {}
+    activation = network.get("activation")
+    sizes = [layers.get("pi"), layers.get("vf")]
+    if not all(isinstance(s, list) and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in s)
+               for s in sizes):
+        raise ValueError(f"policy {where}: network net_arch must give 'pi' and 'vf' lists of positive layer sizes, "
+                         f"got {layers!r}")
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"policy {where}: activation {activation!r} is not one of {', '.join(ACTIVATIONS)}")
+    return PolicyNetwork(OBSERVATION_SIZE, NUM_ACTIONS, sizes[0], sizes[1], activation)
+
+
+def _expected_shapes(observation_size: int, num_actions: int, pi: list[int], vf: list[int]) -> dict[str, tuple]:
+    return {name: tuple(p.shape) for name, p in
+            PolicyNetwork(observation_size, num_actions, pi, vf, "tanh").state_dict().items()}
+
+
+def _check_tensors(tensors: dict[str, torch.Tensor], network: PolicyNetwork, where: str) -> None:
+    expected = {name: tuple(p.shape) for name, p in network.state_dict().items()}
+    found = {name: tuple(t.shape) for name, t in tensors.items()}
+    if set(found) != set(expected):
+        missing, extra = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
+        raise ValueError(f"policy {where} does not match its policy.json network: missing tensors {missing}, "
+                         f"unexpected tensors {extra}")
+    for name, shape in expected.items():
+        if found[name] != shape:
+            raise ValueError(f"policy {where}: tensor {name} has shape {found[name]}, its policy.json network "
+                             f"needs {shape}")
+        if tensors[name].dtype != torch.float32:
+            raise ValueError(f"policy {where}: tensor {name} is {tensors[name].dtype}, expected torch.float32")

@@ -1,0 +1,164 @@
+"""Code-free policy files (agents/policy_file.py) and the ``ppo:PATH`` agent that reads them.
+
+A policy saved as policy.safetensors + policy.json must play exactly as the SB3 model it was
+saved from (MaskablePPO.load(zip).predict(..., deterministic=True)), load without
+unpickling anything, and refuse, in one line, a model made for another observation layout.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+pytest.importorskip("safetensors")
+
+import torch  # noqa: E402
+from sb3_contrib import MaskablePPO  # noqa: E402
+
+from agents import PPOAgent, make_agent  # noqa: E402
+from agents.policy_file import TENSORS_FILE, load_policy, save_policy  # noqa: E402
+from sergeant_major_env import Rules, SergeantMajorVecEnv, engine  # noqa: E402
+from sergeant_major_env.engine import OVER  # noqa: E402
+from sergeant_major_env.observation import OBSERVATION_SIZE, VERSION, observe  # noqa: E402
+
+
+def _model(seed: int = 0) -> MaskablePPO:
+    """An untrained MaskablePPO on the real env (its logits are nearly equal: the hardest
+    case for reproducing predict's choice), with weights spread a little on top."""
+    model = MaskablePPO("MlpPolicy", SergeantMajorVecEnv(4, seed=0, num_deals=1), n_steps=8, batch_size=8,
+                        seed=seed, device="cpu", policy_kwargs={"net_arch": dict(pi=[64, 32], vf=[48])})
+    return model
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """(run-like folder with model.zip and policy files, the model reloaded from its zip)."""
+    folder = tmp_path_factory.mktemp("policy")
+    model = _model()
+    model.save(folder / "model.zip")
+    save_policy(model.policy, folder, {"rules": Rules(num_deals=2).to_dict(), "note": "test"})
+    return folder, MaskablePPO.load(folder / "model.zip", device="cpu")
+
+
+def _positions(games: int = 256, seed: int = 7) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(observations, masks) of the seats to act at every step of real games played by
+    random legal moves: mode choices, exchanges, discards and plays (several thousand rows)."""
+    rng = np.random.default_rng(seed)
+    state = engine.init(engine.game_seeds(seed, games), Rules(num_deals=2))
+    batches = []
+    while (state.phase != OVER).any():
+        mask = engine.legal_action_mask(state)
+        playing = mask.any(axis=1)
+        obs = observe(state, np.maximum(state.to_act, 0))
+        batches.append((obs[playing], mask[playing]))
+        choice = np.where(mask, rng.random(mask.shape), -1).argmax(axis=1)
+        engine.step(state, choice)
+    return batches
+
+
+def test_policy_file_plays_exactly_as_maskable_ppo_predict(saved):
+    folder, zipped = saved
+    agent = make_agent(f"ppo:{folder}")
+    rng = np.random.default_rng(0)
+    rows = 0
+    for obs, mask in _positions():
+        expected, _ = zipped.predict(obs, action_masks=mask, deterministic=True)
+        np.testing.assert_array_equal(agent.act(obs, mask, rng), expected)
+        rows += len(obs)
+    assert rows > 3000 and agent.fallbacks == 0
+
+
+def test_value_network_is_saved_too(saved):
+    folder, zipped = saved
+    network, _ = load_policy(folder / TENSORS_FILE)
+    obs = torch.as_tensor(_positions(games=16)[0][0])
+    with torch.no_grad():
+        np.testing.assert_array_equal(network.values(obs).numpy(), zipped.policy.predict_values(obs).numpy())
+
+
+def test_ppo_accepts_the_folder_the_safetensors_or_the_json(saved):
+    folder, _ = saved
+    obs, mask = _positions(games=32)[3]
+    actions = [make_agent(f"ppo:{path}").act(obs, mask, None)
+               for path in (folder, folder / "policy.safetensors", folder / "policy.json")]
+    np.testing.assert_array_equal(actions[0], actions[1])
+    np.testing.assert_array_equal(actions[0], actions[2])
+
+
+def test_agent_exposes_rules_and_metadata(saved):
+    folder, _ = saved
+    agent = PPOAgent(folder)
+    assert agent.rules == Rules(num_deals=2)
+    assert agent.metadata["note"] == "test" and agent.metadata["observation"] == {"version": VERSION,
+                                                                                    "size": OBSERVATION_SIZE}
+    assert agent.metadata["network"]["net_arch"] == {"pi": [64, 32], "vf": [48]}
+
+
+def test_loading_a_policy_never_unpickles(saved, monkeypatch):
+    folder, _ = saved
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a policy file was unpickled")
+
+    for name in ("load", "loads", "Unpickler"):
+        monkeypatch.setattr(pickle, name, refuse)
+    monkeypatch.setattr(torch, "load", refuse)
+    network, metadata = load_policy(folder)
+    assert metadata["format_version"] == 1 and network.action_net.out_features == 58
+
+
+def _copy(folder, tmp_path):
+    for name in ("policy.safetensors", "policy.json"):
+        (tmp_path / name).write_bytes((folder / name).read_bytes())
+    return tmp_path
+
+
+def _edit_metadata(folder, change):
+    path = folder / "policy.json"
+    metadata = json.loads(path.read_text())
+    change(metadata)
+    path.write_text(json.dumps(metadata))
+
+
+def _one_line_error(spec: str) -> str:
+    with pytest.raises(ValueError) as error:
+        make_agent(spec)
+    message = str(error.value)
+    assert "\n" not in message
+    return message
+
+
+def test_another_observation_version_is_one_line_naming_both(saved, tmp_path):
+    copy = _copy(saved[0], tmp_path)
+    _edit_metadata(copy, lambda m: m.update(observation={"version": VERSION + 1, "size": 900}))
+    message = _one_line_error(f"ppo:{copy}")
+    assert f"observation version {VERSION + 1} (900 floats)" in message
+    assert f"this package observes version {VERSION} ({OBSERVATION_SIZE} floats)" in message
+
+
+@pytest.mark.parametrize("damage, expected", [
+    (lambda f: (f / "policy.json").unlink(), "policy.json' not found"),
+    (lambda f: (f / "policy.json").write_text("{not json"), "not readable JSON"),
+    (lambda f: _edit_metadata(f, lambda m: m.update(format="something else")), "not a policy file's metadata"),
+    (lambda f: _edit_metadata(f, lambda m: m.update(format_version=99)), "format version 99"),
+    (lambda f: _edit_metadata(f, lambda m: m["network"].update(net_arch={"pi": [64], "vf": [48]})),
+     "does not match its policy.json network"),
+    (lambda f: _edit_metadata(f, lambda m: m["network"].update(activation="gelu")), "activation 'gelu'"),
+    (lambda f: (f / "policy.safetensors").write_bytes((f / "policy.safetensors").read_bytes()[:100]),
+     "not a readable safetensors file"),
+    (lambda f: _edit_metadata(f, lambda m: m.update(rules={"num_deals": 40})), "rule options are not valid"),
+])
+def test_broken_policy_files_are_one_line_errors(saved, tmp_path, damage, expected):
+    copy = _copy(saved[0], tmp_path)
+    damage(copy)
+    assert expected in _one_line_error(f"ppo:{copy}")
+
+
+def test_missing_policies_name_the_path(tmp_path):
+    assert "nothing-here" in _one_line_error(f"ppo:{tmp_path / 'nothing-here'}")
+    assert "has no policy.safetensors" in _one_line_error(f"ppo:{tmp_path}")
+    assert "ppo:PATH" in _one_line_error("ppo")
