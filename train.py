@@ -3,8 +3,8 @@
     python train.py                                    # the default run: ~8 min on 2 CPU cores
     python train.py --total-timesteps 200000 --option num_deals=3 --name quick
     python train.py --opponents heuristic=1,self=1 --no-curriculum
-    python train.py --resume runs/quick                # continue a run from its latest checkpoint
-    python evaluate.py --agents ppo:runs/quick/model.zip,heuristic,heuristic --games 600
+    python train.py --resume runs/quick                # continue a run (its own options) from its checkpoint
+    python evaluate.py --agents ppo:runs/quick,heuristic,heuristic --games 600
 
 One learner plays --num-envs games at once in ONE batched engine state; its seat rotates
 over the games of each slot (seat (slot + game number) % 3), so it learns all three roles
@@ -14,7 +14,7 @@ pool when the game starts (SergeantMajorVecEnv.set_opponent_pool): each opponent
 each pool member once on all the games waiting on it.
 
 Opponent pool (--opponents NAME=WEIGHT,...): any agents.make_agent name ("random",
-"greedy", "heuristic", "ppo:PATH" of an earlier run) and "self", the self-play league: a
+"greedy", "heuristic", "ppo:RUN" of an earlier run) and "self", the self-play league: a
 frozen copy of the learner is taken every --snapshot-every updates and the last
 --league-size copies share the weight of "self" equally. A snapshot plays by sampling from
 its masked policy (--snapshot-actions sample; "argmax" plays its most likely legal action).
@@ -36,36 +36,56 @@ legal action, no sampling: agents.PPOAgent on the live model) plays --eval-games
 duplicate-deal games (sergeant_major_env.evaluation.play_tables) at the table "learner,
 random, random" and at "learner, heuristic, heuristic", with the same deals each time
 (--eval-seed). Its mean points per game with a 95% interval are logged to TensorBoard
-(eval/*) and to eval_history.json. At the end the saved model plays --final-eval-games
-games at both tables as agents.make_agent("ppo:OUT/model.zip"), exactly as evaluate.py
-plays it: the final table of summary.json.
+(eval/*) and to eval_history.json. At the end the saved policy plays --final-eval-games
+games at both tables as agents.make_agent("ppo:OUT"), exactly as evaluate.py plays it: the
+final table of summary.json.
 
-Outputs in --out (default runs/<--name or a timestamp>): model.zip (the final model, loadable
-by MaskablePPO.load and as agent "ppo:PATH"), summary.json (configuration, timesteps, wall
-time, env steps per second, final evaluation table with 95% CIs, machine load),
+Outputs in --out (default runs/<--name>, or runs/<timestamp>, "-2", "-3" ... if taken; a
+folder that already holds files is refused unless --overwrite, which empties it first):
+run.json (written at the start: every option, the rule options, observation layout version,
+network shape, the command lines that ran it), policy.safetensors + policy.json (the final
+policy as code-free files: agent "ppo:OUT", see agents/policy_file.py), model.zip (the final
+SB3 model, for MaskablePPO.load or agent "ppo-unsafe-pickle:OUT/model.zip": it unpickles),
+summary.json (configuration, timesteps, wall time, env steps per second, final evaluation
+table with 95% CIs, machine load; whether the run completed or was interrupted),
 learning_curve.png (eval mean points vs timesteps with 95% bands, vs random and vs
 heuristic), eval_history.json, checkpoints/model_<timesteps>.zip (every --checkpoint-every
-timesteps and at the end), league/self_<timesteps>.pt (the league's snapshot weights, for
---resume) and tb/ (TensorBoard: SB3's rollout/train/time curves, eval/*, imitation/*,
-curriculum/* weights and rollout/ep_rew_vs_<opponent>: the learner's mean game score against
-each opponent kind).
+timesteps and at the end, with the optimizer state, for --resume), league/self_<timesteps>
+.safetensors + .json (the league's snapshots, policy files too) and tb/ (TensorBoard: SB3's
+rollout/train/time curves, eval/*, imitation/*, curriculum/* weights and
+rollout/ep_rew_vs_<opponent>: the learner's mean game score against each opponent kind).
+Every file but TensorBoard's logs is written to a temporary name and renamed once complete.
 Throughput (env steps per second: learner decisions, with the PPO updates included,
 evaluation and checkpoints excluded) is printed and recorded.
 
 Reproducibility: --seed seeds Python, numpy, torch (SB3's set_random_seed), the engine's
 games (slot i plays seeds S+i, S+i+N, ...), the opponents' and the pool's generators and
-the evaluation deals. The same command on the same machine (same library versions, torch on
-CPU with one thread, as set here) reproduces the same run: same model, same curves. Limits:
+the evaluation deals (numpy's and torch's global generators get --seed modulo 2**32, the
+most they take). The same command on the same machine (same library versions, torch on
+CPU with one thread, as set here: agents/torch_setup.py) reproduces the same run: same
+model, same curves. Limits:
 GPU kernels, another torch thread count or library version may change floating-point sums;
 a resumed run is not bit-identical to an uninterrupted one (the games in progress and the
 generators' states are not checkpointed: the resumed env starts new games from seed
 --seed + timesteps done, and the rollout boundary restarts).
 
-Resume (--resume CHECKPOINT.zip or a run folder, which means its latest checkpoint): the
-network, optimizer state and PPO hyper-parameters come from the checkpoint, the timestep
-count continues from it (up to --total-timesteps in all), the league snapshots and the
-evaluation history are reloaded from the checkpoint's run folder (league/, eval_history.json).
-Output goes to that folder unless --out is given. Other options come from the command line.
+Resume (--resume RUN, or one checkpoint RUN/checkpoints/model_T.zip): the run continues with
+its own options, read from RUN/run.json (rule options, network, PPO settings, opponents,
+seeds: everything). An option given again with another value is an error naming both;
+only --total-timesteps (it may be raised), --out, --device, --no-progress, --eval-every,
+--eval-games, --final-eval-games and --checkpoint-every may change. The network, optimizer
+state and timestep count come from the newest checkpoint; a broken one (truncated, bad
+data) is reported and the previous one is used. The league snapshots and the evaluation
+history are reloaded from RUN. Output goes to RUN unless --out names a new folder.
+--resume loads the run's own SB3 checkpoint with MaskablePPO.load, which unpickles it:
+resume only runs you trust (your own). Nothing else train.py reads unpickles.
+
+Interrupts: Ctrl-C (SIGINT) or SIGTERM finishes the current env step (or imitation chunk;
+an evaluation in progress is dropped), then saves a checkpoint, the model files and a
+summary marked "interrupted", prints the --resume command and exits with status 130
+(SIGINT) or 143 (SIGTERM). The PPO update of the unfinished rollout is lost: at most
+--num-envs x --n-steps timesteps are counted but not learned from. An interrupted
+imitation continues, with the steps still to do, on --resume.
 
 Longer recipe, aimed at beating "heuristic" in duplicate evaluation (about 2.5 hours on this
 2-core machine: ~10 min of imitation, then 25M PPO timesteps at ~3-4k env steps/s against
@@ -81,76 +101,163 @@ Its 19-minute version (the same options but --imitate-steps 2000000 --total-time
 --snapshot-every 25 --league-size 5 --eval-every 1000000 --checkpoint-every 1000000) went from
 -7.9 points/game against heuristic,heuristic after imitation to +2.3 [+0.7, +3.9] after PPO
 (final evaluation, 600 games), and +1.8 [+0.7, +2.9] on other deals
-(evaluate.py --agents ppo:runs/NAME/model.zip,heuristic,heuristic --games 1200 --seed 0).
+(evaluate.py --agents ppo:runs/NAME,heuristic,heuristic --games 1200 --seed 0).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
-import glob
-import json
+import math
 import os
 import platform
+import shlex
+import shutil
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
-import sb3_contrib
-import stable_baselines3
-import torch
-from sb3_contrib import MaskablePPO
-from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.logger import configure
-from stable_baselines3.common.utils import set_random_seed
-from stable_baselines3.common.vec_env import VecEnvWrapper
 
 import agents
 from agents import PPOAgent
-from sergeant_major_env import Rules, SergeantMajorVecEnv
+from sergeant_major_env import Rules, files
+from sergeant_major_env.cards import NUM_ACTIONS
 from sergeant_major_env.evaluation import play_tables
+from sergeant_major_env.observation import OBSERVATION_SIZE
+from sergeant_major_env.observation import VERSION as OBSERVATION_VERSION
+from sergeant_major_env.seeding import MAX_SEED, seed_argument
+from training import run_folder
+from training.stopping import StopSignals, TrainingStopped
 
-# Training runs on CPU with one thread: reproducible and fair to the other users of the machine.
-torch.set_num_threads(1)
+TRAIN_EXTRA = 'pip install -e ".[train]"'
+try:  # The train extra. Missing, it is reported after parsing (require_train_extra), so that
+    # --help and usage errors work without it; the classes below are then never used.
+    import sb3_contrib
+    import stable_baselines3
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.logger import configure
+    from stable_baselines3.common.utils import set_random_seed
+    from stable_baselines3.common.vec_env import VecEnvWrapper
+
+    from agents import policy_file
+    from agents.torch_setup import use_torch_threads
+    from sergeant_major_env import SergeantMajorVecEnv  # an SB3 VecEnv
+    MISSING_EXTRA = None
+except ImportError as missing:
+    MISSING_EXTRA = missing.name
+    BaseCallback = VecEnvWrapper = object
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
+# ============================================================================ options
+
+class OneLineParser(argparse.ArgumentParser):
+    """Usage errors in one line (``train.py: error: ...``, exit status 2), without the long usage."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (python train.py --help lists every option)\n")
+
+
+def integer(low: int, high: int | None = None):
+    """An argparse ``type=``: an integer from ``low`` (to ``high``), named in the error."""
+    allowed = f"an integer, {low} or more" if high is None else f"an integer from {low} to {high}"
+
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {text!r}")
+        return value
+
+    return convert
+
+
+def number(low: float, high: float = math.inf, low_open: bool = False):
+    """An argparse ``type=``: a finite number in [low, high] (``low_open``: above low)."""
+    if high == math.inf:
+        allowed = f"a number above {low:g}" if low_open else f"a number, {low:g} or more"
+    else:
+        allowed = f"a number above {low:g} and at most {high:g}" if low_open else f"a number from {low:g} to {high:g}"
+
+    def convert(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < low or (low_open and value == low) or value > high:
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {text!r}")
+        return value
+
+    return convert
+
+
+def layer_sizes(text: str) -> list[int]:
+    """``--net-arch``: comma-separated hidden layer sizes, each from 1 to 65536."""
+    try:
+        sizes = [int(x) for x in text.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or not all(1 <= size <= 65536 for size in sizes):
+        raise argparse.ArgumentTypeError(f"must be hidden layer sizes separated by commas, each an integer from 1 "
+                                         f"to 65536 (e.g. 128,128), got {text!r}")
+    return sizes
+
+
+def run_name(text: str) -> str:
+    if not text or text in (".", "..") or "/" in text or os.sep in text:
+        raise argparse.ArgumentTypeError(f"must be a folder name (no '/'; it makes runs/NAME), got {text!r}; "
+                                         f"--out DIR takes a path")
+    return text
+
+
+def build_parser() -> OneLineParser:
+    p = OneLineParser(
         prog="train.py", description=__doc__.split("\n\n")[0].strip(),
         epilog="\n\n".join(__doc__.split("\n\n")[1:]), formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("run")
-    g.add_argument("--total-timesteps", type=int, default=2_000_000, metavar="T",
-                   help="learner decisions (env steps) to train for, in all (a resumed run continues up to T) "
-                        "(default 2000000)")
-    g.add_argument("--num-envs", type=int, default=256, metavar="N",
+    g.add_argument("--total-timesteps", type=integer(1), default=2_000_000, metavar="T",
+                   help="learner decisions (env steps) to train for, in all (a resumed run continues up to T; it may "
+                        "be raised on --resume) (default 2000000)")
+    g.add_argument("--num-envs", type=integer(1, 1_000_000), default=256, metavar="N",
                    help="games played in parallel in one batched engine state (default 256)")
-    g.add_argument("--seed", type=int, default=0, metavar="S",
-                   help="seed of everything: torch, numpy, the games, the opponents (default 0)")
+    g.add_argument("--seed", type=seed_argument, default=0, metavar="S",
+                   help="seed of everything: torch, numpy, the games, the opponents; 0 to 2**63-1 (default 0)")
     g.add_argument("--option", "--options", dest="option", action="extend", nargs="+", default=[],
                    metavar="NAME=VALUE", help="rule options (RULES.md section 9), e.g. num_deals=3 exchanges=false")
-    g.add_argument("--name", default=None, help="run name: output in runs/NAME (default: a timestamp)")
+    g.add_argument("--name", type=run_name, default=None,
+                   help="run name: output in runs/NAME (default: a timestamp, never one already taken)")
     g.add_argument("--out", default=None, metavar="DIR",
-                   help="output folder (default runs/<name or timestamp>; with --resume, the checkpoint's run)")
-    g.add_argument("--resume", default=None, metavar="PATH",
-                   help="continue from a checkpoint .zip, or from the latest checkpoint of a run folder")
-    g.add_argument("--device", default="cpu", help="torch device for the learner (default cpu)")
+                   help="output folder; it must be new or empty unless --overwrite (default runs/<name or "
+                        "timestamp>; with --resume, the resumed run's folder)")
+    g.add_argument("--overwrite", action="store_true",
+                   help="empty the output folder first if it already holds a run (its checkpoints, model, summary "
+                        "are deleted); without it such a folder is refused")
+    g.add_argument("--resume", default=None, metavar="RUN",
+                   help="continue a run folder from its newest good checkpoint (or from one checkpoint .zip), with "
+                        "the run's own options (RUN/run.json). It loads the run's SB3 checkpoint, optimizer state "
+                        "included, with MaskablePPO.load, which unpickles the file: resume only your own runs")
+    g.add_argument("--device", default="cpu",
+                   help="torch device for the learner: cpu, cuda, cuda:N, mps or auto (default cpu)")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     g = p.add_argument_group("opponents")
     g.add_argument("--opponents", default="random=1,greedy=1,heuristic=2,self=2", metavar="NAME=W,...",
-                   help="opponent pool and sampling weights: agents.make_agent names (random, greedy, heuristic, "
-                        "ppo:PATH) and 'self' (the league of learner snapshots) "
+                   help="opponent pool and sampling weights (>= 0): agents.make_agent names (random, greedy, "
+                        "heuristic, ppo:RUN) and 'self' (the league of learner snapshots) "
                         "(default random=1,greedy=1,heuristic=2,self=2)")
     g.add_argument("--opponent-pairs", choices=("same", "independent"), default="same",
                    help="same: one pool member plays both opponent seats of a game (default); "
                         "independent: each seat is drawn on its own")
     g.add_argument("--no-curriculum", dest="curriculum", action="store_false",
                    help="constant pool weights (default: curriculum from weak to strong opponents)")
-    g.add_argument("--curriculum-end", type=float, default=0.5, metavar="F",
-                   help="fraction of the run after which the --opponents weights hold (default 0.5)")
-    g.add_argument("--snapshot-every", type=int, default=20, metavar="K",
+    g.add_argument("--curriculum-end", type=number(0, 1, low_open=True), default=0.5, metavar="F",
+                   help="fraction of the run after which the --opponents weights hold, above 0 to 1 (default 0.5)")
+    g.add_argument("--snapshot-every", type=integer(1), default=20, metavar="K",
                    help="PPO updates between learner snapshots added to the self-play league (default 20)")
-    g.add_argument("--league-size", type=int, default=3, metavar="M",
+    g.add_argument("--league-size", type=integer(1), default=3, metavar="M",
                    help="snapshots kept in the league (the latest M) (default 3)")
     g.add_argument("--snapshot-actions", choices=("sample", "argmax"), default="sample",
                    help="how snapshots play: sample from the masked policy (default) or its most likely action")
@@ -159,60 +266,180 @@ def parse_args(argv=None) -> argparse.Namespace:
     g.add_argument("--imitate", default="none", metavar="AGENT",
                    help="before PPO, train the policy to copy this agent's moves (behaviour cloning) and the value "
                         "network on the returns of its games: 'heuristic', 'greedy', ... or 'none' (default none)")
-    g.add_argument("--imitate-steps", type=int, default=1_000_000, metavar="T",
+    g.add_argument("--imitate-steps", type=integer(0), default=1_000_000, metavar="T",
                    help="teacher decisions to learn from (not counted in --total-timesteps) (default 1000000)")
-    g.add_argument("--imitate-lr", type=float, default=1e-3, metavar="LR", help="imitation learning rate (default 1e-3)")
-    g.add_argument("--imitate-epochs", type=int, default=2, metavar="E",
+    g.add_argument("--imitate-lr", type=number(0, 1, low_open=True), default=1e-3, metavar="LR",
+                   help="imitation learning rate, above 0 to 1 (default 1e-3)")
+    g.add_argument("--imitate-epochs", type=integer(1), default=2, metavar="E",
                    help="passes over each chunk of num_envs * n_steps teacher decisions (default 2)")
 
     g = p.add_argument_group("network and PPO")
-    g.add_argument("--net-arch", default="128,128", metavar="H,H",
-                   help="hidden layer sizes of the policy and value MLPs (separate networks) (default 128,128)")
-    g.add_argument("--learning-rate", type=float, default=3e-4, metavar="LR", help="Adam learning rate (default 3e-4)")
+    g.add_argument("--net-arch", type=layer_sizes, default="128,128", metavar="H,H",
+                   help="hidden layer sizes of the policy and value MLPs (separate networks), each 1 to 65536 "
+                        "(default 128,128)")
+    g.add_argument("--learning-rate", type=number(0, 1, low_open=True), default=3e-4, metavar="LR",
+                   help="Adam learning rate, above 0 to 1 (default 3e-4)")
     g.add_argument("--anneal-lr", action="store_true", help="decay the learning rate linearly to 0 over the run")
-    g.add_argument("--n-steps", type=int, default=16, metavar="K",
+    g.add_argument("--n-steps", type=integer(1), default=16, metavar="K",
                    help="steps per game slot per rollout (rollout = num_envs * n_steps) (default 16)")
-    g.add_argument("--batch-size", type=int, default=1024, metavar="B", help="minibatch size (default 1024)")
-    g.add_argument("--n-epochs", type=int, default=4, metavar="E", help="epochs per rollout (default 4)")
-    g.add_argument("--gamma", type=float, default=0.995, help="discount factor (default 0.995)")
-    g.add_argument("--gae-lambda", type=float, default=0.95, help="GAE lambda (default 0.95)")
-    g.add_argument("--clip-range", type=float, default=0.2, help="PPO clip range (default 0.2)")
-    g.add_argument("--reward-scale", type=float, default=1.0, metavar="C",
-                   help="PPO's rewards are each deal's points times C (logged returns stay in points; 1 learned "
-                        "faster than 0.1 in short tests) (default 1)")
-    g.add_argument("--ent-coef", type=float, default=0.01, help="entropy bonus coefficient (default 0.01)")
-    g.add_argument("--vf-coef", type=float, default=0.5, help="value loss coefficient (default 0.5)")
-    g.add_argument("--max-grad-norm", type=float, default=0.5, help="gradient clipping norm (default 0.5)")
+    g.add_argument("--batch-size", type=integer(2), default=1024, metavar="B",
+                   help="minibatch size, 2 or more (default 1024)")
+    g.add_argument("--n-epochs", type=integer(1), default=4, metavar="E", help="epochs per rollout (default 4)")
+    g.add_argument("--gamma", type=number(0, 1), default=0.995, help="discount factor, 0 to 1 (default 0.995)")
+    g.add_argument("--gae-lambda", type=number(0, 1), default=0.95, help="GAE lambda, 0 to 1 (default 0.95)")
+    g.add_argument("--clip-range", type=number(0, 1, low_open=True), default=0.2,
+                   help="PPO clip range, above 0 to 1 (default 0.2)")
+    g.add_argument("--reward-scale", type=number(0, low_open=True), default=1.0, metavar="C",
+                   help="PPO's rewards are each deal's points times C, above 0 (logged returns stay in points; 1 "
+                        "learned faster than 0.1 in short tests) (default 1)")
+    g.add_argument("--ent-coef", type=number(0), default=0.01, help="entropy bonus coefficient, 0 or more "
+                                                                      "(default 0.01)")
+    g.add_argument("--vf-coef", type=number(0), default=0.5, help="value loss coefficient, 0 or more (default 0.5)")
+    g.add_argument("--max-grad-norm", type=number(0, low_open=True), default=0.5,
+                   help="gradient clipping norm, above 0 (default 0.5)")
 
     g = p.add_argument_group("evaluation and checkpoints")
-    g.add_argument("--eval-every", type=int, default=500_000, metavar="T",
+    g.add_argument("--eval-every", type=integer(0), default=500_000, metavar="T",
                    help="timesteps between evaluations (0: only the final one) (default 500000)")
-    g.add_argument("--eval-games", type=int, default=180, metavar="G",
+    g.add_argument("--eval-games", type=integer(1), default=180, metavar="G",
                    help="games per evaluation table, rounded up to a multiple of 6 (default 180)")
-    g.add_argument("--final-eval-games", type=int, default=600, metavar="G",
+    g.add_argument("--final-eval-games", type=integer(1), default=600, metavar="G",
                    help="games per table of the final evaluation (default 600)")
-    g.add_argument("--eval-seed", type=int, default=1_000_000, metavar="S",
+    g.add_argument("--eval-seed", type=seed_argument, default=1_000_000, metavar="S",
                    help="first engine seed of the evaluation deals, the same at every evaluation (default 1000000)")
-    g.add_argument("--checkpoint-every", type=int, default=1_000_000, metavar="T",
-                   help="timesteps between checkpoints (one is also written at the end) (default 1000000)")
-    args = p.parse_args(argv)
+    g.add_argument("--checkpoint-every", type=integer(0), default=1_000_000, metavar="T",
+                   help="timesteps between checkpoints (0: only the one written at the end; one is also written "
+                        "on an interrupt) (default 1000000)")
+    return p
 
-    # Checks: every problem is reported before anything runs (exit status 2).
+
+NOT_RUN_OPTIONS = ("option", "resume", "overwrite", "out", "name", "device", "no_progress")
+"""Where and how this command runs, not what the run is: not restored by --resume (the rule
+options, --option, are kept apart in run.json's "rules")."""
+RESUME_MAY_CHANGE = {"total_timesteps", "eval_every", "eval_games", "final_eval_games", "checkpoint_every"}
+"""The run's options a resumed run may change; any other one given again must equal the run's."""
+
+IMITATION_SEED = 2_000_000_000  # the imitation games' seeds start here (+ --seed): apart from training and eval
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    """The checked options: every problem is one line on stderr and exit status 2, before
+    anything is created. With --resume the run's own options are restored (run.json)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    args.command = shlex.join(["python", "train.py", *argv])
+    args.given = given_options(argv)
     try:
         args.rules = Rules.from_strings(args.option)
-    except ValueError as error:
-        p.error(str(error))
-    try:
+        args.resume_run = args.resume_checkpoints = args.resume_note = None
+        if args.resume:  # the run's own options (and rule options) replace the defaults
+            restore_run_options(args)
         args.pool = parse_pool(args.opponents)
-        args.hidden = [int(x) for x in args.net_arch.split(",") if x.strip()]
+        check_derived_seeds(args)
+        plan_output_folder(args)
     except ValueError as error:
-        p.error(str(error))
-    if min(args.total_timesteps, args.num_envs, args.n_steps, args.batch_size, args.n_epochs, args.imitate_epochs,
-           args.snapshot_every, args.league_size, args.eval_games, args.final_eval_games) < 1 or not args.hidden:
-        p.error("sizes, counts and --net-arch must be positive")
-    if min(args.seed, args.eval_seed, args.eval_every, args.checkpoint_every, args.imitate_steps) < 0 or not 0 < args.curriculum_end <= 1:
-        p.error("seeds and intervals must be >= 0 and --curriculum-end in (0, 1]")
+        parser.error(str(error))
     return args
+
+
+def given_options(argv: list[str]) -> dict:
+    """{dest: value} of the options the command line gives (not the defaults)."""
+    parser = build_parser()
+    for action in parser._actions:  # no defaults: only what argv sets appears
+        action.default = argparse.SUPPRESS
+    return vars(parser.parse_args(argv))
+
+
+def flag_of(dest: str) -> str:
+    return "--" + dest.replace("_", "-") if dest != "curriculum" else "--no-curriculum"
+
+
+def run_options(args: argparse.Namespace) -> dict:
+    """The options as run.json keeps them (parser destinations; rule options separately)."""
+    names = vars(build_parser().parse_args([]))
+    return {dest: getattr(args, dest) for dest in names if dest not in NOT_RUN_OPTIONS}
+
+
+def restore_run_options(args: argparse.Namespace) -> None:
+    """--resume: the run's options (run.json), the command line's only where they may change."""
+    run, candidates = run_folder.resume_candidates(Path(args.resume))
+    args.resume_run, args.resume_checkpoints = run, candidates
+    record = run_folder.read_run_record(run) or legacy_run_record(run)
+    if record is None:
+        args.resume_note = f"{run} has no run.json: resuming with the command line's options"
+        return
+    given = {dest: value for dest, value in args.given.items() if dest != "option"}
+    for dest, value in run_folder.merge_resumed_options(given, record["options"], RESUME_MAY_CHANGE,
+                                                        flag_of).items():
+        if dest in vars(args) and dest != "given":
+            setattr(args, dest, value)
+    args.rules = restore_rules(args.given.get("option", []), record["rules"])
+
+
+def restore_rules(given: list[str], saved: dict) -> Rules:
+    """The resumed run's rule options; a given --option with another value is an error."""
+    run_rules = Rules.from_dict(saved)
+    wanted = Rules.from_strings(given)
+    for name in (item.partition("=")[0].strip() for item in given):
+        if getattr(wanted, name) != getattr(run_rules, name):
+            raise ValueError(f"--option {name}={_option_text(getattr(wanted, name))} conflicts with the resumed run's "
+                             f"{name}={_option_text(getattr(run_rules, name))}: leave it out to continue the run as "
+                             f"it was, or start a new run")
+    return run_rules
+
+
+def _option_text(value) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def legacy_run_record(run: Path) -> dict | None:
+    """The options of a run from before run.json, from its summary.json, if it has one."""
+    summary = run_folder.read_json_or_none(run / "summary.json")
+    config = summary.get("config") if isinstance(summary, dict) else None
+    if not isinstance(config, dict) or not isinstance(config.get("rules"), dict):
+        return None
+    names = vars(build_parser().parse_args([]))
+    options = {k: v for k, v in config.items() if k in names and k not in NOT_RUN_OPTIONS}
+    if isinstance(options.get("net_arch"), str):
+        options["net_arch"] = layer_sizes(options["net_arch"])
+    return {"options": options, "rules": config["rules"]}
+
+
+def check_derived_seeds(args: argparse.Namespace) -> None:
+    """The seeds the run derives from --seed and --eval-seed stay within the one seed rule."""
+    largest = args.seed + IMITATION_SEED + args.imitate_steps + args.total_timesteps + args.num_envs
+    if largest > MAX_SEED:
+        raise ValueError(f"--seed {args.seed} is too large: the run's games use seeds up to --seed + "
+                         f"{largest - args.seed} ({largest}), above the largest seed {MAX_SEED}")
+    if args.eval_seed + max(args.eval_games, args.final_eval_games) > MAX_SEED:
+        raise ValueError(f"--eval-seed {args.eval_seed} is too large: the evaluation deals use seeds up to --eval-seed "
+                         f"+ {max(args.eval_games, args.final_eval_games)}, above the largest seed {MAX_SEED}")
+
+
+def plan_output_folder(args: argparse.Namespace) -> None:
+    """Decide (and check) where the run writes; the folder is created only after every check.
+
+    args.out_folder: the folder (None: a new runs/<timestamp>); args.in_place: resuming
+    into the resumed run's own folder."""
+    args.in_place = False
+    if args.resume and args.resume_run is not None:
+        target = Path(args.out) if args.out else Path("runs", args.name) if args.name else args.resume_run
+        if target.resolve() == args.resume_run.resolve():
+            if args.overwrite:
+                raise ValueError(f"--overwrite would delete the run being resumed ({args.resume_run}); give a new "
+                                 f"--out to continue it elsewhere")
+            run_folder.check_can_create(target)
+            args.out_folder, args.in_place = target, True
+            return
+    elif args.out is None and args.name is None:
+        args.out_folder = None
+        run_folder.check_can_create(Path("runs"))
+        return
+    else:
+        target = Path(args.out) if args.out else Path("runs", args.name)
+    run_folder.check_new_run_folder(target, args.overwrite)
+    args.out_folder = target
 
 
 def parse_pool(text: str) -> dict[str, float]:
@@ -225,13 +452,47 @@ def parse_pool(text: str) -> dict[str, float]:
         try:
             w = float(weight)
         except ValueError:
-            raise ValueError(f"--opponents: bad weight in {item!r}") from None
+            raise ValueError(f"--opponents: bad weight in {item!r} (weights are numbers >= 0)") from None
         if w < 0 or not np.isfinite(w):
             raise ValueError(f"--opponents: weights must be >= 0, got {item!r}")
         pool[name.strip()] = pool.get(name.strip(), 0.0) + w
     if not pool or sum(pool.values()) <= 0:
         raise ValueError(f"--opponents needs at least one opponent with a positive weight, got {text!r}")
     return pool
+
+
+def require_train_extra() -> None:
+    if MISSING_EXTRA is not None:
+        sys.exit(f"train.py: error: training needs the train extra ({MISSING_EXTRA} is not installed): {TRAIN_EXTRA}")
+
+
+def check_device(text: str) -> None:
+    """A usage error (one line, exit 2) unless torch can use device ``text`` here."""
+    if text == "auto":
+        return
+    try:
+        device = torch.device(text)
+    except (RuntimeError, ValueError):
+        usage_error(f"argument --device: must be cpu, cuda, cuda:N, mps or auto, got {text!r}")
+    if device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            usage_error(f"argument --device: {text!r}, but torch sees no CUDA GPU on this machine; use --device cpu")
+        if device.index is not None and device.index >= count:
+            usage_error(f"argument --device: {text!r}, but torch sees {count} CUDA GPU(s) (cuda:0 to cuda:{count - 1})")
+    elif device.type == "mps" and not torch.backends.mps.is_available():
+        usage_error(f"argument --device: {text!r}, but MPS is not available on this machine; use --device cpu")
+    elif device.type not in ("cpu", "cuda", "mps"):
+        usage_error(f"argument --device: must be cpu, cuda, cuda:N, mps or auto, got {text!r}")
+
+
+def usage_error(message: str):
+    build_parser().error(message)
+
+
+def fail(message: str):
+    """A problem found before training (not a usage error): one line, exit status 1."""
+    sys.exit(f"train.py: error: {message}")
 
 
 # ============================================================================ policies
@@ -256,12 +517,12 @@ class TorchPolicy:
             for param in self.net.parameters():
                 param.requires_grad_(False)
 
-    @torch.no_grad()
     def logits(self, observations: np.ndarray) -> np.ndarray:
         net = self.net
         obs = torch.as_tensor(np.asarray(observations, dtype=np.float32), device=net.device)
-        features = net.extract_features(obs, net.pi_features_extractor)
-        return net.action_net(net.mlp_extractor.forward_actor(features)).cpu().numpy()
+        with torch.no_grad():
+            features = net.extract_features(obs, net.pi_features_extractor)
+            return net.action_net(net.mlp_extractor.forward_actor(features)).cpu().numpy()
 
     def act(self, observations: np.ndarray, legal_mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         logits = self.logits(observations).astype(np.float64)
@@ -288,25 +549,30 @@ class ScaleReward(VecEnvWrapper):
 
 # ============================================================================ imitation
 
-IMITATION_SEED = 2_000_000_000  # the imitation games' seeds start here (+ --seed): apart from training and eval
-
-
-def imitate(model, args, logger) -> dict:
+def imitate(model, args, logger, stop: StopSignals, earlier: dict | None = None) -> dict:
     """Behaviour cloning warm start: the teacher plays all three seats of num_envs games; in
     chunks of n_steps decisions of the learner's seat, the policy minimises the cross-entropy
     of its masked logits against the teacher's moves and the value network the squared error
     to the chunk's discounted returns (bootstrapped with its own value at the chunk's end),
-    ``--imitate-epochs`` passes over each chunk in minibatches of --batch-size."""
+    ``--imitate-epochs`` passes over each chunk in minibatches of --batch-size.
+
+    A stop signal ends it after the current chunk (the record says ``complete: false``);
+    ``earlier`` (that record, on --resume) continues it with the steps still to do, on new
+    games and with a new optimizer."""
+    steps_before = (earlier or {}).get("steps", 0)
     teacher = agents.make_agent(args.imitate)
-    env = SergeantMajorVecEnv(args.num_envs, seed=args.seed + IMITATION_SEED, opponents=teacher, rules=args.rules)
-    rng = np.random.default_rng([args.seed, 3])
+    env = SergeantMajorVecEnv(args.num_envs, seed=args.seed + IMITATION_SEED + steps_before, opponents=teacher,
+                              rules=args.rules)
+    rng = np.random.default_rng([args.seed, 3, steps_before])
     policy = model.policy
     optimizer = torch.optim.Adam(policy.parameters(), lr=args.imitate_lr)
-    obs, done_steps, start = env.reset(), 0, time.perf_counter()
-    bar = None if args.no_progress else __import__("tqdm").tqdm(total=args.imitate_steps, unit="step",
-                                                                    unit_scale=True, desc=f"imitate {args.imitate}")
+    obs, done_steps, start = env.reset(), steps_before, time.perf_counter()
+    bar = None if args.no_progress else __import__("tqdm").tqdm(total=args.imitate_steps, initial=done_steps,
+                                                                    unit="step", unit_scale=True,
+                                                                    desc=f"imitate {args.imitate}")
+    accuracy = policy_loss = value_loss = None
     policy.set_training_mode(True)
-    while done_steps < args.imitate_steps:
+    while done_steps < args.imitate_steps and not stop.requested:
         observations, masks, actions, rewards, dones = [], [], [], [], []
         for _ in range(args.n_steps):
             mask = env.action_masks()
@@ -345,11 +611,15 @@ def imitate(model, args, logger) -> dict:
     if bar is not None:
         bar.close()
     policy.set_training_mode(False)
-    seconds = time.perf_counter() - start
-    print(f"imitated {args.imitate} for {done_steps:,} decisions in {seconds:.1f} s "
-          f"(last minibatch: accuracy {accuracy:.2f}, value loss {value_loss.item():.2f})", flush=True)
-    return {"teacher": args.imitate, "steps": done_steps, "seconds": round(seconds, 2), "accuracy": accuracy,
-            "policy_loss": policy_loss.item(), "value_loss": value_loss.item()}
+    seconds = time.perf_counter() - start + (earlier or {}).get("seconds", 0.0)
+    complete = done_steps >= args.imitate_steps
+    print(f"imitated {args.imitate} for {done_steps:,} decisions in {seconds:.1f} s"
+          + ("" if accuracy is None else f" (last minibatch: accuracy {accuracy:.2f}, value loss "
+                                         f"{value_loss.item():.2f})")
+          + ("" if complete else " - interrupted"), flush=True)
+    return {"teacher": args.imitate, "steps": done_steps, "complete": complete, "seconds": round(seconds, 2),
+            "accuracy": accuracy, "policy_loss": None if policy_loss is None else policy_loss.item(),
+            "value_loss": None if value_loss is None else value_loss.item()}
 
 
 # ============================================================================ curriculum
@@ -373,7 +643,8 @@ def evaluate(learner, games: int, seed: int, rules, tables=("random", "heuristic
     """Duplicate-deal tables "learner, X, X" for each X: the learner's points with 95% CIs."""
     out = {}
     for opponent in tables:
-        result = play_tables([learner, opponent, opponent], games=games, seed=seed, rules=rules, progress=False,
+        table = [learner, agents.make_agent(opponent), agents.make_agent(opponent)]
+        result = play_tables(table, games=games, seed=seed, rules=rules, progress=False,
                              names=["ppo", opponent, opponent + "#2"])
         stats = result.agent("ppo")
         out[opponent] = {"mean_points": stats.mean_points, "ci95": stats.ci95, "win_rate": stats.win_rate,
@@ -381,7 +652,7 @@ def evaluate(learner, games: int, seed: int, rules, tables=("random", "heuristic
     return out
 
 
-def plot_curve(history: list[dict], path: str, title: str) -> None:
+def plot_curve(history: list[dict], path: Path, title: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -402,9 +673,11 @@ def plot_curve(history: list[dict], path: str, title: str) -> None:
     axes.set_xlabel("timesteps (learner decisions)")
     axes.set_ylabel("learner's mean points per game (95% CI)")
     axes.set_title(title)
-    axes.legend()
+    if axes.get_legend_handles_labels()[0]:
+        axes.legend()
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    with files.atomic_write(path, "wb") as file:
+        figure.savefig(file, format="png", dpi=120)
     plt.close(figure)
 
 
@@ -412,11 +685,14 @@ def plot_curve(history: list[dict], path: str, title: str) -> None:
 
 class TrainingCallback(BaseCallback):
     """Curriculum weights, league snapshots, per-opponent returns, evaluations, checkpoints,
-    progress bar: everything periodic, at rollout boundaries."""
+    progress bar: everything periodic, at rollout boundaries; and the stop request, after
+    every env step."""
 
-    def __init__(self, args, env, members: dict, league: list, out: str, history: list) -> None:
+    def __init__(self, args, env, members: dict, league: list, out: Path, history: list,
+                 stop: StopSignals) -> None:
         super().__init__()
         self.args, self.env, self.members, self.league, self.out, self.history = args, env, members, league, out, history
+        self.stop = stop
         self.rollout = args.num_envs * args.n_steps
         self.next_eval = float("inf")
         self.next_checkpoint = 0
@@ -440,14 +716,7 @@ class TrainingCallback(BaseCallback):
         t, args = self.num_timesteps, self.args
         updates = t // self.rollout
         if "self" in args.pool and t > self.start_timesteps and updates % args.snapshot_every == 0:
-            self.league.append(TorchPolicy(self.model.policy, f"self@{t}", sample=args.snapshot_actions == "sample"))
-            os.makedirs(os.path.join(self.out, "league"), exist_ok=True)
-            torch.save(self.model.policy.state_dict(), os.path.join(self.out, "league", f"self_{t:012d}.pt"))
-            for dropped in self.league[:-args.league_size]:  # only the league's snapshots stay on disk
-                path = os.path.join(self.out, "league", f"self_{int(dropped.name[5:]):012d}.pt")
-                if os.path.exists(path):
-                    os.remove(path)
-            del self.league[:-args.league_size]
+            self.snapshot(t)
         self.set_pool(t)
         if t >= self.next_eval:
             self.evaluate(t)
@@ -455,6 +724,21 @@ class TrainingCallback(BaseCallback):
         if t >= self.next_checkpoint:
             self.checkpoint(t)
             self.next_checkpoint = (t // args.checkpoint_every + 1) * args.checkpoint_every
+
+    def snapshot(self, t: int) -> None:
+        """A frozen copy of the learner joins the league; on disk as a policy file (for --resume)."""
+        args = self.args
+        self.league.append(TorchPolicy(self.model.policy, f"self@{t}", sample=args.snapshot_actions == "sample"))
+        folder = self.out / "league"
+        folder.mkdir(exist_ok=True)
+        policy_file.save_policy(self.model.policy, folder / league_file(t),
+                                {"rules": args.rules.to_dict(), "league_snapshot": {"timesteps": t}})
+        for dropped in self.league[:-args.league_size]:  # only the league's snapshots stay on disk
+            path = folder / league_file(int(dropped.name[5:]))
+            for stale in (path, path.with_suffix(".json")):
+                if stale.exists():
+                    stale.unlink()
+        del self.league[:-args.league_size]
 
     def set_pool(self, t: int) -> None:
         weights = pool_weights(self.args.pool, t / self.args.total_timesteps, self.args.curriculum,
@@ -482,14 +766,20 @@ class TrainingCallback(BaseCallback):
                 self.logger.record_mean(f"rollout/ep_rew_vs_{key}", info["episode"]["r"])
         if self.bar is not None:
             self.bar.update(self.training_env.num_envs)
-        return True
+        return not self.stop.requested  # False ends model.learn after this step
 
-    def evaluate(self, t: int, agent=None, games: int | None = None, final: bool = False) -> dict:
-        """Evaluate ``agent`` (default: the live learner, playing as "ppo:PATH" does: the argmax
-        of its masked policy), log the curves, append to the history."""
+    def evaluate(self, t: int, agent=None, games: int | None = None, final: bool = False) -> dict | None:
+        """Evaluate ``agent`` (default: the live learner, playing as "ppo:RUN" does: the most
+        likely legal action), log the curves, append to the history. A stop signal drops
+        the evaluation (None)."""
         start = time.perf_counter()
-        learner = agent if agent is not None else PPOAgent("learner", model=self.model)
-        result = evaluate(learner, games or self.args.eval_games, self.args.eval_seed, self.args.rules)
+        learner = agent if agent is not None else PPOAgent.from_sb3(self.model, "learner")
+        try:
+            with self.stop.abandonable():
+                result = evaluate(learner, games or self.args.eval_games, self.args.eval_seed, self.args.rules)
+        except TrainingStopped:
+            self.eval_seconds += time.perf_counter() - start
+            return None
         row = {"timesteps": t, "final": True} if final else {"timesteps": t}
         for opponent, r in result.items():
             row[opponent] = {k: v for k, v in r.items() if k != "table"}
@@ -499,8 +789,7 @@ class TrainingCallback(BaseCallback):
                 self.logger.record(f"eval/vs_{opponent}_ci95_high", r["ci95"][1])
             self.logger.record(f"eval/vs_{opponent}_win_rate", r["win_rate"])
         self.history.append(row)
-        with open(os.path.join(self.out, "eval_history.json"), "w") as file:
-            json.dump(self.history, file, indent=1)
+        files.write_json(self.out / "eval_history.json", self.history, indent=1)
         self.eval_seconds += time.perf_counter() - start
         text = " ".join(f"vs {o}: {row[o]['mean_points']:+.1f} {_ci(row[o]['ci95'])}" for o in result)
         if final:
@@ -512,10 +801,9 @@ class TrainingCallback(BaseCallback):
             print(f"eval at {t:,}: {text}", flush=True)
         return result
 
-    def checkpoint(self, t: int) -> str:
+    def checkpoint(self, t: int) -> Path:
         start = time.perf_counter()
-        path = os.path.join(self.out, "checkpoints", f"model_{t:012d}.zip")
-        self.model.save(path)
+        path = run_folder.save_sb3_model(self.model, self.out / run_folder.CHECKPOINTS / run_folder.checkpoint_name(t))
         self.checkpoint_seconds += time.perf_counter() - start
         return path
 
@@ -528,35 +816,14 @@ def _ci(ci) -> str:
     return "[n/a]" if not ci else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]"
 
 
-def latest_checkpoint(path: str) -> str:
-    if os.path.isdir(path):
-        found = sorted(glob.glob(os.path.join(path, "checkpoints", "model_*.zip")))
-        if not found:
-            sys.exit(f"train.py: error: no checkpoint in {path}/checkpoints")
-        return found[-1]
-    if not os.path.isfile(path):
-        sys.exit(f"train.py: error: no checkpoint {path}")
-    return path
+def league_file(t: int) -> str:
+    return f"self_{t:012d}.safetensors"
 
 
-# ============================================================================ main
+# ============================================================================ setting up
 
-def main(argv=None) -> dict:
-    wall_start = time.perf_counter()
-    args = parse_args(argv)
-
-    # Output folder.
-    resume = latest_checkpoint(args.resume) if args.resume else None
-    if args.out:
-        out = args.out
-    elif resume:
-        out = os.path.dirname(os.path.dirname(os.path.abspath(resume)))
-    else:
-        out = os.path.join("runs", args.name or datetime.datetime.now().strftime("%Y%m%d-%H%M%S"))
-    os.makedirs(os.path.join(out, "checkpoints"), exist_ok=True)
-    load_start = os.getloadavg()
-
-    # The opponents: fixed agents by name, and the league (snapshots reloaded on resume).
+def make_opponents(args) -> dict:
+    """The fixed opponents by name (the league is "self"); a bad name is a usage error."""
     members = {}
     try:
         for name in args.pool:
@@ -565,78 +832,233 @@ def main(argv=None) -> dict:
         if args.imitate != "none":
             agents.make_agent(args.imitate)
     except ValueError as error:
-        sys.exit(f"train.py: error: {error}")
+        usage_error(f"argument --opponents/--imitate: {error}")
+    return members
+
+
+def new_model(args, venv):
+    lr = args.learning_rate
+    schedule = (lambda remaining: lr * remaining) if args.anneal_lr else lr
+    return MaskablePPO(
+        "MlpPolicy", venv, learning_rate=schedule, n_steps=args.n_steps, batch_size=args.batch_size,
+        n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
+        ent_coef=args.ent_coef, vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm,
+        policy_kwargs=dict(net_arch=dict(pi=args.net_arch, vf=args.net_arch)), seed=sb3_seed(args.seed),
+        device=args.device, verbose=0)
+
+
+def sb3_seed(seed: int) -> int:
+    return seed % 2**32  # numpy's global generator (SB3's set_random_seed) takes at most 2**32 - 1
+
+
+class SpacesMismatch(ValueError):
+    """A checkpoint for other observations or actions: an error, not a broken file to skip."""
+
+
+def load_resumed_model(args, env, venv):
+    """The newest good checkpoint of the resumed run, loaded for this env (MaskablePPO.load:
+    it unpickles the run's own file). Broken ones are skipped with one line each."""
+    if args.resume_note:
+        print(args.resume_note, flush=True)
+    expected = (tuple(venv.observation_space.shape), int(venv.action_space.n))
+
+    def load(path: Path):
+        shape, actions = run_folder.checkpoint_spaces(path)
+        if (shape, actions) != expected:
+            raise SpacesMismatch(
+                f"checkpoint {path} was trained on observations of shape {shape} with {actions} actions; this run's "
+                f"env gives shape {expected[0]} with {expected[1]} actions (observation version "
+                f"{OBSERVATION_VERSION}, rule options {args.rules.to_dict()})")
+        return MaskablePPO.load(path, env=venv, device=args.device)
+
+    try:
+        path, model = run_folder.load_first_good(args.resume_checkpoints, load, log=lambda line: print(
+            f"train.py: {line}", file=sys.stderr, flush=True), fatal=(SpacesMismatch,))
+    except ValueError as error:
+        fail(f"--resume {args.resume}: {error}")
+    done = model.num_timesteps
+    set_random_seed(sb3_seed(args.seed + done))
+    env.seed(args.seed + done)  # new deals: each slot's next seeds are beyond those already played
+    return model, path
+
+
+def open_output_folder(args) -> tuple[Path, bool]:
+    """(the run folder, whether this command created it), made only now, after every check."""
+    if args.in_place:
+        folder, created = args.out_folder, False
+    else:
+        existed = args.out_folder is not None and args.out_folder.exists()
+        folder = run_folder.create_run_folder(args.out_folder, Path("runs"), overwrite=args.overwrite)
+        created = not existed
+    (folder / run_folder.CHECKPOINTS).mkdir(exist_ok=True)
+    return folder, created
+
+
+def package_versions() -> dict:
+    import importlib.metadata
+
+    versions = {"python": platform.python_version()}
+    for package in ("sergeant-major-env", "numpy", "torch", "stable-baselines3", "sb3-contrib", "safetensors"):
+        try:
+            versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            versions[package] = None
+    return versions
+
+
+def write_run_record(args, out: Path, model, resumed_from: Path | None) -> None:
+    """run.json: everything needed to continue the run and to play its policy."""
+    earlier = run_folder.read_run_record(args.resume_run) if args.resume_run else None
+    run_folder.write_run_record(out, {
+        "options": run_options(args),
+        "rules": args.rules.to_dict(),
+        "observation": {"version": OBSERVATION_VERSION, "size": OBSERVATION_SIZE},
+        "actions": NUM_ACTIONS,
+        "network": policy_file.describe_sb3_policy(model.policy),
+        "commands": (earlier or {}).get("commands", []) + [args.command],
+        "resumed_from": None if resumed_from is None else str(resumed_from),
+        "device": args.device,
+        "packages": package_versions(),
+    })
+
+
+def load_league(args, model, done: int, out: Path) -> list[TorchPolicy]:
+    """The resumed run's league snapshots (policy files, read without unpickling), copied
+    into ``out`` when the run continues in another folder."""
+    if "self" not in args.pool or not args.resume_run:
+        return []
+    folder = args.resume_run / "league"
+    if list(folder.glob("self_*.pt")):
+        print(f"note: {folder} has league snapshots saved with torch.save (self_*.pt); they are not loaded "
+              f"(torch.load unpickles): the league starts empty", flush=True)
+    league = []
+    paths = [p for p in sorted(folder.glob("self_*.safetensors")) if int(p.stem[5:]) <= done]
+    for path in paths[-args.league_size:]:
+        t = int(path.stem[5:])
+        snapshot = TorchPolicy(model.policy, f"self@{t}", sample=args.snapshot_actions == "sample")
+        snapshot.net.load_state_dict(policy_file.read_tensors(path))
+        league.append(snapshot)
+        if out.resolve() != args.resume_run.resolve():
+            (out / "league").mkdir(exist_ok=True)
+            for source in (path, path.with_suffix(".json")):
+                shutil.copyfile(source, out / "league" / source.name)
+    return league
+
+
+def load_history(args, done: int) -> list[dict]:
+    if not args.resume_run:
+        return []
+    history = run_folder.read_json_or_none(args.resume_run / "eval_history.json")
+    return [h for h in history if h["timesteps"] <= done] if isinstance(history, list) else []
+
+
+def unfinished_imitation(args) -> dict | None:
+    """The imitation record of the resumed run if its imitation was interrupted, else None."""
+    if not args.resume_run or args.imitate == "none":
+        return None
+    summary = run_folder.read_json_or_none(args.resume_run / "summary.json")
+    record = summary.get("imitation") if isinstance(summary, dict) else None
+    return record if isinstance(record, dict) and record.get("complete") is False else None
+
+
+def previous_status(args) -> str | None:
+    summary = run_folder.read_json_or_none(args.resume_run / "summary.json") if args.resume_run else None
+    return summary.get("status", "complete") if isinstance(summary, dict) else None
+
+
+def policy_metadata(args, timesteps: int) -> dict:
+    """What policy.json says beside the network: how the policy was trained."""
+    return {"rules": args.rules.to_dict(),
+            "training": {"command": args.command, "timesteps": timesteps, "seed": args.seed,
+                         "options": run_options(args)},
+            "packages": package_versions()}
+
+
+# ============================================================================ main
+
+def main(argv=None) -> dict:
+    wall_start = time.perf_counter()
+    args = parse_args(argv)
+    require_train_extra()
+    check_device(args.device)
+    use_torch_threads()
+    load_start = os.getloadavg()
+    members = make_opponents(args)
 
     # Environment and model (seeded: SB3 seeds python, numpy, torch and the env).
     env = SergeantMajorVecEnv(args.num_envs, seed=args.seed, rules=args.rules)
     venv = ScaleReward(env, args.reward_scale) if args.reward_scale != 1 else env
-    lr = args.learning_rate
-    schedule = (lambda remaining: lr * remaining) if args.anneal_lr else lr
-    if resume:
-        model = MaskablePPO.load(resume, env=venv, device=args.device)
-        done = model.num_timesteps
-        set_random_seed(args.seed + done)
-        env.seed(args.seed + done)  # new deals: each slot's next seeds are beyond those already played
-        print(f"resuming {resume} at {done:,} timesteps", flush=True)
-    else:
-        model = MaskablePPO(
-            "MlpPolicy", venv, learning_rate=schedule, n_steps=args.n_steps, batch_size=args.batch_size,
-            n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
-            ent_coef=args.ent_coef, vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm,
-            policy_kwargs=dict(net_arch=dict(pi=args.hidden, vf=args.hidden)), seed=args.seed,
-            device=args.device, verbose=0)
-        done = 0
-    league: list[TorchPolicy] = []
-    resumed_run = os.path.dirname(os.path.dirname(os.path.abspath(resume))) if resume else out
-    if "self" in args.pool and resume:
-        for path in sorted(glob.glob(os.path.join(resumed_run, "league", "self_*.pt")))[-args.league_size:]:
-            t = int(os.path.basename(path)[5:-3])
-            if t <= done:
-                snapshot = TorchPolicy(model.policy, f"self@{t}", sample=args.snapshot_actions == "sample")
-                snapshot.net.load_state_dict(torch.load(path, map_location="cpu"))
-                league.append(snapshot)
-    history = []
-    if resume and os.path.exists(os.path.join(resumed_run, "eval_history.json")):
-        with open(os.path.join(resumed_run, "eval_history.json")) as file:
-            history = [h for h in json.load(file) if h["timesteps"] <= done]
-    model.set_logger(configure(os.path.join(out, "tb"), ["tensorboard"]))
-    imitation = imitate(model, args, model.logger) if args.imitate != "none" and not resume else None
-    callback = TrainingCallback(args, env, members, league, out, history)
+    model, resumed_from = load_resumed_model(args, env, venv) if args.resume else (new_model(args, venv), None)
+    done = model.num_timesteps
+    if args.total_timesteps < done or (args.total_timesteps == done and previous_status(args) == "complete"):
+        usage_error(f"argument --total-timesteps: the run has done {done:,} timesteps already; give a larger "
+                    f"--total-timesteps to train it further (it was {args.total_timesteps})")
+
+    # The run folder: created now that every check has passed; removed again if setting up fails.
+    out, created = open_output_folder(args)
+    try:
+        write_run_record(args, out, model, resumed_from)
+        league = load_league(args, model, done, out)
+        history = load_history(args, done)
+        earlier_imitation = unfinished_imitation(args)
+        model.set_logger(configure(str(out / "tb"), ["tensorboard"]))
+    except BaseException:
+        if created:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    with StopSignals() as stop:
+        return train_and_save(args, env, model, members, league, history, earlier_imitation, out, resumed_from,
+                              stop, wall_start, load_start)
+
+
+def train_and_save(args, env, model, members, league, history, earlier_imitation, out, resumed_from, stop,
+                   wall_start, load_start) -> dict:
+    done = model.num_timesteps
+    callback = TrainingCallback(args, env, members, league, out, history, stop)
     callback.init_callback(model)
     callback.set_pool(done)
+    imitation = None
+    if (args.imitate != "none" and not args.resume) or earlier_imitation:
+        imitation = imitate(model, args, model.logger, stop, earlier_imitation)
 
     # Train.
     print(f"training {args.total_timesteps - done:,} timesteps, {args.num_envs} games in parallel, "
           f"output in {out}", flush=True)
     train_start = time.perf_counter()
-    if args.total_timesteps > done:
-        model.learn(args.total_timesteps - done, callback=callback, reset_num_timesteps=not resume,
+    if args.total_timesteps > done and not stop.requested:
+        model.learn(args.total_timesteps - done, callback=callback, reset_num_timesteps=not args.resume,
                     progress_bar=False)
     train_seconds = time.perf_counter() - train_start
     steps = model.num_timesteps - done
     learn_seconds = train_seconds - callback.eval_seconds - callback.checkpoint_seconds
-    fps = steps / learn_seconds if learn_seconds > 0 else float("nan")
+    fps = steps / learn_seconds if learn_seconds > 0 and steps else float("nan")
     print(f"{steps:,} env steps in {train_seconds:.1f} s: {fps:,.0f} env steps/s "
           f"(learner updates included; {callback.eval_seconds:.1f} s of evaluation and "
           f"{callback.checkpoint_seconds:.1f} s of checkpoints excluded)", flush=True)
 
-    # Save, evaluate, summarize.
-    model_path = os.path.join(out, "model.zip")
-    model.save(model_path)
-    checkpoint = callback.checkpoint(model.num_timesteps)
-    final_agent = agents.make_agent(f"ppo:{model_path}")  # the saved model, as evaluate.py plays it
-    final = callback.evaluate(model.num_timesteps, agent=final_agent, games=args.final_eval_games, final=True)
-    plot_curve(history, os.path.join(out, "learning_curve.png"),
+    # Save (even when stopped: a signal is only read here), evaluate, summarize.
+    t = model.num_timesteps
+    checkpoint = callback.checkpoint(t)
+    model_path = run_folder.save_sb3_model(model, out / "model.zip")
+    policy_path = policy_file.save_policy(model.policy, out, policy_metadata(args, t))
+    final = None
+    if not stop.requested:  # the saved policy, as evaluate.py plays it
+        final = callback.evaluate(t, agent=agents.make_agent(f"ppo:{out}"), games=args.final_eval_games, final=True)
+    plot_curve(history, out / "learning_curve.png",
                f"MaskablePPO, seed {args.seed}, {args.rules.num_deals} deals a game"
                + (f", after imitating {args.imitate}" if imitation else ""))
     wall = time.perf_counter() - wall_start
-    config = {k: v for k, v in vars(args).items() if k not in ("rules", "pool", "hidden")}
-    config["rules"], config["pool"] = args.rules.to_dict(), args.pool
+    phase = "imitation" if imitation and not imitation["complete"] else \
+        "final evaluation" if t >= args.total_timesteps else "ppo"
     summary = {
-        "config": config,
-        "timesteps": model.num_timesteps,
+        "status": "interrupted" if stop.requested else "complete",
+        "interrupted": {"signal": stop.name, "during": phase, "resume": f"python train.py --resume {out}"}
+        if stop.requested else None,
+        "config": {**run_options(args), "rules": args.rules.to_dict(), "pool": args.pool, "out": str(out),
+                   "device": args.device, "resume": args.resume, "command": args.command},
+        "timesteps": t,
         "timesteps_this_run": steps,
-        "resumed_from": resume,
+        "resumed_from": None if resumed_from is None else str(resumed_from),
         "wall_time_s": round(wall, 2),
         "train_time_s": round(train_seconds, 2),
         "eval_time_s": round(callback.eval_seconds, 2),
@@ -644,27 +1066,35 @@ def main(argv=None) -> dict:
         "env_steps_per_s_overall": round(steps / wall, 1) if wall > 0 else None,
         "ppo_updates": model._n_updates // max(model.n_epochs, 1),
         "imitation": imitation,
-        "final_evaluation": {
-            "agent": f"ppo:{model_path}", "games_per_table": args.final_eval_games, "seed": args.eval_seed,
+        "final_evaluation": None if final is None else {
+            "agent": f"ppo:{out}", "games_per_table": args.final_eval_games, "seed": args.eval_seed,
             **{f"vs_{o}": r for o, r in final.items()}},
         "eval_history": history,
         "league": [p.name for p in league],
-        "outputs": {"model": model_path, "checkpoint": checkpoint, "tensorboard": os.path.join(out, "tb"),
-                    "learning_curve": os.path.join(out, "learning_curve.png")},
+        "outputs": {"run_record": str(out / run_folder.RUN_FILE), "policy": str(policy_path),
+                    "policy_metadata": str(policy_path.with_suffix(".json")), "model": str(model_path),
+                    "checkpoint": str(checkpoint), "tensorboard": str(out / "tb"),
+                    "learning_curve": str(out / "learning_curve.png")},
         "machine": {"load_average_start": [round(x, 2) for x in load_start],
                     "load_average_end": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(),
-                    "torch_threads": torch.get_num_threads(), "python": platform.python_version(),
-                    "torch": torch.__version__, "stable_baselines3": stable_baselines3.__version__,
-                    "sb3_contrib": sb3_contrib.__version__, "numpy": np.__version__},
+                    "torch_threads": torch.get_num_threads(), **package_versions()},
     }
-    with open(os.path.join(out, "summary.json"), "w") as file:
-        json.dump(summary, file, indent=2, default=float)
-    for opponent, r in final.items():
+    files.write_json(out / "summary.json", summary, default=float)
+    for opponent, r in (final or {}).items():
         print(f"final ({r['games']} games, duplicate): ppo vs {opponent},{opponent}: "
               f"{r['mean_points']:+.2f} points/game, 95% CI {_ci(r['ci95'])}, win rate {r['win_rate']:.1%}")
-    print(f"wall time {wall:.1f} s; wrote {out}/model.zip, summary.json, learning_curve.png", flush=True)
+    print(f"wall time {wall:.1f} s; wrote {out}/policy.safetensors, policy.json, model.zip, summary.json, "
+          f"learning_curve.png", flush=True)
+    if stop.requested:
+        print(f"train.py: interrupted by {stop.name} during {phase} at {t:,} timesteps; the run is saved. "
+              f"Continue it with: python train.py --resume {out}", file=sys.stderr, flush=True)
+        sys.exit(stop.exit_status)
     return summary
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # Ctrl-C before training started (nothing to save yet)
+        print("train.py: interrupted before training started; nothing was saved", file=sys.stderr)
+        sys.exit(130)

@@ -6,7 +6,7 @@
     python examples/rllib_selfplay.py --opponents heuristic,greedy,self  # fixed opponents in two seats
     python examples/rllib_selfplay.py --policy per-seat --num-env-runners 2
     python examples/rllib_selfplay.py --address auto --num-env-runners 32   # an existing Ray cluster
-    python evaluate.py --agents rllib:runs/rllib/checkpoint,heuristic,greedy --games 600
+    python evaluate.py --agents rllib-unsafe-pickle:runs/rllib/checkpoint,heuristic,greedy --games 600
 
 The env is sergeant_major_env.env (PettingZoo AEC, agents player_0..2 = seats 0-2) wrapped by
 RLlib's PettingZooEnv; an agent's reward is its points of each deal (so its episode return is
@@ -37,8 +37,10 @@ existing cluster, whose nodes need this project installed (pip install
 each sample in parallel, each playing --num-envs-per-env-runner games at once.
 
 Output: the final checkpoint (Algorithm.save_to_path) in --checkpoint-dir, loadable by
-Algorithm.from_checkpoint and as evaluate.py's agent "rllib:DIR" (the "shared" module; with
---policy per-seat name a module folder, DIR/learner_group/learner/rl_module/seat_0).
+Algorithm.from_checkpoint and as evaluate.py's agent "rllib-unsafe-pickle:DIR" (the "shared"
+module; with --policy per-seat name a module folder, DIR/learner_group/learner/rl_module/seat_0).
+Loading an RLlib checkpoint unpickles it, which can run code stored in it: the agent's name
+says so, and the short name "rllib:DIR" refuses. Load only checkpoints you trust.
 Progress is printed per iteration: env steps (decisions of all seats), learner steps, env
 steps per second (sampling and PPO update together), the learner's mean game score.
 """
@@ -153,8 +155,8 @@ def learner_modules(policy: str) -> tuple[str, ...]:
 
 
 def fixed_module_id(name: str) -> str:
-    """The module id of a fixed opponent: a folder name in checkpoints, so "ppo:runs/a.zip"
-    becomes "fixed_ppo_runs_a.zip"."""
+    """The module id of a fixed opponent: a folder name in checkpoints, so "ppo:runs/quick"
+    becomes "fixed_ppo_runs_quick"."""
     return "fixed_" + re.sub(r"[^A-Za-z0-9_.-]", "_", name)
 
 
@@ -314,7 +316,9 @@ def main(argv=None) -> int:
             ray.shutdown()
     print(summary(history))
     print(f"checkpoint: {checkpoint}")
-    agent = f"rllib:{checkpoint}" if args.policy == "shared" else f"rllib:{checkpoint}/learner_group/learner/rl_module/seat_0"
+    agent = f"rllib-unsafe-pickle:{checkpoint}"  # this run's own checkpoint: trusted
+    if args.policy != "shared":
+        agent += "/learner_group/learner/rl_module/seat_0"
     print(f"evaluate it: python evaluate.py --agents {agent},heuristic,greedy --games 600")
     return 0
 

@@ -1,7 +1,7 @@
-"""train.py (MaskablePPO over SergeantMajorVecEnv) and the VecEnv's opponent pool.
+"""train.py (MaskablePPO over SergeantMajorVecEnv), its run folders, and the VecEnv's opponent pool.
 
-The script runs in-process with tiny budgets (one-deal games, a few hundred timesteps), so
-the whole module takes a few seconds.
+The script runs in-process with tiny budgets (one-deal games, a few hundred timesteps);
+the interrupt tests run it as a real subprocess and send it a real signal.
 """
 
 from __future__ import annotations
@@ -9,7 +9,11 @@ from __future__ import annotations
 import glob
 import json
 import os
+import shutil
+import signal
+import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 import train  # noqa: E402
 from agents import make_agent  # noqa: E402
+from training import run_folder  # noqa: E402
 
 TINY = ["--num-envs", "8", "--option", "num_deals=1", "--eval-games", "12", "--final-eval-games", "12",
         "--eval-every", "256", "--snapshot-every", "1", "--n-steps", "32", "--batch-size", "128",
@@ -47,11 +52,13 @@ def test_smoke_run_writes_its_outputs(run_dir):
     assert (out / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert glob.glob(str(out / "tb" / "**" / "events.out.tfevents.*"), recursive=True)
     assert (out / "checkpoints" / "model_000000000512.zip").exists()
-    assert glob.glob(str(out / "league" / "self_*.pt"))  # a self-play snapshot was taken
+    assert glob.glob(str(out / "league" / "self_*.safetensors"))  # a self-play snapshot, as a policy file
+    assert (out / "policy.safetensors").stat().st_size > 0 and (out / "policy.json").exists()
     on_disk = json.loads((out / "summary.json").read_text())
     for key in ("config", "timesteps", "wall_time_s", "train_time_s", "env_steps_per_s", "final_evaluation",
                 "eval_history", "machine"):
         assert key in on_disk, key
+    assert on_disk["status"] == "complete" and on_disk["final_evaluation"]["agent"] == f"ppo:{out}"
     assert on_disk["timesteps"] == 512 and on_disk["env_steps_per_s"] > 0
     assert on_disk["config"]["rules"]["num_deals"] == 1 and on_disk["config"]["total_timesteps"] == 512
     for opponent in ("random", "heuristic"):
@@ -79,9 +86,26 @@ def test_tensorboard_has_eval_curves(run_dir):
     assert any(tag.startswith("rollout/ep_rew_vs_") for tag in tags)
 
 
+def test_run_folder_records_everything_needed_to_continue_and_play(run_dir):
+    from sergeant_major_env.observation import OBSERVATION_SIZE, VERSION
+
+    out, _ = run_dir
+    record = json.loads((out / "run.json").read_text())
+    assert record["rules"]["num_deals"] == 1
+    assert record["observation"] == {"version": VERSION, "size": OBSERVATION_SIZE} and record["actions"] == 58
+    assert record["network"]["net_arch"] == {"pi": [128, 128], "vf": [128, 128]}
+    assert record["options"]["num_envs"] == 8 and record["options"]["n_steps"] == 32
+    assert record["commands"][0].startswith("python train.py --total-timesteps 512")
+    policy = json.loads((out / "policy.json").read_text())
+    assert policy["rules"] == record["rules"] and policy["training"]["timesteps"] == 512
+
+
 def test_saved_model_plays_as_an_agent(run_dir):
     out, _ = run_dir
-    agent = make_agent(f"ppo:{out / 'model.zip'}")
+    agent = make_agent(f"ppo:{out}")  # the run folder: its policy.safetensors, nothing unpickled
+    from sergeant_major_env import Rules
+
+    assert agent.rules == Rules(num_deals=1) and agent.metadata["training"]["seed"] == 0
     env = SergeantMajorVecEnv(16, seed=3, num_deals=1)
     obs = env.reset()
     rng = np.random.default_rng(0)
@@ -100,11 +124,123 @@ def test_resume_continues_from_the_checkpoint(run_dir, tmp_path):
     assert summary["timesteps"] == 768 and summary["timesteps_this_run"] == 256  # continued, not restarted
     assert (resumed / "checkpoints" / "model_000000000768.zip").exists()
     assert summary["league"] and summary["imitation"] is None  # league reloaded; no second imitation
+    assert glob.glob(str(resumed / "league" / "self_*.safetensors"))  # the league went along
     steps = [row["timesteps"] for row in summary["eval_history"]]
     assert steps[:3] == [0, 256, 512] and steps[-1] == 768  # the history continues too
     from sb3_contrib import MaskablePPO
 
     assert MaskablePPO.load(resumed / "model.zip").num_timesteps == 768
+    assert len(json.loads((resumed / "run.json").read_text())["commands"]) == 2
+
+
+def test_resume_restores_rule_options(run_dir, tmp_path):
+    """The README's `python train.py --resume runs/quick` after a run with --option num_deals=...:
+    no option given again, the run's own ones (rule options, network, sizes) are used."""
+    out, _ = run_dir
+    summary = train.main(["--resume", str(out), "--out", str(tmp_path / "again"), "--total-timesteps", "768",
+                          "--no-progress"])
+    config = summary["config"]
+    assert config["rules"]["num_deals"] == 1 and config["num_envs"] == 8 and config["eval_games"] == 12
+    assert config["net_arch"] == [128, 128] and summary["timesteps"] == 768
+
+
+@pytest.mark.parametrize("option, both_values", [
+    (["--option", "num_deals=18"], ("num_deals=18", "num_deals=1")),
+    (["--net-arch", "64,64"], ("64,64", "128,128")),
+    (["--num-envs", "16"], ("16", "8")),
+    (["--opponents", "heuristic"], ("heuristic", "random=1,greedy=1,heuristic=2,self=2")),
+])
+def test_resume_refuses_a_conflicting_option_naming_both_values(run_dir, tmp_path, capsys, option, both_values):
+    out, _ = run_dir
+    code, line = _fails(["--resume", str(out), "--out", str(tmp_path / "x"), "--total-timesteps", "768", *option],
+                        capsys)
+    assert code == 2 and all(value in line for value in both_values), line
+    assert not (tmp_path / "x").exists()
+
+
+def test_resume_with_other_observations_is_one_line_naming_both_shapes(tmp_path, capsys):
+    """A checkpoint for another observation size (here: no run.json to restore from)."""
+    run = tmp_path / "foreign"
+    (run / "checkpoints").mkdir(parents=True)
+    _foreign_model(obs_size=5, n_actions=3).save(run / "checkpoints" / "model_000000000100.zip")
+    code, line = _fails(["--resume", str(run), "--total-timesteps", "768", *TINY], capsys)
+    assert code == 1 and "(5,)" in line and "(641,)" in line, line
+    assert sorted(p.name for p in run.iterdir()) == ["checkpoints"]
+
+
+def _foreign_model(obs_size: int, n_actions: int):
+    import gymnasium
+    from sb3_contrib import MaskablePPO
+
+    class Foreign(gymnasium.Env):
+        observation_space = gymnasium.spaces.Box(-1, 1, (obs_size,), np.float32)
+        action_space = gymnasium.spaces.Discrete(n_actions)
+
+        def reset(self, *, seed=None, options=None):
+            return np.zeros(obs_size, np.float32), {}
+
+        def step(self, action):
+            return np.zeros(obs_size, np.float32), 0.0, True, False, {}
+
+        def action_masks(self):
+            return np.ones(n_actions, dtype=bool)
+
+    return MaskablePPO("MlpPolicy", Foreign(), n_steps=8, batch_size=8, device="cpu", policy_kwargs={"net_arch": [8]})
+
+
+def _copy_run(run_dir, tmp_path) -> Path:
+    copy = tmp_path / "copy"
+    shutil.copytree(run_dir[0], copy)
+    return copy
+
+
+def test_broken_newest_checkpoint_falls_back_to_the_previous_one(run_dir, tmp_path, capsys):
+    copy = _copy_run(run_dir, tmp_path)
+    good = (copy / "checkpoints" / "model_000000000512.zip").read_bytes()
+    (copy / "checkpoints" / "model_000000000600.zip").write_bytes(good[: len(good) // 2])  # truncated
+    summary = train.main(["--resume", str(copy), "--total-timesteps", "768", "--no-progress"])
+    err = capsys.readouterr().err
+    assert "model_000000000600.zip is broken" in err and "falling back to model_000000000512.zip" in err
+    assert summary["resumed_from"].endswith("model_000000000512.zip") and summary["timesteps"] == 768
+
+
+def test_resume_without_a_good_checkpoint_is_one_line(run_dir, tmp_path, capsys):
+    copy = _copy_run(run_dir, tmp_path)
+    for path in (copy / "checkpoints").iterdir():
+        path.write_bytes(path.read_bytes()[:300])
+    code, line = _fails(["--resume", str(copy), "--total-timesteps", "1024"], capsys)
+    assert code == 1 and "no checkpoint could be loaded" in line
+
+
+# ----------------------------------------------------------------------------- run folders
+
+def test_existing_run_folder_is_refused(run_dir, capsys):
+    out, _ = run_dir
+    before = sorted(p.name for p in out.rglob("*"))
+    code, line = _fails(["--out", str(out), *TINY], capsys)
+    assert code == 2 and str(out) in line and "--resume" in line and "--overwrite" in line
+    assert sorted(p.name for p in out.rglob("*")) == before
+
+
+def test_overwrite_empties_the_old_run_first(run_dir, tmp_path):
+    copy = _copy_run(run_dir, tmp_path)
+    train.main(["--out", str(copy), "--overwrite", "--total-timesteps", "256", "--eval-every", "0", *TINY])
+    assert [p.name for p in (copy / "checkpoints").iterdir()] == ["model_000000000256.zip"]  # no old ones mixed in
+    assert not (copy / "league").exists() and json.loads((copy / "summary.json").read_text())["timesteps"] == 256
+
+
+def test_overwrite_refuses_a_folder_that_is_not_a_run(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("mine")
+    code, line = _fails(["--out", str(tmp_path), "--overwrite", *TINY], capsys)
+    assert code == 2 and "only train.py run folders" in line and (tmp_path / "notes.txt").exists()
+
+
+def test_default_run_names_never_collide(tmp_path, monkeypatch):
+    monkeypatch.setattr(run_folder, "default_folder_stem", lambda now=None: "20260101-000000")  # same second
+    first = run_folder.create_run_folder(None, tmp_path)
+    second = run_folder.create_run_folder(None, tmp_path)
+    assert first != second and first.is_dir() and second.is_dir()
+    assert [first.name, second.name] == ["20260101-000000", "20260101-000000-2"]
 
 
 def test_same_seed_same_run(tmp_path):
@@ -132,14 +268,85 @@ def test_every_option_is_documented(capsys):
         assert option in text, option
 
 
-@pytest.mark.parametrize("argv", [
-    ["--option", "num_deals=40"], ["--opponents", "random=-1"], ["--opponents", "random=x"],
-    ["--net-arch", "a,b"], ["--num-envs", "0"],
-])
-def test_bad_arguments_exit_with_status_2(argv):
+def _fails(argv, capsys) -> tuple[int, str]:
+    """(exit status, the one line on stderr) of a train.main(argv) that must fail."""
+    capsys.readouterr()
     with pytest.raises(SystemExit) as error:
-        train.parse_args(argv)
-    assert error.value.code == 2
+        train.main(argv)
+    err = capsys.readouterr().err
+    code = error.value.code if isinstance(error.value.code, int) else 1
+    if isinstance(error.value.code, str):  # sys.exit("train.py: error: ...") prints it at exit
+        err += error.value.code + "\n"
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    return code, lines[0]
+
+
+@pytest.fixture(scope="module")
+def bad_inputs(tmp_path_factory, run_dir):
+    """Files for --resume that are not good checkpoints (kept apart from the working folder)."""
+    folder = tmp_path_factory.mktemp("bad_inputs")
+    (folder / "notes.txt").write_text("not a checkpoint")
+    with zipfile.ZipFile(folder / "bad_data.zip", "w") as archive:
+        archive.writestr("data", "{not json")
+    good = (run_dir[0] / "checkpoints" / "model_000000000512.zip").read_bytes()
+    (folder / "truncated.zip").write_bytes(good[: len(good) // 2])
+    return folder
+
+
+BAD_OPTIONS = [  # (arguments, the option the one line must name); {bad} is the bad_inputs folder
+    (["--net-arch", "-5"], "--net-arch"), (["--net-arch", "0"], "--net-arch"), (["--net-arch", "64,0"], "--net-arch"),
+    (["--net-arch", "a,b"], "--net-arch"), (["--learning-rate", "-1"], "--learning-rate"),
+    (["--learning-rate", "nan"], "--learning-rate"), (["--reward-scale", "nan"], "--reward-scale"),
+    (["--seed", str(2**70)], "--seed"), (["--seed", str(2**63 - 5)], "--seed"), (["--eval-seed", "-1"], "--eval-seed"),
+    (["--device", "bogus"], "--device"), (["--out", "/proc/run"], "/proc/run"),
+    (["--resume", "{bad}/notes.txt"], "--resume"), (["--resume", "{bad}/bad_data.zip"], "--resume"),
+    (["--resume", "{bad}/truncated.zip"], "--resume"), (["--resume", "{bad}/missing"], "--resume"),
+    (["--gamma", "5"], "--gamma"), (["--gae-lambda", "-0.1"], "--gae-lambda"), (["--clip-range", "-1"], "--clip-range"),
+    (["--ent-coef", "-10"], "--ent-coef"), (["--vf-coef", "inf"], "--vf-coef"), (["--max-grad-norm", "0"], "--max-grad-norm"),
+    (["--batch-size", "1"], "--batch-size"), (["--num-envs", "0"], "--num-envs"),
+    (["--curriculum-end", "0"], "--curriculum-end"), (["--name", "../elsewhere"], "--name"),
+    (["--option", "num_deals=40"], "num_deals"), (["--opponents", "random=-1"], "--opponents"),
+    (["--opponents", "random=x"], "--opponents"), (["--opponents", "nobody"], "--opponents"),
+    (["--opponents", "ppo:{bad}/bad_data.zip"], "ppo-unsafe-pickle"), (["--imitate", "nobody"], "--imitate"),
+    (["--device", "cuda"], "--device"),
+]
+
+
+@pytest.mark.parametrize("argv, names", BAD_OPTIONS, ids=[" ".join(a) for a, _ in BAD_OPTIONS])
+def test_bad_options_are_one_line_and_create_nothing(argv, names, bad_inputs, tmp_path, monkeypatch, capsys):
+    import torch
+
+    if argv == ["--device", "cuda"] and torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA GPU: --device cuda is fine here")
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.name for p in bad_inputs.iterdir())
+    code, line = _fails([*TINY, "--total-timesteps", "256"] + [a.replace("{bad}", str(bad_inputs)) for a in argv],
+                        capsys)
+    assert code in (1, 2) and names in line, line
+    assert line.startswith("train.py: error: ")
+    assert not any(tmp_path.iterdir()), "a failed command left files behind"
+    assert sorted(p.name for p in bad_inputs.iterdir()) == before
+
+
+def test_help_and_usage_errors_work_without_the_train_extra(tmp_path):
+    """As if torch and sb3-contrib were not installed: --help works, a run says which extra."""
+    script = str(ROOT / "train.py")
+    blocked = ("import runpy, sys; sys.modules.update(dict.fromkeys(['torch', 'sb3_contrib', 'stable_baselines3'])); "
+               f"sys.argv[0] = {script!r}; runpy.run_path({script!r}, run_name='__main__')")
+
+    def run(*argv):
+        return subprocess.run([sys.executable, "-c", blocked, *argv], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=120)
+
+    shown = run("--help")
+    assert shown.returncode == 0 and "--total-timesteps" in shown.stdout and "--overwrite" in shown.stdout
+    usage = run("--gamma", "5")
+    assert usage.returncode == 2 and "--gamma" in usage.stderr
+    refused = run("--total-timesteps", "256")
+    assert refused.returncode == 1 and 'pip install -e ".[train]"' in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and not any(tmp_path.iterdir())
 
 
 def test_pool_parsing_and_curriculum():
@@ -278,3 +485,32 @@ def test_bad_pools(policies, weights, match):
     env = SergeantMajorVecEnv(2, num_deals=1)
     with pytest.raises((ValueError, TypeError), match=match):
         env.set_opponent_pool(policies, weights)
+
+
+# ----------------------------------------------------------------------------- interrupts
+
+@pytest.mark.parametrize("stop, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_saves_the_run_and_resume_continues_it(tmp_path, stop, status):
+    """A real subprocess and a real signal: the run finishes its step, saves a checkpoint, the
+    model files and a summary saying it was interrupted, says how to resume, and exits 128+N."""
+    out = tmp_path / "run"
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "train.py"), "--out", str(out), "--total-timesteps", "10000000",
+         "--checkpoint-every", "0", "--eval-every", "0", "--opponents", "random", *TINY],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline().startswith("training ")  # printed just before model.learn
+        process.send_signal(stop)
+        stdout, stderr = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == status, stderr
+    assert "Traceback" not in stderr and f"python train.py --resume {out}" in stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "interrupted" and summary["interrupted"]["signal"] == stop.name
+    done = summary["timesteps"]
+    assert (out / "checkpoints" / run_folder.checkpoint_name(done)).exists()
+    assert (out / "model.zip").exists() and make_agent(f"ppo:{out}").metadata["training"]["timesteps"] == done
+    resumed = train.main(["--resume", str(out), "--total-timesteps", str(done + 256), "--no-progress"])
+    assert resumed["status"] == "complete" and resumed["timesteps"] == done + 256
+    assert resumed["resumed_from"].endswith(run_folder.checkpoint_name(done))
