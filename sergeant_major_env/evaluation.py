@@ -69,7 +69,7 @@ from .cards import NUM_ACTIONS, bits_to_bool
 from .files import atomic_write, check_writable, write_json
 from .policies import decide, policy_name
 from .rules import Rules
-from .seeding import MAX_SEED, check_seed
+from .seeding import check_seed, check_seed_span
 
 SEATINGS = ("duplicate", "fixed")
 PERMUTATIONS = tuple(itertools.permutations(range(3)))  # the six seatings of a duplicate group
@@ -271,14 +271,9 @@ def make_schedule(num_players: int, games: int, seed: int, seatings: str = "dupl
 def check_tournament_seed(seed: Any, groups: int, seatings: str = "duplicate") -> int:
     """``seed`` by the one seed rule (:mod:`~sergeant_major_env.seeding`), and so is the seed of the
     last group, ``seed + groups - 1``: a one-line ValueError names the largest seed that fits."""
-    seed = check_seed(seed)
-    if seed + groups - 1 > MAX_SEED:
-        unit, rule = ("duplicate groups", "group j plays seed + j") if seatings == "duplicate" else \
-            ("games", "game i plays seed + i")
-        raise ValueError(f"seed {seed} is too large for {groups} {unit}: {rule}, and the last seed, "
-                         f"seed + {groups - 1}, must be at most 2**63 - 1 ({MAX_SEED}); give a seed of at most "
-                         f"{MAX_SEED - groups + 1}")
-    return seed
+    unit, rule = ("duplicate groups", "group j plays seed + j") if seatings == "duplicate" else \
+        ("games", "game i plays seed + i")
+    return check_seed_span(seed, groups, unit, rule)
 
 
 # ============================================================================ play

@@ -49,7 +49,7 @@ from . import engine
 from .cards import MODE_ACTION_OFFSET, MODE_NAMES, NUM_ACTIONS, NUM_CARDS, MINIMUM, card_name, parse_card
 from .files import atomic_write, check_writable
 from .rules import Rules
-from .seeding import MAX_SEED, SEED_RULE, check_seed, seed_argument
+from .seeding import SEED_RULE, check_seed_span, seed_argument
 
 FORMAT = "sergeant-major-record/1"
 RECORD_KEYS = ("format", "rules", "seed", "players", "first_dealer", "deals", "scores")
@@ -249,12 +249,7 @@ def simulate(games: int, seed: int = 0, rules: Rules | None = None, players: Seq
 def check_game_seeds(seed: Any, games: int) -> int:
     """``seed`` by the one seed rule (:mod:`~sergeant_major_env.seeding`), and so is the seed of the
     last game, ``seed + games - 1``: a one-line ValueError names the largest seed that fits."""
-    seed = check_seed(seed)
-    if games > 0 and seed + games - 1 > MAX_SEED:
-        raise ValueError(f"seed {seed} is too large for {games} games: game i plays seed + i, and the last "
-                         f"seed, seed + {games - 1}, must be at most 2**63 - 1 ({MAX_SEED}); give a seed of at "
-                         f"most {MAX_SEED - games + 1}")
-    return seed
+    return check_seed_span(seed, games)
 
 
 # ============================================================================ structure

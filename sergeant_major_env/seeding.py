@@ -31,3 +31,15 @@ def seed_argument(text: str) -> int:
         return check_seed(int(text))
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be {SEED_RULE}, got {text!r}") from None
+
+
+def check_seed_span(seed: Any, count: int, unit: str = "games", rule: str = "game i plays seed + i") -> int:
+    """``seed`` by the seed rule, and so is the last of ``count`` consecutive seeds,
+    ``seed + count - 1`` (a batch of games, a tournament's groups): a one-line ``ValueError``
+    names the largest first seed that fits."""
+    seed = check_seed(seed)
+    if count > 0 and seed + count - 1 > MAX_SEED:
+        raise ValueError(f"seed {seed} is too large for {count} {unit}: {rule}, and the last seed, "
+                         f"seed + {count - 1}, must be at most 2**63 - 1 ({MAX_SEED}); give a seed of at most "
+                         f"{MAX_SEED - count + 1}")
+    return seed
