@@ -1022,19 +1022,20 @@ def train_and_save(args, env, model, members, league, history, earlier_imitation
         imitation = imitate(model, args, model.logger, stop, earlier_imitation)
 
     # Train.
-    print(f"training {args.total_timesteps - done:,} timesteps, {args.num_envs} games in parallel, "
-          f"output in {out}", flush=True)
     train_start = time.perf_counter()
     if args.total_timesteps > done and not stop.requested:
+        print(f"training {args.total_timesteps - done:,} timesteps, {args.num_envs} games in parallel, "
+              f"output in {out}", flush=True)
         model.learn(args.total_timesteps - done, callback=callback, reset_num_timesteps=not args.resume,
                     progress_bar=False)
     train_seconds = time.perf_counter() - train_start
     steps = model.num_timesteps - done
     learn_seconds = train_seconds - callback.eval_seconds - callback.checkpoint_seconds
     fps = steps / learn_seconds if learn_seconds > 0 and steps else float("nan")
-    print(f"{steps:,} env steps in {train_seconds:.1f} s: {fps:,.0f} env steps/s "
-          f"(learner updates included; {callback.eval_seconds:.1f} s of evaluation and "
-          f"{callback.checkpoint_seconds:.1f} s of checkpoints excluded)", flush=True)
+    if steps:
+        print(f"{steps:,} env steps in {train_seconds:.1f} s: {fps:,.0f} env steps/s "
+              f"(learner updates included; {callback.eval_seconds:.1f} s of evaluation and "
+              f"{callback.checkpoint_seconds:.1f} s of checkpoints excluded)", flush=True)
 
     # Save (even when stopped: a signal is only read here), evaluate, summarize.
     t = model.num_timesteps
