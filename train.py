@@ -132,8 +132,6 @@ from training.stopping import StopSignals, TrainingStopped
 TRAIN_EXTRA = 'pip install -e ".[train]"'
 try:  # The train extra. Missing, it is reported after parsing (require_train_extra), so that
     # --help and usage errors work without it; the classes below are then never used.
-    import sb3_contrib
-    import stable_baselines3
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
@@ -461,9 +459,17 @@ def parse_pool(text: str) -> dict[str, float]:
     return pool
 
 
+TRAIN_EXTRA_MODULES = ("safetensors", "tensorboard", "matplotlib", "tqdm")
+"""The train extra's modules imported only when used (policy files, logs, the plot, the bar)."""
+
+
 def require_train_extra() -> None:
-    if MISSING_EXTRA is not None:
-        sys.exit(f"train.py: error: training needs the train extra ({MISSING_EXTRA} is not installed): {TRAIN_EXTRA}")
+    """One line naming the extra to install, before any work, if part of it is missing."""
+    import importlib.util
+
+    missing = MISSING_EXTRA or next((m for m in TRAIN_EXTRA_MODULES if importlib.util.find_spec(m) is None), None)
+    if missing is not None:
+        sys.exit(f"train.py: error: training needs the train extra ({missing} is not installed): {TRAIN_EXTRA}")
 
 
 def check_device(text: str) -> None:
