@@ -237,7 +237,7 @@ def test_ppo_checkpoint_loads_and_plays_legally(tmp_path):
     model = _tiny_model()
     path = tmp_path / "tiny.zip"
     model.save(path)
-    for spec in (f"ppo:{path}", f"ppo:{tmp_path / 'tiny'}"):  # the .zip suffix may be left out
+    for spec in (f"ppo-unsafe-pickle:{path}", f"ppo-unsafe-pickle:{tmp_path / 'tiny'}"):  # .zip may be left out
         agent = make_agent(spec)
         assert agent.name == spec
         rng = np.random.default_rng(0)
@@ -253,17 +253,20 @@ def test_ppo_checkpoint_loads_and_plays_legally(tmp_path):
 
 def test_ppo_errors_name_the_path(tmp_path):
     missing = tmp_path / "missing.zip"
-    with pytest.raises(ValueError, match="missing.zip"):
-        make_agent(f"ppo:{missing}")
+    for name in ("ppo", "ppo-unsafe-pickle"):
+        with pytest.raises(ValueError, match="missing.zip"):
+            make_agent(f"{name}:{missing}")
     junk = tmp_path / "junk.zip"
     junk.write_text("not a model")
     pytest.importorskip("sb3_contrib")
     with pytest.raises(ValueError, match="junk.zip"):
-        make_agent(f"ppo:{junk}")
+        make_agent(f"ppo-unsafe-pickle:{junk}")
+    with pytest.raises(ValueError, match="junk.zip is an SB3 zip: loading it unpickles"):
+        make_agent(f"ppo:{junk}")  # refused before it is opened (tests/test_model_safety.py)
     wrong = tmp_path / "wrong.zip"
     _tiny_model(obs_size=5, n_actions=3).save(wrong)
     with pytest.raises(ValueError, match="wrong.zip.*expected"):
-        make_agent(f"ppo:{wrong}")
+        make_agent(f"ppo-unsafe-pickle:{wrong}")
 
 
 # ----------------------------------------------------------------------------- AEC adapter

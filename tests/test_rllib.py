@@ -1,4 +1,4 @@
-"""RLlib training (examples/rllib_selfplay.py), the rllib:PATH agent and Ray-distributed evaluation.
+"""RLlib training (examples/rllib_selfplay.py), the rllib-unsafe-pickle:PATH agent and Ray-distributed evaluation.
 
 Needs the optional extra (pip install -e ".[rllib]"); skipped without Ray. Everything runs on
 one local Ray of 2 CPUs, started once for the module.
@@ -66,19 +66,19 @@ def test_training_iterations_finish_and_write_a_checkpoint(shared_checkpoint):
 
 def test_checkpoint_loads_as_an_agent_and_plays(shared_checkpoint):
     checkpoint, _ = shared_checkpoint
-    agent = make_agent(f"rllib:{checkpoint}")
+    agent = make_agent(f"rllib-unsafe-pickle:{checkpoint}")
     result = play_tables([agent, "heuristic", "greedy"], games=12, seed=3, rules=Rules(num_deals=2), progress=False,
                          make_agent=make_agent)
     assert result.games == 12 and result.scores.sum() == 0  # every deal's points sum to zero (R25)
     # The same module from its own folder, by name as evaluate.py gives it.
     module_folder = checkpoint / "learner_group" / "learner" / "rl_module" / "shared"
-    again = play_tables([f"rllib:{module_folder}", "heuristic", "greedy"], games=12, seed=3,
+    again = play_tables([f"rllib-unsafe-pickle:{module_folder}", "heuristic", "greedy"], games=12, seed=3,
                         rules=Rules(num_deals=2), progress=False, make_agent=make_agent)
     np.testing.assert_array_equal(again.scores, result.scores)
 
 
 def test_agent_acts_greedily_within_the_mask(shared_checkpoint):
-    agent = make_agent(f"rllib:{shared_checkpoint[0]}")
+    agent = make_agent(f"rllib-unsafe-pickle:{shared_checkpoint[0]}")
     state = engine.init(engine.game_seeds(seed=5, batch_size=64), Rules(num_deals=1))
     rng = np.random.default_rng(0)
     for _ in range(40):  # mode choices, exchanges, discards and plays
@@ -96,22 +96,22 @@ def test_fixed_opponents_and_a_module_per_seat(local_ray, selfplay, tmp_path):
     modules = checkpoint / "learner_group" / "learner" / "rl_module"
     assert {"seat_0", "seat_1", "seat_2", "fixed_heuristic"} <= {p.name for p in modules.iterdir()}
     assert history[0].learner_steps < history[0].env_steps  # the heuristic played some of the decisions
-    agent = make_agent(f"rllib:{modules / 'seat_1'}")
+    agent = make_agent(f"rllib-unsafe-pickle:{modules / 'seat_1'}")
     assert play_tables([agent, "greedy", "random"], games=6, rules=Rules(num_deals=1), progress=False,
                        make_agent=make_agent).games == 6
     with pytest.raises(ValueError, match="no 'shared' module.*seat_0"):
-        make_agent(f"rllib:{checkpoint}")
+        make_agent(f"rllib-unsafe-pickle:{checkpoint}")
     with pytest.raises(ValueError, match="FixedAgentRLModule"):
-        make_agent(f"rllib:{modules / 'fixed_heuristic'}")
+        make_agent(f"rllib-unsafe-pickle:{modules / 'fixed_heuristic'}")
 
 
 def test_loading_errors_name_the_path(tmp_path):
     with pytest.raises(ValueError, match="nosuchfolder.*not found"):
-        make_agent(f"rllib:{tmp_path / 'nosuchfolder'}")
+        make_agent(f"rllib-unsafe-pickle:{tmp_path / 'nosuchfolder'}")
     with pytest.raises(ValueError, match="is not an RLlib checkpoint"):
-        make_agent(f"rllib:{tmp_path}")
-    with pytest.raises(ValueError, match="rllib:PATH"):
-        make_agent("rllib")
+        make_agent(f"rllib-unsafe-pickle:{tmp_path}")
+    with pytest.raises(ValueError, match="rllib-unsafe-pickle:PATH"):
+        make_agent("rllib-unsafe-pickle")
 
 
 def test_script_refuses_bad_arguments_before_starting_ray():
