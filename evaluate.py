@@ -2,10 +2,10 @@
 
     python evaluate.py                                                  # the baselines, 120 games
     python evaluate.py --agents heuristic,random,random --games 1200 --seed 0
-    python evaluate.py --agents ppo:runs/ppo/model.zip,heuristic,greedy --games 600 \\
+    python evaluate.py --agents ppo:runs/ppo,heuristic,greedy --games 600 \\
         --json eval.json --csv eval.csv --plot eval.png --record games.jsonl
     python evaluate.py --agents heuristic,greedy,random,random --option num_deals=6 exchanges=false
-    python evaluate.py --agents rllib:runs/rllib/checkpoint,heuristic,greedy --games 6000 --batch-size 600 --ray
+    python evaluate.py --agents rllib-unsafe-pickle:runs/rllib/checkpoint,heuristic,greedy --games 6000 --batch-size 600 --ray
     python evaluate.py --agents heuristic,greedy,random --games 60000 --ray --address auto   # a Ray cluster
 
 Agents are names for agents.make_agent ("random", "greedy", "heuristic", "ppo:PATH", ...);
