@@ -400,13 +400,15 @@ def step(state: State, actions, autoreset: bool = False, legal: np.ndarray | Non
     ``legal_bits(state, games)`` when the caller has just computed it for this very state.
     """
     actions = np.asarray(actions)
-    n = state.batch_size if games is None else len(games)
+    if games is not None:
+        games = _checked_games(games, state.batch_size)
+    n = state.batch_size if games is None else games.size
     if actions.shape != (n,) or actions.dtype.kind not in "iu":
         raise ValueError(f"actions must be integers of shape ({n},), got {actions.dtype} {actions.shape}")
     if games is None:  # the whole batch: slices instead of index arrays where it can
         games, select = (_FIRST_GAME if n == 1 else np.arange(n)), slice(None)
     else:
-        games = select = np.asarray(games, dtype=np.intp)
+        select = games
     if legal is None:
         legal = legal_bits(state, None if isinstance(select, slice) else games)
     phase = state.phase[select]
@@ -436,6 +438,31 @@ def step(state: State, actions, autoreset: bool = False, legal: np.ndarray | Non
             state.seed[ended] += np.uint64(state.batch_size)
             _start_game(state, ended)
     return state
+
+
+def _checked_games(games, batch_size: int) -> np.ndarray:
+    """``games`` of :func:`step` as ``intp[k]``: distinct game numbers 0..B-1, or a ValueError.
+
+    A repeated game would be stepped twice with one validation, and numpy would wrap -1 to
+    the last game, so both are refused. An index array in increasing order (what
+    ``np.flatnonzero`` gives, as in the vec env's opponent rounds) is distinct with one
+    vector comparison, and its first and last entries bound it; only others pay for
+    ``np.unique``."""
+    games = np.asarray(games)
+    if games.ndim != 1 or games.dtype.kind not in "iu":
+        raise ValueError(f"games must be a 1-D array of game numbers 0..{batch_size - 1}, "
+                         f"got {games.dtype} {games.shape}")
+    if games.size:
+        if games.size == 1 or not np.count_nonzero(games[1:] <= games[:-1]):
+            low, high = games[0], games[-1]
+        else:
+            values, counts = np.unique(games, return_counts=True)
+            if values.size != games.size:
+                raise ValueError(f"games must be distinct, got game {values[counts > 1][0]} more than once")
+            low, high = values[0], values[-1]
+        if low < 0 or high >= batch_size:
+            raise ValueError(f"games must be game numbers 0..{batch_size - 1}, got {low if low < 0 else high}")
+    return games.astype(np.intp, copy=False)
 
 
 def _choose_mode(state: State, games: np.ndarray, actions: np.ndarray) -> None:
