@@ -9,9 +9,11 @@
         game.step(action)
 
 :func:`env` wraps :class:`raw_env` with the standard PettingZoo wrappers the way the
-``pettingzoo.classic`` games do (``TerminateIllegalWrapper`` with
-``illegal_action="terminate"``, ``AssertOutOfBoundsWrapper``, ``OrderEnforcingWrapper``).
-The rules themselves live only in :mod:`sergeant_major_env.engine`.
+``pettingzoo.classic`` games do (``AssertOutOfBoundsWrapper``, ``OrderEnforcingWrapper``).
+An illegal action ends the game with a penalty for the offender by default, the classic
+games' convention, which the raw env applies itself (so its infos can say so); see
+``illegal_action`` in :class:`raw_env`. The rules themselves live only in
+:mod:`sergeant_major_env.engine`, the env options in :mod:`sergeant_major_env.options`.
 """
 
 from __future__ import annotations
@@ -26,49 +28,30 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from . import engine, records
+from . import engine, options as env_options, records
 from .cards import NUM_ACTIONS
 from .observation import OBSERVATION_SIZE, observation_bounds, observe
 from .render import referee_view, seat_view
-from .rules import Rules
+from .seeding import check_seed
 
 AGENTS = ("player_0", "player_1", "player_2")
 """Agent ``player_i`` is seat i of RULES.md (R1)."""
-REWARDS = ("points", "score", "rank")
-ILLEGAL_ACTIONS = ("raise", "terminate")
-ENV_OPTIONS = {"reward": REWARDS, "illegal_action": ILLEGAL_ACTIONS}
-"""The env's own options and their allowed values (the first is the default)."""
+_SEATS = {agent: seat for seat, agent in enumerate(AGENTS)}
+ENV_OPTIONS = {"reward": env_options.DEFAULT_REWARD,
+               "illegal_action": env_options.AEC_ILLEGAL_ACTIONS[0],
+               "illegal_reward": env_options.ILLEGAL_REWARD}
+"""The env's own options and their defaults (allowed values: :mod:`sergeant_major_env.options`)."""
+NOT_TO_ACT = -1
+"""``infos[agent]["decision"]`` of an agent that is not the one to act."""
+_FIRST_GAME = np.zeros(1, dtype=np.intp)
 RENDER_MODES = ("human", "ansi")
 
 
 def env(render_mode: str | None = None, render_seat: int | None = None, **options: Any) -> AECEnv:
     """The AEC environment with PettingZoo's standard wrappers; options as :class:`raw_env`."""
     game = raw_env(render_mode=render_mode, render_seat=render_seat, **options)
-    if game.illegal_action == "terminate":
-        game = wrappers.TerminateIllegalWrapper(game, illegal_reward=-1)
     game = wrappers.AssertOutOfBoundsWrapper(game)
     return wrappers.OrderEnforcingWrapper(game)
-
-
-def parse_options(options: dict[str, Any]) -> tuple[Rules, str, str]:
-    """Split and check ``options``: (rules, reward, illegal_action); a ValueError names the allowed values."""
-    options = dict(options)
-    unknown = sorted(set(options) - set(Rules.names()) - set(ENV_OPTIONS))
-    if unknown:
-        raise ValueError(f"unknown option(s) {', '.join(unknown)}; rule options (RULES.md section 9): "
-                         f"{', '.join(Rules.names())}; env options: {', '.join(ENV_OPTIONS)}")
-    chosen = []
-    for name, allowed in ENV_OPTIONS.items():
-        value = options.pop(name, allowed[0])
-        if value not in allowed:
-            raise ValueError(f"option {name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
-        chosen.append(value)
-    return Rules.from_dict(options), *chosen
-
-
-def rank_rewards(scores) -> list[float]:
-    """+1 / 0 / -1 by final place; players sharing places share (average) their values (R6)."""
-    return (2 - engine.places(np.asarray(scores)[None]))[0].tolist()
 
 
 class raw_env(AECEnv):
@@ -91,7 +74,8 @@ class raw_env(AECEnv):
     modes_available). All entries lie in 0..1 except ``prev_points`` (-1..1) and ``scores``
     (+-13 * num_deals / 50); see :func:`observation_bounds`. ``action_mask`` has a 1 for each
     legal action of the agent to act and is all zero for every other agent and after the game.
-    ``observe(agent)`` works for any agent at any time; the space objects never change.
+    ``observe(agent)`` works for any of the three agents at any time after ``reset()`` (another
+    name is a ValueError naming them); the space objects never change.
 
     **Rewards** (option ``reward``):
 
@@ -101,23 +85,40 @@ class raw_env(AECEnv):
     * ``"rank"``: when the game ends, +1 / 0 / -1 for first / second / third place; players
       with equal scores share their places' values (two tied first get +0.5 each, three tied 0).
 
-    The game ends with ``terminations`` after the last deal; there is no truncation.
+    The game ends with ``terminations`` after the last deal (or at an illegal action, see
+    ``illegal_action``); there is no truncation.
 
-    **Infos** ``infos[agent]`` = ``{"decision", "deal", "role"}``: the decision the agent faces
-    (an ``engine.DECISIONS`` name) if it is the one to act, else ``None`` (``"game_over"`` for
-    all once the game is over); the 1-based deal number; the agent's role in this deal
-    (``"dealer"``, ``"playmaker"``, ``"third"``).
+    **Infos** ``infos[agent]`` holds numbers only, the same four keys at every step, so that
+    tensor-based clients (TorchRL's ``PettingZooWrapper``, Tianshou's ``PettingZooEnv``) take
+    them as they are:
 
-    **Options** (keywords; anything else is a ValueError naming the known ones):
+    * ``"decision"`` (int): the engine phase id of the decision the agent faces if it is the
+      one to act (names in ``engine.DECISIONS``: 0 mode, 1 exchange_give, 2 exchange_return,
+      3 discard, 4 play), :data:`NOT_TO_ACT` (-1) for the others, and ``engine.OVER`` (5,
+      ``"game_over"``) for all once the game has ended;
+    * ``"deal"`` (int): the engine's 0-based index of the current deal (``state.deal``;
+      ``num_deals`` once the game is over);
+    * ``"role"`` (int): the agent's role in that deal, an index into ``engine.ROLE_NAMES``
+      (0 dealer, 1 playmaker, 2 third; the last deal's once the game is over);
+    * ``"illegal_action"`` (bool): True for the agent whose illegal action ended the game.
+
+    **Options** (keywords; anything else is a ValueError naming the known ones; the env
+    options are described once in :mod:`sergeant_major_env.options`):
 
     * the rule options of RULES.md section 9: ``num_deals`` (1..18, default 18), ``exchanges``,
       ``must_overtake``, ``must_overtrump``, ``dealer_builds_talon`` (see :class:`Rules`);
     * ``reward``: ``"points"`` | ``"score"`` | ``"rank"``, as above;
-    * ``illegal_action``: ``"raise"`` (default): ``step`` raises
-      :class:`engine.IllegalActionError` (a ValueError naming the action, the decision and the
-      legal actions) and the game is unchanged; ``"terminate"``: the PettingZoo classic
-      behaviour (offender -1, others 0, the game ends), by ``TerminateIllegalWrapper`` in
-      :func:`env` (the raw env itself always raises);
+    * ``illegal_action``: what a legal-looking action id (0..57) that the rules refuse does.
+      ``"terminate"`` (default, PettingZoo's classic convention): the game ends at once, the
+      offender gets ``illegal_reward``, the others 0 for that step, every agent is terminated,
+      the offender's info has ``illegal_action`` True; ``engine_state`` keeps the position
+      where the action was tried. ``"raise"``: ``step`` raises
+      :class:`engine.IllegalActionError` (a ValueError naming the action, the decision and
+      the legal actions) and the game is unchanged. An action that is not an integer 0..57
+      (a bool, a float, ``None`` for a live agent) is a ValueError either way (:func:`env`'s
+      ``AssertOutOfBoundsWrapper`` refuses ids outside the space first);
+    * ``illegal_reward``: the offender's reward under ``"terminate"``, a finite number,
+      default -1.0 (:data:`options.ILLEGAL_REWARD`, as PettingZoo's ``TerminateIllegalWrapper``);
     * ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the table as text) or
       ``"human"`` (prints it, also after every step). The table is drawn by
       :mod:`sergeant_major_env.render` and shows what one seat knows;
@@ -130,6 +131,11 @@ class raw_env(AECEnv):
     **Seeding** ``reset(seed=s)`` plays the engine game ``engine.init([s])``; ``reset()``
     draws the game's seed from the env's numpy generator, which ``reset(seed=s)`` also seeds
     (so later unseeded resets are reproducible too); never seeded, it starts from OS entropy.
+    ``s`` follows the one seed rule of :mod:`sergeant_major_env.seeding` (an integer 0 to
+    2**63 - 1), checked before anything changes.
+
+    ``observe``, ``last`` and ``step`` before the first ``reset()`` raise a RuntimeError
+    saying so.
 
     **Records** :meth:`game_record` gives the game record of RULES.md section 11. The env keeps
     only the list of actions taken and builds the record on demand by replaying them through
@@ -161,7 +167,12 @@ class raw_env(AECEnv):
             raise ValueError(f"render_seat must be None (the referee's view: the seat to act) or a seat 0, 1 or 2, "
                              f"got {render_seat!r}")
         self.render_seat = None if render_seat is None else int(render_seat)
-        self.rules, self.reward, self.illegal_action = parse_options(options)
+        where = type(self).__name__
+        self.rules, chosen = env_options.split_options(options, ENV_OPTIONS, where)
+        self.reward = env_options.check_reward(chosen["reward"], where)
+        self.illegal_action = env_options.check_illegal_action(
+            chosen["illegal_action"], env_options.AEC_ILLEGAL_ACTIONS, where)
+        self.illegal_reward = env_options.check_illegal_reward(chosen["illegal_reward"], where)
         self.render_mode = render_mode
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
@@ -182,7 +193,7 @@ class raw_env(AECEnv):
         self._record: dict | None = None  # the finished game's record, once built
         self._rewarded = False  # self.rewards holds non-zero values to clear at the next step
         self._info_seat = self._info_phase = -1  # the seat whose info holds the decision, and the phase
-        self._deal_number, self._roles = 0, ("",) * 3  # of the infos, set once a deal
+        self._deal_index, self._roles = 0, (0, 0, 0)  # of the infos, set once a deal
 
     # ------------------------------------------------------------------ spaces
 
@@ -198,6 +209,7 @@ class raw_env(AECEnv):
         """Start a new game (``options`` is accepted for the API and ignored: rule options are
         given to the constructor)."""
         if seed is not None:
+            seed = check_seed(seed, f"{type(self).__name__}.reset: seed")  # before anything changes
             self._np_random = np.random.default_rng(seed)
         elif self._np_random is None:
             self._np_random = np.random.default_rng()
@@ -218,25 +230,49 @@ class raw_env(AECEnv):
         self.agent_selection = AGENTS[int(self.engine_state.to_act[0])]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = AGENTS.index(agent)
+        try:
+            seat = _SEATS[agent]
+        except (KeyError, TypeError):
+            raise ValueError(f"{type(self).__name__}.observe: unknown agent {agent!r}; "
+                             f"agents: {', '.join(AGENTS)}") from None
         state = self.engine_state
-        if agent == self.agent_selection and state.phase[0] != engine.OVER:
+        if state is None:
+            self._require_game("observe")
+        if agent == self.agent_selection and not self.terminations.get(agent, True):
             bits = self._legal_bits().astype("<u8", copy=False)
             mask = np.unpackbits(bits.view(np.uint8), count=NUM_ACTIONS, bitorder="little").view(np.int8)
         else:
             mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         return {"observation": observe(state, seat)[0], "action_mask": mask}
 
+    def last(self, observe: bool = True):
+        """As ``AECEnv.last`` (written out, one call less per decision), with a clear error
+        before ``reset()``."""
+        if self.engine_state is None:
+            self._require_game("last")
+        agent = self.agent_selection
+        return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
+                self.terminations[agent], self.truncations[agent], self.infos[agent])
+
     def step(self, action: int | None) -> None:
+        state = self.engine_state
+        if state is None:
+            self._require_game("step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        state = self.engine_state
-        # Raises IllegalActionError (a ValueError) and changes nothing if the action is illegal.
-        engine.step(state, np.array([action]), legal=self._legal_bits())
+        if type(action) is not int or not 0 <= action < NUM_ACTIONS:  # the common case costs one test
+            action = env_options.check_action(action, f"{type(self).__name__}.step({agent})")
+        try:  # refused: IllegalActionError (a ValueError), and the engine state is unchanged
+            engine.step(state, np.array([action]), legal=self._legal_bits())
+        except engine.IllegalActionError:
+            if self.illegal_action == "raise":
+                raise
+            self._end_by_illegal_action(agent)
+            return
         self._legal = None
-        self._actions.append(int(action))
+        self._actions.append(action)
         self._cumulative_rewards[agent] = 0.0
         if self._rewarded:
             self._clear_rewards()
@@ -258,6 +294,11 @@ class raw_env(AECEnv):
 
     # ------------------------------------------------------------------ internals
 
+    def _require_game(self, what: str) -> engine.State:
+        if self.engine_state is None:
+            raise RuntimeError(f"{type(self).__name__}.{what}: no game yet: call reset() first")
+        return self.engine_state
+
     def _legal_bits(self) -> np.ndarray:
         """uint64[1]: the legal actions of this decision (computed once per decision)."""
         if self._legal is None:
@@ -268,33 +309,44 @@ class raw_env(AECEnv):
         """A deal (maybe the game) ended in this step: rewards, infos, termination."""
         state = self.engine_state
         self._deals_end = len(self._actions)
-        rewards = None
-        if self.reward == "points":
-            rewards = state.deal_points[0].tolist()
+        rows, rewards = env_options.event_rewards(self.reward, state, _FIRST_GAME)
+        if rows.size:
+            self._pay(rewards[0].tolist())
         if state.game_ended[0]:
-            scores = state.final_scores[0].tolist()
-            if self.reward == "score":
-                rewards = scores
-            elif self.reward == "rank":
-                rewards = rank_rewards(scores)
             self.terminations = dict.fromkeys(AGENTS, True)
-        if rewards is not None:
-            self.rewards = {agent: float(r) for agent, r in zip(AGENTS, rewards)}
-            self._accumulate_rewards()
-            self._rewarded = True
         self._refresh_infos()
+
+    def _end_by_illegal_action(self, offender: str) -> None:
+        """``illegal_action="terminate"``: the game ends here; ``illegal_reward`` for the offender."""
+        self._legal = None
+        self._cumulative_rewards[offender] = 0.0  # as in a normal step: last() has paid it
+        if self._rewarded:
+            self._clear_rewards()
+        self._pay([self.illegal_reward if agent == offender else 0.0 for agent in AGENTS])
+        self.terminations = dict.fromkeys(AGENTS, True)
+        self._refresh_infos(over=True)
+        self.infos[offender]["illegal_action"] = True
+        if self.render_mode == "human":
+            self.render()
+
+    def _pay(self, rewards: list[float]) -> None:
+        """This step's rewards, by seat; cleared at the next step."""
+        self.rewards = {agent: float(reward) for agent, reward in zip(AGENTS, rewards)}
+        self._accumulate_rewards()
+        self._rewarded = True
 
     def _info(self, seat: int, phase: int, to_act: int) -> dict[str, Any]:
         acting = phase == engine.OVER or seat == to_act
-        return {"decision": engine.DECISIONS[phase] if acting else None, "deal": self._deal_number,
-                "role": self._roles[seat]}
+        return {"decision": phase if acting else NOT_TO_ACT, "deal": self._deal_index,
+                "role": self._roles[seat], "illegal_action": False}
 
-    def _refresh_infos(self) -> None:
-        """New infos for every agent (at reset and when a deal ends)."""
+    def _refresh_infos(self, over: bool = False) -> None:
+        """New infos for every agent (at reset, when a deal ends, and ``over`` when an illegal
+        action ends the game)."""
         state = self.engine_state
-        self._deal_number = min(int(state.deal[0]), self.rules.num_deals - 1) + 1  # the last deal once over
-        self._roles = tuple(engine.ROLE_NAMES[role] for role in engine.roles(state)[0])
-        phase, to_act = int(state.phase[0]), int(state.to_act[0])
+        self._deal_index = int(state.deal[0])
+        self._roles = tuple(engine.roles(state)[0].tolist())  # the engine keeps the last dealer once over
+        phase, to_act = (engine.OVER, -1) if over else (int(state.phase[0]), int(state.to_act[0]))
         self.infos = {agent: self._info(seat, phase, to_act) for seat, agent in enumerate(AGENTS)}
         self._info_seat, self._info_phase = max(to_act, 0), phase
 

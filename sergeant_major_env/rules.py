@@ -21,6 +21,21 @@ class Rules:
     dealer_builds_talon: bool = False
     """R11 option: the talon is placed among the dealt cards, never first, last or adjacent."""
 
+    def __new__(cls, *args: Any, **options: Any) -> "Rules":
+        # The dataclass __init__ would answer an unknown or doubled option with a bare
+        # TypeError; check the names first so that every way in gives one clear line.
+        names = cls.names()
+        if len(args) > len(names):
+            raise ValueError(f"Rules takes at most {len(names)} rule options ({', '.join(names)}), "
+                             f"got {len(args)} positional values")
+        unknown = sorted(set(options) - set(names))
+        if unknown:
+            raise ValueError(f"unknown rule option(s) {', '.join(unknown)}; known options: {', '.join(names)}")
+        doubled = sorted(set(names[: len(args)]) & set(options))
+        if doubled:
+            raise ValueError(f"rule option(s) {', '.join(doubled)} given twice (by position and by name)")
+        return super().__new__(cls)
+
     def __post_init__(self) -> None:
         if isinstance(self.num_deals, bool) or not isinstance(self.num_deals, int) or not 1 <= self.num_deals <= 18:
             raise ValueError(f"rule option num_deals must be an integer from 1 to 18, got {self.num_deals!r}")
@@ -37,7 +52,7 @@ class Rules:
     def from_dict(cls, options: Mapping[str, Any] | None) -> "Rules":
         """Build from a mapping, rejecting unknown names with the list of known ones."""
         options = dict(options or {})
-        unknown = sorted(set(options) - set(cls.names()))
+        unknown = sorted(str(name) for name in options if name not in cls.names())
         if unknown:
             raise ValueError(f"unknown rule option(s) {', '.join(unknown)}; known options: {', '.join(cls.names())}")
         return cls(**options)

@@ -23,93 +23,91 @@ Rewards (``reward=``)
     ``"rank"``: +1 / 0 / -1 for first / second / third place at the end of the game;
     players with equal scores share their places and the average reward (R6): two
     winners get +0.5 each, three equal scores 0.
+    (All three from :func:`sergeant_major_env.options.event_rewards`, as in every view.)
 
 Episodes
     One game (``num_deals`` deals). ``terminated`` is True at the step that ends the game
     (the observation is then the learner's view of the finished game and no action is
-    legal); ``truncated`` is always False.
+    legal), or at an illegal action under ``illegal_action="terminate"``; ``truncated`` is
+    always False. ``step`` after that is a RuntimeError: call ``reset()``.
 
-Info
-    ``action_mask`` (``bool[58]``), ``decision`` (the learner's decision: ``"mode"``,
-    ``"exchange_give"``, ``"exchange_return"``, ``"discard"``, ``"play"``, or
-    ``"game_over"``), ``deal`` (0-based index of the current deal; ``num_deals`` once the
-    game is over), ``role`` (the learner's role in that deal: ``"dealer"``, ``"playmaker"``,
-    ``"third"``), ``learner_seat`` and ``scores`` (every seat's total, by absolute seat).
+Info (numbers and arrays only, one convention with the AEC env)
+    ``action_mask`` (``bool[58]``: the learner's legal actions, all False once terminated),
+    ``decision`` (int: the engine phase id of the learner's decision, names in
+    ``engine.DECISIONS``: 0 mode, 1 exchange_give, 2 exchange_return, 3 discard, 4 play;
+    ``engine.OVER`` (5) once terminated), ``deal`` (int: 0-based index of the current deal,
+    ``state.deal``; ``num_deals`` once the game is over), ``role`` (int: the learner's role
+    in that deal, an index into ``engine.ROLE_NAMES``: 0 dealer, 1 playmaker, 2 third),
+    ``learner_seat`` (int), ``scores`` (``int64[3]``: every seat's total, by absolute seat),
+    ``illegal_action`` (bool: the learner's action was illegal and was replaced, or ended the
+    game); at the terminal step also ``final_scores`` (``int64[3]``, the engine's final
+    scores; the totals so far if an illegal action ended the game).
 
 Options
     ``learner_seat``: 0, 1, 2 (fixed) or ``None``: drawn at each reset from the env's
     ``np_random`` (``reset(options={"learner_seat": k})`` overrides it for one episode).
     ``opponents``: ``None`` (two random players), one policy for both opponents, or two
     policies: the seat on the learner's left (it plays after the learner) and on its right.
-    ``reward``: see above. ``illegal_action``: ``"raise"`` (default): an illegal learner
-    action raises :class:`~sergeant_major_env.engine.IllegalActionError` (a ``ValueError``)
-    naming the legal actions, the state unchanged; ``"replace"``: it is replaced by a
-    uniformly random legal action (drawn from ``np_random``) and ``info["illegal_action"]``
-    is True. Generic environment checkers step unmasked ``action_space.sample()`` actions,
-    most of them illegal: they pass with ``"replace"``.
+    ``reward``: see above. ``illegal_action`` (what an action id 0..57 that the rules refuse
+    does; anything that is not an integer 0..57, a bool included, is a ``ValueError`` and
+    changes nothing):
+
+    * ``"terminate"`` (default; PettingZoo's classic convention): the episode ends at that
+      step (``terminated=True``) with reward ``illegal_reward`` (default -1.0,
+      :data:`sergeant_major_env.options.ILLEGAL_REWARD`) and ``info["illegal_action"]``
+      True. Generic environment checkers (Gymnasium's and SB3's ``check_env``), which step
+      unmasked ``action_space.sample()`` actions, pass with the default construction.
+      Under ``"points"`` or ``"score"`` a lost game costs more than 1, so a learner that
+      does not use the mask may learn to end games early: use ``action_masks()``
+      (``MaskablePPO``) or a larger penalty;
+    * ``"raise"``: :class:`~sergeant_major_env.engine.IllegalActionError` (a
+      ``ValueError``) naming the legal actions, the state unchanged;
+    * ``"replace"``: a uniformly random legal action (drawn from ``np_random``) is played
+      instead and ``info["illegal_action"]`` is True.
+
     Rule options (RULES.md section 9) as keyword arguments: ``num_deals``, ``exchanges``,
     ``must_overtake``, ``must_overtrump``, ``dealer_builds_talon`` (or ``rules=Rules(...)``),
-    validated by :meth:`Rules.from_dict`: an unknown name or a bad value is a ``ValueError``.
+    validated by :class:`Rules`: an unknown name or a bad value is a ``ValueError``. The env
+    options are described once in :mod:`sergeant_major_env.options`.
 
 Seeding
     ``reset(seed=s)`` plays the engine game of seed ``s`` (``engine.init([s])``) and seeds
     the opponents' generator from ``s`` too (``np.random.default_rng([s, 1])``), so the same
     seed, learner seat and learner actions give the same game. ``reset()`` without a seed
-    draws the game's seed from the env's ``np_random``.
+    draws the game's seed from the env's ``np_random``. ``s`` follows the one seed rule of
+    :mod:`sergeant_major_env.seeding` (an integer 0 to 2**63 - 1), checked first.
+
+Vectorised (``gymnasium.make_vec("SergeantMajor-v0", num_envs=n, vectorization_mode="sync")``)
+    Gymnasium's default ``NEXT_STEP`` autoreset resets a finished env at the step AFTER its
+    terminal step and ignores that step's action: the terminal step's ``infos["action_mask"]``
+    row is all False, so pass any action (e.g. 0) for the envs that were done at the previous
+    step, and mask the others (the README shows the loop).
 """
 
 from __future__ import annotations
 
-import operator
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from . import engine
-from .cards import NUM_ACTIONS, action_name, bits_to_bool, card_list
-from .engine import DECISIONS, OVER, ROLE_NAMES, IllegalActionError
+from . import engine, options as env_options
+from .cards import NUM_ACTIONS, bits_to_bool, card_list
+from .engine import OVER, IllegalActionError
 from .observation import observation_bounds, observe
 from .policies import RandomPolicy, check_policy, decide, policy_name
 from .render import seat_labels, seat_view
 from .rules import Rules
+from .seeding import check_seed
 
 _FIRST_GAME = np.zeros(1, dtype=np.intp)
 
 ENV_ID = "SergeantMajor-v0"
-REWARDS = ("points", "score", "rank")
-ILLEGAL_ACTIONS = ("raise", "replace")
 
 
 # ----------------------------------------------------------------------------- shared helpers
-# (also used by sergeant_major_env.vec_env)
-
-def make_rules(rules: Rules | Mapping[str, Any] | None, options: Mapping[str, Any], where: str) -> Rules:
-    """Rules from ``rules=`` and/or rule options given as keyword arguments."""
-    if rules is not None and options:
-        raise ValueError(f"{where}: pass rule options either as rules=... or as keyword arguments, not both")
-    if isinstance(rules, Rules):
-        return rules
-    try:
-        return Rules.from_dict(rules if rules is not None else options)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{where}: {error}") from None
-
-
-def check_choice(name: str, value: Any, choices: Sequence[str], where: str) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{where}: {name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
-    return value
-
-
-def check_seat(value: Any, where: str, allow_none: bool = True) -> int | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not 0 <= value <= 2:
-        raise ValueError(f"{where}: learner_seat must be 0, 1, 2{' or None' if allow_none else ''}, got {value!r}")
-    return int(value)
-
+# (also used by sergeant_major_env.vec_env; the env options are in sergeant_major_env.options)
 
 def opponent_pair(opponents: Any, where: str) -> tuple[object, object]:
     """``(left, right)``: the policies of the seats left and right of the learner."""
@@ -130,22 +128,6 @@ def observation_space(num_deals: int = 18) -> spaces.Box:
     return spaces.Box(low=low, high=high, dtype=np.float32)
 
 
-def rank_rewards(scores: np.ndarray, seats: np.ndarray) -> np.ndarray:
-    """float32[k]: +1 / 0 / -1 by final place, equal scores sharing the average (R6)."""
-    return (2 - engine.places(scores))[np.arange(len(seats)), seats].astype(np.float32)
-
-
-def replace_illegal(actions: np.ndarray, legal: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Illegal actions replaced by random legal ones (games with a legal action only)."""
-    in_range = (actions >= 0) & (actions < NUM_ACTIONS)
-    chosen = (legal >> np.where(in_range, actions, 0).astype(np.uint64)) & np.uint64(1)
-    bad = (chosen == 0) & (legal != 0)
-    if bad.any():
-        actions = actions.copy()
-        actions[bad] = RandomPolicy().act(None, bits_to_bool(legal[bad], NUM_ACTIONS), rng)
-    return actions, bad
-
-
 # ----------------------------------------------------------------------------- the env
 
 class SergeantMajorEnv(gymnasium.Env):
@@ -157,20 +139,23 @@ class SergeantMajorEnv(gymnasium.Env):
         self,
         learner_seat: int | None = 0,
         opponents: Any = None,
-        reward: str = "points",
-        illegal_action: str = "raise",
+        reward: str = env_options.DEFAULT_REWARD,
+        illegal_action: str = env_options.SINGLE_SEAT_ILLEGAL_ACTIONS[0],
+        illegal_reward: float = env_options.ILLEGAL_REWARD,
         render_mode: str | None = None,
         rules: Rules | Mapping[str, Any] | None = None,
         **rule_options: Any,
     ) -> None:
         where = type(self).__name__
-        self.rules = make_rules(rules, rule_options, where)
-        self.reward_kind = check_choice("reward", reward, REWARDS, where)
-        self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS, where)
-        self.learner_seat_option = check_seat(learner_seat, where)
+        self.rules = env_options.make_rules(rules, rule_options, where)
+        self.reward_kind = env_options.check_reward(reward, where)
+        self.illegal_action = env_options.check_illegal_action(
+            illegal_action, env_options.SINGLE_SEAT_ILLEGAL_ACTIONS, where)
+        self.illegal_reward = env_options.check_illegal_reward(illegal_reward, where)
+        self.learner_seat_option = env_options.check_learner_seat(learner_seat, where)
         self.opponents = opponent_pair(opponents, where)
         if render_mode is not None:
-            check_choice("render_mode", render_mode, self.metadata["render_modes"], where)
+            env_options.check_choice("render_mode", render_mode, self.metadata["render_modes"], where)
         self.render_mode = render_mode
         self.observation_space = observation_space(self.rules.num_deals)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
@@ -180,17 +165,21 @@ class SergeantMajorEnv(gymnasium.Env):
         self.opponent_rng = np.random.default_rng(0)
         self._legal = np.zeros(1, dtype=np.uint64)
         self._pending = 0.0  # rewards earned outside a learner step, paid at the next one
+        self._ended_by_illegal_action = False  # illegal_action="terminate" ended the episode
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-        super().reset(seed=None if seed is None else int(seed))
+        where = f"{type(self).__name__}.reset"
+        if seed is not None:
+            seed = check_seed(seed, f"{where}: seed")
         options = dict(options or {})
         seat_option = options.pop("learner_seat", self.learner_seat_option)
         if options:
-            raise ValueError(f"unknown reset option(s) {', '.join(sorted(options))}; known: learner_seat")
-        seat_option = check_seat(seat_option, "reset")
+            raise ValueError(f"{where}: unknown reset option(s) {', '.join(sorted(map(str, options)))}; "
+                             f"known: learner_seat")
+        seat_option = env_options.check_learner_seat(seat_option, where)
+        super().reset(seed=seed)  # only once every argument is known to be good
+        self._ended_by_illegal_action = False
         if seed is None:
             seed = int(self.np_random.integers(0, 2**63 - 1))
         self.game_seed = int(seed)
@@ -203,17 +192,15 @@ class SergeantMajorEnv(gymnasium.Env):
 
     def step(self, action):
         state = self._require_state()
-        if int(state.phase[0]) == OVER:
+        if int(state.phase[0]) == OVER or self._ended_by_illegal_action:
             raise RuntimeError("the game is over (terminated=True was returned): call reset()")
-        try:
-            action = operator.index(action)
-        except TypeError:
-            raise ValueError(f"an action is an integer id 0..{NUM_ACTIONS - 1}, got {action!r}") from None
+        action = env_options.check_action(action, f"{type(self).__name__}.step")
         actions = np.array([action], dtype=np.int64)
-        replaced = False
-        if self.illegal_action == "replace":
-            actions, bad = replace_illegal(actions, self._legal, self.np_random)
-            replaced = bool(bad[0])
+        illegal = not (int(self._legal[0]) >> action) & 1
+        if illegal and self.illegal_action == "terminate":
+            return self._end_by_illegal_action()
+        if illegal and self.illegal_action == "replace":
+            actions, _ = env_options.replace_illegal(actions, self._legal, self.np_random)
         try:
             engine.step(state, actions, legal=self._legal)
         except IllegalActionError as error:
@@ -223,17 +210,25 @@ class SergeantMajorEnv(gymnasium.Env):
         self._pending = 0.0
         reward += self._play_opponents()  # also refreshes the legal actions
         terminated = bool(state.phase[0] == OVER)
-        info = self._info()
-        if replaced:
-            info["illegal_action"] = True
+        info = self._info(illegal_action=illegal)
         if terminated:
-            info["final_scores"] = state.scores[0].astype(np.int64).tolist()
+            info["final_scores"] = state.final_scores[0].astype(np.int64)
         return self._observation(), float(reward), terminated, False, info
 
     def action_masks(self) -> np.ndarray:
         """bool[58]: the learner's legal actions now (for sb3-contrib's MaskablePPO)."""
         self._require_state()
         return bits_to_bool(self._legal, NUM_ACTIONS)[0].copy()
+
+    def _end_by_illegal_action(self):
+        """``illegal_action="terminate"``: the episode ends now with ``illegal_reward``; the
+        engine state stays where the action was tried."""
+        self._ended_by_illegal_action = True
+        self._legal = np.zeros(1, dtype=np.uint64)  # nothing is legal any more
+        self._pending = 0.0
+        info = self._info(illegal_action=True)
+        info["final_scores"] = self.state.scores[0].astype(np.int64)
+        return self._observation(), self.illegal_reward, True, False, info
 
     def render(self) -> str | None:
         """``render_mode="ansi"``: the table as the learner's seat sees it, the learner called
@@ -251,16 +246,10 @@ class SergeantMajorEnv(gymnasium.Env):
 
     def _collect(self) -> float:
         """The learner's reward from the events of the last engine.step."""
-        state, seat = self.state, self.learner_seat
-        reward = 0.0
-        if self.reward_kind == "points" and state.deal_ended[0]:
-            reward += float(state.deal_points[0, seat])
-        if state.game_ended[0]:
-            if self.reward_kind == "score":
-                reward += float(state.final_scores[0, seat])
-            elif self.reward_kind == "rank":
-                reward += float(rank_rewards(state.final_scores[:1], np.array([seat]))[0])
-        return reward
+        if not self.state.deal_ended[0]:
+            return 0.0  # every reward kind pays only as a deal ends
+        rows, rewards = env_options.event_rewards(self.reward_kind, self.state, _FIRST_GAME)
+        return float(rewards[0, self.learner_seat]) if rows.size else 0.0
 
     def _play_opponents(self) -> float:
         """Play the opponents' decisions until the learner's turn or the end of the game."""
@@ -278,16 +267,17 @@ class SergeantMajorEnv(gymnasium.Env):
     def _observation(self) -> np.ndarray:
         return observe(self.state, self.learner_seat)[0]
 
-    def _info(self) -> dict[str, Any]:
+    def _info(self, illegal_action: bool = False) -> dict[str, Any]:
         state = self.state
         dealer = int(state.dealer[0])
         return {
             "action_mask": bits_to_bool(self._legal, NUM_ACTIONS)[0].copy(),
-            "decision": DECISIONS[int(state.phase[0])],
+            "decision": OVER if self._ended_by_illegal_action else int(state.phase[0]),
             "deal": int(state.deal[0]),
-            "role": ROLE_NAMES[(self.learner_seat - dealer) % 3],
+            "role": (self.learner_seat - dealer) % 3,
             "learner_seat": self.learner_seat,
-            "scores": state.scores[0].astype(np.int64).tolist(),
+            "scores": state.scores[0].astype(np.int64),
+            "illegal_action": illegal_action,
         }
 
     def _text(self) -> str:

@@ -26,11 +26,21 @@ one ``engine.step``; then the opponents play. ``step_wait`` returns ``obs float3
 ``Monitor``), ``final_scores`` and ``TimeLimit.truncated`` (False); the slot has already
 started its next game, whose first observation is ``obs[i]``.
 
+Actions: ``step_async(actions)`` takes exactly ``N`` integer action ids, an array (or
+sequence) of shape ``(N,)``, and copies it, so changing the array before ``step_wait``
+does not change the step; any other shape or dtype, or an id outside 0..57, is a one-line
+``ValueError`` at ``step_async`` (nothing is stepped).
+
 Action masks: ``action_masks()`` -> ``bool[N, 58]``; sb3-contrib's ``MaskablePPO`` gets them
 through ``env_method("action_masks")`` (a list of per-game masks), which is supported.
 An illegal learner action raises :class:`~sergeant_major_env.engine.IllegalActionError`
 naming the game and its legal actions, with the state unchanged (``illegal_action=
-"replace"`` substitutes a random legal action instead).
+"replace"`` substitutes a random legal action instead). Raising stays the default here,
+unlike the single-seat and AEC envs (whose default ``"terminate"`` ends the game with a
+penalty so that generic checkers pass): this env is the training path, where
+``MaskablePPO`` never picks a masked action, so an illegal action is a bug of the caller
+that should stop the run; no generic checker steps a VecEnv (see
+:mod:`sergeant_major_env.options`).
 
 Each opponent round steps only the games waiting on an opponent (``engine.step(...,
 games=waiting)``), so late rounds with few games left cost little. Finished games are
@@ -52,7 +62,9 @@ member index of the left and right opponent of each slot's current game, into
 fixed ``opponents``. Every finished game's info also holds ``opponents``: the names of its
 (left, right) opponents, so training can log its returns per opponent.
 
-Seeding: slot ``i`` plays the engine games of seeds ``S + i``, ``S + i + N``,
+Seeding (``S`` follows the one seed rule of :mod:`sergeant_major_env.seeding`, an integer
+0 to 2**63 - 1, checked before anything changes): slot ``i`` plays the engine games of seeds
+``S + i``, ``S + i + N``,
 ``S + i + 2N``, ... (``N = num_envs``; the engine's autoreset convention), so every game is
 reproduced by its seed alone given the same actions (the opponents' too: with
 deterministic opponents, game i alone in the engine is the same game). ``S`` is ``seed``
@@ -72,23 +84,14 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
-from . import engine
+from . import engine, options as env_options
 from .cards import NUM_ACTIONS, bits_to_bool
 from .engine import IllegalActionError
 from .observation import observe
 from .policies import check_policy, decide, policy_name
 from .rules import Rules
-from .single_seat import (
-    ILLEGAL_ACTIONS,
-    REWARDS,
-    check_choice,
-    check_seat,
-    make_rules,
-    observation_space,
-    opponent_pair,
-    rank_rewards,
-    replace_illegal,
-)
+from .seeding import check_seed
+from .single_seat import observation_space, opponent_pair
 
 POOL_PAIRS = ("same", "independent")
 
@@ -105,26 +108,26 @@ class SergeantMajorVecEnv(VecEnv):
         num_envs: int,
         seed: int = 0,
         opponents: Any = None,
-        reward: str = "points",
+        reward: str = env_options.DEFAULT_REWARD,
         learner_seat: int | None = None,
-        illegal_action: str = "raise",
+        illegal_action: str = env_options.VEC_ILLEGAL_ACTIONS[0],
         rules: Rules | Mapping[str, Any] | None = None,
         **rule_options: Any,
     ) -> None:
         where = type(self).__name__
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"{where}: num_envs must be a positive integer, got {num_envs!r}")
-        engine.game_seeds(seed, 1)  # validates the seed
-        self.rules = make_rules(rules, rule_options, where)
-        self.reward_kind = check_choice("reward", reward, REWARDS, where)
-        self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS, where)
-        self.fixed_learner_seat = check_seat(learner_seat, where)
+        seed = check_seed(seed, f"{where}: seed")
+        self.rules = env_options.make_rules(rules, rule_options, where)
+        self.reward_kind = env_options.check_reward(reward, where)
+        self.illegal_action = env_options.check_illegal_action(illegal_action, env_options.VEC_ILLEGAL_ACTIONS, where)
+        self.fixed_learner_seat = env_options.check_learner_seat(learner_seat, where)
         self.opponents = opponent_pair(opponents, where)
         self.render_mode = None
         super().__init__(int(num_envs), observation_space(self.rules.num_deals), spaces.Discrete(NUM_ACTIONS))
         n = self.num_envs
-        self._base_seed = int(seed)
-        self._seed_pending: int | None = int(seed)
+        self._base_seed = seed
+        self._seed_pending: int | None = seed
         self.state: engine.State | None = None
         self.learner_seat = np.zeros(n, dtype=np.int8)
         self.opponent_rng = np.random.default_rng([self._base_seed, 1])
@@ -175,22 +178,19 @@ class SergeantMajorVecEnv(VecEnv):
         return observe(self.state, self.learner_seat)
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = actions
+        """Take the learners' actions (checked and copied: see "Actions" in the module docstring)."""
+        if self.state is None:
+            raise RuntimeError(f"{type(self).__name__}.step_async: no games yet: call reset() first")
+        self._actions = self._checked_actions(actions)
 
     def step_wait(self):
         if self.state is None:
             raise RuntimeError("call reset() before step()")
         if self._actions is None:
             raise RuntimeError("step_wait() without step_async()")
-        actions = np.asarray(self._actions)
-        self._actions = None
-        n = self.num_envs
-        if actions.shape != (n,):
-            actions = actions.reshape(-1) if actions.size == n else actions
-        if actions.shape != (n,) or actions.dtype.kind not in "iu":
-            raise ValueError(f"actions must be {n} integers, got {actions.dtype} {actions.shape}")
+        actions, self._actions = self._actions, None
         if self.illegal_action == "replace":
-            actions, _ = replace_illegal(actions, self._legal, self.opponent_rng)
+            actions, _ = env_options.replace_illegal(actions, self._legal, self.opponent_rng)
         try:
             engine.step(self.state, actions, legal=self._legal)  # every game waits on its learner
         except IllegalActionError as error:
@@ -217,8 +217,7 @@ class SergeantMajorVecEnv(VecEnv):
         """Use seed ``S`` from the next ``reset()``: slot i then plays S + i, S + i + N, ..."""
         if seed is None:
             seed = int(np.random.randint(0, np.iinfo(np.uint32).max, dtype=np.uint32))
-        engine.game_seeds(seed, 1)
-        self._seed_pending = self._base_seed = int(seed)
+        self._seed_pending = self._base_seed = check_seed(seed, f"{type(self).__name__}.seed: seed")
         return [self._base_seed + i for i in range(self.num_envs)]
 
     def close(self) -> None:
@@ -251,7 +250,7 @@ class SergeantMajorVecEnv(VecEnv):
                 or weights.sum() <= 0:
             raise ValueError(f"{where}: weights must be {len(policies)} finite non-negative numbers, "
                              f"not all zero, got {weights.tolist()}")
-        self._pool_pairs = check_choice("pairs", pairs, POOL_PAIRS, where)
+        self._pool_pairs = env_options.check_choice("pairs", pairs, POOL_PAIRS, where)
         # Members: the new pool (one entry per distinct object), then the members still
         # playing games in progress (kept until those games end).
         members: list[object] = []
@@ -315,6 +314,24 @@ class SergeantMajorVecEnv(VecEnv):
         return [None for _ in range(self.num_envs)]
 
     # ------------------------------------------------------------------ internals
+    def _checked_actions(self, actions: Any) -> np.ndarray:
+        """A copy of ``actions`` as ``int64[N]``, or a ValueError naming what was wrong.
+
+        Exactly shape ``(N,)``: a ``(N, 1)`` or ``(1, N)`` array is refused rather than
+        reshaped, since guessing which axis holds the games can step the wrong games."""
+        n = self.num_envs
+        where = f"{type(self).__name__}.step_async"
+        array = np.array(actions, copy=True)  # later changes to the caller's array do not leak in
+        if array.shape != (n,) or array.dtype.kind not in "iu":
+            raise ValueError(f"{where}: actions must be {n} integer action ids, shape ({n},), "
+                             f"got {array.dtype} array of shape {array.shape}")
+        ids = array.astype(np.int64, copy=False)
+        if np.count_nonzero(ids.view(np.uint64) >= NUM_ACTIONS):  # one test: negative ids wrap to huge ones
+            game = int(np.flatnonzero((array < 0) | (array >= NUM_ACTIONS))[0])
+            raise ValueError(f"{where}: action ids are 0..{NUM_ACTIONS - 1} (RULES.md section 10), "
+                             f"got {array[game]} for game {game}")
+        return ids
+
     def _indices(self, indices: Any) -> list[int]:
         if indices is None:
             return list(range(self.num_envs))
@@ -355,11 +372,12 @@ class SergeantMajorVecEnv(VecEnv):
     def _after_engine_step(self, state: engine.State, games: np.ndarray, slots: np.ndarray,
                            seats: np.ndarray) -> None:
         """Rewards and game ends from the events of the engine.step that moved ``games``."""
-        if self.reward_kind == "points":
-            ended_deals = games[state.deal_ended[games]]
-            if ended_deals.size:
-                points = state.deal_points[ended_deals, seats[ended_deals]]
-                self._credit(slots[ended_deals], points)
+        if not np.count_nonzero(state.deal_ended[games]):
+            return  # most rounds: every reward kind pays, and every game ends, only as a deal ends
+        rows, rewards = env_options.event_rewards(self.reward_kind, state, games)
+        if rows.size:
+            paid = games[rows]
+            self._credit(slots[paid], rewards[np.arange(rows.size), seats[paid]])
         ended = games[state.game_ended[games]]
         if ended.size:
             self._finish_games(state, ended, slots, seats)
@@ -373,14 +391,11 @@ class SergeantMajorVecEnv(VecEnv):
 
     def _finish_games(self, state: engine.State, ended: np.ndarray, slots: np.ndarray,
                       seats: np.ndarray) -> None:
-        """Episode ends: rewards, infos, and each slot's next game (seed + N, next seat)."""
+        """Episode ends (their rewards are already credited): infos, and each slot's next game
+        (seed + N, next seat)."""
         ended_slots = slots[ended]
         ended_seats = seats[ended]
         final = state.final_scores[ended]
-        if self.reward_kind == "score":
-            self._credit(ended_slots, final[np.arange(ended.size), ended_seats].astype(np.float64))
-        elif self.reward_kind == "rank":
-            self._credit(ended_slots, rank_rewards(final, ended_seats).astype(np.float64))
         terminal = observe(state.take(ended), ended_seats)
         now = round(time.time() - self._t_start, 6)
         names = self.opponent_names(ended_slots)
@@ -421,19 +436,21 @@ class SergeantMajorVecEnv(VecEnv):
         """One decision in each game of ``waiting`` (all waiting on an opponent)."""
         left, right = self.opponents
         legal = engine.legal_bits(state, waiting)
-        actions = np.zeros(waiting.size, dtype=np.int64)
-        if self._pool is not None:  # one call per member, on the games where it holds the turn
-            is_right = ((state.to_act[waiting] - seats[waiting]) % 3 == 2).astype(np.int64)
-            member = self.opponent_ids[slots[waiting], is_right]
-            groups = [(self.opponent_members[k], np.flatnonzero(member == k)) for k in np.unique(member).tolist()]
-        elif left is right:
-            groups = ((left, np.arange(waiting.size)),)
+        if self._pool is None and left is right:  # one policy holds every waiting seat: one call as is
+            actions = self._opponent_actions(state, left, waiting, legal)
         else:
-            is_left = (state.to_act[waiting] - seats[waiting]) % 3 == 1
-            groups = ((left, np.flatnonzero(is_left)), (right, np.flatnonzero(~is_left)))
-        for policy, rows in groups:
-            if rows.size:
-                actions[rows] = self._opponent_actions(state, policy, waiting[rows], legal[rows])
+            actions = np.zeros(waiting.size, dtype=np.int64)
+            if self._pool is not None:  # one call per member, on the games where it holds the turn
+                is_right = ((state.to_act[waiting] - seats[waiting]) % 3 == 2).astype(np.int64)
+                member = self.opponent_ids[slots[waiting], is_right]
+                groups = [(self.opponent_members[k], np.flatnonzero(member == k))
+                          for k in np.unique(member).tolist()]
+            else:
+                is_left = (state.to_act[waiting] - seats[waiting]) % 3 == 1
+                groups = [(left, np.flatnonzero(is_left)), (right, np.flatnonzero(~is_left))]
+            for policy, rows in groups:
+                if rows.size:
+                    actions[rows] = self._opponent_actions(state, policy, waiting[rows], legal[rows])
         try:
             engine.step(state, actions, legal=legal, games=waiting)  # only these games move
         except IllegalActionError as error:

@@ -14,10 +14,11 @@ import pytest
 from pettingzoo.test import api_test, performance_benchmark, seed_test
 
 from sergeant_major_env import engine, env, raw_env, records
-from sergeant_major_env.aec import AGENTS, rank_rewards
+from sergeant_major_env.aec import AGENTS, NOT_TO_ACT
 from sergeant_major_env.cards import NUM_ACTIONS, SUIT_SYMBOLS
 from sergeant_major_env.engine import DECISIONS, IllegalActionError
 from sergeant_major_env.observation import OBSERVATION_SIZE, observe
+from sergeant_major_env.options import ILLEGAL_REWARD, rank_rewards
 
 # api_test hard-codes the names of the classic envs whose observations are dicts; for any other
 # env it warns about a Dict observation space. These two warnings are expected, no others.
@@ -47,7 +48,7 @@ def play(game, seed: int, steps: int | None = None):
 def to_decision(game, seed: int, decision: str):
     """A wrapped env after reset(seed) and random play up to the first ``decision``."""
     for agent, obs, reward, info, action in play(game, seed):
-        if info["decision"] == decision:
+        if DECISIONS[info["decision"]] == decision:
             return game
     raise AssertionError(f"no {decision} decision in game {seed}")
 
@@ -87,7 +88,7 @@ def test_performance_benchmark_runs(monkeypatch, capsys):
 
 
 def test_a_default_game_reaches_every_decision():
-    seen = {info["decision"] for _, _, _, info, _ in play(env(), seed=3)}
+    seen = {DECISIONS[info["decision"]] for _, _, _, info, _ in play(env(), seed=3)}
     assert seen == set(DECISIONS) - {"game_over"}
 
 
@@ -114,26 +115,30 @@ def test_agent_selection_is_the_engine_seat_to_act_and_the_playmaker_discards_fo
     playmaker = f"player_{(int(state.dealer[0]) + engine.PLAYMAKER) % 3}"
     for _ in range(4):
         assert game.agent_selection == playmaker == f"player_{int(state.to_act[0])}"
-        assert game.infos[playmaker]["decision"] == "discard"
+        assert game.infos[playmaker]["decision"] == engine.DISCARD
         game.step(int(np.flatnonzero(game.observe(playmaker)["action_mask"])[0]))
-    assert game.infos[game.agent_selection]["decision"] == "play"
+    assert game.infos[game.agent_selection]["decision"] == engine.PLAY
     assert game.agent_selection == playmaker  # the playmaker leads the first trick
 
 
-def test_infos_carry_decision_deal_and_role():
+def test_infos_carry_decision_deal_and_role_as_numbers():
+    """Tensor-friendly infos (TorchRL, Tianshou): ids with names in engine.DECISIONS and
+    engine.ROLE_NAMES, -1 for an agent not to act, the same four keys at every step."""
     game = env(num_deals=2)
     deals = set()
     for agent, obs, reward, info, action in play(game, seed=8):
         state = game.unwrapped.engine_state
         for seat, name in enumerate(AGENTS):
             info_of = game.infos[name]
-            assert info_of["deal"] == int(state.deal[0]) + 1
-            assert info_of["role"] == engine.ROLE_NAMES[(seat - int(state.dealer[0])) % 3]
-            expected = DECISIONS[int(state.phase[0])] if name == agent else None
-            assert info_of["decision"] == expected
+            assert set(info_of) == {"decision", "deal", "role", "illegal_action"}
+            assert info_of["deal"] == int(state.deal[0])
+            assert info_of["role"] == (seat - int(state.dealer[0])) % 3
+            assert info_of["decision"] == (int(state.phase[0]) if name == agent else NOT_TO_ACT)
+            assert info_of["illegal_action"] is False
+            assert all(type(value) in (int, bool) for value in info_of.values())
         deals.add(info["deal"])
-    assert deals == {1, 2}
-    assert all(info["decision"] == "game_over" and info["deal"] == 2 for info in game.infos.values())
+    assert deals == {0, 1}
+    assert all(info["decision"] == engine.OVER and info["deal"] == 2 for info in game.infos.values())
 
 
 # ----------------------------------------------------------------------------- the engine's game
@@ -231,21 +236,10 @@ def test_score_reward_is_the_final_score_once_at_the_end():
     assert game_totals(game, seed=6) == dict(zip(AGENTS, map(float, game.unwrapped.engine_state.final_scores[0])))
 
 
-@pytest.mark.parametrize("scores, expected", [
-    ([3, -1, -2], [1, 0, -1]),
-    ([5, 5, -10], [0.5, 0.5, -1]),
-    ([4, -2, -2], [1, -0.5, -0.5]),
-    ([0, 0, 0], [0, 0, 0]),
-    ([-7, 2, 5], [-1, 0, 1]),
-])
-def test_rank_rewards_share_tied_places(scores, expected):
-    assert rank_rewards(scores) == expected
-
-
 def test_rank_reward_at_the_end_of_a_game():
     game = env(num_deals=2, reward="rank")
     totals = game_totals(game, seed=9)
-    assert list(totals.values()) == rank_rewards(game.unwrapped.engine_state.final_scores[0])
+    assert list(totals.values()) == rank_rewards(game.unwrapped.engine_state.final_scores[0]).tolist()
     assert sum(totals.values()) == 0
 
 
@@ -258,7 +252,7 @@ def snapshot(game):
 
 
 def test_illegal_action_raises_a_clear_value_error_and_changes_nothing():
-    game = to_decision(env(), 1, "play")
+    game = to_decision(env(illegal_action="raise"), 1, "play")
     game.step(int(np.flatnonzero(game.observe(game.agent_selection)["action_mask"])[0]))  # a trick is started
     state = game.unwrapped.engine_state
     mask = game.observe(game.agent_selection)["action_mask"]
@@ -279,7 +273,7 @@ def test_illegal_action_raises_a_clear_value_error_and_changes_nothing():
 
 
 def test_a_mode_already_chosen_is_illegal():
-    game = env()
+    game = env(illegal_action="raise")
     game.reset(seed=0)
     with pytest.raises(IllegalActionError, match="'mode'"):
         game.step(0)  # a card, not a mode
@@ -292,21 +286,81 @@ def test_out_of_space_action_is_refused_by_the_bounds_wrapper():
         game.step(NUM_ACTIONS)
 
 
-def test_terminate_mode_gives_the_offender_minus_one_and_ends_the_game():
-    game = env(illegal_action="terminate")
+@pytest.mark.parametrize("options", [{}, {"illegal_action": "terminate"}], ids=["default", "explicit"])
+def test_an_illegal_action_ends_the_game_with_minus_one_for_the_offender_by_default(options):
+    """PettingZoo's classic convention, applied by the raw env itself so that infos say so."""
+    game = env(**options)
     game.reset(seed=0)
     offender = game.agent_selection
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        game.step(0)  # a card in the mode decision
-    assert all(game.terminations.values())
+    before = game.unwrapped.engine_state.copy()
+    game.step(0)  # a card in the mode decision
+    assert all(game.terminations.values()) and not any(game.truncations.values())
+    assert {a: info["illegal_action"] for a, info in game.infos.items()} == {a: a == offender for a in AGENTS}
+    assert all(info["decision"] == engine.OVER for info in game.infos.values())
+    for name, value in before.arrays().items():  # the engine game stays where the action was tried
+        np.testing.assert_array_equal(value, getattr(game.unwrapped.engine_state, name), err_msg=name)
     rewards = {}
     for agent in game.agent_iter():
         obs, reward, termination, truncation, info = game.last()
-        assert termination
+        assert termination and not obs["action_mask"].any()
         rewards[agent] = reward
         game.step(None)
-    assert rewards == {a: (-1 if a == offender else 0) for a in AGENTS}
+    assert rewards == {a: (ILLEGAL_REWARD if a == offender else 0) for a in AGENTS} and ILLEGAL_REWARD == -1.0
+    assert game.agents == []
+    game.reset(seed=1)  # and the next game is a normal one
+    assert not any(info["illegal_action"] for info in game.infos.values())
+
+
+def test_illegal_reward_sets_the_offenders_penalty_and_keeps_the_others_earnings():
+    game = env(num_deals=2, illegal_reward=-30)
+    played = list(play(game, seed=3, steps=70))  # into deal 2: deal 1's points were paid
+    assert played and game.unwrapped.engine_state.deal[0] == 1
+    offender = game.agent_selection
+    game.step(int(np.flatnonzero(game.observe(offender)["action_mask"] == 0)[0]))
+    assert game.rewards == {a: (-30.0 if a == offender else 0.0) for a in AGENTS}
+    assert game._cumulative_rewards[offender] == -30.0
+
+
+@pytest.mark.parametrize("action", [True, False, 1.0, "3", None, 2**70, -1])
+def test_an_action_that_is_not_an_id_0_to_57_is_one_value_error_line(action):
+    game = raw_env(illegal_action="terminate")  # even where an illegal action would end the game
+    game.reset(seed=0)
+    before = snapshot(game)
+    with pytest.raises(ValueError, match=r"^raw_env.step\(player_\d\): an action is an integer id 0..57 "
+                                         r"\(RULES.md section 10\), got .*$"):
+        game.step(action)
+    after = snapshot(game)
+    assert before[1:6] == after[1:6] and not any(game.terminations.values())
+
+
+def test_observe_an_unknown_agent_names_the_agents():
+    game = env()
+    game.reset(seed=0)
+    for agent in ("player_9", "player_3", 0, None):
+        with pytest.raises(ValueError, match=r"unknown agent .*; agents: player_0, player_1, player_2"):
+            game.unwrapped.observe(agent)
+
+
+@pytest.mark.parametrize("call", ["observe", "last", "step"])
+def test_calls_before_reset_on_the_raw_env_say_to_reset(call):
+    game = raw_env()
+    calls = {"observe": lambda: game.observe("player_0"), "last": game.last, "step": lambda: game.step(0)}
+    with pytest.raises(RuntimeError, match=rf"^raw_env.{call}: no game yet: call reset\(\) first$"):
+        calls[call]()
+
+
+@pytest.mark.parametrize("seed", [2**63, 2**70, -1, True, 2.0, "7"])
+def test_reset_refuses_a_seed_out_of_the_seed_rule_before_reseeding(seed):
+    game = raw_env(num_deals=1)
+    game.reset(seed=4)
+    generator = game._np_random.bit_generator.state
+    before = game.engine_state.copy()
+    with pytest.raises(ValueError, match=r"raw_env.reset: seed must be an integer from 0 to 2\*\*63 - 1"):
+        game.reset(seed=seed)
+    assert game._np_random.bit_generator.state == generator  # not reseeded before the refusal
+    for name, value in before.arrays().items():
+        np.testing.assert_array_equal(value, getattr(game.engine_state, name), err_msg=name)
+    game.reset(seed=2**63 - 1)  # the largest seed is allowed
 
 
 # ----------------------------------------------------------------------------- render
@@ -323,21 +377,6 @@ def test_render_ansi_shows_mode_roles_scores_trick_and_hand_with_suit_symbols():
     assert "mode:" in text and "trick:" in text and f"hand of {game.agent_selection}" in text
     for seat in range(3):
         assert f"{int(state.scores[0, seat]):+d}" in text
-
-
-def test_R9_render_during_mode_choice_shows_only_the_first_six_cards():
-    game = raw_env(render_mode="ansi")
-    game.reset(seed=11)
-    state = game.engine_state
-    seat = int(state.to_act[0])
-    text = game.render()
-    later = [int(c) for c in state.dealt[0, seat, 6:]]
-    shown = text.split("first six cards of")[1]
-    assert shown.count(" ") >= 6
-    from sergeant_major_env.aec import _hand_text
-    assert _hand_text(int(state.first_six[0])) in shown
-    assert _hand_text(int(state.hands[0, seat])) not in text  # the ten later cards stay hidden
-    assert len(later) == 10
 
 
 def test_render_human_prints_the_table(capsys):
@@ -426,11 +465,14 @@ def test_game_record_of_an_unfinished_game_holds_the_completed_deals():
 # ----------------------------------------------------------------------------- options
 
 @pytest.mark.parametrize("options, match", [
-    ({"num_deal": 3}, r"unknown option\(s\) num_deal; rule options .*num_deals.*; env options: reward, illegal_action"),
+    ({"num_deal": 3}, r"unknown option\(s\) num_deal; rule options .*num_deals.*; "
+                      r"env options: reward, illegal_action, illegal_reward"),
     ({"num_deals": 0}, "num_deals must be an integer from 1 to 18"),
     ({"num_deals": 19}, "num_deals must be an integer from 1 to 18"),
     ({"reward": "win"}, "reward must be one of 'points', 'score', 'rank'"),
-    ({"illegal_action": "ignore"}, "illegal_action must be one of 'raise', 'terminate'"),
+    ({"illegal_action": "ignore"}, "illegal_action must be one of 'terminate', 'raise'"),
+    ({"illegal_action": "replace"}, "illegal_action must be one of 'terminate', 'raise'"),
+    ({"illegal_reward": float("inf")}, "illegal_reward must be a finite number"),
     ({"exchanges": "no"}, "exchanges must be true or false"),
     ({"render_mode": "rgb_array"}, "render_mode must be None or one of 'human', 'ansi'"),
 ])

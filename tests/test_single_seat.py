@@ -13,6 +13,7 @@ from sergeant_major_env import RandomPolicy, Rules, SergeantMajorEnv, engine
 from sergeant_major_env.cards import NUM_ACTIONS
 from sergeant_major_env.engine import IllegalActionError
 from sergeant_major_env.observation import OBSERVATION_SIZE, observe
+from sergeant_major_env.options import ILLEGAL_REWARD
 from sergeant_major_env.policies import Policy
 
 
@@ -44,22 +45,25 @@ def play_episode(env, rng, seed=None, **reset_kwargs):
 
 # ----------------------------------------------------------------------------- compliance
 
-def test_gymnasium_check_env():
+def test_gymnasium_check_env_passes_with_the_default_construction():
+    """Generic checkers step unmasked action_space.sample() actions: the default
+    illegal_action="terminate" ends the game with the penalty instead of raising."""
     from gymnasium.utils.env_checker import check_env
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        # Generic checkers step unmasked action_space.sample() actions: illegal_action="replace".
-        check_env(gymnasium.make("SergeantMajor-v0", num_deals=1, illegal_action="replace"))
+        check_env(SergeantMajorEnv())
+        check_env(gymnasium.make("SergeantMajor-v0"))
         check_env(SergeantMajorEnv(num_deals=2, learner_seat=None, illegal_action="replace",
                                    render_mode="ansi"))
 
 
-def test_sb3_check_env():
+def test_sb3_check_env_passes_with_the_default_construction():
     from stable_baselines3.common.env_checker import check_env
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        check_env(SergeantMajorEnv())
         check_env(SergeantMajorEnv(num_deals=1, illegal_action="replace"))
 
 
@@ -106,9 +110,9 @@ def test_same_game_as_engine_with_random_opponents(seat):
         np.testing.assert_array_equal(env.action_masks(), mask)
         np.testing.assert_array_equal(info["action_mask"], mask)
         assert int(state.to_act[0]) == seat
-        assert info["decision"] == engine.DECISIONS[int(state.phase[0])]
+        assert info["decision"] == int(state.phase[0]) and engine.DECISIONS[info["decision"]] != "game_over"
         assert info["deal"] == int(state.deal[0])
-        assert info["role"] == engine.ROLE_NAMES[(seat - int(state.dealer[0])) % 3]
+        assert info["role"] == (seat - int(state.dealer[0])) % 3
         action = random_legal(mask, learner_rng)
         obs, reward, terminated, _, info = env.step(action)
         engine.step(state, np.array([action]))
@@ -119,7 +123,7 @@ def test_same_game_as_engine_with_random_opponents(seat):
         assert terminated == (state.phase[0] == engine.OVER)
         if terminated:
             np.testing.assert_array_equal(obs, observe(state, seat)[0])
-            assert not info["action_mask"].any() and info["decision"] == "game_over"
+            assert not info["action_mask"].any() and info["decision"] == engine.OVER
             assert total == state.scores[0, seat] == info["final_scores"][seat]
             return
 
@@ -192,18 +196,10 @@ def test_score_and_rank_rewards():
         assert rewards[-1] == (below - above) / 2
 
 
-def test_rank_rewards_share_places():
-    from sergeant_major_env.single_seat import rank_rewards
-
-    scores = np.array([[3, 0, -3], [2, 2, -4], [1, -1, -1], [0, 0, 0]])
-    got = [rank_rewards(scores, np.full(4, seat)).tolist() for seat in range(3)]
-    assert got == [[1, 0.5, 1, 0], [0, 0.5, -0.5, 0], [-1, -1, -0.5, 0]]
-
-
 # ----------------------------------------------------------------------------- errors
 
 def test_illegal_action_raises_and_leaves_state_unchanged():
-    env = SergeantMajorEnv(num_deals=1)
+    env = SergeantMajorEnv(num_deals=1, illegal_action="raise")
     env.reset(seed=0)
     before = env.state.copy()
     mask = env.action_masks()
@@ -219,6 +215,70 @@ def test_illegal_action_raises_and_leaves_state_unchanged():
     with pytest.raises(ValueError):
         env.step(1.5)
     env.step(int(np.flatnonzero(mask)[0]))  # still usable
+
+
+def test_illegal_action_terminates_by_default_with_the_documented_penalty():
+    env = SergeantMajorEnv(num_deals=2)
+    obs, _ = env.reset(seed=0)
+    before = env.state.copy()
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    obs_after, reward, terminated, truncated, info = env.step(illegal)
+    assert (reward, terminated, truncated) == (ILLEGAL_REWARD, True, False) and ILLEGAL_REWARD == -1.0
+    assert info["illegal_action"] is True and info["decision"] == engine.OVER
+    assert not info["action_mask"].any() and not env.action_masks().any()  # nothing is legal any more
+    np.testing.assert_array_equal(info["final_scores"], env.state.scores[0])
+    np.testing.assert_array_equal(obs_after, obs)  # the position where the action was tried
+    for name, value in before.arrays().items():
+        np.testing.assert_array_equal(value, getattr(env.state, name), err_msg=name)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(int(np.flatnonzero(before_mask := engine.legal_action_mask(before)[0])[0]))
+    assert before_mask.any()
+    env.reset(seed=1)  # a new episode is normal again
+    *_, info = env.step(int(np.flatnonzero(env.action_masks())[0]))
+    assert info["illegal_action"] is False
+
+
+def test_illegal_reward_option_sets_the_penalty():
+    env = SergeantMajorEnv(num_deals=1, illegal_reward=-20)
+    env.reset(seed=0)
+    _, reward, terminated, _, _ = env.step(int(np.flatnonzero(~env.action_masks())[0]))
+    assert reward == -20.0 and terminated
+
+
+@pytest.mark.parametrize("illegal_action", ["terminate", "raise", "replace"])
+@pytest.mark.parametrize("action", [True, False, np.True_, 2**70, -1, NUM_ACTIONS, 1.0, "3", None, [3]])
+def test_an_action_outside_the_space_is_one_value_error_line_whatever_illegal_action_says(illegal_action, action):
+    """A bool is not an action id (step(True) was played as 1); 2**70 was an OverflowError."""
+    env = SergeantMajorEnv(num_deals=1, illegal_action=illegal_action)
+    env.reset(seed=0)
+    before = env.state.copy()
+    with pytest.raises(ValueError, match=r"^SergeantMajorEnv.step: an action is an integer id 0..57 "
+                                         r"\(RULES.md section 10\), got .*$") as caught:
+        env.step(action)
+    assert "\n" not in str(caught.value)
+    for name, value in before.arrays().items():
+        np.testing.assert_array_equal(value, getattr(env.state, name), err_msg=name)
+    env.step(int(np.flatnonzero(env.action_masks())[0]))  # still usable
+
+
+def test_numpy_integer_actions_are_accepted():
+    env = SergeantMajorEnv(num_deals=1, illegal_action="raise")
+    env.reset(seed=0)
+    env.step(np.int64(np.flatnonzero(env.action_masks())[0]))
+    env.step(np.array(np.flatnonzero(env.action_masks())[0]))  # a 0-d array, as a policy may give
+
+
+@pytest.mark.parametrize("seed", [2**63, 2**70, -1, True, 1.5, "0"])
+def test_reset_refuses_a_seed_out_of_the_seed_rule_and_changes_nothing(seed):
+    env = SergeantMajorEnv(num_deals=1, learner_seat=None)
+    env.reset(seed=5)
+    before, generator = env.state.copy(), env.np_random.bit_generator.state
+    with pytest.raises(ValueError, match=r"SergeantMajorEnv.reset: seed must be an integer from 0 to 2\*\*63 - 1"):
+        env.reset(seed=seed)
+    assert env.np_random.bit_generator.state == generator and env.game_seed == 5
+    for name, value in before.arrays().items():
+        np.testing.assert_array_equal(value, getattr(env.state, name), err_msg=name)
+    env.reset(seed=2**63 - 1)  # the largest seed is allowed
 
 
 def test_replace_illegal_action():
@@ -245,7 +305,10 @@ def test_step_before_reset_and_after_end():
     ({"exchanges": "yes"}, "exchanges must be true or false"),
     ({"reward": "win"}, "reward must be one of 'points', 'score', 'rank'"),
     ({"learner_seat": 3}, "learner_seat must be 0, 1, 2"),
-    ({"illegal_action": "ignore"}, "illegal_action must be one of"),
+    ({"illegal_action": "ignore"}, "illegal_action must be one of 'terminate', 'raise', 'replace'"),
+    ({"illegal_reward": float("nan")}, "illegal_reward must be a finite number"),
+    ({"illegal_reward": True}, "illegal_reward must be a finite number"),
+    ({"illegal_reward": "-1"}, "illegal_reward must be a finite number"),
     ({"rules": Rules(), "num_deals": 2}, "either"),
 ])
 def test_bad_options(kwargs, match):
@@ -265,6 +328,49 @@ def test_bad_opponents_and_reset_options():
         env.reset(options={"seat": 1})
     with pytest.raises(ValueError, match="seed"):
         env.reset(seed=-1)
+
+
+# ----------------------------------------------------------------------------- infos
+
+def test_infos_are_numbers_and_arrays_only():
+    """Tensor-friendly: every info value converts to an array of numbers (no strings, no None)."""
+    env = SergeantMajorEnv(num_deals=1, learner_seat=None)
+    rng = np.random.default_rng(4)
+    _, info = env.reset(seed=4)
+    infos = [info]
+    while True:
+        *_, terminated, _, info = env.step(random_legal(env.action_masks(), rng))
+        infos.append(info)
+        if terminated:
+            break
+    for info in infos:
+        for key, value in info.items():
+            assert np.asarray(value).dtype.kind in "biuf", (key, value)
+        assert engine.DECISIONS[info["decision"]] and engine.ROLE_NAMES[info["role"]]
+        assert info["scores"].dtype == np.int64 and info["scores"].shape == (3,)
+    assert infos[-1]["decision"] == engine.OVER and infos[-1]["deal"] == 1
+
+
+def test_make_vec_loop_of_the_readme_passes_any_action_after_a_done():
+    """gymnasium.make_vec (sync, NEXT_STEP autoreset): the terminal step's action_mask row is
+    all False and the next step resets that env, ignoring its action. The README's loop."""
+    envs = gymnasium.make_vec("SergeantMajor-v0", num_envs=4, vectorization_mode="sync", num_deals=1)
+    rng = np.random.default_rng(0)
+    observations, infos = envs.reset(seed=0)
+    done = np.zeros(envs.num_envs, dtype=bool)
+    episodes, illegal = 0, 0
+    for _ in range(300):
+        # After a done, the next step is the reset step: its action is ignored, any will do.
+        actions = np.array([0 if d else rng.choice(np.flatnonzero(mask))
+                            for d, mask in zip(done, infos["action_mask"])])
+        observations, rewards, terminated, truncated, infos = envs.step(actions)
+        done = terminated | truncated
+        episodes += int(done.sum())
+        illegal += int(np.sum(infos["illegal_action"] & infos.get("_illegal_action", True)))
+        if done.any():
+            assert not infos["action_mask"][done].any()  # the terminal step's masks are all False
+    envs.close()
+    assert episodes >= 4 and illegal == 0  # every live env got a legal action
 
 
 # ----------------------------------------------------------------------------- seats, render

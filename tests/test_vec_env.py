@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -323,7 +324,9 @@ def test_bad_policy_output():
 
 @pytest.mark.parametrize("kwargs, match", [
     ({"num_envs": 0}, "num_envs must be a positive integer"),
-    ({"num_envs": 2, "seed": -1}, "seed must be a non-negative integer"),
+    ({"num_envs": 2, "seed": -1}, r"seed must be an integer from 0 to 2\*\*63 - 1"),
+    ({"num_envs": 2, "seed": 2**63}, r"seed must be an integer from 0 to 2\*\*63 - 1"),
+    ({"num_envs": 2, "seed": True}, r"seed must be an integer from 0 to 2\*\*63 - 1"),
     ({"num_envs": 2, "reward": "wins"}, "reward must be one of"),
     ({"num_envs": 2, "num_deals": 20}, "num_deals must be an integer from 1 to 18"),
     ({"num_envs": 2, "must_overtake": 1}, "must_overtake must be true or false"),
@@ -333,3 +336,69 @@ def test_bad_policy_output():
 def test_bad_options(kwargs, match):
     with pytest.raises(ValueError, match=match):
         SergeantMajorVecEnv(**kwargs)
+
+
+def test_seed_out_of_range_is_one_line_and_keeps_the_seed_in_use():
+    env = SergeantMajorVecEnv(3, seed=7, num_deals=1)
+    for bad in (2**63, 2**70, -1, 1.5, "1"):
+        with pytest.raises(ValueError, match=r"SergeantMajorVecEnv.seed: seed must be an integer from 0 to 2\*\*63 - 1"):
+            env.seed(bad)
+    env.reset()
+    np.testing.assert_array_equal(env.state.seed, [7, 8, 9])  # the refused seeds changed nothing
+    assert env.seed(2**63 - 1) == [2**63 - 1 + i for i in range(3)]  # the largest seed is fine
+
+
+def state_arrays(env):
+    return {name: value.copy() for name, value in env.state.arrays().items()}
+
+
+@pytest.mark.parametrize("shape", [(4, 1), (1, 4), (2, 2), (3,), (5,), ()])
+def test_step_async_accepts_exactly_shape_n_and_refuses_other_shapes(shape):
+    env = SergeantMajorVecEnv(4, seed=0, num_deals=1)
+    env.reset()
+    before = state_arrays(env)
+    actions = np.zeros(shape, dtype=np.int64)
+    with pytest.raises(ValueError, match=rf"actions must be 4 integer action ids, shape \(4,\), got int64 array of shape "
+                                         rf"{re.escape(str(shape))}"):
+        env.step(actions)
+    for name, value in before.items():
+        np.testing.assert_array_equal(value, getattr(env.state, name), err_msg=name)
+    env.step(env.action_masks().argmax(axis=1))  # a (4,) array still steps
+    env.step(env.action_masks().argmax(axis=1).tolist())  # and so does a list of 4 ints
+
+
+@pytest.mark.parametrize("actions, match", [
+    (np.zeros(4, dtype=bool), "got bool array"),
+    (np.zeros(4, dtype=np.float32), "got float32 array"),
+    (np.array([0, 0, 58, 0]), r"action ids are 0..57 \(RULES.md section 10\), got 58 for game 2"),
+    (np.array([0, -1, 0, 0]), "got -1 for game 1"),
+])
+def test_step_async_refuses_non_integer_and_out_of_space_actions(actions, match):
+    env = SergeantMajorVecEnv(4, seed=0, num_deals=1, illegal_action="replace")
+    env.reset()
+    before = state_arrays(env)
+    with pytest.raises(ValueError, match=match):
+        env.step(actions)
+    for name, value in before.items():
+        np.testing.assert_array_equal(value, getattr(env.state, name), err_msg=name)
+
+
+def test_step_async_copies_the_actions():
+    """Changing the caller's array between step_async and step_wait does not change the step."""
+    a, b = SergeantMajorVecEnv(4, seed=3, num_deals=1), SergeantMajorVecEnv(4, seed=3, num_deals=1)
+    a.reset(), b.reset()
+    actions = a.action_masks().argmax(axis=1)
+    a.step_async(actions)
+    expected = actions.copy()
+    actions[:] = -5  # would be out of the action space if it were read at step_wait
+    obs_a, rewards_a, _, _ = a.step_wait()
+    obs_b, rewards_b, _, _ = b.step(expected)
+    np.testing.assert_array_equal(obs_a, obs_b)
+    np.testing.assert_array_equal(rewards_a, rewards_b)
+    for name, value in state_arrays(b).items():
+        np.testing.assert_array_equal(value, getattr(a.state, name), err_msg=name)
+
+
+def test_step_async_before_reset_says_to_reset():
+    with pytest.raises(RuntimeError, match=r"call reset\(\) first"):
+        SergeantMajorVecEnv(2, num_deals=1).step_async(np.zeros(2, dtype=np.int64))
