@@ -394,9 +394,7 @@ class raw_env(AECEnv):
         if self.render_mode is None:
             gymnasium.logger.warn("You are calling render method without specifying any render mode.")
             return None
-        state = self.engine_state
-        if state is None:
-            raise RuntimeError(f"{type(self).__name__}.render: no game yet: call reset() first")
+        state = self._require_game("render")
         if self.render_seat is None:
             text = referee_view(state, AGENTS)
         else:
