@@ -80,7 +80,7 @@ register_agent("rllib", refuse_rllib_checkpoint, takes_argument=True,
 register_agent(RLLIB_UNSAFE_NAME, make_rllib_agent, takes_argument=True,
                help="a policy trained with RLlib's PPO (examples/rllib_selfplay.py): rllib-unsafe-pickle:PATH "
                     "(UNPICKLES the checkpoint: only checkpoints you trust)")
-register_agent("human", HumanAgent, help="a person at the terminal (python -m sergeant_major_env.play)")
+register_agent("human", HumanAgent, help="a person at the terminal (python play.py)")
 
 __all__ = [
     "AECSeat", "Agent", "GreedyAgent", "HeuristicAgent", "HumanAgent", "PIMCAgent", "PPOAgent", "RandomAgent", "aec_action", "agent_help",

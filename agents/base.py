@@ -10,13 +10,13 @@ knows (public fields and :func:`sergeant_major_env.worlds.sample_worlds`).
 Agents are made by name::
 
     agent = make_agent("heuristic")           # "random", "greedy", "heuristic"
-    agent = make_agent("ppo:runs/best.zip")   # a MaskablePPO checkpoint
+    agent = make_agent("ppo:runs/best")       # a train.py run folder (its code-free policy file)
 
 ``NAME:ARGUMENT`` passes ``ARGUMENT`` (everything after the first colon) to the factory of
-``NAME``. Other modules add agents with :func:`register_agent` (the play CLI registers
-``"human"``; search bots can register themselves the same way)::
+``NAME``. Other modules add agents with :func:`register_agent` (this package registers its
+own in ``agents/__init__.py``; search bots can register themselves the same way)::
 
-    register_agent("human", lambda: HumanAgent())                  # no argument
+    register_agent("bot", lambda: MyBot())                         # no argument
     register_agent("mcts", lambda arg: Mcts(rollouts=int(arg or 64)), takes_argument=True)
 
 :class:`AECSeat` lets any agent play one seat of the PettingZoo AEC env (a batch of one).
