@@ -19,6 +19,7 @@ import dataclasses
 from typing import Iterator, Sequence
 
 import numpy as np
+import pytest
 from hypothesis import strategies as st
 
 from sergeant_major_env import Rules, engine
@@ -448,3 +449,26 @@ class ExchangeTracker:
                 sizes = [20 if s == playmaker else 16 for s in range(3)]
             assert [int(h) for h in after.hands[g]] == expected
             assert [popcount(h) for h in after.hands[g]] == sizes
+
+
+def tiny_maskable_ppo(obs_size: int, n_actions: int):
+    """A MaskablePPO model (8 hidden units) of an env with these spaces and nothing else: for tests
+    of model files and their spaces. Skips the test where the train extra is not installed."""
+    gymnasium = pytest.importorskip("gymnasium")
+    contrib = pytest.importorskip("sb3_contrib")
+
+    class Blank(gymnasium.Env):
+        observation_space = gymnasium.spaces.Box(-np.inf, np.inf, (obs_size,), np.float32)
+        action_space = gymnasium.spaces.Discrete(n_actions)
+
+        def reset(self, *, seed=None, options=None):
+            return np.zeros(obs_size, np.float32), {}
+
+        def step(self, action):
+            return np.zeros(obs_size, np.float32), 0.0, True, False, {}
+
+        def action_masks(self):
+            return np.ones(n_actions, dtype=bool)
+
+    return contrib.MaskablePPO("MlpPolicy", Blank(), n_steps=8, batch_size=8, seed=0, device="cpu",
+                               policy_kwargs={"net_arch": [8]})

@@ -9,6 +9,7 @@ import itertools
 import numpy as np
 import pytest
 
+from conftest import tiny_maskable_ppo
 import agents
 from agents import AECSeat, GreedyAgent, HeuristicAgent, RandomAgent, make_agent, register_agent
 from agents.heuristic import mode_values, plan_values
@@ -213,24 +214,7 @@ def test_register_agent_extension_point():
 # ----------------------------------------------------------------------------- PPO checkpoints
 
 def _tiny_model(obs_size: int = OBSERVATION_SIZE, n_actions: int = NUM_ACTIONS):
-    gymnasium = pytest.importorskip("gymnasium")
-    contrib = pytest.importorskip("sb3_contrib")
-
-    class Dummy(gymnasium.Env):
-        observation_space = gymnasium.spaces.Box(-np.inf, np.inf, (obs_size,), np.float32)
-        action_space = gymnasium.spaces.Discrete(n_actions)
-
-        def reset(self, *, seed=None, options=None):
-            return np.zeros(obs_size, np.float32), {}
-
-        def step(self, action):
-            return np.zeros(obs_size, np.float32), 0.0, True, False, {}
-
-        def action_masks(self):
-            return np.ones(n_actions, dtype=bool)
-
-    return contrib.MaskablePPO("MlpPolicy", Dummy(), n_steps=8, batch_size=8, seed=0, device="cpu",
-                               policy_kwargs={"net_arch": [8]})
+    return tiny_maskable_ppo(obs_size, n_actions)
 
 
 def test_ppo_checkpoint_loads_and_plays_legally(tmp_path):

@@ -21,7 +21,9 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
+from conftest import tiny_maskable_ppo  # noqa: E402
 from sergeant_major_env import SergeantMajorVecEnv, engine  # noqa: E402
+from sergeant_major_env.observation import OBSERVATION_SIZE  # noqa: E402
 from sergeant_major_env.policies import RandomPolicy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -164,28 +166,12 @@ def test_resume_with_other_observations_is_one_line_naming_both_shapes(tmp_path,
     (run / "checkpoints").mkdir(parents=True)
     _foreign_model(obs_size=5, n_actions=3).save(run / "checkpoints" / "model_000000000100.zip")
     code, line = _fails(["--resume", str(run), "--total-timesteps", "768", *TINY], capsys)
-    assert code == 1 and "(5,)" in line and "(641,)" in line, line
+    assert code == 1 and "(5,)" in line and f"({OBSERVATION_SIZE},)" in line, line
     assert sorted(p.name for p in run.iterdir()) == ["checkpoints"]
 
 
 def _foreign_model(obs_size: int, n_actions: int):
-    import gymnasium
-    from sb3_contrib import MaskablePPO
-
-    class Foreign(gymnasium.Env):
-        observation_space = gymnasium.spaces.Box(-1, 1, (obs_size,), np.float32)
-        action_space = gymnasium.spaces.Discrete(n_actions)
-
-        def reset(self, *, seed=None, options=None):
-            return np.zeros(obs_size, np.float32), {}
-
-        def step(self, action):
-            return np.zeros(obs_size, np.float32), 0.0, True, False, {}
-
-        def action_masks(self):
-            return np.ones(n_actions, dtype=bool)
-
-    return MaskablePPO("MlpPolicy", Foreign(), n_steps=8, batch_size=8, device="cpu", policy_kwargs={"net_arch": [8]})
+    return tiny_maskable_ppo(obs_size, n_actions)
 
 
 def _copy_run(run_dir, tmp_path) -> Path:
