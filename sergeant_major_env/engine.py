@@ -94,51 +94,64 @@ class IllegalActionError(ValueError):
     """An action the rules do not allow; the state was left unchanged."""
 
 
+def _field(shape: tuple, dtype, initial=0, reset: str | None = None):
+    """One array field of :class:`State`, declared once: its shape per game, dtype, initial
+    value, and when the rules reset it to that value: ``"game"`` (a new game), ``"deal"``
+    (a new deal), ``"step"`` (every :func:`step`: the step's events) or ``None`` (set by
+    the rules themselves)."""
+    return dataclasses.field(metadata={"shape": shape, "dtype": dtype, "initial": initial, "reset": reset})
+
+
 @dataclasses.dataclass
 class State:
-    """B games as arrays (leading axis = game). Seats 0..2; cards as uint64 sets."""
+    """B games as arrays (leading axis = game). Seats 0..2; cards as uint64 sets.
+
+    Each field is declared once below (shape per game, dtype, initial value, reset), like
+    Pgx's ``State``; :func:`init` builds the arrays from these declarations."""
 
     rules: Rules
-    seed: np.ndarray          # uint64[B]   the game's own seed: it alone decides the cards
-    episode: np.ndarray       # uint32[B]   games finished in this slot (automatic reset)
-    first_dealer: np.ndarray  # int8[B]     drawn by lot from the seed (R4)
-    deal: np.ndarray          # int8[B]     index of the current deal, 0-based
-    dealer: np.ndarray        # int8[B]
-    phase: np.ndarray         # int8[B]     decision kind, see the module docstring
-    to_act: np.ndarray        # int8[B]     seat to decide, -1 once the game is over
-    hands: np.ndarray         # uint64[B,3]
-    dealt: np.ndarray         # int8[B,3,16] each hand as dealt, in dealing order (R10)
-    first_six: np.ndarray     # uint64[B]   the playmaker's first six cards (R9)
-    talon_cards: np.ndarray   # int8[B,4]
-    talon: np.ndarray         # uint64[B]
-    mode: np.ndarray          # int8[B]     0..3 trumps S C H D, 4 NT, 5 MIN, -1 not chosen
-    modes_used: np.ndarray    # uint8[B,3]  bit m: the seat has played mode m as playmaker (R8)
-    exchange_giver: np.ndarray     # int8[B,2]  the deal's exchange pairs in R20 order, -1 unused
-    exchange_receiver: np.ndarray  # int8[B,2]
-    exchange_due: np.ndarray       # int8[B,3,3] cards due from giver g to receiver r this deal (R19)
-    exchange_pair: np.ndarray      # int8[B]    the pair exchanging now
-    exchange_done: np.ndarray      # int8[B,3,3] cards handed from giver g to receiver r this deal
-    exchange_trump: np.ndarray     # int8[B]    the trump given and awaiting a free return, -1
-    given: np.ndarray         # uint64[B,3]  cards each seat handed over in this deal's exchanges
-    received: np.ndarray      # uint64[B,3]  cards each seat received in them
-    discards: np.ndarray      # uint64[B]
-    played: np.ndarray        # uint64[B,3]  cards each seat has played in this deal
-    trick: np.ndarray         # int8[B,3]   the current trick by position, -1 empty
-    past_tricks: np.ndarray   # int8[B,16,3] this deal's completed tricks by position, -1 not yet played
-    past_leaders: np.ndarray  # int8[B,16]  the seat that led each of them
-    leader: np.ndarray        # int8[B]     seat leading the current trick, -1 before play
-    tricks_won: np.ndarray    # int8[B,3]
-    prev_points: np.ndarray   # int8[B,3]   points of the previous deal (R17, R18)
-    scores: np.ndarray        # int16[B,3]
+    seed: np.ndarray = _field((), np.uint64)             # the game's own seed: it alone decides the cards
+    episode: np.ndarray = _field((), np.uint32)          # games finished in this slot (automatic reset)
+    first_dealer: np.ndarray = _field((), np.int8)       # drawn by lot from the seed (R4)
+    deal: np.ndarray = _field((), np.int8, 0, "game")    # index of the current deal, 0-based
+    dealer: np.ndarray = _field((), np.int8)
+    phase: np.ndarray = _field((), np.int8)              # decision kind, see the module docstring
+    to_act: np.ndarray = _field((), np.int8)             # seat to decide, -1 once the game is over
+    hands: np.ndarray = _field((3,), np.uint64)
+    dealt: np.ndarray = _field((3, 16), np.int8, -1)     # each hand as dealt, in dealing order (R10)
+    first_six: np.ndarray = _field((), np.uint64)        # the playmaker's first six cards (R9)
+    talon_cards: np.ndarray = _field((4,), np.int8, -1)
+    talon: np.ndarray = _field((), np.uint64)
+    mode: np.ndarray = _field((), np.int8, -1, "deal")   # 0..3 trumps S C H D, 4 NT, 5 MIN, -1 not chosen
+    modes_used: np.ndarray = _field((3,), np.uint8, 0, "game")  # bit m: the seat has played mode m as playmaker (R8)
+    exchange_giver: np.ndarray = _field((2,), np.int8, -1, "deal")     # the deal's exchange pairs in R20 order, -1 unused
+    exchange_receiver: np.ndarray = _field((2,), np.int8, -1, "deal")
+    exchange_due: np.ndarray = _field((3, 3), np.int8, 0, "deal")      # cards due from giver g to receiver r (R19)
+    exchange_pair: np.ndarray = _field((), np.int8, 0, "deal")         # the pair exchanging now
+    exchange_done: np.ndarray = _field((3, 3), np.int8, 0, "deal")     # cards handed from giver g to receiver r
+    exchange_trump: np.ndarray = _field((), np.int8, -1, "deal")       # the trump given and awaiting a free return, -1
+    given: np.ndarray = _field((3,), np.uint64, 0, "deal")     # cards each seat handed over in this deal's exchanges
+    received: np.ndarray = _field((3,), np.uint64, 0, "deal")  # cards each seat received in them
+    discards: np.ndarray = _field((), np.uint64, 0, "deal")
+    played: np.ndarray = _field((3,), np.uint64, 0, "deal")    # cards each seat has played in this deal
+    shown_out: np.ndarray = _field((3,), np.uint64, 0, "deal")  # cards each seat has shown it lacks (R13-R15)
+    trick: np.ndarray = _field((3,), np.int8, -1, "deal")      # the current trick by position, -1 empty
+    past_tricks: np.ndarray = _field((16, 3), np.int8, -1, "deal")  # this deal's completed tricks by position
+    trick_leaders: np.ndarray = _field((16,), np.int8, -1, "deal")  # the seat leading each trick, the current one too
+    card_trick: np.ndarray = _field((52,), np.int8, -1, "deal")     # the trick each card was played in, -1 not played
+    leader: np.ndarray = _field((), np.int8, -1, "deal")       # seat leading the current trick, -1 before play
+    tricks_won: np.ndarray = _field((3,), np.int8, 0, "deal")
+    prev_points: np.ndarray = _field((3,), np.int8, 0, "game")  # points of the previous deal (R17, R18)
+    scores: np.ndarray = _field((3,), np.int16, 0, "game")
     # What the last step() did, for rewards, records and renderers:
-    last_returned: np.ndarray      # int8[B]    card returned in an exchange, -1 none
-    last_trick: np.ndarray         # int8[B,3]  the trick completed, by position
-    last_trick_leader: np.ndarray  # int8[B]
-    last_trick_winner: np.ndarray  # int8[B]    -1 if no trick was completed
-    deal_ended: np.ndarray         # bool[B]
-    deal_points: np.ndarray        # int8[B,3]  points of the deal that ended
-    game_ended: np.ndarray         # bool[B]
-    final_scores: np.ndarray       # int16[B,3] scores of the game that ended
+    last_returned: np.ndarray = _field((), np.int8, -1, "step")      # card returned in an exchange, -1 none
+    last_trick: np.ndarray = _field((3,), np.int8, -1)               # the trick completed, by position
+    last_trick_leader: np.ndarray = _field((), np.int8, -1)
+    last_trick_winner: np.ndarray = _field((), np.int8, -1, "step")  # -1 if no trick was completed
+    deal_ended: np.ndarray = _field((), bool, False, "step")
+    deal_points: np.ndarray = _field((3,), np.int8, 0, "step")       # points of the deal that ended
+    game_ended: np.ndarray = _field((), bool, False, "step")
+    final_scores: np.ndarray = _field((3,), np.int16)                # scores of the game that ended
 
     @property
     def exchange_count(self) -> np.ndarray:
@@ -170,28 +183,21 @@ class State:
         return sum(v.nbytes for v in self.arrays().values()) / self.batch_size
 
 
-def _empty(rules: Rules, batch: int) -> State:
-    def full(shape, dtype, value=0):
-        return np.full((batch, *shape), value, dtype=dtype)
+_ARRAY_FIELDS = tuple(f for f in dataclasses.fields(State) if f.name != "rules")
+_RESETS = {when: tuple((f.name, f.metadata["initial"]) for f in _ARRAY_FIELDS if f.metadata["reset"] == when)
+           for when in ("game", "deal", "step")}
 
-    return State(
-        rules=rules, seed=full((), np.uint64), episode=full((), np.uint32),
-        first_dealer=full((), np.int8), deal=full((), np.int8), dealer=full((), np.int8),
-        phase=full((), np.int8), to_act=full((), np.int8), hands=full((3,), np.uint64),
-        dealt=full((3, 16), np.int8, -1), first_six=full((), np.uint64), talon_cards=full((4,), np.int8, -1), talon=full((), np.uint64),
-        mode=full((), np.int8, -1), modes_used=full((3,), np.uint8),
-        exchange_giver=full((2,), np.int8, -1), exchange_receiver=full((2,), np.int8, -1),
-        exchange_due=full((3, 3), np.int8), exchange_pair=full((), np.int8),
-        exchange_done=full((3, 3), np.int8), exchange_trump=full((), np.int8, -1),
-        given=full((3,), np.uint64), received=full((3,), np.uint64), discards=full((), np.uint64),
-        played=full((3,), np.uint64), trick=full((3,), np.int8, -1), leader=full((), np.int8, -1),
-        past_tricks=full((16, 3), np.int8, -1), past_leaders=full((16,), np.int8, -1),
-        tricks_won=full((3,), np.int8), prev_points=full((3,), np.int8), scores=full((3,), np.int16),
-        last_returned=full((), np.int8, -1), last_trick=full((3,), np.int8, -1),
-        last_trick_leader=full((), np.int8, -1), last_trick_winner=full((), np.int8, -1),
-        deal_ended=full((), bool), deal_points=full((3,), np.int8),
-        game_ended=full((), bool), final_scores=full((3,), np.int16),
-    )
+
+def _empty(rules: Rules, batch: int) -> State:
+    """B games with every field at its declared initial value."""
+    return State(rules=rules, **{f.name: np.full((batch, *f.metadata["shape"]), f.metadata["initial"],
+                                                 dtype=f.metadata["dtype"]) for f in _ARRAY_FIELDS})
+
+
+def _reset(state: State, games, when: str) -> None:
+    """Set the fields declared with ``reset=when`` back to their initial values in ``games``."""
+    for name, initial in _RESETS[when]:
+        getattr(state, name)[games] = initial
 
 
 def game_seeds(seed: int, batch_size: int) -> np.ndarray:
@@ -222,10 +228,7 @@ def _start_game(state: State, games: np.ndarray) -> None:
     key = _game_key(state, games)
     state.first_dealer[games] = (_random(key, _STREAM_DEALER, 0) % _U64(3)).astype(np.int8)
     state.dealer[games] = state.first_dealer[games]
-    state.deal[games] = 0
-    state.modes_used[games] = 0
-    state.prev_points[games] = 0
-    state.scores[games] = 0
+    _reset(state, games, "game")
     _start_deal(state, games)
 
 
@@ -269,22 +272,7 @@ def set_cards(state: State, games: np.ndarray, dealt: np.ndarray, talon_cards: n
     state.talon[games] = cards_to_bits(talon_cards)
     state.phase[games] = MODE
     state.to_act[games] = playmaker
-    state.mode[games] = -1
-    state.exchange_giver[games] = -1
-    state.exchange_receiver[games] = -1
-    state.exchange_due[games] = 0
-    state.exchange_pair[games] = 0
-    state.exchange_done[games] = 0
-    state.exchange_trump[games] = -1
-    state.given[games] = 0
-    state.received[games] = 0
-    state.discards[games] = 0
-    state.played[games] = 0
-    state.trick[games] = -1
-    state.past_tricks[games] = -1
-    state.past_leaders[games] = -1
-    state.leader[games] = -1
-    state.tricks_won[games] = 0
+    _reset(state, games, "deal")
 
 
 # ----------------------------------------------------------------------------- legality
@@ -307,7 +295,7 @@ def play_classes(rules: Rules, trick: np.ndarray, mode: np.ndarray) -> list:
     """R13-R15 as card classes in priority order (a list of uint64[B] sets, or scalars).
     The legal plays of a hand are its cards in the first class it holds any card of, so
     playing a card of class k shows to everyone that the hand held no card of the classes
-    before k (:func:`shown_out` reads voids that way).
+    before k (:func:`ruled_out` reads voids that way, into ``State.shown_out``).
 
     Default rules: the led suit (R13), trumps (R14), any card; the leader: any card.
     ``must_overtake`` puts first the led-suit cards above the best one on the table (unless
@@ -338,26 +326,25 @@ def _legal_plays(rules: Rules, hand: np.ndarray, trick: np.ndarray, mode: np.nda
     return legal
 
 
-def shown_out(state: State) -> np.ndarray:
-    """uint64[B, 3]: cards each seat has shown, by its plays in this deal, that it does not
-    hold (R13-R15): a card of class k (:func:`play_classes`) rules out the classes before k.
-    Public knowledge; no card enters a hand during play, so it holds to the deal's end."""
-    n = state.batch_size
-    # Every trick of the deal so far, the current one last: [B, 17, 3] by position.
-    tricks = np.concatenate([state.past_tricks, state.trick[:, None]], axis=1)
-    leaders = np.concatenate([state.past_leaders, state.leader[:, None]], axis=1)
-    shown = np.zeros((n, 3), dtype=np.uint64)
-    for position in (1, 2):  # the leader shows nothing
-        before = np.where(np.arange(3) < position, tricks, -1).reshape(-1, 3)
-        cards = tricks[:, :, position].reshape(-1)
-        classes = np.stack(np.broadcast_arrays(*play_classes(state.rules, before, np.repeat(state.mode, 17))), axis=1)
-        first = ((classes & bit(cards)[:, None]) != 0).argmax(axis=1)
-        ruled_out = np.bitwise_or.accumulate(classes, axis=1)[np.arange(cards.size), np.maximum(first - 1, 0)]
-        ruled_out = np.where((first > 0) & (cards >= 0), ruled_out, np.uint64(0)).reshape(n, 17)
-        seat = (leaders + position) % 3
-        for s in range(3):
-            shown[:, s] |= np.bitwise_or.reduce(np.where(seat == s, ruled_out, np.uint64(0)), axis=1)
+def ruled_out(rules: Rules, trick: np.ndarray, mode: np.ndarray, cards: np.ndarray) -> np.ndarray:
+    """uint64[G]: the cards a seat shows it does not hold by playing ``cards`` to ``trick`` (the
+    trick before the card, by position): a card of class k (:func:`play_classes`) rules out the
+    classes before k (R13: a void in the led suit; R14: no trump either; the R15 options:
+    nothing that could beat the table). Leading shows nothing. Kept in ``State.shown_out``."""
+    card = bit(cards)
+    classes = play_classes(rules, trick, mode)
+    if len(classes) == 3:  # the rule book's default: led suit (R13), trumps (R14), any card
+        led_suit, trumps = classes[0], classes[1]  # both empty when leading
+        return np.where(card & led_suit, _NONE, led_suit | np.where(card & trumps, _NONE, trumps))
+    found = trick[:, 0] < 0  # leading shows nothing
+    shown = np.zeros(card.shape, dtype=np.uint64)
+    for cards_of_class in classes[:-1]:  # the last class (any card) rules out nothing
+        found = found | ((cards_of_class & card) != 0)
+        shown |= np.where(found, _NONE, cards_of_class)
     return shown
+
+
+_NONE = np.uint64(0)
 
 
 def legal_bits(state: State, games: np.ndarray | None = None) -> np.ndarray:
@@ -419,11 +406,7 @@ def step(state: State, actions, autoreset: bool = False, legal: np.ndarray | Non
         if bad.size:
             raise IllegalActionError(_illegal_message(state, int(games[bad[0]]), int(actions[bad[0]]), bad.size))
 
-    state.last_returned[select] = -1
-    state.last_trick_winner[select] = -1
-    state.deal_ended[select] = False
-    state.deal_points[select] = 0
-    state.game_ended[select] = False
+    _reset(state, select, "step")
     if n == 1:  # one game (the AEC env, replays): no grouping needed
         groups = [] if phase[0] == OVER else [(int(phase[0]), games, actions)]
     else:
@@ -568,23 +551,31 @@ def _discard(state: State, games: np.ndarray, cards: np.ndarray) -> None:
     done = games[count(state.discards[games]) == 4]
     state.phase[done] = PLAY
     state.leader[done] = state.to_act[done]  # the playmaker leads the first trick
+    state.trick_leaders[done, 0] = state.to_act[done]
 
 
 def _play(state: State, games: np.ndarray, cards: np.ndarray) -> None:
     seat = state.to_act[games]
     card_bit = bit(cards)
-    state.hands[games, seat] &= ~card_bit
+    hand = state.hands[games, seat]
+    # The index of this trick: every hand holds 16 cards at the first lead and gives one per trick.
+    number = 16 - count(hand)
+    state.hands[games, seat] = hand & ~card_bit
     state.played[games, seat] |= card_bit
+    state.card_trick[games, cards] = number
     position = _POSITION[seat - state.leader[games]]  # 0 for the leader, then clockwise
+    if np.count_nonzero(position):  # a lead shows nothing
+        shown = ruled_out(state.rules, state.trick[games], state.mode[games], cards)
+        if np.count_nonzero(shown):  # most cards follow suit and show nothing either
+            state.shown_out[games, seat] |= shown
     state.trick[games, position] = cards
     state.to_act[games] = NEXT_SEAT[seat]  # R12: clockwise
-    complete = games[position == 2]
+    last = position == 2
+    complete, number = games[last], number[last]
     if complete.size == 0:
         return
     trick = state.trick[complete]
-    number = state.tricks_won[complete].sum(axis=1)  # tricks completed before this one
     state.past_tricks[complete, number] = trick
-    state.past_leaders[complete, number] = state.leader[complete]
     winner = (state.leader[complete] + trick_winner_position(trick, state.mode[complete])) % 3
     state.tricks_won[complete, winner] += 1
     state.last_trick[complete] = trick
@@ -593,12 +584,14 @@ def _play(state: State, games: np.ndarray, cards: np.ndarray) -> None:
     state.trick[complete] = -1
     state.leader[complete] = winner  # the winner leads the next trick
     state.to_act[complete] = winner
+    going_on = number < 15
+    state.trick_leaders[complete[going_on], number[going_on] + 1] = winner[going_on]
     _end_deal(state, complete[state.hands[complete, winner] == 0])  # all hands empty: 16 tricks
 
 
-# _STRENGTH[mode, led suit, card] (R16): trumps beat the led suit, which beats the rest,
-# each by rank. Modes 4 (NT) and 5 (MIN) have no trumps.
-_STRENGTH = np.array([[[26 + c % 13 if c // 13 == mode else 13 + c % 13 if c // 13 == led else 0
+# STRENGTH[mode, led suit, card] (R16): trumps beat the led suit, which beats the rest,
+# each by rank. Modes 4 (NT) and 5 (MIN) have no trumps. The highest strength on the table wins.
+STRENGTH = np.array([[[26 + c % 13 if c // 13 == mode else 13 + c % 13 if c // 13 == led else 0
                         for c in range(52)] for led in range(4)] for mode in range(6)], dtype=np.int8)
 
 
@@ -606,7 +599,7 @@ def trick_winner_position(trick: np.ndarray, mode: np.ndarray) -> np.ndarray:
     """R16: position (0 = leader) of the highest trump, else of the highest card of the led
     suit. In a trick still being played the empty positions (-1) never win; an empty trick
     gives position 0."""
-    strength = _STRENGTH[mode[:, None], trick[:, :1] // 13, trick]
+    strength = STRENGTH[mode[:, None], trick[:, :1] // 13, trick]
     return np.where(trick >= 0, strength, -1).argmax(axis=1)
 
 

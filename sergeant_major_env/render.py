@@ -184,7 +184,7 @@ def _last_trick(state: engine.State, game: int) -> tuple[tuple[int, int], ...]:
     done = int(state.tricks_won[game].sum())
     if done == 0:
         return ()
-    return _trick(state.past_tricks[game, done - 1], int(state.past_leaders[game, done - 1]))
+    return _trick(state.past_tricks[game, done - 1], int(state.trick_leaders[game, done - 1]))
 
 
 def _exchanges(state: engine.State, game: int) -> tuple[tuple[int, int, int, int], ...]:

@@ -12,7 +12,7 @@ What the seat to act knows, and so every world keeps (RULES.md):
 * the cards played in this deal, trick by trick, and so the cards each seat has shown it
   does not hold: a seat that did not follow suit is void in it (R13), one that neither
   followed nor trumped holds no trump (R14), and with the R15 options, one that did not
-  beat the table could not (:func:`engine.shown_out`);
+  beat the table could not (``State.shown_out``, :func:`engine.ruled_out`);
 * the talon once turned face up (section 5): its cards not yet played are in the
   playmaker's hand or among its discards;
 * its own discards as playmaker; otherwise only that four unknown cards are out;
@@ -43,7 +43,7 @@ from __future__ import annotations
 import numpy as np
 
 from .cards import bit, bits_to_bool, bool_to_bits, count
-from .engine import DISCARD, MODE, PLAY, PLAYMAKER, State, shown_out
+from .engine import DISCARD, MODE, PLAY, PLAYMAKER, State
 
 _ALL = np.uint64((1 << 52) - 1)
 _ZERO = np.uint64(0)
@@ -101,7 +101,7 @@ def knowledge(state: State, games: np.ndarray) -> dict[str, np.ndarray]:
     fixed_anywhere = np.bitwise_or.reduce(fixed, axis=1)
     unseen = _ALL & ~(played | own_discards | fixed_anywhere)
 
-    shown = shown_out(state.take(games)) if np.any(phase == PLAY) else np.zeros((n, 3), np.uint64)
+    shown = state.shown_out[games]
     allowed = np.empty((n, 3), dtype=np.uint64)
     capacity = np.empty((n, 3), dtype=np.int64)
     for b, other in ((A_BIN, left), (B_BIN, right)):

@@ -28,7 +28,7 @@ CARD_ID_FIELDS = ("dealt", "talon_cards", "exchange_trump", "last_returned", "tr
 CARD_SET_FIELDS = ("hands", "first_six", "talon", "given", "received", "discards", "played")
 NO_CARD_FIELDS = ("seed", "episode", "first_dealer", "deal", "dealer", "phase", "to_act", "mode", "modes_used",
                   "exchange_giver", "exchange_receiver", "exchange_due", "exchange_pair", "exchange_done",
-                  "leader", "past_leaders", "tricks_won", "prev_points", "scores", "last_trick_leader",
+                  "leader", "trick_leaders", "card_trick", "shown_out", "tricks_won", "prev_points", "scores", "last_trick_leader",
                   "last_trick_winner", "deal_ended", "deal_points", "game_ended", "final_scores")
 
 

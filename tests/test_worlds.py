@@ -1,4 +1,4 @@
-"""The hidden-card sampler (sergeant_major_env.worlds) and the voids it reads (engine.shown_out).
+"""The hidden-card sampler (sergeant_major_env.worlds) and the voids it reads (State.shown_out).
 
 Worlds must never contradict what the seat to act knows (RULES.md R9, R13-R15, R21, R22,
 section 5), must not depend on anything it does not know, and must be uniform among the
@@ -23,7 +23,7 @@ from sergeant_major_env.worlds import knowledge, sample_worlds
 ALL = np.uint64((1 << 52) - 1)
 FAST = settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 PUBLIC_FIELDS = ("deal", "dealer", "phase", "to_act", "mode", "modes_used", "trick", "past_tricks",
-                 "past_leaders", "leader", "tricks_won", "played", "prev_points", "scores",
+                 "trick_leaders", "card_trick", "leader", "tricks_won", "played", "shown_out", "prev_points", "scores",
                  "exchange_giver", "exchange_receiver", "exchange_due", "exchange_pair", "exchange_done")
 
 
@@ -70,7 +70,7 @@ def test_worlds_keep_everything_the_seat_to_act_knows(seed, rules):
         playmaker = (state.dealer[game] + 1) % 3
         own_discards = shown & (seat == playmaker)
         np.testing.assert_array_equal(w.discards[own_discards], state.discards[game][own_discards])
-        assert (w.hands & engine.shown_out(w) == 0).all()
+        assert (w.hands & w.shown_out == 0).all()
         known = knowledge(state, live)
         fixed = known["fixed"][np.repeat(np.arange(live.size), worlds)]
         assert ((w.hands & fixed) == fixed).all()
@@ -93,7 +93,7 @@ def test_the_real_deal_is_always_one_of_the_possible_worlds(seed, rules):
             assert (rest & ~known["allowed"][:, bin_] == 0).all()
             assert (count(rest) == known["capacity"][:, bin_]).all()
         assert (count(known["unseen"]) == known["capacity"].sum(axis=1)).all()
-        assert (engine.shown_out(state) & state.hands == 0).all()
+        assert (state.shown_out & state.hands == 0).all()
 
 
 @FAST
@@ -128,13 +128,63 @@ def test_shown_out_marks_voids_when_a_seat_does_not_follow_suit(seed, rules):
             seat, card, led = int(before.to_act[g]), int(actions[g]), int(before.trick[g, 0])
             if state.deal[g] != before.deal[g]:
                 continue  # the deal ended: shown_out starts afresh
-            shown = int(engine.shown_out(state)[g, seat])
+            shown = int(state.shown_out[g, seat])
             if card // 13 != led // 13:
                 assert shown & int(SUIT_MASKS[led // 13]) == int(SUIT_MASKS[led // 13])
                 mode = int(before.mode[g])
                 if mode < 4 and card // 13 != mode:
                     assert shown & int(SUIT_MASKS[mode]) == int(SUIT_MASKS[mode])
-        assert (engine.shown_out(state) & state.hands == 0).all()
+        assert (state.shown_out & state.hands == 0).all()
+
+
+def _shown_out_from_history(state: engine.State) -> np.ndarray:
+    """The reference: walk every trick of the deal (completed ones and the current one) and, for
+    each card played after the lead, rule out what RULES.md says its player lacked then: a card
+    off the led suit rules out the led suit (R13);
+    in a trump deal a card off the led suit and off trumps rules out trumps too (R14); with
+    must_overtake a card of the led suit below the best one rules out the led-suit cards above
+    that best one (R15), and with must_overtrump a trump below a trump on the table (trumps not
+    led) rules out the trumps above it."""
+    shown = np.zeros((state.batch_size, 3), dtype=np.uint64)
+    rules = state.rules
+    for g in range(state.batch_size):
+        tricks = [(int(state.trick_leaders[g, t]), [int(c) for c in state.past_tricks[g, t]])
+                  for t in range(16) if state.past_tricks[g, t, 0] >= 0]
+        if state.leader[g] >= 0:
+            tricks.append((int(state.leader[g]), [int(c) for c in state.trick[g]]))
+        mode = int(state.mode[g])
+        trump = mode if mode < 4 else -1
+        for leader, cards in tricks:
+            led = cards[0] // 13
+            for position in (1, 2):
+                card = cards[position]
+                if card < 0:
+                    break
+                seat, table = (leader + position) % 3, cards[:position]
+                out = 0
+                if card // 13 != led:
+                    out |= int(SUIT_MASKS[led])
+                    if trump >= 0 and card // 13 != trump and led != trump:
+                        out |= int(SUIT_MASKS[trump])
+                trumped = trump >= 0 and led != trump and any(c // 13 == trump for c in table)
+                best_led = max(c for c in table if c // 13 == led)
+                if rules.must_overtake and not trumped and not (card // 13 == led and card > best_led):
+                    out |= int(SUIT_MASKS[led]) & ~((2 << best_led) - 1)
+                table_trumps = [c for c in table if c // 13 == trump]
+                if rules.must_overtrump and trump >= 0 and led != trump and table_trumps \
+                        and not (card // 13 == trump and card > max(table_trumps)) and card // 13 != led:
+                    out |= int(SUIT_MASKS[trump]) & ~((2 << max(table_trumps)) - 1)
+                shown[g, seat] |= np.uint64(out)
+    return shown
+
+
+@FAST
+@given(seed=seed_strategy, rules=rules_strategy)
+def test_shown_out_kept_by_the_engine_equals_a_walk_over_the_deals_tricks(seed, rules):
+    """R13-R15: State.shown_out, updated card by card in step, is exactly what the deal's
+    trick history shows (recomputed here from the tricks, independently of play_classes)."""
+    for state, live in _states_along_games(seed, 8, rules, every=5):
+        np.testing.assert_array_equal(state.shown_out, _shown_out_from_history(state))
 
 
 def _late_position(seed: int, tricks_done: int, seat_is_playmaker: bool, rules: Rules):
@@ -148,7 +198,7 @@ def _late_position(seed: int, tricks_done: int, seat_is_playmaker: bool, rules: 
         if state.phase[0] != PLAY:
             continue
         playmaker = (int(state.dealer[0]) + 1) % 3
-        if (int(state.to_act[0]) == playmaker) == seat_is_playmaker and engine.shown_out(state)[0].any():
+        if (int(state.to_act[0]) == playmaker) == seat_is_playmaker and state.shown_out[0].any():
             return state
     raise AssertionError("no such position found")
 
