@@ -11,7 +11,7 @@ import numpy as np
 
 from sergeant_major_env.cards import SUIT_MASKS, TRUMPS, above, bits_to_bool, highest
 from sergeant_major_env.engine import trick_winner_position
-from sergeant_major_env.observation import SEGMENTS
+from sergeant_major_env.observation import SCALES, SEGMENTS
 
 MODE_DECISION, GIVE_DECISION, RETURN_DECISION, DISCARD_DECISION, PLAY_DECISION = range(5)
 NT, MIN = 4, 5
@@ -27,12 +27,13 @@ BELOW = np.array([SUIT_MASKS[c // 13] & ~ABOVE[c] & ~np.uint64(1 << c) for c in 
 # The 11 card planes come first, 52 wide each, in this order.
 _PLANES = ("hand", "played0", "played1", "played2", "trick0", "trick1", "trick2", "talon", "discards",
            "given", "received")
-_CARD_WIDTH = SEGMENTS["decision"].start
+_CARD_WIDTH = SEGMENTS["exchange_received"].stop
 assert _CARD_WIDTH == 11 * 52
 
 
-def _segment_ints(obs: np.ndarray, name: str, scale: float) -> np.ndarray:
-    return np.rint(obs[:, SEGMENTS[name]] * scale).astype(np.int16)
+def _segment_ints(obs: np.ndarray, name: str) -> np.ndarray:
+    """A scaled segment back in natural units (observation.SCALES)."""
+    return np.rint(obs[:, SEGMENTS[name]] * SCALES[name]).astype(np.int16)
 
 
 def _one_hot_index(block: np.ndarray) -> np.ndarray:
@@ -61,13 +62,13 @@ class View:
         self.decision = _one_hot_index(obs[:, SEGMENTS["decision"]] > 0.5)
         self.mode = _one_hot_index(obs[:, SEGMENTS["mode"]] > 0.5).astype(np.int64)
         self.role = _one_hot_index((obs[:, SEGMENTS["roles"]] > 0.5).reshape(n * 3, 3)).reshape(n, 3)  # role of each rel seat
-        self.targets = _segment_ints(obs, "targets", 8)
-        self.tricks_won = _segment_ints(obs, "tricks_won", 16)
+        self.targets = _segment_ints(obs, "targets")
+        self.tricks_won = _segment_ints(obs, "tricks_won")
         self.leader = _one_hot_index(obs[:, SEGMENTS["trick_leader"]] > 0.5)  # rel seat, -1 before play
-        self.exchange_done = _segment_ints(obs, "exchange_done", 13)  # pairs 0>1 0>2 1>0 1>2 2>0 2>1
-        self.prev_points = _segment_ints(obs, "prev_points", 13)
-        self.scores = _segment_ints(obs, "scores", 50)
-        self.deal = _segment_ints(obs, "deal", 18)[:, 0]
+        self.exchange_done = _segment_ints(obs, "exchange_done")  # pairs 0>1 0>2 1>0 1>2 2>0 2>1
+        self.prev_points = _segment_ints(obs, "prev_points")
+        self.scores = _segment_ints(obs, "scores")
+        self.deal = _segment_ints(obs, "deal")[:, 0]
         self.modes_available = obs[:, SEGMENTS["modes_available"]][:, :6] > 0.5  # own modes
         self.trumps = TRUMPS[np.where(self.mode >= 0, self.mode, 6)]  # trump set, 0 if none
         self.position = (self.trick >= 0).sum(axis=1)  # my position in the current trick

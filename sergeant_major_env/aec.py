@@ -69,9 +69,12 @@ class raw_env(AECEnv):
     action_mask=Box(0, 1, (58,), int8))``. ``observation`` is
     :func:`sergeant_major_env.observation.observe` for the agent's seat: what that seat knows,
     seats relative to it, in the segments of ``observation.SEGMENTS`` (see that module's
-    docstring: hand, played, trick, talon, discards, exchange cards, decision, to_act, mode,
-    roles, targets, tricks_won, trick_leader, exchange counts, prev_points, scores, deal,
-    modes_available). All entries lie in 0..1 except ``prev_points`` (-1..1) and ``scores``
+    docstring: the card planes hand, played, trick, talon, discards, exchange cards and the
+    derived winning card, winners in hand and highest left; the decision, seat to act, mode,
+    roles, targets, tricks, trick leader, exchange counts, previous points, scores, deal and
+    modes available; the trick history card_trick and trick_leaders; voids; the derived
+    winning seat, tricks needed and unseen cards per suit). All entries lie in 0..1 except
+    ``prev_points`` (-1..1), ``tricks_needed`` (-13/16..1/2) and ``scores``
     (+-13 * num_deals / 50); see :func:`observation_bounds`. ``action_mask`` has a 1 for each
     legal action of the agent to act and is all zero for every other agent and after the game.
     ``observe(agent)`` works for any of the three agents at any time after ``reset()`` (another

@@ -33,7 +33,7 @@ import numpy as np
 
 from . import engine
 from .cards import MINIMUM, MODE_ACTION_OFFSET, MODE_NAMES, NO_TRUMP, RANKS, SUIT_SYMBOLS, count
-from .observation import SEGMENTS
+from .observation import decode
 
 YOU = "you"
 """The name of the viewer when it is the person reading (the terminal game): sentences then
@@ -199,44 +199,35 @@ def _exchanges(state: engine.State, game: int) -> tuple[tuple[int, int, int, int
 def observation_table(observation: np.ndarray) -> TableView:
     """The :class:`TableView` held in one observation vector (:func:`observation.observe`), in
     seats relative to its observer: ``you``, ``left``, ``right``. The observation already holds
-    only what its seat knows; the number of deals and the absolute seats are not in it."""
-    obs = np.asarray(observation, dtype=np.float32).reshape(-1)
-
-    def segment(name: str) -> np.ndarray:
-        return obs[SEGMENTS[name]]
-
-    def cards(name: str) -> int:
-        return sum(1 << int(c) for c in np.flatnonzero(segment(name) > 0.5))
-
-    def index(name: str) -> int:  # a one-hot segment's index, -1 if all zero
-        hot = np.flatnonzero(segment(name) > 0.5)
-        return int(hot[0]) if hot.size else -1
-
-    phase = index("decision")
-    phase = engine.OVER if phase < 0 else phase
-    roles = tuple(int(np.argmax(row)) for row in segment("roles").reshape(3, 3))
-    leader = index("trick_leader")
-    trick = tuple(int(np.flatnonzero(plane > 0.5)[0]) if plane.any() else -1
-                  for plane in segment("trick").reshape(3, 52))
-    due, done = np.rint(segment("exchange_due") * 13), np.rint(segment("exchange_done") * 13)
-    pairs = ((0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1))  # the observation's pair order
-    modes = segment("modes_available").reshape(3, 6) > 0.5
+    only what its seat knows (:func:`observation.decode` reads it); the number of deals and the
+    absolute seats are not in it."""
+    seen = decode(observation)
+    phase = seen["decision"] if seen["decision"] >= 0 else engine.OVER
+    roles = tuple(seen["roles"])
     over = phase == engine.OVER
-    deal_index = int(round(float(segment("deal")[0]) * 18))  # once over: the number of deals played
+    tricks = seen["tricks"]
+    on_table = tricks[-1] if tricks and phase == engine.PLAY and len(tricks[-1][1]) < 3 else None
+    completed = [t for t in tricks if t is not on_table]
+    pairs = ((0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1))  # the observation's pair order
+    modes = seen["modes_available"]
+
+    def bits(cards: list[int]) -> int:
+        return sum(1 << c for c in cards)
+
     return TableView(
-        names=(YOU, "left", "right"), deal=deal_index if over else deal_index + 1, num_deals=None,
-        phase=phase, to_act=index("to_act"), mode=index("mode"), roles=roles,
-        tricks_won=tuple(int(round(float(x) * 16)) for x in segment("tricks_won")),
-        scores=tuple(int(round(float(x) * 50)) for x in segment("scores")),
+        names=(YOU, "left", "right"), deal=seen["deal"] if over else seen["deal"] + 1, num_deals=None,
+        phase=phase, to_act=seen["to_act"], mode=seen["mode"], roles=roles,
+        tricks_won=tuple(seen["tricks_won"]), scores=tuple(seen["scores"]),
         modes_left=tuple(sum(1 << m for m in range(6) if modes[seat, m]) for seat in range(3)),
-        talon=() if over else tuple(int(c) for c in np.flatnonzero(segment("talon") > 0.5)),
-        trick=_trick(np.array(trick), leader) if leader >= 0 else (), leader=leader, last_trick=(),
-        exchanges=tuple((g, r, int(d), int(k)) for (g, r), d, k in zip(pairs, due, done) if d > 0)
+        talon=() if over else tuple(seen["talon"]),
+        trick=_trick(np.array(on_table[1]), on_table[0]) if on_table else (), leader=seen["trick_leader"],
+        last_trick=_trick(np.array(completed[-1][1]), completed[-1][0]) if completed and not over else (),
+        exchanges=tuple((g, r, d, k) for (g, r), d, k in zip(pairs, seen["exchange_due"], seen["exchange_done"]) if d > 0)
         if phase in (engine.GIVE, engine.RETURN) else (),
-        viewer=-1 if over else 0, hand=0 if over else cards("hand"),
+        viewer=-1 if over else 0, hand=0 if over else bits(seen["hand"]),
         first_six_only=phase == engine.MODE and roles[0] == engine.PLAYMAKER,
-        discards=0 if over else cards("discards"), given=0 if over else cards("exchange_given"),
-        received=0 if over else cards("exchange_received"),
+        discards=0 if over else bits(seen["discards"]), given=0 if over else bits(seen["exchange_given"]),
+        received=0 if over else bits(seen["exchange_received"]),
     )
 
 

@@ -18,6 +18,7 @@ from sergeant_major_env import Rules, engine, records
 from sergeant_major_env.evaluation import (
     PERMUTATIONS, Schedule, make_schedule, mean_ci, places, play_tables, rules_for_table, summarize, t_quantile_95,
     win_credits)
+from sergeant_major_env.observation import OBSERVATION_SIZE
 from sergeant_major_env.policies import RandomPolicy
 from sergeant_major_env.seeding import MAX_SEED
 
@@ -46,7 +47,7 @@ class ObservingRandom(RandomPolicy):
     needs_observations = True
 
     def act(self, observations, legal_mask, rng):
-        assert observations.shape == (len(legal_mask), 641) or observations.shape[0] == len(legal_mask)
+        assert observations.shape == (len(legal_mask), OBSERVATION_SIZE)
         assert observations.dtype == np.float32
         return super().act(observations, legal_mask, rng)
 

@@ -10,8 +10,10 @@ the seat's observation to stay the same, with a control that the change was real
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from conftest import (
@@ -23,12 +25,13 @@ from conftest import (
     new_deal,
     random_actions,
     random_play,
+    reference_trick_winner,
     relabel_cards,
     rules_strategy,
     seed_strategy,
     to_bits,
 )
-from sergeant_major_env import Rules, engine
+from sergeant_major_env import Rules, engine, observation
 from sergeant_major_env.cards import card_list
 from sergeant_major_env.engine import DISCARD, GIVE, MODE, OVER, PLAY, RETURN
 from sergeant_major_env.observation import OBSERVATION_SIZE, SEGMENTS, observe
@@ -90,7 +93,57 @@ def expected_observation(state: engine.State, g: int, seat: int) -> np.ndarray:
         v[SEGMENTS["exchange_due"].start + i] = due / 13
         v[SEGMENTS["exchange_done"].start + i] = int(state.exchange_done[g, giver, receiver]) / 13
     v[SEGMENTS["deal"].start] = int(state.deal[g]) / 18
+    _expected_history_and_derived(state, g, seat, v)
     return v
+
+
+def _expected_history_and_derived(state: engine.State, g: int, seat: int, v: np.ndarray) -> None:
+    """The trick-history and derived segments of :func:`expected_observation`, from RULES.md."""
+    rel = {(seat + k) % 3: k for k in range(3)}  # absolute seat -> relative seat
+    phase, mode = int(state.phase[g]), int(state.mode[g])
+    dealer = int(state.dealer[g])
+    tricks = [(int(state.trick_leaders[g, t]), [int(c) for c in state.past_tricks[g, t]])
+              for t in range(16) if state.past_tricks[g, t, 0] >= 0]
+    if phase == PLAY:  # the trick being played, possibly still empty
+        tricks.append((int(state.leader[g]), [int(c) for c in state.trick[g]]))
+    voids = set()
+    for t, (leader, cards_) in enumerate(tricks):
+        v[SEGMENTS["trick_leaders"].start + 3 * t + rel[leader]] = 1
+        for position, c in enumerate(cards_):
+            if c < 0:
+                continue
+            v[SEGMENTS["card_trick"].start + c] = (t + 1) / 16
+            led = cards_[0] // 13
+            player = (leader + position) % 3
+            if position and c // 13 != led:  # R13: did not follow the led suit
+                voids.add((player, led))
+                if mode < 4 and c // 13 != mode:  # R14: nor trumped
+                    voids.add((player, mode))
+    for player, suit in voids:
+        v[SEGMENTS["voids"].start + 4 * rel[player] + suit] = 1
+    table = [int(c) for c in state.trick[g] if c >= 0]
+    hand = np.flatnonzero(v[SEGMENTS["hand"]])
+    if table:
+        position = int(reference_trick_winner([table], [mode])[0])
+        v[SEGMENTS["winning_card"].start + table[position]] = 1
+        v[SEGMENTS["winning_seat"].start + rel[(int(state.leader[g]) + position) % 3]] = 1
+        for c in hand:  # R16: would this card, played now, win the trick so far?
+            if reference_trick_winner([table + [int(c)]], [mode])[0] == len(table):
+                v[SEGMENTS["winners_in_hand"].start + c] = 1
+    gone = int(np.bitwise_or.reduce(state.played[g]))
+    if seat == (dealer + 1) % 3:
+        gone |= int(state.discards[g])
+    for suit in range(4):
+        left = [c for c in range(13 * suit, 13 * suit + 13) if not gone >> c & 1]
+        if left:
+            v[SEGMENTS["highest_left"].start + max(left)] = 1
+    for k in range(3):
+        role = (int((seat + k) % 3) - dealer) % 3
+        target = (MIN_TARGETS if mode == MIN else TRUMP_TARGETS)[role]
+        v[SEGMENTS["tricks_needed"].start + k] = (target - int(state.tricks_won[g, (seat + k) % 3])) / 16
+    unseen = ALL_CARDS & ~visible_cards(state, g, seat)
+    for suit in range(4):
+        v[SEGMENTS["unseen_per_suit"].start + suit] = sum(unseen >> c & 1 for c in range(13 * suit, 13 * suit + 13)) / 13
 
 
 def visible_cards(state: engine.State, g: int, seat: int) -> int:
@@ -184,16 +237,17 @@ def test_every_segment_holds_what_the_docstring_says(seed, rules):
 
 
 def test_segments_cover_the_vector_in_the_docstrings_order_and_sizes():
-    sizes = {"hand": 52, "played": 156, "trick": 156, "talon": 52, "discards": 52, "exchange_given": 52,
-             "exchange_received": 52, "decision": 5, "to_act": 3, "mode": 6, "roles": 9, "targets": 3,
-             "tricks_won": 3, "trick_leader": 3, "exchange_due": 6, "exchange_done": 6, "prev_points": 3,
-             "scores": 3, "deal": 1, "modes_available": 18}
-    assert list(SEGMENTS) == list(sizes)
+    """The module docstring's table is the layout: same names, order, sizes and scales."""
+    rows = re.findall(r"^``(\w+)``\s+(\d+)\s+(\d+)\s", observation.__doc__, re.M)
+    assert [name for name, _, _ in rows] == list(SEGMENTS)
     offset = 0
-    for name, size in sizes.items():
-        assert SEGMENTS[name] == slice(offset, offset + size)
-        offset += size
-    assert OBSERVATION_SIZE == offset
+    for name, size, scale in rows:
+        assert SEGMENTS[name] == slice(offset, offset + int(size)), name
+        assert observation.SCALES[name] == int(scale), name
+        offset += int(size)
+    assert OBSERVATION_SIZE == offset == 919
+    for name in observation.DERIVED:
+        assert re.search(rf"^``{name}``.*\*derived\*", observation.__doc__, re.M), name
 
 
 def test_observe_accepts_a_seat_per_game_and_rejects_bad_seats():
@@ -380,3 +434,103 @@ def test_hidden_playmakers_last_ten_cards_during_its_mode_choice(seed, rules):
         return _ids(last_ten & hidden), _ids(hidden & ~last_ten)
     checked, noticed = _check_invisible(seed, rules, choose, batch=16, every=1)
     assert checked > 0 and noticed > 0
+
+
+# ============================================================================ decode, trick history
+
+@SETTINGS
+@given(seed=seed_strategy, rules=SHORT_RULES)
+def test_decode_gives_voids_and_tricks_in_relative_seats(seed, rules):
+    """decode(obs)["tricks"] is this deal's tricks, oldest first, the unfinished one last if it has
+    cards, as (leader relative seat, cards in playing order); "voids" is bool[3, 4] (R13, R14);
+    the numbers come back in natural units."""
+    state = engine.init(engine.game_seeds(seed, 6), rules)
+    rng = np.random.default_rng(seed)
+    for step, (_, _, s) in enumerate(random_play(state, rng)):
+        if step % 3:
+            continue
+        for g in range(s.batch_size):
+            seat = int(rng.integers(3))
+            decoded = observation.decode(observe(s.take([g]), seat)[0])
+            assert set(SEGMENTS) | {"tricks"} == set(decoded)
+            expected = []
+            for t in range(16):
+                if s.past_tricks[g, t, 0] >= 0:
+                    leader = int(s.trick_leaders[g, t])
+                    expected.append(((leader - seat) % 3, [int(c) for c in s.past_tricks[g, t]]))
+            if s.phase[g] == PLAY and s.trick[g, 0] >= 0:
+                expected.append(((int(s.leader[g]) - seat) % 3, [int(c) for c in s.trick[g] if c >= 0]))
+            assert decoded["tricks"] == expected
+            reference = np.zeros(OBSERVATION_SIZE, np.float32)
+            _expected_history_and_derived(s, g, seat, reference)
+            np.testing.assert_array_equal(decoded["voids"], reference[SEGMENTS["voids"]].reshape(3, 4) > 0)
+            assert decoded["voids"].shape == (3, 4) and decoded["voids"].dtype == bool
+            assert decoded["tricks_won"] == [int(s.tricks_won[g, (seat + k) % 3]) for k in range(3)]
+            assert decoded["scores"] == [int(s.scores[g, (seat + k) % 3]) for k in range(3)]
+            assert decoded["deal"] == int(s.deal[g])
+
+
+def test_decode_refuses_a_row_of_another_size():
+    with pytest.raises(ValueError, match=f"{OBSERVATION_SIZE} floats"):
+        observation.decode(np.zeros(641, np.float32))
+
+
+def _two_leads_in_either_order(rules: Rules):
+    """Two real positions of the same deal, after the same two tricks played in the other order:
+    one seat led and won both, so the same cards lie in the same hands either way."""
+    for seed in range(500):
+        start = engine.init([seed], rules)
+        rng = np.random.default_rng(seed)
+        while start.phase[0] != PLAY:
+            engine.step(start, random_actions(start, rng))
+        first = start.copy()
+        plays = []
+        for _ in range(6):
+            action = random_actions(first, rng)
+            plays.append(int(action[0]))
+            engine.step(first, action)
+        leaders = first.trick_leaders[0, :3]
+        if not (leaders[0] == leaders[1] == leaders[2]):
+            continue  # the seat that led trick 1 must lead (win) both
+        second = start.copy()
+        try:
+            for action in plays[3:] + plays[:3]:
+                engine.step(second, np.array([action]))
+        except engine.IllegalActionError:
+            continue
+        if second.leader[0] == first.leader[0] and (second.tricks_won == first.tricks_won).all():
+            return first, second
+    raise AssertionError("no such pair of positions found")
+
+
+def test_trick_order_alone_tells_two_positions_apart():
+    """The same cards played by the same seats, in the same tricks, but in another order: the old
+    (version 1) information cannot tell them apart, the trick history can."""
+    first, second = _two_leads_in_either_order(Rules())
+    history = ("card_trick",)
+    for seat in range(3):
+        a, b = observe(first, seat)[0], observe(second, seat)[0]
+        same_elsewhere = [name for name, sl in SEGMENTS.items() if name not in history and (a[sl] != b[sl]).any()]
+        assert same_elsewhere == [], f"only the trick history should differ, not {same_elsewhere}"
+        assert (a[SEGMENTS["card_trick"]] != b[SEGMENTS["card_trick"]]).any()
+        assert observation.decode(a)["tricks"] != observation.decode(b)["tricks"]
+
+
+@SETTINGS
+@given(seed=seed_strategy, rules=rules_strategy)
+def test_one_game_path_equals_the_batch_path_bit_for_bit(seed, rules):
+    """observe() of a batch of one game takes a path with fewer numpy calls (_observe_one):
+    it must give exactly the batch path's vector, for every seat, in every phase."""
+    state = engine.init(engine.game_seeds(seed, 4), rules)
+    rng = np.random.default_rng(seed)
+    checked = 0
+    for step, (_, _, s) in enumerate(random_play(state, rng)):
+        if step % 2:
+            continue
+        for g in range(s.batch_size):
+            one = s.take([g])
+            for seat in range(3):
+                np.testing.assert_array_equal(observation._observe_one(one, seat),
+                                              observation._observe_batch(one, np.array([seat])))
+                checked += 1
+    assert checked > 0
