@@ -304,7 +304,7 @@ def _observe_one(state: State, seat: int) -> np.ndarray:
     """:func:`observe` of a batch of one game (the AEC and single-seat envs observe one game at
     a time): the same vector as :func:`_observe_batch`, from the same tables, with the sets and
     numbers in Python ints. For one game numpy's fixed cost per call dominates, and this path
-    makes eight numpy calls where the batch path makes about ninety.
+    makes about a dozen numpy calls where the batch path makes about ninety.
     tests/test_observation.py checks that both give the same vector, bit for bit."""
     phase, dealer, mode, to_act, leader = (int(x) for x in (state.phase[0], state.dealer[0], state.mode[0],
                                                             state.to_act[0], state.leader[0]))
