@@ -28,7 +28,8 @@ then hold to the end. Without weak members in the pool the weights are constant.
 Imitation warm start (--imitate heuristic; off by default): before PPO, the network learns
 to copy an agent's moves (behaviour cloning: cross-entropy of the masked logits) and the
 value network the returns of its games, over --imitate-steps decisions of games the teacher
-plays in all three seats. PPO then starts from a player close to the teacher instead of
+plays in all three seats (each seat's decisions labelled, from the raw engine:
+training/imitation.py). PPO then starts from a player close to the teacher instead of
 from random play (see the longer recipe below).
 
 Evaluation: at the start and every --eval-every timesteps the learner (its most likely
@@ -127,6 +128,7 @@ from sergeant_major_env.observation import OBSERVATION_SIZE
 from sergeant_major_env.observation import VERSION as OBSERVATION_VERSION
 from sergeant_major_env.seeding import MAX_SEED, seed_argument
 from training import run_folder
+from training.imitation import teacher_labels
 from training.stopping import StopSignals, TrainingStopped
 
 TRAIN_EXTRA = 'pip install -e ".[train]"'
@@ -556,10 +558,11 @@ class ScaleReward(VecEnvWrapper):
 # ============================================================================ imitation
 
 def imitate(model, args, logger, stop: StopSignals, earlier: dict | None = None) -> dict:
-    """Behaviour cloning warm start: the teacher plays all three seats of num_envs games; in
-    chunks of n_steps decisions of the learner's seat, the policy minimises the cross-entropy
-    of its masked logits against the teacher's moves and the value network the squared error
-    to the chunk's discounted returns (bootstrapped with its own value at the chunk's end),
+    """Behaviour cloning warm start: the teacher plays all three seats of --num-envs games in one
+    engine state (training/imitation.py), so every engine step labels a decision in every game.
+    In chunks of --n-steps steps the policy minimises the cross-entropy of its masked logits
+    against the teacher's moves and the value network the squared error to each deciding
+    seat's discounted return (bootstrapped with its own value at the chunk's end),
     ``--imitate-epochs`` passes over each chunk in minibatches of --batch-size.
 
     A stop signal ends it after the current chunk (the record says ``complete: false``);
@@ -567,33 +570,27 @@ def imitate(model, args, logger, stop: StopSignals, earlier: dict | None = None)
     games and with a new optimizer."""
     steps_before = (earlier or {}).get("steps", 0)
     teacher = agents.make_agent(args.imitate)
-    env = SergeantMajorVecEnv(args.num_envs, seed=args.seed + IMITATION_SEED + steps_before, opponents=teacher,
-                              rules=args.rules)
     rng = np.random.default_rng([args.seed, 3, steps_before])
     policy = model.policy
+
+    def value(observations: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return policy.predict_values(torch.as_tensor(observations, device=policy.device)).cpu().numpy()[:, 0]
+
+    chunks = teacher_labels(teacher, args.num_envs, args.n_steps, args.seed + IMITATION_SEED + steps_before,
+                            args.rules, args.gamma, value, rng, reward_scale=args.reward_scale)
     optimizer = torch.optim.Adam(policy.parameters(), lr=args.imitate_lr)
-    obs, done_steps, start = env.reset(), steps_before, time.perf_counter()
+    done_steps, start = steps_before, time.perf_counter()
     bar = None if args.no_progress else __import__("tqdm").tqdm(total=args.imitate_steps, initial=done_steps,
                                                                     unit="step", unit_scale=True,
                                                                     desc=f"imitate {args.imitate}")
     accuracy = policy_loss = value_loss = None
-    policy.set_training_mode(True)
     while done_steps < args.imitate_steps and not stop.requested:
-        observations, masks, actions, rewards, dones = [], [], [], [], []
-        for _ in range(args.n_steps):
-            mask = env.action_masks()
-            action = teacher.act(obs, mask, rng)
-            observations.append(obs), masks.append(mask), actions.append(action)
-            obs, reward, done, _ = env.step(action)
-            rewards.append(reward * args.reward_scale), dones.append(done)
-        with torch.no_grad():
-            ret = policy.predict_values(torch.as_tensor(obs, device=policy.device)).cpu().numpy().reshape(-1)
-        returns = np.zeros((args.n_steps, args.num_envs), dtype=np.float32)
-        for k in reversed(range(args.n_steps)):
-            ret = rewards[k] + args.gamma * ret * (1 - dones[k])
-            returns[k] = ret
+        policy.set_training_mode(False)  # the chunk's bootstrap values, as PPO's rollouts compute them
+        chunk = next(chunks)
+        policy.set_training_mode(True)
         o, m, a, r = (torch.as_tensor(x, device=policy.device) for x in (
-            np.concatenate(observations), np.concatenate(masks), np.concatenate(actions), returns.reshape(-1)))
+            chunk.observations, chunk.masks, chunk.actions, chunk.returns))
         for _ in range(args.imitate_epochs):
             for idx in torch.randperm(len(a), device=policy.device).split(args.batch_size):
                 features = policy.extract_features(o[idx], policy.pi_features_extractor)

@@ -1,0 +1,76 @@
+"""Teacher labels for imitation (training/imitation.py): every seat of the teacher's games,
+with returns as the vec env pays them (deal points, R23 and R24, discounted per own decision)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sergeant_major_env import Rules, engine
+from sergeant_major_env.policies import RandomPolicy
+from training.imitation import teacher_labels
+
+
+def _reference_returns(seed: int, actions: list[int], gamma: float) -> dict[int, float]:
+    """Replay one game with ``actions`` and return, for each seat, the return of its first
+    decision: each deal's points go to the seat's last decision at or before the step that
+    ended the deal, and the i-th of its decisions is discounted by gamma ** (i - 1)."""
+    state = engine.init([seed], Rules(num_deals=2))
+    decisions = {0: 0, 1: 0, 2: 0}  # decisions made so far, per seat
+    total = {0: 0.0, 1: 0.0, 2: 0.0}
+    for action in actions:
+        seat = int(state.to_act[0])
+        decisions[seat] += 1
+        engine.step(state, np.array([action]))
+        if state.deal_ended[0]:
+            for s in range(3):
+                total[s] += gamma ** (decisions[s] - 1) * float(state.deal_points[0, s])
+        if state.game_ended[0]:
+            return total
+    raise AssertionError("the game did not end")
+
+
+@pytest.mark.parametrize("gamma", [1.0, 0.97])
+def test_each_seats_first_return_is_its_discounted_deal_points(gamma):
+    """With gamma 1 the return of a seat's first decision is its final score (R25); with
+    gamma < 1 each deal's points are discounted by the seat's own decisions before them."""
+    games, steps, seed = 6, 260, 11  # a 2-deal game takes about 110 decisions
+    chunk = next(teacher_labels(RandomPolicy(), games, steps, seed, Rules(num_deals=2), gamma,
+                                value=lambda obs: np.zeros(len(obs)), rng=np.random.default_rng(0)))
+    actions = chunk.actions.reshape(steps, games)
+    returns = chunk.returns.reshape(steps, games)
+    for g in range(games):
+        state = engine.init([seed + g], Rules(num_deals=2))
+        first_step = {}
+        for k in range(steps):  # the first decision of each seat in the slot's first game
+            first_step.setdefault(int(state.to_act[0]), k)
+            engine.step(state, actions[k, g:g + 1])
+            if state.game_ended[0]:
+                break
+        expected = _reference_returns(seed + g, actions[: k + 1, g].tolist(), gamma)
+        for seat, k0 in first_step.items():
+            assert returns[k0, g] == pytest.approx(expected[seat], abs=1e-4)
+        if gamma == 1.0:
+            assert sorted(expected.values()) == sorted(float(x) for x in state.final_scores[0])
+
+
+def test_labels_are_legal_teacher_decisions_of_every_seat_and_chunks_continue():
+    teacher = RandomPolicy()
+    chunks = teacher_labels(teacher, 4, 50, 3, Rules(), 0.99, value=lambda obs: np.zeros(len(obs)),
+                            rng=np.random.default_rng(1))
+    first, second = next(chunks), next(chunks)
+    for chunk in (first, second):
+        assert chunk.observations.shape == (200, chunk.observations.shape[1]) and chunk.observations.dtype == np.float32
+        assert chunk.masks[np.arange(200), chunk.actions].all()
+    assert not np.array_equal(first.observations, second.observations)  # the games go on
+
+
+def test_the_value_bootstraps_each_seats_last_decision_of_a_chunk():
+    """At the end of a chunk a seat's return is its gathered points plus gamma times the value
+    of its view then (here a constant)."""
+    chunk = next(teacher_labels(RandomPolicy(), 5, 4, 21, Rules(), 0.5, value=lambda obs: np.full(len(obs), 8.0),
+                                rng=np.random.default_rng(2)))
+    # The first four decisions of a game are the playmaker's (its mode, then three of its four
+    # discards; no deal ends): its last one is 0.5 * 8, each earlier one half the next.
+    returns = chunk.returns.reshape(4, 5)
+    np.testing.assert_allclose(returns, np.array([[0.5], [1.0], [2.0], [4.0]]) * np.ones((1, 5)))
