@@ -1,4 +1,4 @@
-"""Tournaments between agents: duplicate deals, batched play, statistics with confidence intervals.
+"""Tournaments between agents: duplicate deals, batched play (locally or on Ray).
 
     from agents import make_agent
     from sergeant_major_env.evaluation import play_tables
@@ -32,83 +32,38 @@ seat it holds are gathered and the agent's ``act`` is called once on that subset
 no Python loop over games. Observations are computed only when an acting agent needs them
 (``needs_observations``, :mod:`~sergeant_major_env.policies`).
 
-**Statistics** (see :func:`summarize`): the unit of independence is the group (the six games
-of a seed; one game with ``"fixed"``). For an agent, each group gives the average of its
-points over its games in that group (over its tables, too, with a round robin); the mean of
-those group averages is ``mean_points`` and ``ci95`` is the Student-t interval
-``mean +- t(0.975, n-1) * sd / sqrt(n)`` over the n group averages. The t quantiles come from
-a small table (:data:`T_TABLE`, interpolated in 1/df, no scipy needed); for n >= 120 they are
-within 0.02 of the normal 1.96. With a single group there is no interval (``null``).
-
-* ``win_rate``: R6, equal totals share the win: each of k tied leaders gets 1/k of a win.
-* ``mean_place``: 1 = first; tied players share (average) their places: two tied first are
-  1.5 each, three tied are 2 each.
-* ``head_to_head``: for each pair (a, b) of agents that met, the per-group average of
-  ``points(a) - points(b)`` over the games in which both played, its mean (``margin``) and
-  t-interval, and ``a_ahead`` (the share of those games where a finished above b; ties 1/2).
-
-The result (:class:`EvaluationResult`) converts to JSON (:meth:`~EvaluationResult.to_dict`),
-CSV and a text table; with ``record`` it also holds every game's record (RULES.md section 11,
-``players`` = the agents' names by seat).
+**Statistics** are :mod:`~sergeant_major_env.statistics` (confidence intervals over the
+duplicate groups, head-to-head margins, ratings); :func:`play_tables` returns its
+:class:`~sergeant_major_env.statistics.EvaluationResult`, which converts to JSON
+(:meth:`~sergeant_major_env.statistics.EvaluationResult.to_dict`), CSV and a text table; with
+``record`` it also holds every game's record (RULES.md section 11, ``players`` = the agents'
+names by seat). The statistics' names (``summarize``, ``mean_ci``, ``EvaluationResult``...)
+are importable from this module too, as before they had a module of their own.
 """
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import itertools
-import math
 import sys
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from . import engine
 from .engine import places, win_credits  # R6; re-exported for callers of this module
 from .cards import NUM_ACTIONS, bits_to_bool
-from .files import atomic_write, check_writable, write_json
+from .files import check_writable
 from .policies import decide, policy_name
 from .rules import Rules
 from .seeding import check_seed, check_seed_span
+# The statistics of the games: re-exported, so that callers of this module keep their names.
+from .statistics import (  # noqa: F401
+    T_TABLE, Z95, AgentStats, EvaluationResult, HeadToHead, TableResult, format_ci, format_rich, mean_ci,
+    summarize, t_quantile_95)
 
 SEATINGS = ("duplicate", "fixed")
 PERMUTATIONS = tuple(itertools.permutations(range(3)))  # the six seatings of a duplicate group
-
-# Two-sided 95% Student-t quantiles t(0.975, df); between entries the value is interpolated
-# linearly in 1/df (exact to 3 decimals at the entries, within 0.003 in between).
-T_TABLE = {
-    1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
-    10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110,
-    18: 2.101, 19: 2.093, 20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064, 25: 2.060,
-    26: 2.056, 27: 2.052, 28: 2.048, 29: 2.045, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980,
-}
-Z95 = 1.959964  # df = infinity
-_T_DF = np.array(sorted(T_TABLE), dtype=float)
-_T_VALUES = np.array([T_TABLE[int(d)] for d in _T_DF])
-
-def t_quantile_95(df: int) -> float:
-    """t(0.975, df), the factor of a two-sided 95% interval with ``df`` degrees of freedom."""
-    if df < 1:
-        raise ValueError(f"degrees of freedom must be at least 1, got {df}")
-    if df in T_TABLE:
-        return T_TABLE[df]
-    if df > 120:  # interpolate in 1/df between 120 and infinity (1/df = 0)
-        return Z95 + (T_TABLE[120] - Z95) * 120 / df
-    # np.interp needs increasing x: use 1/df descending -> reverse the arrays.
-    return float(np.interp(1 / df, 1 / _T_DF[::-1], _T_VALUES[::-1]))
-
-
-def mean_ci(values: Sequence[float] | np.ndarray) -> tuple[float, list[float] | None]:
-    """(mean, [low, high]) of a 95% t-interval for the mean of independent ``values``;
-    the interval is ``None`` with fewer than two values."""
-    values = np.asarray(values, dtype=float)
-    if values.size == 0:
-        return float("nan"), None
-    mean = float(values.mean())
-    if values.size < 2:
-        return mean, None
-    half = t_quantile_95(values.size - 1) * float(values.std(ddof=1)) / math.sqrt(values.size)
-    return mean, [mean - half, mean + half]
 
 
 # ============================================================================ agents
@@ -484,234 +439,3 @@ def _progress_bar(total: int, enabled: bool, description: str):
     # disable=None: no bar when stderr is not a terminal (logs, pipes, tests).
     return tqdm(total=total, unit="deal", desc=description, file=sys.stderr, leave=False, dynamic_ncols=True,
                 disable=None)
-
-
-# ============================================================================ statistics
-
-@dataclasses.dataclass
-class AgentStats:
-    name: str
-    games: int
-    mean_points: float
-    ci95: list[float] | None
-    win_rate: float
-    win_rate_ci95: list[float] | None
-    mean_place: float
-    groups: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return _clean(dataclasses.asdict(self))
-
-
-@dataclasses.dataclass
-class HeadToHead:
-    a: str
-    b: str
-    games: int
-    margin: float
-    ci95: list[float] | None
-    a_ahead: float
-    groups: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return _clean(dataclasses.asdict(self))
-
-
-@dataclasses.dataclass
-class TableResult:
-    agents: list[str]
-    games: int
-    stats: list[AgentStats]
-    head_to_head: list[HeadToHead]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"agents": [s.to_dict() for s in self.stats], "players": list(self.agents), "games": self.games,
-                "head_to_head": [h.to_dict() for h in self.head_to_head]}
-
-
-@dataclasses.dataclass
-class EvaluationResult:
-    """What :func:`play_tables` found; ``to_dict()`` is its JSON form."""
-
-    names: list[str]
-    games: int
-    seed: int
-    seatings: str
-    rules: Rules
-    agents: list[AgentStats]
-    tables: list[TableResult]
-    head_to_head: list[HeadToHead]
-    schedule: Schedule
-    scores: np.ndarray  # int16[G, 3] final scores by seat, in schedule order
-    records: list[dict] | None = None
-
-    def agent(self, name: str) -> AgentStats:
-        for stats in self.agents:
-            if stats.name == name:
-                return stats
-        raise KeyError(name)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "games": self.games,
-            "games_per_table": self.games // len(self.tables),
-            "seed": self.seed,
-            "seatings": self.seatings,
-            "rules": self.rules.to_dict(),
-            "agents": [s.to_dict() for s in self.agents],
-            "tables": [t.to_dict() for t in self.tables],
-            "head_to_head": [h.to_dict() for h in self.head_to_head],
-            "statistics": ("per-group averages (group = the games of one seed: six seatings with "
-                           "duplicate deals, one game with fixed seatings); mean and 95% Student-t "
-                           "interval over groups; R6 ties share the win; tied places are averaged"),
-        }
-
-    def to_json(self, path: str) -> None:
-        """Write :meth:`to_dict` as JSON, atomically (never half written)."""
-        write_json(path, self.to_dict())
-
-    def csv_rows(self) -> list[dict[str, Any]]:
-        """One row per agent overall (``table`` = ``all``) and per agent of each table."""
-        rows = []
-        scopes = [("all", self.agents)] + [("|".join(t.agents), t.stats) for t in self.tables]
-        if len(self.tables) == 1:
-            scopes = scopes[:1]
-        for scope, stats in scopes:
-            for s in stats:
-                low, high = s.ci95 if s.ci95 else (None, None)
-                rows.append({"table": scope, "agent": s.name, "games": s.games,
-                             "mean_points": _round(s.mean_points), "ci95_low": _round(low),
-                             "ci95_high": _round(high), "win_rate": _round(s.win_rate),
-                             "mean_place": _round(s.mean_place)})
-        return rows
-
-    def to_csv(self, path: str) -> None:
-        """Write :meth:`csv_rows` as CSV, atomically (never half written)."""
-        rows = self.csv_rows()
-        with atomic_write(path) as file:
-            writer = csv.DictWriter(file, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
-
-    def format_text(self) -> str:
-        """A plain-text table of the agents and the head-to-head margins."""
-        header = (f"{self.games} games ({self.seatings} seatings, seed {self.seed}, "
-                  f"{self.rules.num_deals} deals a game)")
-        lines = [header, ""]
-        cols = f"{'agent':<16}{'games':>7}{'points/game':>13}{'95% CI':>18}{'win rate':>10}{'place':>7}"
-        lines += [cols, "-" * len(cols)]
-        for s in sorted(self.agents, key=lambda s: -s.mean_points):
-            lines.append(f"{s.name:<16}{s.games:>7}{s.mean_points:>+13.2f}{format_ci(s.ci95):>18}"
-                         f"{s.win_rate:>10.1%}{s.mean_place:>7.2f}")
-        if self.head_to_head:
-            lines += ["", f"{'head to head':<28}{'margin':>9}{'95% CI':>18}{'ahead':>8}"]
-            for h in self.head_to_head:
-                lines.append(f"{h.a + ' vs ' + h.b:<28}{h.margin:>+9.2f}{format_ci(h.ci95):>18}{h.a_ahead:>8.1%}")
-        return "\n".join(lines)
-
-
-def format_ci(ci: list[float] | None) -> str:
-    return "n/a" if ci is None else f"[{ci[0]:+.2f}, {ci[1]:+.2f}]"
-
-
-def _round(x: float | None, digits: int = 4) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), digits)
-
-
-def _clean(value: Any) -> Any:
-    """JSON-safe: floats rounded, NaN to None."""
-    if isinstance(value, float):
-        return _round(value, 6)
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
-
-
-def _group_means(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """Average of ``values`` per group, over the groups present (in group order)."""
-    if values.size == 0:
-        return values.astype(float)
-    present, inverse = np.unique(groups, return_inverse=True)
-    sums = np.bincount(inverse, weights=values, minlength=present.size)
-    counts = np.bincount(inverse, minlength=present.size)
-    return sums / counts
-
-
-def _agent_stats(name: str, points: np.ndarray, wins: np.ndarray, place: np.ndarray,
-                 groups: np.ndarray) -> AgentStats:
-    mean, ci = mean_ci(_group_means(points, groups))
-    win_rate, win_ci = mean_ci(_group_means(wins, groups))
-    return AgentStats(name=name, games=int(points.size), mean_points=mean, ci95=ci, win_rate=win_rate,
-                      win_rate_ci95=win_ci, mean_place=float(place.mean()) if place.size else float("nan"),
-                      groups=int(np.unique(groups).size))
-
-
-def summarize(names: Sequence[str], schedule: Schedule, scores: np.ndarray, rules: Rules | None = None,
-              seed: int = 0, seatings: str = "duplicate") -> EvaluationResult:
-    """The statistics of played games (see the module docstring): overall, per table, head to head."""
-    scores = np.asarray(scores, dtype=np.int64)
-    credits = win_credits(scores)
-    place = places(scores)
-    seat_players = schedule.seat_players
-    num_games = scores.shape[0]
-    # Long form: one row per (game, seat).
-    player = seat_players.reshape(-1)
-    game = np.repeat(np.arange(num_games), 3)
-    points, wins, placed = scores.reshape(-1), credits.reshape(-1), place.reshape(-1)
-    group, table = schedule.group[game], schedule.table[game]
-    # points[g, player] for the head-to-head margins (NaN where the player is not seated).
-    by_player = np.full((num_games, len(names)), np.nan)
-    by_player[game, player] = points
-
-    def stats_for(rows: np.ndarray, p: int) -> AgentStats:
-        return _agent_stats(names[p], points[rows], wins[rows], placed[rows], group[rows])
-
-    def pair_for(games: np.ndarray, a: int, b: int) -> HeadToHead:
-        diff = by_player[games, a] - by_player[games, b]
-        margin, ci = mean_ci(_group_means(diff, schedule.group[games]))
-        ahead = float(np.mean((diff > 0) + 0.5 * (diff == 0))) if diff.size else float("nan")
-        return HeadToHead(a=names[a], b=names[b], games=int(games.size), margin=margin, ci95=ci, a_ahead=ahead,
-                          groups=int(np.unique(schedule.group[games]).size))
-
-    overall = [stats_for(np.flatnonzero(player == p), p) for p in range(len(names))]
-    tables = []
-    for t, members in enumerate(schedule.tables):
-        in_table = table == t
-        games_t = np.flatnonzero(schedule.table == t)
-        tables.append(TableResult(
-            agents=[names[p] for p in members], games=int(games_t.size),
-            stats=[stats_for(np.flatnonzero(in_table & (player == p)), p) for p in members],
-            head_to_head=[pair_for(games_t, a, b) for a, b in itertools.combinations(members, 2)]))
-    pairs = []
-    for a, b in itertools.combinations(range(len(names)), 2):
-        both = np.flatnonzero(~np.isnan(by_player[:, a]) & ~np.isnan(by_player[:, b]))
-        pairs.append(pair_for(both, a, b))
-    return EvaluationResult(names=list(names), games=num_games, seed=seed, seatings=seatings,
-                            rules=rules if rules is not None else Rules(), agents=overall, tables=tables,
-                            head_to_head=pairs, schedule=schedule, scores=scores)
-
-
-def format_rich(result: EvaluationResult) -> Iterable[Any]:
-    """rich renderables (tables) of a result; raises ImportError without rich."""
-    from rich.table import Table
-
-    title = (f"{result.games} games, {result.seatings} seatings, seed {result.seed}, "
-             f"{result.rules.num_deals} deal{'s' if result.rules.num_deals > 1 else ''} a game")
-    table = Table(title=title)
-    for column, justify in (("agent", "left"), ("games", "right"), ("points/game", "right"), ("95% CI", "right"),
-                            ("win rate", "right"), ("mean place", "right")):
-        table.add_column(column, justify=justify)
-    for s in sorted(result.agents, key=lambda s: -s.mean_points):
-        table.add_row(s.name, str(s.games), f"{s.mean_points:+.2f}", format_ci(s.ci95), f"{s.win_rate:.1%}",
-                      f"{s.mean_place:.2f}")
-    yield table
-    if result.head_to_head:
-        h2h = Table(title="head to head (points of a minus points of b, per game)")
-        for column, justify in (("a", "left"), ("b", "left"), ("games", "right"), ("margin", "right"),
-                                ("95% CI", "right"), ("a ahead", "right")):
-            h2h.add_column(column, justify=justify)
-        for h in result.head_to_head:
-            h2h.add_row(h.a, h.b, str(h.games), f"{h.margin:+.2f}", format_ci(h.ci95), f"{h.a_ahead:.1%}")
-        yield h2h
