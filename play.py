@@ -2,10 +2,11 @@
 
     python play.py --opponents heuristic,heuristic --seat 0 --seed 1
     python play.py --opponents pimc,pimc                     # the search bot, the strongest here
+    python play.py --opponents learned,learned               # the trained policy shipped with the package
     python play.py --opponents greedy,random --seat 2 --seed 7 --option num_deals=3 --record game.jsonl
 
 You hold one seat (--seat, default 0); the opponents are agents made by agents.make_agent
-(random, greedy, heuristic, pimc, ppo:PATH, ...). At each of your decisions the table is
+(random, greedy, heuristic, learned, pimc, ppo:PATH, ...). At each of your decisions the table is
 shown as your seat sees it (deal, mode and trumps, each seat's role, target, tricks and
 score, the talon once face up, the trick on the table, your hand by suit; during your mode
 choice only your first six cards, R9) with your legal moves. Type a card as rank and suit in
@@ -61,7 +62,7 @@ def _opponents(parser: argparse.ArgumentParser, text: str) -> tuple[list[str], l
         parser.error(f"--opponents needs two agent names separated by a comma, got {text!r}")
     if "human" in names:
         parser.error("--opponents: you are the human player; name two agents for the other seats "
-                     "(random, greedy, heuristic, pimc, ppo:PATH, ...)")
+                     "(random, greedy, heuristic, learned, pimc, ppo:PATH, ...)")
     try:
         return names, [make_named_agent(name, make_agent) for name in names]
     except ValueError as error:

@@ -9,6 +9,8 @@ name          agent
               mode choice, exchanges, discards)
 ``ppo:PATH``  :class:`PPOAgent`: a policy trained by train.py: a run folder or its
               policy.safetensors (code-free: never unpickles)
+``learned``   the trained policy shipped with the package (:mod:`agents.learned`): a
+              :class:`PPOAgent` whose ``.metadata`` gives its training and measured strength
 ``pimc``      :class:`PIMCAgent`: determinized Monte Carlo search on sampled deals
               (``pimc:worlds=32:rollout=greedy``; needs the engine state)
 ``human``     :class:`HumanAgent`: a person at the terminal
@@ -40,6 +42,7 @@ from .base import (
 from .greedy import GreedyAgent
 from .heuristic import HeuristicAgent
 from .human import HumanAgent
+from .learned import load_learned
 from .pimc import PIMCAgent, make_pimc_agent
 from .ppo import PPOAgent, make_ppo_agent, make_unsafe_ppo_agent
 from .random_agent import RandomAgent
@@ -49,6 +52,8 @@ register_agent("greedy", GreedyAgent, help="simple rules: win cheaply, lead high
 register_agent("heuristic", HeuristicAgent, help="the strongest rule-based player")
 register_agent("ppo", make_ppo_agent, takes_argument=True,
                help="a policy trained by train.py: ppo:RUN_FOLDER or ppo:PATH/policy.safetensors (never unpickles)")
+register_agent("learned", load_learned,
+               help="the trained policy shipped with the package (agents/learned/; its strength in learned.json)")
 register_agent("ppo-unsafe-pickle", make_unsafe_ppo_agent, takes_argument=True,
                help="an SB3 MaskablePPO zip: ppo-unsafe-pickle:PATH.zip (UNPICKLES the file: only files you trust)")
 register_agent("pimc", make_pimc_agent, takes_argument=True,

@@ -1,0 +1,80 @@
+"""``learned``: the trained policy shipped inside the package, loaded by name with no path.
+
+This folder holds three files, all plain data (nothing in them can run code):
+
+* ``policy.safetensors`` + ``policy.json``: a policy file of train.py, the code-free format
+  of :mod:`agents.policy_file` (``ppo:agents/learned`` loads the same policy);
+* ``learned.json``: what the policy is (:data:`METADATA_FILE`, written by
+  ``python -m training.ship RUN_FOLDER``): the run it came from and its training command,
+  the observation version and rule options it was trained under, the SHA-256 of the two
+  policy files (so a policy swapped without its metadata is refused), and its measured
+  strength: for each opponent X, the mean points per game of ``learned`` at the table
+  ``learned,X,X`` on duplicate deals, with the 95% interval, the games, the seed and the
+  evaluate.py command that gives those numbers.
+
+``make_agent("learned")`` returns an :class:`agents.ppo.PPOAgent` named ``learned`` whose
+``.metadata`` is ``learned.json`` (``.policy_metadata`` is policy.json) and ``.rules`` the
+rule options it was trained under. It needs the optional ``train`` dependencies (torch,
+safetensors), as every ``ppo:`` policy does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+LEARNED_FOLDER = Path(__file__).resolve().parent
+"""Where the shipped policy lives (inside the installed package)."""
+
+TENSORS_FILE = "policy.safetensors"
+POLICY_METADATA_FILE = "policy.json"
+METADATA_FILE = "learned.json"
+FORMAT = "sergeant-major-env shipped policy"
+FORMAT_VERSION = 1
+SHIP_COMMAND = "python -m training.ship RUN_FOLDER"
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's bytes, as hex."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def read_learned_metadata(folder: str | Path = LEARNED_FOLDER) -> dict[str, Any]:
+    """The checked ``learned.json`` of ``folder``; a one-line ValueError when a file is missing,
+    the JSON is not the shipped-policy format, or a policy file is not the one it describes."""
+    folder = Path(folder)
+    for name in (TENSORS_FILE, POLICY_METADATA_FILE, METADATA_FILE):
+        if not (folder / name).is_file():
+            raise ValueError(f"agent 'learned': the shipped policy is missing ({folder / name} not found); "
+                             f"this install or checkout has no trained policy: ship one with {SHIP_COMMAND}")
+    path = folder / METADATA_FILE
+    try:
+        metadata = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"agent 'learned': {path} is not readable JSON: {error}") from None
+    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT \
+            or metadata.get("format_version") != FORMAT_VERSION:
+        raise ValueError(f"agent 'learned': {path} is not a shipped policy's metadata (expected \"format\": "
+                         f"{FORMAT!r}, \"format_version\": {FORMAT_VERSION})")
+    _check_digests(folder, metadata.get("files") or {})
+    return metadata
+
+
+def _check_digests(folder: Path, digests: dict[str, Any]) -> None:
+    for name in (TENSORS_FILE, POLICY_METADATA_FILE):
+        if digests.get(name) != file_sha256(folder / name):
+            raise ValueError(f"agent 'learned': {folder / name} is not the file {METADATA_FILE} describes (its "
+                             f"SHA-256 differs); ship the policy again with {SHIP_COMMAND}")
+
+
+def load_learned(folder: str | Path = LEARNED_FOLDER):
+    """The shipped policy of ``folder`` as an agent named ``learned`` (see the module docstring)."""
+    from agents.ppo import PPOAgent
+
+    metadata = read_learned_metadata(folder)
+    agent = PPOAgent(Path(folder))
+    agent.name = "learned"
+    agent.policy_metadata, agent.metadata = agent.metadata, metadata
+    return agent
