@@ -1,0 +1,201 @@
+"""The trained policy shipped with the package: ``learned`` by name, its metadata, shipping one.
+
+The policy lives in agents/learned/ (policy.safetensors + policy.json, the code-free format,
+and learned.json, its metadata), is loaded by ``agents.make_agent("learned")``, by
+``evaluate.py --agents learned,...`` and by ``play.py --opponents learned,...``, ships in every
+install (package data), and is put there by ``python -m training.ship RUN_FOLDER``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib.util
+import io
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("safetensors")
+
+import agents  # noqa: E402
+from agents.learned import (  # noqa: E402
+    LEARNED_FOLDER, METADATA_FILE, POLICY_METADATA_FILE, TENSORS_FILE, file_sha256, load_learned,
+    read_learned_metadata)
+from sergeant_major_env import Rules, engine  # noqa: E402
+from sergeant_major_env.engine import DISCARD, GIVE, MODE, OVER, PLAY, RETURN  # noqa: E402
+from sergeant_major_env.observation import OBSERVATION_SIZE, VERSION, observe  # noqa: E402
+from training import ship  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED_FILES = (TENSORS_FILE, POLICY_METADATA_FILE, METADATA_FILE)
+PHASE_NAMES = {MODE: "mode", GIVE: "exchange give", RETURN: "return", DISCARD: "discard", PLAY: "play"}
+
+
+def load_script(name: str):
+    """A top-level script (evaluate.py, play.py) as a module: they are not part of the package."""
+    spec = importlib.util.spec_from_file_location(f"{name}_cli", ROOT / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def learned():
+    return agents.make_agent("learned")
+
+
+# ============================================================================ loading by name
+
+def test_learned_is_registered_with_a_help_line():
+    assert "learned" in agents.known_agents()
+    assert "shipped" in agents.agent_help()["learned"]
+
+
+def test_learned_metadata_names_its_observation_rules_training_and_strength(learned):
+    metadata = learned.metadata
+    assert learned.name == "learned"
+    assert metadata["observation"] == {"version": VERSION, "size": OBSERVATION_SIZE}
+    assert Rules.from_dict(metadata["rules"]) == learned.rules
+    assert metadata["training"]["command"].startswith("python train.py")
+    assert metadata["files"] == {name: file_sha256(LEARNED_FOLDER / name) for name in (TENSORS_FILE,
+                                                                                      POLICY_METADATA_FILE)}
+    opponents = metadata["strength"]["opponents"]
+    assert {"random", "greedy", "heuristic"} <= set(opponents)
+    for opponent, entry in opponents.items():
+        low, high = entry["ci95"]
+        assert low <= entry["mean_points"] <= high and entry["games"] >= 6 and entry["games"] % 6 == 0
+        assert entry["command"] == (f"python evaluate.py --agents learned,{opponent},{opponent} "
+                                    f"--games {entry['games']} --seed {entry['seed']}")
+    assert learned.policy_metadata["observation"]["version"] == VERSION
+
+
+def test_learned_plays_legal_moves_in_every_phase_of_real_games(learned):
+    """Whole 18-deal games with exchanges (R17-R22), learned in one seat, random in the others
+    (random gives trumps, so learned must choose returns, R21); every action learned picks is
+    in the legal mask, in each of the five decision phases."""
+    games = 12
+    state = engine.init(np.arange(games) + 70_000, Rules())
+    learned_seat = np.arange(games) % 3
+    rng = np.random.default_rng(0)
+    decisions = {name: 0 for name in PHASE_NAMES.values()}
+    while not (state.phase == OVER).all():
+        mask = engine.legal_action_mask(state)
+        actions = np.where(mask, rng.random(mask.shape), -1.0).argmax(axis=1)
+        mine = np.flatnonzero((state.to_act == learned_seat) & mask.any(axis=1))
+        if mine.size:
+            chosen = learned.act(observe(state, np.maximum(state.to_act, 0))[mine], mask[mine], rng)
+            assert mask[mine, chosen].all(), f"illegal actions {chosen[~mask[mine, chosen]]}"
+            actions[mine] = chosen
+            for phase in state.phase[mine]:
+                decisions[PHASE_NAMES[int(phase)]] += 1
+        engine.step(state, actions)
+    assert all(decisions.values()), f"a phase was never played by learned: {decisions}"
+
+
+# ============================================================================ a checkout without the files
+
+def test_missing_shipped_policy_is_a_one_line_error_naming_the_ship_command(tmp_path):
+    with pytest.raises(ValueError, match=r"policy\.safetensors not found.*python -m training\.ship") as error:
+        load_learned(tmp_path)
+    assert "\n" not in str(error.value)
+
+
+def test_policy_file_not_described_by_its_metadata_is_refused(tmp_path):
+    for name in SHIPPED_FILES:
+        shutil.copy(LEARNED_FOLDER / name, tmp_path / name)
+    (tmp_path / POLICY_METADATA_FILE).write_text((LEARNED_FOLDER / POLICY_METADATA_FILE).read_text() + " ")
+    with pytest.raises(ValueError, match=r"policy\.json is not the file learned\.json describes"):
+        load_learned(tmp_path)
+
+
+# ============================================================================ the command lines
+
+def test_evaluate_and_play_accept_learned_by_name(tmp_path):
+    evaluate = load_script("evaluate")
+    out = tmp_path / "eval.json"
+    assert evaluate.main(["--agents", "learned,greedy,greedy", "--games", "6", "--no-progress",
+                          "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["agents"][0]["name"] == "learned"
+    play = load_script("play")
+    output = io.StringIO()
+    assert play.main(["--opponents", "learned,heuristic", "--seat", "2", "--seed", "1"],
+                     input_fn=lambda prompt: "quit", output=output) == 0
+    assert "seat 0 (learned)" in output.getvalue()
+
+
+def test_ship_writes_policy_and_strength_that_evaluate_reproduces(tmp_path):
+    """Shipping the shipped policy again (a folder of policy files is a run for ship): the files
+    are copied byte for byte, and the recorded evaluate.py command gives the recorded numbers."""
+    assert ship.main([str(LEARNED_FOLDER), "--into", str(tmp_path), "--games", "6", "--opponents", "random",
+                      "--no-progress"]) == 0
+    for name in (TENSORS_FILE, POLICY_METADATA_FILE):
+        assert (tmp_path / name).read_bytes() == (LEARNED_FOLDER / name).read_bytes()
+    metadata = read_learned_metadata(tmp_path)
+    assert metadata["source"] == str(LEARNED_FOLDER) and metadata["shipped_by"].startswith("python -m training.ship")
+    entry = metadata["strength"]["opponents"]["random"]
+    assert (entry["games"], entry["seed"]) == (6, ship.DEFAULT_SEED)
+    evaluated = tmp_path / "eval.json"
+    command = shlex.split(entry["command"])
+    assert command[:2] == ["python", "evaluate.py"]
+    assert load_script("evaluate").main(command[2:] + ["--no-progress", "--json", str(evaluated)]) == 0
+    stats = json.loads(evaluated.read_text())["agents"][0]
+    assert (stats["name"], stats["mean_points"], stats["ci95"]) == ("learned", entry["mean_points"], entry["ci95"])
+
+
+def test_ship_refuses_to_overwrite_a_shipped_policy_without_overwrite(tmp_path, capsys):
+    for name in SHIPPED_FILES:
+        (tmp_path / name).write_text("old")
+    with pytest.raises(SystemExit) as exit_:
+        ship.main([str(LEARNED_FOLDER), "--into", str(tmp_path), "--games", "6", "--opponents", "random"])
+    assert exit_.value.code == 2
+    message = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "already holds a shipped policy" in message and "--overwrite" in message
+    assert all((tmp_path / name).read_text() == "old" for name in SHIPPED_FILES)
+
+
+def test_ship_has_help_and_shows_the_shipped_table():
+    result = subprocess.run([sys.executable, "-m", "training.ship", "--help"], cwd=ROOT, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0 and "usage: python -m training.ship" in result.stdout
+    result = subprocess.run([sys.executable, "-m", "training.ship", "--show"], cwd=ROOT, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.strip() == ship.strength_table(read_learned_metadata())
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["NO_SUCH_RUN"], "PPO policy not found: 'NO_SUCH_RUN'"),
+    ([str(LEARNED_FOLDER), "--opponents", "nobody"], "unknown agent 'nobody'"),
+    ([str(LEARNED_FOLDER), "--opponents", "random,learned"], "learned is the policy being shipped"),
+    ([str(LEARNED_FOLDER), "--games", "0"], "--games and --pimc-games must be at least 1"),
+])
+def test_ship_bad_arguments_are_one_line_usage_errors_before_any_game(arguments, message, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        ship.main(arguments + ["--into", str(tmp_path)])
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err.strip().splitlines()[-1]
+    assert not list(tmp_path.iterdir())
+
+
+# ============================================================================ install and README
+
+def test_package_data_ships_every_file_of_the_learned_folder():
+    """A non-editable install (pip install ., a wheel) holds the policy: pyproject.toml's package
+    data names each data file of agents/learned/."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = project["tool"]["setuptools"]["package-data"]["agents.learned"]
+    data = [path.name for path in LEARNED_FOLDER.iterdir() if path.is_file() and path.suffix != ".py"]
+    assert set(SHIPPED_FILES) <= set(data)
+    assert [name for name in data if not any(fnmatch.fnmatch(name, pattern) for pattern in patterns)] == []
+
+
+def test_readme_shows_the_shipped_policys_strength_table():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert ship.strength_table(read_learned_metadata()) in readme
