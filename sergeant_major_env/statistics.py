@@ -1,4 +1,4 @@
-"""The statistics of a tournament: confidence intervals, head-to-head margins, the result.
+"""The statistics of a tournament: confidence intervals, head-to-head margins, ratings, the result.
 
 :func:`summarize` turns the final scores of played games (and the
 :class:`~sergeant_major_env.evaluation.Schedule` that says who sat where, at which table, in
@@ -22,7 +22,35 @@ within 0.02 of the normal 1.96. With a single group there is no interval (``null
   ``points(a) - points(b)`` over the games in which both played, its mean (``margin``) and
   t-interval, and ``a_ahead`` (the share of those games where a finished above b; ties 1/2).
 
-The result converts to JSON (:meth:`EvaluationResult.to_dict`), CSV and a text table.
+**Ratings** (:func:`fit_ratings`): one ranking of all the agents, across all the tables of a
+round robin. Each game gives three pairwise results (a finished above b: 1, below: 0, level:
+1/2 each); a Bradley-Terry model, P(a above b) = s_a / (s_a + s_b), is fitted to all of them
+by maximum likelihood. The rating is the log-strength in Elo points,
+``RATING_SCALE * log(s_a)``, anchored at **mean 0 over the agents of the tournament**: a
+rating says how far an agent stands above or below the field's average, and a gap of D
+points between two agents means odds of 10**(D/400) to 1 that the higher finishes above the
+lower (200 points: 76%, 400 points: 91%). Ratings of different tournaments share a scale but
+not an anchor (the mean moves with the field). ``ci95`` is a 95% percentile bootstrap: the
+duplicate groups (group j spanning every table) are drawn with replacement
+:data:`BOOTSTRAP_SAMPLES` times and refitted, by a generator seeded with the tournament's
+seed, so the same seed gives the same intervals. With three agents (one table) the ratings
+are the three head-to-head ``a_ahead`` shares made consistent on one scale (two free numbers
+for three pairs); with more, each agent's rating pools its games at every table it sat at.
+
+Why this fit: Bradley-Terry is the order-free, maximum-likelihood form of Elo (an Elo run
+over the same games would depend on their order and on its K factor). It ranks by who
+finishes above whom, not by points, so one very large win does not outweigh many small
+losses; the head-to-head margins above give the sizes in points. It is fitted here in numpy
+(Hunter's MM iterations, :func:`bradley_terry`, with :data:`PRIOR_GAMES` virtual drawn games a
+pair so that an agent that always finished ahead still gets a finite rating): choix, the
+library for such fits, is not installed with this project, and twenty lines of numpy fit
+every bootstrap replicate at once. The intervals come from the bootstrap rather than the
+likelihood because the pairwise results are not independent: three come from each game, and
+the six games of a duplicate group share their cards; the group is the independent unit,
+as for the t-intervals.
+
+The result converts to JSON (:meth:`EvaluationResult.to_dict`; the leaderboard as
+``"ratings": [{"name", "rating", "ci95": [lo, hi]}]``, highest first), CSV and a text table.
 """
 
 from __future__ import annotations
@@ -78,6 +106,130 @@ def mean_ci(values: Sequence[float] | np.ndarray) -> tuple[float, list[float] | 
         return mean, None
     half = t_quantile_95(values.size - 1) * float(values.std(ddof=1)) / math.sqrt(values.size)
     return mean, [mean - half, mean + half]
+
+
+# ============================================================================ ratings
+
+RATING_SCALE = 400 / math.log(10)
+"""Elo points per unit of log-strength: a lead of 400 points is 10 to 1 odds of finishing ahead."""
+PRIOR_GAMES = 1.0
+"""Virtual games per pair of agents, shared half and half (a drawn game): keeps an agent that
+always finished ahead at a finite rating and pulls ratings a little towards each other."""
+BOOTSTRAP_SAMPLES = 1000
+"""Bootstrap replicates of the duplicate groups behind each rating's 95% interval."""
+BOOTSTRAP_STREAM = 7
+"""The spawn key of the bootstrap's generator: a stream of its own, apart from the agents' (chunk_rng)."""
+_BOOTSTRAP_CELLS = 2_000_000  # replicates x groups resampled at once (memory: 16 bytes a cell)
+RATINGS_METHOD = ("Bradley-Terry fit of who finished ahead of whom in each game (ties half), "
+                  f"{PRIOR_GAMES:g} virtual drawn game per pair; Elo points (400 = 10:1 odds of finishing ahead), "
+                  f"mean 0 over the agents; 95% percentile bootstrap over groups ({BOOTSTRAP_SAMPLES} replicates)")
+
+
+@dataclasses.dataclass
+class Rating:
+    """One agent's place on the leaderboard: Elo-scaled Bradley-Terry rating, mean 0 over the agents."""
+
+    name: str
+    rating: float
+    ci95: list[float] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return _clean(dataclasses.asdict(self))
+
+
+def pairwise_ahead(scores: np.ndarray, seat_players: np.ndarray, group: np.ndarray,
+                   num_players: int) -> np.ndarray:
+    """``ahead[j, a, b]``: in how many of duplicate group j's games agent a finished above agent b
+    (a tie counts half for each), over every table of the group. float[groups, P, P]; groups in
+    ascending order of their number."""
+    scores = np.asarray(scores)
+    _, group_index = np.unique(group, return_inverse=True)
+    ahead = np.zeros((group_index.max() + 1 if group_index.size else 0, num_players, num_players))
+    for seat, other in itertools.permutations(range(3), 2):
+        share = (scores[:, seat] > scores[:, other]) + 0.5 * (scores[:, seat] == scores[:, other])
+        np.add.at(ahead, (group_index, seat_players[:, seat], seat_players[:, other]), share)
+    return ahead
+
+
+def bradley_terry(ahead: np.ndarray, prior_games: float = PRIOR_GAMES, tolerance: float = 1e-9,
+                  max_iterations: int = 10_000) -> np.ndarray:
+    """Log-strengths (mean 0) of the Bradley-Terry model fitted to ``ahead[..., a, b]`` (a's
+    results against b: 1 a game won, 1/2 a tie): float[..., P], for every leading index at once.
+
+    The model: a finishes ahead of b with probability ``s_a / (s_a + s_b)``. Fitted by Hunter's
+    (2004) MM iterations ``s_a <- W_a / sum_b n_ab / (s_a + s_b)`` (W_a: a's results in all,
+    n_ab: a and b's games together), with ``prior_games`` virtual drawn games added to every pair
+    first; each iteration raises the likelihood, and the prior makes the maximum unique and
+    finite. Stops when no log-strength moves by more than ``tolerance``.
+    """
+    ahead = np.asarray(ahead, dtype=float)
+    players = ahead.shape[-1]
+    ahead = ahead + (prior_games / 2) * (1 - np.eye(players))
+    met = ahead + np.swapaxes(ahead, -1, -2)  # n_ab, virtual games included; zero on the diagonal
+    results = ahead.sum(axis=-1)             # W_a
+    log_strength = np.zeros(ahead.shape[:-1])
+    for _ in range(max_iterations):
+        strength = np.exp(log_strength)
+        expected = (met / (strength[..., :, None] + strength[..., None, :])).sum(axis=-1)
+        updated = np.log(results / expected)
+        updated -= updated.mean(axis=-1, keepdims=True)  # strengths are relative: fix the mean at 0
+        moved = np.abs(updated - log_strength).max(initial=0.0)
+        log_strength = updated
+        if moved < tolerance:
+            return log_strength
+    raise RuntimeError(f"the Bradley-Terry fit did not settle in {max_iterations} iterations")
+
+
+def bootstrap_ratings(ahead: np.ndarray, rng: np.random.Generator,
+                      samples: int = BOOTSTRAP_SAMPLES) -> np.ndarray:
+    """Ratings of ``samples`` bootstrap replicates, float[samples, P]: each replicate draws as many
+    duplicate groups as there are, with replacement, and fits their summed results."""
+    groups = ahead.shape[0]
+    uniform = np.full(groups, 1 / groups)
+    block = max(1, _BOOTSTRAP_CELLS // groups)
+    replicates = []
+    for start in range(0, samples, block):
+        counts = rng.multinomial(groups, uniform, size=min(block, samples - start))  # [block, groups]
+        replicates.append(RATING_SCALE * bradley_terry(np.tensordot(counts, ahead, axes=1)))
+    return np.concatenate(replicates)
+
+
+def fit_ratings(names: Sequence[str], ahead: np.ndarray, seed: int = 0,
+                samples: int = BOOTSTRAP_SAMPLES) -> list[Rating]:
+    """The leaderboard: one :class:`Rating` per agent, highest first (ties in the order of ``names``).
+
+    ``ahead[j, a, b]``: duplicate group j's results of a against b (:func:`pairwise_ahead`). The
+    rating is ``RATING_SCALE`` times the Bradley-Terry log-strength of all groups together (mean 0
+    over the agents); ``ci95`` is the 2.5 and 97.5 percentile of ``samples`` bootstrap replicates
+    over the groups, drawn by a generator seeded with ``seed`` (same seed, same interval), or
+    None with fewer than two groups.
+    """
+    ahead = np.asarray(ahead, dtype=float)
+    if ahead.ndim != 3 or ahead.shape[1:] != (len(names), len(names)):
+        raise ValueError(f"ahead must be float[groups, {len(names)}, {len(names)}] for {len(names)} agents, "
+                         f"got shape {ahead.shape}")
+    ratings = RATING_SCALE * bradley_terry(ahead.sum(axis=0))
+    intervals: list[list[float] | None] = [None] * len(names)
+    if ahead.shape[0] >= 2:
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(BOOTSTRAP_STREAM,)))
+        low, high = np.percentile(bootstrap_ratings(ahead, rng, samples), [2.5, 97.5], axis=0)
+        intervals = [[float(lo), float(hi)] for lo, hi in zip(low, high)]
+    board = [Rating(name=name, rating=float(r), ci95=ci) for name, r, ci in zip(names, ratings, intervals)]
+    return sorted(board, key=lambda rating: -rating.rating)
+
+
+def unrated_gaps(names: Sequence[str], ahead: np.ndarray) -> list[str]:
+    """Notes for the leaderboard: each agent that never finished above some agent it met (in no
+    game, not even level). The data put no bound on such a gap (the likelihood grows without
+    end as it widens); its size on the board comes from the prior and grows with more games."""
+    totals = np.asarray(ahead, dtype=float).sum(axis=0)
+    notes = []
+    for loser, name in enumerate(names):
+        above = [names[w] for w in range(len(names)) if w != loser and totals[w, loser] > 0 and totals[loser, w] == 0]
+        if above:
+            notes.append(f"note: {name} never finished above {', '.join(above)}: that gap rests on the prior "
+                         f"({PRIOR_GAMES:g} drawn game a pair)")
+    return notes
 
 
 # ============================================================================ results
@@ -138,6 +290,7 @@ class EvaluationResult:
     schedule: Schedule
     scores: np.ndarray  # int16[G, 3] final scores by seat, in schedule order
     records: list[dict] | None = None
+    ratings: list[Rating] = dataclasses.field(default_factory=list)  # the leaderboard, highest first
 
     def agent(self, name: str) -> AgentStats:
         for stats in self.agents:
@@ -158,6 +311,8 @@ class EvaluationResult:
             "statistics": ("per-group averages (group = the games of one seed: six seatings with "
                            "duplicate deals, one game with fixed seatings); mean and 95% Student-t "
                            "interval over groups; R6 ties share the win; tied places are averaged"),
+            "ratings": [r.to_dict() for r in self.ratings],
+            "ratings_method": RATINGS_METHOD,
         }
 
     def to_json(self, path: str) -> None:
@@ -201,11 +356,35 @@ class EvaluationResult:
             lines += ["", f"{'head to head':<28}{'margin':>9}{'95% CI':>18}{'ahead':>8}"]
             for h in self.head_to_head:
                 lines.append(f"{h.a + ' vs ' + h.b:<28}{h.margin:>+9.2f}{format_ci(h.ci95):>18}{h.a_ahead:>8.1%}")
+        if self.ratings:
+            lines += ["", self.ratings_title(), f"{'rank':<6}{'agent':<16}{'rating':>8}{'95% CI':>16}"]
+            for rank, r in enumerate(self.ratings, 1):
+                lines.append(f"{rank:<6}{r.name:<16}{r.rating:>+8.0f}{format_rating_ci(r.ci95):>16}")
+            lines += self.rating_notes()
         return "\n".join(lines)
+
+    def pairwise_ahead(self) -> np.ndarray:
+        """float[groups, P, P]: each duplicate group's results of agent a against agent b (:func:`pairwise_ahead`)."""
+        return pairwise_ahead(self.scores, self.schedule.seat_players, self.schedule.group, len(self.names))
+
+    def rating_notes(self) -> list[str]:
+        """The leaderboard's caveats (:func:`unrated_gaps`)."""
+        return unrated_gaps(self.names, self.pairwise_ahead())
+
+    def ratings_title(self) -> str:
+        """The leaderboard's heading: what the ratings are and what their intervals rest on."""
+        groups = int(np.unique(self.schedule.group).size)
+        return (f"ratings (Bradley-Terry on finishing ahead, Elo points, mean 0; 95% bootstrap over "
+                f"{groups} group{'s' if groups != 1 else ''})")
 
 
 def format_ci(ci: list[float] | None) -> str:
     return "n/a" if ci is None else f"[{ci[0]:+.2f}, {ci[1]:+.2f}]"
+
+
+def format_rating_ci(ci: list[float] | None) -> str:
+    """A rating's interval in whole Elo points."""
+    return "n/a" if ci is None else f"[{ci[0]:+.0f}, {ci[1]:+.0f}]"
 
 
 def _round(x: float | None, digits: int = 4) -> float | None:
@@ -282,9 +461,11 @@ def summarize(names: Sequence[str], schedule: Schedule, scores: np.ndarray, rule
     for a, b in itertools.combinations(range(len(names)), 2):
         both = np.flatnonzero(~np.isnan(by_player[:, a]) & ~np.isnan(by_player[:, b]))
         pairs.append(pair_for(both, a, b))
+    ahead = pairwise_ahead(scores, seat_players, schedule.group, len(names))
     return EvaluationResult(names=list(names), games=num_games, seed=seed, seatings=seatings,
                             rules=rules if rules is not None else Rules(), agents=overall, tables=tables,
-                            head_to_head=pairs, schedule=schedule, scores=scores)
+                            head_to_head=pairs, schedule=schedule, scores=scores,
+                            ratings=fit_ratings(names, ahead, seed))
 
 
 def format_rich(result: EvaluationResult) -> Iterable[Any]:
@@ -309,3 +490,11 @@ def format_rich(result: EvaluationResult) -> Iterable[Any]:
         for h in result.head_to_head:
             h2h.add_row(h.a, h.b, str(h.games), f"{h.margin:+.2f}", format_ci(h.ci95), f"{h.a_ahead:.1%}")
         yield h2h
+    if result.ratings:
+        board = Table(title=result.ratings_title())
+        for column, justify in (("rank", "right"), ("agent", "left"), ("rating", "right"), ("95% CI", "right")):
+            board.add_column(column, justify=justify)
+        for rank, r in enumerate(result.ratings, 1):
+            board.add_row(str(rank), r.name, f"{r.rating:+.0f}", format_rating_ci(r.ci95))
+        yield board
+        yield from result.rating_notes()
