@@ -15,7 +15,11 @@ luck of the cards largely cancels. With four or more agents every 3-agent table 
 --games games (a round robin, same deals at every table). The table shows each agent's mean
 points per game with a 95% confidence interval (Student t over the duplicate groups), its
 win rate (R6: equal totals share the win) and its mean place (ties share places), then the
-head-to-head margins. The machinery is sergeant_major_env.evaluation.play_tables.
+head-to-head margins, then one leaderboard of ratings across all the tables: a Bradley-Terry
+fit of who finished above whom in each game, in Elo points with mean 0 over the agents (a
+gap of 400 points is 10:1 odds of finishing above), with 95% intervals from a bootstrap over
+the duplicate groups (seeded by --seed). The machinery is
+sergeant_major_env.evaluation.play_tables; the statistics are sergeant_major_env.statistics.
 
 Games are played in chunks of --batch-size games (whole duplicate groups), each chunk with
 its own random generator for the agents (seeded by --seed and the chunk's index). --ray plays
@@ -79,7 +83,8 @@ def parse_args(argv=None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     parser.add_argument("--csv", metavar="FILE", help="write one row per agent as CSV")
     parser.add_argument("--plot", metavar="FILE.png",
-                        help="bar chart of mean points with 95%% error bars (needs matplotlib, the train extra)")
+                        help="bar chart of mean points with 95%% error bars and the ratings' leaderboard (needs "
+                             "matplotlib, the train extra)")
     parser.add_argument("--record", metavar="FILE",
                         help="write every game's record (RULES.md section 11) as JSON Lines")
     parser.add_argument("--batch-size", type=int, default=12_000, metavar="B",
@@ -139,29 +144,58 @@ def group_count(args: argparse.Namespace) -> int:
 # ============================================================================ outputs
 
 def plot(result, path: str) -> None:
+    """Two panels: mean points per game with 95% error bars, and the ratings' leaderboard."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    stats = sorted(result.agents, key=lambda s: -s.mean_points)
-    means = [s.mean_points for s in stats]
-    low = [s.mean_points - s.ci95[0] if s.ci95 else 0.0 for s in stats]
-    high = [s.ci95[1] - s.mean_points if s.ci95 else 0.0 for s in stats]
-    figure, axes = plt.subplots(figsize=(1.6 * len(stats) + 2.5, 4.2))
-    bars = axes.bar([s.name for s in stats], means, yerr=[low, high], capsize=6,
-                    color=["tab:green" if m >= 0 else "tab:red" for m in means], alpha=0.8)
-    axes.bar_label(bars, labels=[f"{m:+.2f}" for m in means], padding=3, label_type="center")
-    axes.axhline(0, color="black", linewidth=0.8)
-    axes.set_ylabel("mean points per game (95% CI)")
-    axes.set_title(f"3-5-8: {result.games} games, {result.seatings} seatings, "
-                   f"{result.rules.num_deals} deals a game, seed {result.seed}")
+    points_width, ratings_width = 1.6 * len(result.agents) + 2.5, 4.5  # inches
+    figure, (points_axes, ratings_axes) = plt.subplots(
+        1, 2, figsize=(points_width + ratings_width, 4.2), gridspec_kw={"width_ratios": [points_width, ratings_width]})
+    plot_points(points_axes, result)
+    plot_ratings(ratings_axes, result)
+    figure.suptitle(f"3-5-8: {result.games} games, {result.seatings} seatings, "
+                    f"{result.rules.num_deals} deals a game, seed {result.seed}")
     figure.tight_layout()
     try:
         with atomic_write(path, "wb") as file:  # a file object: matplotlib needs the format named
             figure.savefig(file, dpi=120, format=plot_format(path))
     finally:
         plt.close(figure)
+
+
+def error_bars(values, intervals) -> list[list[float]]:
+    """matplotlib's [below, above] error lengths from [low, high] intervals (0 where there is none)."""
+    return [[v - ci[0] if ci else 0.0 for v, ci in zip(values, intervals)],
+            [ci[1] - v if ci else 0.0 for v, ci in zip(values, intervals)]]
+
+
+def plot_points(axes, result) -> None:
+    """Each agent's mean points per game, best first, with its 95% interval."""
+    stats = sorted(result.agents, key=lambda s: -s.mean_points)
+    means = [s.mean_points for s in stats]
+    bars = axes.bar([s.name for s in stats], means, yerr=error_bars(means, [s.ci95 for s in stats]), capsize=6,
+                    color=["tab:green" if m >= 0 else "tab:red" for m in means], alpha=0.8)
+    axes.bar_label(bars, labels=[f"{m:+.2f}" for m in means], padding=3, label_type="center")
+    axes.axhline(0, color="black", linewidth=0.8)
+    axes.set_ylabel("mean points per game (95% CI)")
+
+
+def plot_ratings(axes, result) -> None:
+    """The leaderboard, highest at the top: each rating (Elo points, mean 0) with its 95% interval."""
+    board = result.ratings[::-1]
+    ratings = [r.rating for r in board]
+    rows = range(len(board))
+    axes.errorbar(ratings, rows, xerr=error_bars(ratings, [r.ci95 for r in board]), fmt="o", capsize=5,
+                  color="tab:blue")
+    for row, rating in zip(rows, ratings):
+        axes.annotate(f"{rating:+.0f}", (rating, row), textcoords="offset points", xytext=(0, 7), ha="center")
+    axes.set_yticks(list(rows), [r.name for r in board])
+    axes.set_ylim(-0.6, len(board) - 0.4)
+    axes.axvline(0, color="black", linewidth=0.8)
+    axes.set_xlabel("rating, Elo points (mean 0; 95% bootstrap CI)")
+    axes.set_title("ratings (Bradley-Terry)")
 
 
 def write_outputs(args: argparse.Namespace, result) -> None:

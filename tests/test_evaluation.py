@@ -373,6 +373,13 @@ def test_json_csv_and_plot_outputs(tmp_path):
     assert {"tables", "head_to_head", "rules", "seed"} <= set(data)
     assert data["rules"]["num_deals"] == 1
     assert data["head_to_head"][0].keys() >= {"a", "b", "margin", "ci95"}
+    # the leaderboard: every agent once, highest first, each rating inside its interval
+    assert [set(r) for r in data["ratings"]] == [{"name", "rating", "ci95"}] * 3
+    assert sorted(r["name"] for r in data["ratings"]) == ["first", "observing", "random"]
+    ratings = [r["rating"] for r in data["ratings"]]
+    assert ratings == sorted(ratings, reverse=True) and sum(ratings) == pytest.approx(0, abs=1e-4)
+    assert all(r["ci95"][0] <= r["rating"] <= r["ci95"][1] for r in data["ratings"])
+    assert "Bradley-Terry" in data["ratings_method"]
 
     result.to_csv(tmp_path / "r.csv")
     rows = list(csv.DictReader(open(tmp_path / "r.csv", encoding="utf-8")))
@@ -387,6 +394,63 @@ def test_json_csv_and_plot_outputs(tmp_path):
     evaluate.plot(result, str(tmp_path / "r.png"))
     assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "points/game" in result.format_text()
+
+
+# ============================================================================ ratings
+
+@pytest.mark.parametrize("agents, games", [("random,greedy,heuristic", 60), ("random,greedy,heuristic,greedy", 36)])
+def test_ratings_order_heuristic_over_greedy_over_random_with_intervals_apart(agents, games):
+    """One table, and a round robin of four (two copies of greedy): one leaderboard, the baselines in
+    their order of strength, each interval clear of the next agent's."""
+    from agents import make_agent
+
+    result = play_tables(agents, games=games, seed=0, make_agent=make_agent, progress=False)
+    board = {r.name: r for r in result.ratings}
+    order = [r.name for r in result.ratings]
+    assert order[0] == "heuristic" and order[-1] == "random", order
+    for greedy in [name for name in order if name.startswith("greedy")]:
+        assert board["heuristic"].ci95[0] > board[greedy].ci95[1], (board["heuristic"], board[greedy])
+        assert board[greedy].ci95[0] > board["random"].ci95[1], (board[greedy], board["random"])
+
+
+def test_evaluate_prints_the_leaderboard(capsys):
+    evaluate = _evaluate_module()
+    assert evaluate.main(["--agents", "random,greedy,heuristic,greedy", "--games", "12", "--option", "num_deals=2",
+                          "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    heading = "ratings (Bradley-Terry on finishing ahead, Elo points, mean 0; 95% bootstrap over 2 groups)"
+    assert heading in out
+    rows = out.split(heading)[1].splitlines()[1:6]
+    assert rows[0].split() == ["rank", "agent", "rating", "95%", "CI"]
+    ranked = [row.split() for row in rows[1:]]
+    assert [row[0] for row in ranked] == ["1", "2", "3", "4"]
+    assert sorted(row[1] for row in ranked) == ["greedy", "greedy#2", "heuristic", "random"]
+    ratings = [int(row[2]) for row in ranked]
+    assert ratings == sorted(ratings, reverse=True)
+    assert re.fullmatch(r"\[[+-]\d+,", ranked[0][3]) and re.fullmatch(r"[+-]\d+\]", ranked[0][4])
+
+
+def test_evaluate_plot_draws_the_leaderboard_as_its_second_panel(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    evaluate = _evaluate_module()
+    result = play_tables([FirstLegal("first"), RandomPolicy(), ObservingRandom()], games=12, seed=5,
+                         rules=ONE_DEAL, progress=False)
+    figure, axes = plt.subplots()
+    try:
+        evaluate.plot_ratings(axes, result)
+        # highest at the top: tick labels from the bottom up are the leaderboard reversed
+        assert [t.get_text() for t in axes.get_yticklabels()] == [r.name for r in result.ratings][::-1]
+        data_line = axes.containers[0].lines[0]  # the error bar's points
+        points = np.asarray(data_line.get_xdata(), dtype=float)
+        np.testing.assert_allclose(points, [r.rating for r in result.ratings][::-1])
+    finally:
+        plt.close(figure)
+    evaluate.plot(result, str(tmp_path / "r.png"))
+    assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 # ============================================================================ evaluate.py
