@@ -17,11 +17,13 @@ game's own per-game seed, which alone reproduces the cards of an engine game.
 
 * :class:`Recorder` wraps :func:`engine.step` and turns each finished game of a batch into a
   record (``Recorder.finished``); :func:`simulate` plays random games with it.
-* :func:`replay` re-runs a record through the engine (a batch of one game) and raises
-  :class:`RecordError` naming the first inconsistency and the rule broken, e.g.
+* :func:`replay` re-runs a record through the engine and raises :class:`RecordError` naming
+  the first inconsistency and the rule broken, e.g.
   ``deal 3, trick 5, seat 1 played 7H: R13: seat 1 must follow suit S``. Legality is the
   engine's (``legal_bits`` / ``illegal_reason``) and so are winners and points: this module
-  only compares the record with what the engine does.
+  only compares the record with what the engine does. :func:`check_records` replays many
+  records as one engine batch per rule set (one ``engine.step`` per decision for all of
+  them), each record's problem worded as :func:`replay` words it alone.
 * :func:`write_jsonl` / :func:`read_jsonl`: one record per line.
 
 Command line (``--help`` on each)::
@@ -33,7 +35,8 @@ Command line (``--help`` on each)::
 which must stay at most 2**63 - 1), batched, and writes their records; ``--out`` is checked
 writable before the first game and written whole or not at all (a temporary file renamed at
 the end), so an interrupted run leaves no truncated file. ``check`` replays every record of
-a file and exits 0 only if all replay exactly, printing one line per bad record otherwise.
+a file, :data:`CHECK_BATCH` records at a time as one batch, and exits 0 only if all replay
+exactly, printing one line per bad record otherwise.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ TRICK_KEYS = ("leader", "cards", "winner")
 DEFAULT_PLAYERS = ("random", "random", "random")
 
 _CARD_NAMES = tuple(card_name(c) for c in range(NUM_CARDS))
+_CARD_IDS = {name: card for card, name in enumerate(_CARD_NAMES)}  # parse_card's answers, looked up
 
 
 class RecordError(ValueError):
@@ -293,6 +297,11 @@ def _card(value: Any, where: str) -> int:
 
 
 def _cards(value: Any, where: str, length: int, why: str) -> list[int]:
+    if type(value) is list and len(value) == length:
+        try:  # the common case, a list of card names, without wording a place for each card
+            return [_CARD_IDS[v] for v in value]
+        except (KeyError, TypeError):  # TypeError: an unhashable entry (a list, say)
+            pass
     return [_card(v, f"{where}[{i}]") for i, v in enumerate(_list(value, where, length, why))]
 
 
@@ -372,7 +381,9 @@ def _parse_trick(trick: Any, where: str) -> dict[str, Any]:
 
 def replay(record: Any) -> None:
     """Re-run a record through the engine; raise :class:`RecordError` at the first inconsistency."""
-    _Replay(parse_record(record)).run()
+    problem = _Replays([parse_record(record)]).run()[0]
+    if problem is not None:
+        raise RecordError(problem)
 
 
 def check_record(record: Any) -> str | None:
@@ -384,140 +395,287 @@ def check_record(record: Any) -> str | None:
     return None
 
 
-class _Replay:
-    """One record against a batch-of-one engine game. The engine decides; this compares."""
+def check_records(records: Sequence[Any]) -> list[str | None]:
+    """:func:`check_record` of each record, the records replayed together: one engine batch per
+    rule set, one :func:`engine.step` per decision for all of them. Each record's problem is
+    word for word the one :func:`check_record` gives it alone."""
+    problems: list[str | None] = [None] * len(records)
+    by_rules: dict[Rules, list[tuple[int, dict[str, Any]]]] = {}
+    for index, record in enumerate(records):
+        try:
+            game = parse_record(record)
+        except RecordError as error:
+            problems[index] = str(error)
+            continue
+        by_rules.setdefault(game["rules"], []).append((index, game))
+    for members in by_rules.values():
+        indices, games = zip(*members)
+        for index, problem in zip(indices, _Replays(list(games)).run()):
+            problems[index] = problem
+    return problems
 
-    def __init__(self, game: dict[str, Any]) -> None:
-        self.game = game
-        self.state = engine.init([game["seed"]], game["rules"])
-        self.state.first_dealer[0] = game["first_dealer"]
-        self.state.dealer[0] = game["first_dealer"]
 
-    def run(self) -> None:
-        deals, num_deals = self.game["deals"], self.game["rules"].num_deals
-        for number, deal in enumerate(deals, start=1):
-            if self.state.phase[0] == engine.OVER:
-                raise _fail(f"deal {number}", f"R4: a game of num_deals={num_deals} has {num_deals} deals, "
-                                              f"the record has {len(deals)}")
-            self.play_deal(number, deal)
-        if self.state.phase[0] != engine.OVER:
-            raise RecordError(f"R4: the record has {len(deals)} deal(s), a game of num_deals={num_deals} has {num_deals}")
-        scores = self.state.final_scores[0].tolist()
-        if self.game["scores"] != scores:
-            raise _fail("scores", f"R25: the totals of the deals' points are {scores}, not {self.game['scores']}")
+# Per-deal fields of a parsed record read into arrays (game, deal, ...) for the batch:
+# name -> (shape of one deal's entry, how to read it from a parsed deal).
+_DEAL_ARRAYS: dict[str, tuple[tuple[int, ...], Callable[[dict], Any]]] = {
+    "dealer": ((), lambda deal: deal["dealer"]),
+    "playmaker": ((), lambda deal: deal["playmaker"]),
+    "third": ((), lambda deal: deal["third"]),
+    "hands": ((3, 16), lambda deal: deal["hands"]),
+    "talon": ((4,), lambda deal: deal["talon"]),
+    "mode": ((), lambda deal: deal["mode"]),
+    "discards": ((4,), lambda deal: deal["discards"]),
+    "leaders": ((16,), lambda deal: [trick["leader"] for trick in deal["tricks"]]),
+    "cards": ((16, 3), lambda deal: [trick["cards"] for trick in deal["tricks"]]),
+    "winners": ((16,), lambda deal: [trick["winner"] for trick in deal["tricks"]]),
+    "tricks_won": ((3,), lambda deal: deal["tricks_won"]),
+    "points": ((3,), lambda deal: deal["points"]),
+}
 
-    def play_deal(self, number: int, deal: dict[str, Any]) -> None:
-        where = f"deal {number}"
-        self.check_roles(number, deal, where)
-        self.install_cards(deal, where)
-        mode = MODE_NAMES[deal["mode"]]
-        self.decide(MODE_ACTION_OFFSET + deal["mode"], f"{where}, seat {deal['playmaker']} chose mode {mode}")
-        self.exchange(number, deal)
-        for i, card in enumerate(deal["discards"], start=1):
-            self.decide(card, f"{where}, discard {i}, seat {deal['playmaker']} discarded {_CARD_NAMES[card]}")
-        won = [0, 0, 0]
-        for t, trick in enumerate(deal["tricks"], start=1):
-            won[self.play_trick(trick, f"{where}, trick {t}", t)] += 1
-        if not self.state.deal_ended[0]:
-            raise RuntimeError(f"{where}: the engine did not end the deal after 16 tricks")
-        if deal["tricks_won"] != won:
-            raise _fail(where, f"R23: the tricks give tricks_won {won}, not {deal['tricks_won']}")
-        points = self.state.deal_points[0].tolist()
-        if deal["points"] != points:
+
+class _Replays:
+    """Parsed records of one rule set against one engine batch, game g for record g.
+
+    All games advance together, deal by deal and decision by decision, one
+    :func:`engine.step` per decision for all of them: the engine decides, this compares.
+    A game leaves the batch at its first problem, which is worded from the engine state of
+    that game at that moment, as a batch of one would word it (a batch of one is what
+    :func:`replay` runs). Checks are vector comparisons over the games still replaying; the
+    Python wording of a problem runs only for the games that have one.
+    """
+
+    def __init__(self, games: list[dict[str, Any]]) -> None:
+        self.games = games
+        self.rules: Rules = games[0]["rules"]
+        self.state = engine.init(np.array([game["seed"] for game in games], dtype=np.uint64), self.rules)
+        first_dealer = np.array([game["first_dealer"] for game in games], dtype=np.int8)
+        self.state.first_dealer[:] = first_dealer
+        self.state.dealer[:] = first_dealer
+        self.deal_counts = np.array([len(game["deals"]) for game in games])
+        # A record gets no further than deal num_deals + 1: the game is over there (R4).
+        self.deals_replayed = min(int(self.deal_counts.max()), self.rules.num_deals + 1)
+        self.deal = _deal_arrays(games, self.deals_replayed)  # the records' deals as arrays [game, deal, ...]
+        self.problems: list[str | None] = [None] * len(games)
+        self.replaying = np.ones(len(games), dtype=bool)  # no problem found yet
+
+    def run(self) -> list[str | None]:
+        """The first problem of each record, ``None`` for those that replay exactly."""
+        num_deals = self.rules.num_deals
+        for number in range(1, self.deals_replayed + 1):
+            self.finish(self.among(self.deal_counts == number - 1))
+            over = self.playing(number)
+            for g in over[self.state.phase[over] == engine.OVER]:
+                self.fail(g, f"deal {number}", f"R4: a game of num_deals={num_deals} has {num_deals} deals, "
+                                               f"the record has {self.deal_counts[g]}")
+            self.play_deal(number)
+        self.finish(self.among(self.deal_counts == self.deals_replayed))
+        return self.problems
+
+    # ------------------------------------------------------------------ bookkeeping
+
+    def among(self, wanted: np.ndarray) -> np.ndarray:
+        """The games still replaying where ``wanted`` holds (increasing game numbers)."""
+        return np.flatnonzero(self.replaying & wanted)
+
+    def playing(self, number: int) -> np.ndarray:
+        """The games still replaying whose record has a deal ``number``."""
+        return self.among(self.deal_counts >= number)
+
+    def fail(self, g: int, where: str, message: str) -> None:
+        self.problems[g] = str(_fail(where, message))
+        self.replaying[g] = False
+
+    def record_deal(self, g: int, number: int) -> dict[str, Any]:
+        return self.games[g]["deals"][number - 1]
+
+    def decide(self, games: np.ndarray, actions: np.ndarray, where: Callable[[int], str]) -> np.ndarray:
+        """Step one decision of each game; the engine refuses an illegal one and says why
+        (``where(g)`` places it). Returns the games stepped."""
+        if games.size == 0:
+            return games
+        legal = engine.legal_bits(self.state, games)
+        allowed = (legal >> actions.astype(np.uint64)) & np.uint64(1) != 0
+        if not allowed.all():
+            for g, action in zip(games[~allowed].tolist(), actions[~allowed].tolist()):
+                self.fail(g, where(g), engine.illegal_reason(self.state, g, action))
+            games, actions, legal = games[allowed], actions[allowed], legal[allowed]
+        engine.step(self.state, actions, games=games, legal=legal)
+        return games
+
+    def finish(self, games: np.ndarray) -> None:
+        """After a record's last deal: R4 (the game is over) and R25 (the totals)."""
+        state, num_deals = self.state, self.rules.num_deals
+        for g in games[state.phase[games] != engine.OVER]:
+            self.fail(g, "", f"R4: the record has {self.deal_counts[g]} deal(s), a game of "
+                             f"num_deals={num_deals} has {num_deals}")
+        for g in games:
+            scores = state.final_scores[g].tolist()
+            if self.replaying[g] and self.games[g]["scores"] != scores:
+                self.fail(g, "scores", f"R25: the totals of the deals' points are {scores}, "
+                                       f"not {self.games[g]['scores']}")
+
+    # ------------------------------------------------------------------ one deal
+
+    def play_deal(self, number: int) -> None:
+        k, state = number - 1, self.state
+        self.check_roles(number)
+        self.install_cards(number)
+        games = self.playing(number)
+        mode = self.deal["mode"][games, k]
+        self.decide(games, MODE_ACTION_OFFSET + mode,
+                    lambda g: f"deal {number}, seat {self.deal['playmaker'][g, k]} chose mode "
+                              f"{MODE_NAMES[self.deal['mode'][g, k]]}")
+        self.exchange(number)
+        for i in range(4):
+            games = self.playing(number)
+            self.decide(games, self.deal["discards"][games, k, i],
+                        lambda g: f"deal {number}, discard {i + 1}, seat {self.deal['playmaker'][g, k]} "
+                                  f"discarded {_CARD_NAMES[self.deal['discards'][g, k, i]]}")
+        for t in range(16):
+            self.play_trick(number, t)
+        games = self.playing(number)
+        if not state.deal_ended[games].all():
+            raise RuntimeError(f"deal {number}: the engine did not end the deal after 16 tricks")
+        won = (self.deal["winners"][games, k, :, None] == np.arange(3)).sum(axis=1)  # the engine's, checked
+        wrong = (won != self.deal["tricks_won"][games, k]).any(axis=1)
+        for g, tricks in zip(games[wrong], won[wrong].tolist()):
+            self.fail(g, f"deal {number}", f"R23: the tricks give tricks_won {tricks}, "
+                                           f"not {self.record_deal(g, number)['tricks_won']}")
+        games = self.playing(number)
+        for g in games[(state.deal_points[games] != self.deal["points"][games, k]).any(axis=1)]:
+            deal, points = self.record_deal(g, number), state.deal_points[g].tolist()
             rule = "R24" if deal["mode"] == MINIMUM else "R23"
-            raise _fail(where, f"{rule}: in mode {mode} the points are {points} (tricks {won}, dealer seat "
-                               f"{deal['dealer']}), not {deal['points']}")
+            self.fail(g, f"deal {number}", f"{rule}: in mode {MODE_NAMES[deal['mode']]} the points are {points} "
+                                           f"(tricks {deal['tricks_won']}, dealer seat {deal['dealer']}), "
+                                           f"not {deal['points']}")
 
-    def check_roles(self, number: int, deal: dict[str, Any], where: str) -> None:
+    def check_roles(self, number: int) -> None:
         """R4 (deal number, dealer rotation) and R5 (playmaker, third), from the engine's roles."""
+        games, k, dealer = self.playing(number), number - 1, self.state.dealer
+        wrong = ((self.deal["dealer"][games, k] != dealer[games])
+                 | (self.deal["playmaker"][games, k] != (dealer[games] + engine.PLAYMAKER) % 3)
+                 | (self.deal["third"][games, k] != (dealer[games] + engine.THIRD) % 3))
+        numbered = np.array([self.record_deal(g, number)["number"] != number for g in games], dtype=bool)
+        for g in games[wrong | numbered]:
+            self.fail(g, f"deal {number}", self.roles_problem(g, number))
+
+    def roles_problem(self, g: int, number: int) -> str:
+        deal = self.record_deal(g, number)
         if deal["number"] != number:
-            raise _fail(where, f"section 11: deals are numbered 1, 2, ... in order; this one says {deal['number']}")
-        dealer = int(self.state.dealer[0])
+            return f"section 11: deals are numbered 1, 2, ... in order; this one says {deal['number']}"
+        dealer = int(self.state.dealer[g])
         if deal["dealer"] != dealer:
             why = "first_dealer" if number == 1 else f"left of deal {number - 1}'s dealer"
-            raise _fail(where, f"R4: the dealer is seat {dealer} ({why}), not seat {deal['dealer']}")
-        seat_of = {int(role): seat for seat, role in enumerate(engine.roles(self.state)[0])}
+            return f"R4: the dealer is seat {dealer} ({why}), not seat {deal['dealer']}"
+        seat_of = {int(role): seat for seat, role in enumerate(engine.roles(self.state)[g])}
         for role, key, why in ((engine.PLAYMAKER, "playmaker", "left of the dealer"),
                                (engine.THIRD, "third", "right of the dealer")):
             if deal[key] != seat_of[role]:
-                raise _fail(where, f"R5: the {key} is seat {seat_of[role]} ({why}), not seat {deal[key]}")
+                return f"R5: the {key} is seat {seat_of[role]} ({why}), not seat {deal[key]}"
+        raise AssertionError("roles_problem called for roles that agree")
 
-    def install_cards(self, deal: dict[str, Any], where: str) -> None:
+    def install_cards(self, number: int) -> None:
         """R2, R10: the three hands and the talon are the 52 cards, each once."""
+        games, k = self.playing(number), number - 1
+        hands, talon = self.deal["hands"][games, k], self.deal["talon"][games, k]
+        cards = np.concatenate([hands.reshape(len(games), 48), talon], axis=1)
+        twice = (np.sort(cards, axis=1) != np.arange(NUM_CARDS)).any(axis=1)
+        for g in games[twice]:
+            self.fail(g, f"deal {number}", self.dealt_twice(self.record_deal(g, number)))
+        engine.set_cards(self.state, games[~twice], hands[~twice], talon[~twice])
+
+    @staticmethod
+    def dealt_twice(deal: dict[str, Any]) -> str:
         seen: dict[int, str] = {}
         places = [(f"hand of seat {s}", hand) for s, hand in enumerate(deal["hands"])] + [("talon", deal["talon"])]
         for place, cards in places:
             for card in cards:
                 if card in seen:
-                    raise _fail(where, f"R2, R10: {_CARD_NAMES[card]} is dealt twice ({seen[card]} and {place})")
+                    return f"R2, R10: {_CARD_NAMES[card]} is dealt twice ({seen[card]} and {place})"
                 seen[card] = place
-        dealt = np.array(deal["hands"], dtype=np.int8)
-        engine.set_cards(self.state, np.array([0]), dealt[None], np.array(deal["talon"], dtype=np.int8)[None])
-
-    def decide(self, action: int, where: str) -> None:
-        """Step one decision; the engine refuses an illegal one (state unchanged) and says why."""
-        try:
-            engine.step(self.state, np.array([action]))
-        except engine.IllegalActionError:
-            raise _fail(where, engine.illegal_reason(self.state, 0, action)) from None
+        raise AssertionError("dealt_twice called for 52 distinct cards")
 
     # ------------------------------------------------------------------ exchanges (R17-R21)
 
-    def exchange(self, number: int, deal: dict[str, Any]) -> None:
+    def exchange(self, number: int) -> None:
+        """Each record's exchanges of deal ``number`` in order, one round per exchange index."""
         state = self.state
-        for index, ex in enumerate(deal["exchanges"], start=1):
-            where = f"deal {number}, exchange {index}"
-            if state.phase[0] != engine.GIVE:
-                raise _fail(where, self.no_more_exchanges(number, deal))
-            giver, receiver = self.current_pair()
-            if (ex["giver"], ex["receiver"]) != (giver, receiver):
-                raise _fail(where, self.wrong_pair(ex, giver, receiver))
-            given, returned = _CARD_NAMES[ex["given"]], _CARD_NAMES[ex["returned"]]
-            self.decide(ex["given"], f"{where}, seat {giver} gave {given}")
-            if state.phase[0] == engine.RETURN:  # a trump was given: the receiver chooses (R21)
-                self.decide(ex["returned"], f"{where}, seat {receiver} returned {returned}")
-            elif state.last_returned[0] != ex["returned"]:
-                forced = _CARD_NAMES[state.last_returned[0]]
-                raise _fail(where, f"R21: seat {receiver} received {given}, not a trump, and must return "
-                                   f"{forced} (the highest {given[1]} it holds), not {returned}")
-        if state.phase[0] in (engine.GIVE, engine.RETURN):
-            owed = ", ".join(f"seat {g} -> seat {r}: {n}" for g, r, n in self.pairs(owed=True) if n)
-            raise _fail(f"deal {number}, exchange {len(deal['exchanges']) + 1}",
-                        f"R19: the record stops after {len(deal['exchanges'])} exchange(s), but cards are "
-                        f"still due ({owed})")
+        exchanges = {g: self.record_deal(g, number)["exchanges"] for g in self.playing(number).tolist()}
+        listed = np.zeros(len(self.games), dtype=np.int64)  # exchanges in each record's deal
+        listed[list(exchanges)] = [len(ex) for ex in exchanges.values()]
+        for e in range(int(listed.max())):
+            where = f"deal {number}, exchange {e + 1}"
 
-    def current_pair(self) -> tuple[int, int]:
-        pair = int(self.state.exchange_pair[0])
-        return int(self.state.exchange_giver[0, pair]), int(self.state.exchange_receiver[0, pair])
+            def column(games: np.ndarray, key: str) -> np.ndarray:
+                return np.array([exchanges[g][e][key] for g in games.tolist()], dtype=np.int8)
 
-    def pairs(self, owed: bool = False) -> list[tuple[int, int, int]]:
+            games = self.among(listed > e)
+            if games.size == 0:  # the records left have no more exchanges in this deal
+                break
+            for g in games[state.phase[games] != engine.GIVE]:
+                self.fail(g, where, self.no_more_exchanges(g, number))
+            games = self.among(listed > e)
+            giver, receiver = self.current_pair(games)
+            for g in games[(column(games, "giver") != giver) | (column(games, "receiver") != receiver)]:
+                self.fail(g, where, self.wrong_pair(g, exchanges[g][e]))
+            games = self.among(listed > e)
+            games = self.decide(games, column(games, "given"),
+                                lambda g: f"{where}, seat {exchanges[g][e]['giver']} gave "
+                                          f"{_CARD_NAMES[exchanges[g][e]['given']]}")
+            choosing = state.phase[games] == engine.RETURN  # a trump was given: the receiver chooses (R21)
+            free, forced = games[choosing], games[~choosing]
+            self.decide(free, column(free, "returned"),
+                        lambda g: f"{where}, seat {exchanges[g][e]['receiver']} returned "
+                                  f"{_CARD_NAMES[exchanges[g][e]['returned']]}")
+            for g in forced[state.last_returned[forced] != column(forced, "returned")]:
+                self.fail(g, where, self.forced_return(g, exchanges[g][e]))
+        games = self.playing(number)
+        for g in games[(state.phase[games] == engine.GIVE) | (state.phase[games] == engine.RETURN)]:
+            owed = ", ".join(f"seat {giver} -> seat {receiver}: {n}" for giver, receiver, n in self.pairs(g, owed=True) if n)
+            self.fail(g, f"deal {number}, exchange {listed[g] + 1}",
+                      f"R19: the record stops after {listed[g]} exchange(s), but cards are still due ({owed})")
+
+    def current_pair(self, games: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The engine's (giver, receiver) exchanging now in each game."""
+        pair = self.state.exchange_pair[games]
+        return self.state.exchange_giver[games, pair], self.state.exchange_receiver[games, pair]
+
+    def pairs(self, g: int, owed: bool = False) -> list[tuple[int, int, int]]:
         """The engine's exchange pairs of this deal in R20 order: (giver, receiver, cards due or still owed)."""
         state, result = self.state, []
         for p in range(2):
-            giver, receiver, due = (int(a[0, p]) for a in (state.exchange_giver, state.exchange_receiver,
+            giver, receiver, due = (int(a[g, p]) for a in (state.exchange_giver, state.exchange_receiver,
                                                              state.exchange_count))
             if giver >= 0:
-                result.append((giver, receiver, due - int(state.exchange_done[0, giver, receiver]) if owed else due))
+                result.append((giver, receiver, due - int(state.exchange_done[g, giver, receiver]) if owed else due))
         return result
 
-    def no_more_exchanges(self, number: int, deal: dict[str, Any]) -> str:
+    def forced_return(self, g: int, ex: dict[str, int]) -> str:
+        given, returned = _CARD_NAMES[ex["given"]], _CARD_NAMES[ex["returned"]]
+        forced = _CARD_NAMES[self.state.last_returned[g]]
+        return (f"R21: seat {ex['receiver']} received {given}, not a trump, and must return "
+                f"{forced} (the highest {given[1]} it holds), not {returned}")
+
+    def no_more_exchanges(self, g: int, number: int) -> str:
         """Why the engine expects no (further) exchange: the wording only, the engine decided."""
         if number == 1:
             return "R17: there are no exchanges in the first deal"
-        if deal["mode"] >= 4:
-            return f"R17: there are no exchanges in {MODE_NAMES[deal['mode']]} deals"
-        if not self.game["rules"].exchanges:
+        mode = self.record_deal(g, number)["mode"]
+        if mode >= 4:
+            return f"R17: there are no exchanges in {MODE_NAMES[mode]} deals"
+        if not self.rules.exchanges:
             return "R17: exchanges are off (rule option exchanges=false)"
-        points = self.state.prev_points[0].tolist()
-        due = self.pairs()
+        points = self.state.prev_points[g].tolist()
+        due = self.pairs(g)
         if not due:
             return f"R18: nobody scored in the previous deal (points {points}), so there is no exchange"
-        listed = ", ".join(f"seat {g} -> seat {r}: {n}" for g, r, n in due)
+        listed = ", ".join(f"seat {giver} -> seat {receiver}: {n}" for giver, receiver, n in due)
         return f"R19: all cards due after the previous deal's points {points} were exchanged ({listed}); this one is extra"
 
-    def wrong_pair(self, ex: dict[str, int], giver: int, receiver: int) -> str:
+    def wrong_pair(self, g: int, ex: dict[str, int]) -> str:
         pair = (ex["giver"], ex["receiver"])
-        planned = [(g, r) for g, r, _ in self.pairs()]
+        giver, receiver = (int(seat[0]) for seat in self.current_pair(np.array([g])))
+        planned = [(giver_, receiver_) for giver_, receiver_, _ in self.pairs(g)]
         current = planned.index((giver, receiver))
         expected = f"seat {giver} -> seat {receiver}"
         if pair in planned[current + 1:]:
@@ -526,26 +684,42 @@ class _Replay:
                     f"{pair[0]} -> seat {pair[1]}")
         if pair in planned[:current]:
             return f"R19: seat {pair[0]} -> seat {pair[1]} already exchanged all its cards; next is {expected}"
-        points = self.state.prev_points[0].tolist()
+        points = self.state.prev_points[g].tolist()
         return (f"R18: seat {pair[0]} -> seat {pair[1]} is not an exchange after the previous deal's points "
                 f"{points} (givers scored > 0, receivers < 0); next is {expected}")
 
     # ------------------------------------------------------------------ tricks
 
-    def play_trick(self, trick: dict[str, Any], where: str, number: int) -> int:
-        """Play one trick (R12-R15 by the engine); check its leader and winner (R16)."""
-        state = self.state
-        leader = int(state.leader[0])
-        if trick["leader"] != leader:
-            why = "the playmaker leads the first trick" if number == 1 else f"the winner of trick {number - 1} leads"
-            raise _fail(where, f"section 5: seat {leader} leads ({why}), not seat {trick['leader']}")
-        for card in trick["cards"]:
-            self.decide(card, f"{where}, seat {int(state.to_act[0])} played {_CARD_NAMES[card]}")
-        winner = int(state.last_trick_winner[0])
-        if trick["winner"] != winner:
-            raise _fail(where, f"R16: seat {winner} wins {' '.join(_names(trick['cards']))} "
-                               f"(led by seat {leader}), not seat {trick['winner']}")
-        return winner
+    def play_trick(self, number: int, t: int) -> None:
+        """Play trick t + 1 of every game (R12-R15 by the engine); check its leader and winner (R16)."""
+        state, k, where = self.state, number - 1, f"deal {number}, trick {t + 1}"
+        games = self.playing(number)
+        for g in games[state.leader[games] != self.deal["leaders"][games, k, t]]:
+            why = "the playmaker leads the first trick" if t == 0 else f"the winner of trick {t} leads"
+            self.fail(g, where, f"section 5: seat {state.leader[g]} leads ({why}), not seat "
+                                f"{self.deal['leaders'][g, k, t]}")
+        for p in range(3):
+            games = self.playing(number)
+            self.decide(games, self.deal["cards"][games, k, t, p],
+                        lambda g: f"{where}, seat {state.to_act[g]} played {_CARD_NAMES[self.deal['cards'][g, k, t, p]]}")
+        games = self.playing(number)
+        for g in games[state.last_trick_winner[games] != self.deal["winners"][games, k, t]]:
+            trick = self.record_deal(g, number)["tricks"][t]
+            self.fail(g, where, f"R16: seat {state.last_trick_winner[g]} wins {' '.join(_names(trick['cards']))} "
+                                f"(led by seat {trick['leader']}), not seat {trick['winner']}")
+
+
+def _deal_arrays(games: list[dict[str, Any]], count: int) -> dict[str, np.ndarray]:
+    """The fields of :data:`_DEAL_ARRAYS` of each record's first ``count`` deals as arrays
+    [game, deal, ...] (zeros past a record's last deal)."""
+    arrays = {name: np.zeros((len(games), count, *shape), dtype=np.int8)
+              for name, (shape, _) in _DEAL_ARRAYS.items()}
+    for g, game in enumerate(games):
+        deals = game["deals"][:count]
+        if deals:
+            for name, (_, read) in _DEAL_ARRAYS.items():
+                arrays[name][g, : len(deals)] = [read(deal) for deal in deals]
+    return arrays
 
 
 # ============================================================================ JSON Lines
@@ -658,15 +832,18 @@ def _simulate_command(args: argparse.Namespace, parser: argparse.ArgumentParser)
     return 0
 
 
+CHECK_BATCH = 1024  # records replayed together by ``check``: one engine batch per rule set
+
+
 def _check_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     total = bad = 0
     try:
-        for line, value in _parse_lines(args.file):
-            total += 1
-            problem = str(value) if isinstance(value, RecordError) else _check_safely(value)
-            if problem:
-                bad += 1
-                print(f"record {total} (line {line}): {problem}")
+        for chunk in _chunks(_parse_lines(args.file), CHECK_BATCH):
+            for line, problem in zip([line for line, _ in chunk], _check_safely([value for _, value in chunk])):
+                total += 1
+                if problem:
+                    bad += 1
+                    print(f"record {total} (line {line}): {problem}")
     except (OSError, UnicodeDecodeError) as error:
         print(f"error: cannot read {args.file}: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
         return 2
@@ -680,8 +857,30 @@ def _check_command(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     return 0
 
 
-def _check_safely(record: Any) -> str | None:
-    """check_record, with an engine failure reported as one line rather than a traceback."""
+def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    chunk: list[Any] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _check_safely(values: list[Any]) -> list[str | None]:
+    """The problem of each parsed line (a RecordError for a line that is not JSON), replayed as
+    one batch; if the batch fails inside the engine, each record alone, so that only the record
+    that trips it gets one line about it rather than a traceback."""
+    records = [value for value in values if not isinstance(value, RecordError)]
+    try:
+        problems = iter(check_records(records))
+    except Exception:  # noqa: BLE001 - a CLI prints one line per record, never a traceback
+        problems = iter([_check_alone(record) for record in records])
+    return [str(value) if isinstance(value, RecordError) else next(problems) for value in values]
+
+
+def _check_alone(record: Any) -> str | None:
     try:
         return check_record(record)
     except Exception as error:  # noqa: BLE001 - a CLI prints one line per record, never a traceback

@@ -18,7 +18,7 @@ from sergeant_major_env import engine
 from sergeant_major_env.cards import MODE_NAMES, parse_card
 from sergeant_major_env.records import (
     DEAL_KEYS, EXCHANGE_KEYS, FORMAT, RECORD_KEYS, TRICK_KEYS, Recorder, RecordError,
-    check_record, main, read_jsonl, replay, simulate, write_jsonl,
+    check_record, check_records, main, read_jsonl, replay, simulate, write_jsonl,
 )
 from sergeant_major_env.rules import Rules
 
@@ -451,6 +451,149 @@ def test_malformed_record_gets_a_clear_message(short_games, change, message):
 
 def test_non_object_record_gets_a_clear_message():
     assert check_record([1, 2]) == "expected a JSON object, got list"
+
+
+# ----------------------------------------------------------------------------- a file replayed as one batch
+
+@pytest.fixture(scope="module")
+def batch_games() -> list[dict]:
+    return list(simulate(18, seed=70))
+
+
+def _break_exchange_order(record: dict) -> None:
+    """R20: the first deal with two exchange pairs gets its second pair first."""
+    for deal in record["deals"]:
+        pairs = [(ex["giver"], ex["receiver"]) for ex in deal["exchanges"]]
+        if len(set(pairs)) == 2:
+            deal["exchanges"].sort(key=lambda ex: (ex["giver"], ex["receiver"]) == pairs[0])
+            return
+    raise AssertionError("no deal with two exchange pairs in this game")
+
+
+def _broken_batch(games: list[dict]) -> list[str]:
+    """The lines of a file: clean records and, among them, records broken in different ways at
+    different steps (one with two faults, one under other rules, one malformed), a blank line
+    and a line that is not JSON."""
+    records = copy.deepcopy(games)
+    records[1], _ = _corrupt_play([games[1]], lambda deal, led, c: _suit(c) == led,
+                                  lambda deal, led, c: _suit(c) != led)  # R13
+    trick = records[2]["deals"][2]["tricks"][4]
+    trick["winner"] = (trick["winner"] + 1) % 3  # R16 ...
+    records[2]["scores"][0] += 1  # ... and a later fault, not reported: only the first one is
+    _, d, e = next(_deals_with_exchanges([games[4]], trump_given=False))
+    records[4]["deals"][d]["exchanges"][e]["returned"] = records[4]["deals"][d]["talon"][0]  # R21
+    _, d, _ = next(_deals_with_exchanges([games[5]]))
+    records[5]["deals"][d]["exchanges"].pop()  # R19
+    records[6]["deals"][3]["mode"] = records[6]["deals"][0]["mode"]  # R8
+    hands = records[7]["deals"][5]["hands"]
+    hands[1][0] = hands[0][5]  # R2, R10
+    records[8]["rules"]["must_overtake"] = True  # R15, and a second rule set in the file
+    records[9]["deals"][0]["talon"][0] = "1X"  # malformed
+    records[10]["deals"].append(copy.deepcopy(records[10]["deals"][0]))  # R4
+    d = next(i for i, deal in enumerate(records[11]["deals"]) if deal["mode"] == "MIN")
+    points = records[11]["deals"][d]["points"]
+    points[0], points[1] = points[0] + 1, points[1] - 1  # R24
+    _break_exchange_order(records[12])  # R20
+    trick = records[13]["deals"][8]["tricks"][6]
+    trick["leader"] = (trick["leader"] + 1) % 3  # section 5: the winner of the trick before leads
+    records[14], _ = _corrupt_play(
+        [games[14]],
+        lambda deal, led, c: _trump(deal) not in (None, led) and _suit(c) == _trump(deal),
+        lambda deal, led, c: _suit(c) not in (led, _trump(deal)))  # R14
+    won = records[15]["deals"][17]["tricks_won"]
+    won[0], won[1] = won[0] + 1, won[1] - 1  # R23, in the last deal
+    lines = [json.dumps(record) for record in records]
+    return lines[:4] + [""] + lines[4:6] + ["{oops"] + lines[6:]
+
+
+# What `records check` printed for _broken_batch(batch_games) when it replayed one record at a
+# time (the code before the batch replay): the batch must word each record's first problem so.
+ONE_AT_A_TIME_REPORT = [
+    "record 2 (line 2): deal 1, trick 1, seat 0 played 2C: R13: seat 0 must follow suit D",
+    "record 3 (line 3): deal 3, trick 5: R16: seat 0 wins 2D JD KD (led by seat 1), not seat 1",
+    "record 5 (line 6): deal 3, exchange 1: R21: seat 1 received AH, not a trump, and must return AH "
+    "(the highest H it holds), not 9H",
+    "record 6 (line 7): deal 3, exchange 5: R19: the record stops after 4 exchange(s), but cards are "
+    "still due (seat 0 -> seat 1: 1)",
+    "record 7 (line 8): line 8 is not valid JSON: Expecting property name enclosed in double quotes (column 2)",
+    "record 8 (line 9): deal 4, seat 1 chose mode MIN: R8: seat 1 has already chosen mode MIN as playmaker",
+    "record 9 (line 10): deal 6: R2, R10: 5D is dealt twice (hand of seat 0 and hand of seat 1)",
+    "record 10 (line 11): deal 1, trick 1, seat 2 played 7S: R15: with must_overtake, seat must beat the "
+    "best card of the led suit",
+    "record 11 (line 12): deal 1, talon[0]: unknown card '1X': expected a rank of '23456789TJQKA' then a "
+    "suit of 'SCHD', like 'QH'",
+    "record 12 (line 13): deal 19: R4: a game of num_deals=18 has 18 deals, the record has 19",
+    "record 13 (line 14): deal 9: R24: in mode MIN the points are [1, 3, -4] (tricks [4, 5, 7], dealer "
+    "seat 1), not [2, 2, -4]",
+    "record 14 (line 15): deal 3, exchange 1: R20: seat 1 -> seat 0 exchanges first (the giver with the "
+    "larger target first, then its receiver with the larger target; a pair completes all its cards "
+    "first), not seat 1 -> seat 2",
+    "record 15 (line 16): deal 9, trick 7: section 5: seat 0 leads (the winner of trick 6 leads), not seat 1",
+    "record 16 (line 17): deal 3, trick 8, seat 0 played 3S: R14: seat 0 cannot follow suit and must play a trump",
+    "record 17 (line 18): deal 18: R23: the tricks give tricks_won [5, 7, 4], not [6, 6, 4]",
+    "15 of 19 records have problems",
+]
+
+
+def test_check_of_a_file_words_each_broken_record_as_the_one_at_a_time_replay_did(tmp_path, batch_games, capsys):
+    """Replayed as one batch, each broken record still gets its own first problem, rule id,
+    record and line numbers as before, whatever the records around it."""
+    path = tmp_path / "games.jsonl"
+    path.write_text("\n".join(_broken_batch(batch_games)) + "\n")
+    assert main(["check", str(path)]) == 1
+    assert capsys.readouterr().out.splitlines() == ONE_AT_A_TIME_REPORT
+
+
+def test_records_replayed_together_get_the_problem_each_gets_alone(batch_games):
+    """check_records (one batch per rule set) agrees with check_record (a batch of one) on every
+    record, in file order; the clean ones replay clean in the batch too."""
+    records = [json.loads(line) for line in _broken_batch(batch_games) if line.strip() and line != "{oops"]
+    together = check_records(records)
+    assert together == [check_record(record) for record in records]
+    assert [i for i, problem in enumerate(together) if problem is None] == [0, 3, 16, 17]
+
+
+def test_check_steps_the_records_of_a_rule_set_together(batch_games, monkeypatch):
+    """One engine.step per decision for the whole batch: checking 18 full games takes about as
+    many steps as checking the longest one alone, not 18 times as many."""
+    calls = []
+    real_step = engine.step
+
+    def counted_step(*args, **kwargs):
+        calls.append(1)
+        return real_step(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "step", counted_step)
+    assert check_records(batch_games) == [None] * len(batch_games)
+    together = len(calls)
+    alone = []
+    for record in batch_games:
+        calls.clear()
+        assert check_record(record) is None
+        alone.append(len(calls))
+    assert max(alone) <= together < 1.2 * max(alone)
+
+
+def test_cli_check_an_engine_failure_costs_one_line_for_that_record_only(tmp_path, short_games, monkeypatch, capsys):
+    """If the batch trips inside the engine, the records are replayed one at a time, so only the
+    record that trips it reports the internal error; the others are reported as usual."""
+    records = copy.deepcopy(short_games)
+    records[1]["deals"][0]["discards"][3] = records[1]["deals"][0]["discards"][0]  # needs illegal_reason
+    records[2]["scores"][0] += 1
+    path = tmp_path / "games.jsonl"
+    write_jsonl(records, path)
+
+    def broken(*args):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(engine, "illegal_reason", broken)
+    assert main(["check", str(path)]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        "record 2 (line 2): internal error while replaying (RuntimeError: boom); please report it",
+        f"record 3 (line 3): scores: R25: the totals of the deals' points are {short_games[2]['scores']}, "
+        f"not {records[2]['scores']}",
+        "2 of 4 records have problems",
+    ]
 
 
 # ----------------------------------------------------------------------------- command line
