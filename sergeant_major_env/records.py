@@ -28,15 +28,18 @@ game's own per-game seed, which alone reproduces the cards of an engine game.
 
 Command line (``--help`` on each)::
 
-    python -m sergeant_major_env.records simulate --games N --seed S --out FILE [--option NAME=VALUE ...]
+    python -m sergeant_major_env.records simulate --games N --seed S --out FILE [--option NAME=VALUE ...] [--overwrite]
     python -m sergeant_major_env.records check FILE
+    python -m sergeant_major_env.records html FILE [--game N] --out PAGE.html [--overwrite]
 
 ``simulate`` plays N games with uniformly random legal decisions (game i has seed S + i,
 which must stay at most 2**63 - 1), batched, and writes their records; ``--out`` is checked
 writable before the first game and written whole or not at all (a temporary file renamed at
-the end), so an interrupted run leaves no truncated file. ``check`` replays every record of
-a file, :data:`CHECK_BATCH` records at a time as one batch, and exits 0 only if all replay
-exactly, printing one line per bad record otherwise.
+the end), so an interrupted run leaves no truncated file; an existing file is replaced only
+with ``--overwrite``. ``check`` replays every record of a file, :data:`CHECK_BATCH` records
+at a time as one batch, and exits 0 only if all replay exactly, printing one line per bad
+record otherwise. ``html`` writes record N as one self-contained page that steps through
+the game (:mod:`~sergeant_major_env.replay_page`), with the same ``--out`` rules.
 """
 
 from __future__ import annotations
@@ -44,13 +47,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from . import engine
 from .cards import MODE_ACTION_OFFSET, MODE_NAMES, NUM_ACTIONS, NUM_CARDS, MINIMUM, card_name, parse_card
-from .files import atomic_write, check_writable
+from .files import atomic_write, check_writable, write_text
 from .rules import Rules
 from .seeding import SEED_RULE, check_seed_span, seed_argument
 
@@ -736,17 +740,27 @@ def write_jsonl(records: Iterable[dict], path: str) -> int:
     return count
 
 
-def _parse_lines(path: str) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed JSON or a RecordError) for each non-blank line."""
+def _lines(path: str) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each non-blank line: each is one record."""
     with open(path, encoding="utf-8") as file:
         for number, line in enumerate(file, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield number, json.loads(line)
-            except (ValueError, RecursionError) as error:
-                detail = f"{error.msg} (column {error.colno})" if isinstance(error, json.JSONDecodeError) else str(error)
-                yield number, RecordError(f"line {number} is not valid JSON: {detail}")
+            if line.strip():
+                yield number, line
+
+
+def _decode(number: int, line: str) -> Any:
+    """The JSON value of a line, or a RecordError naming the line."""
+    try:
+        return json.loads(line)
+    except (ValueError, RecursionError) as error:
+        detail = f"{error.msg} (column {error.colno})" if isinstance(error, json.JSONDecodeError) else str(error)
+        return RecordError(f"line {number} is not valid JSON: {detail}")
+
+
+def _parse_lines(path: str) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed JSON or a RecordError) for each non-blank line."""
+    for number, line in _lines(path):
+        yield number, _decode(number, line)
 
 
 def read_jsonl(path: str) -> list[dict]:
@@ -776,6 +790,7 @@ def _parser() -> argparse.ArgumentParser:
                      help=f"seed of game 0 (game i plays S+i) and of the random decisions; {SEED_RULE} (default 0)")
     sim.add_argument("--out", required=True, metavar="FILE",
                      help="JSON Lines file to write (checked before the first game, written whole or not at all)")
+    sim.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
     sim.add_argument("--option", "--options", dest="option", action="extend", nargs="+", default=[],
                      metavar="NAME=VALUE",
                      help=f"rule options (RULES.md section 9): {', '.join(Rules.names())} (default: the rule book's)")
@@ -786,8 +801,28 @@ def _parser() -> argparse.ArgumentParser:
                                             "one line per bad record naming its first problem.")
     check.add_argument("file", metavar="FILE", help="JSON Lines file of game records")
     check.set_defaults(run=_check_command)
-    parser.set_defaults(subparsers={"simulate": sim, "check": check})
+    page = commands.add_parser("html", help="write one record as an HTML page that steps through the game",
+                               description="Replay record N of a JSON Lines file through the engine and write "
+                                           "one self-contained HTML file (CSS, script and the game's data "
+                                           "inline; no network, no server) that steps through the game deal "
+                                           "by deal and trick by trick, with arrow keys and buttons.")
+    page.add_argument("file", metavar="FILE", help="JSON Lines file of game records")
+    page.add_argument("--game", type=int, default=1, metavar="N",
+                      help="the record to show, counting records (non-blank lines) from 1 (default 1)")
+    page.add_argument("--out", required=True, metavar="PAGE.html",
+                      help="HTML file to write (checked before the replay, written whole or not at all)")
+    page.add_argument("--overwrite", action="store_true", help="replace PAGE.html if it exists")
+    page.set_defaults(run=_html_command)
+    parser.set_defaults(subparsers={"simulate": sim, "check": check, "html": page})
     return parser
+
+
+def check_new_file(path: str, overwrite: bool, what: str = "--out file") -> None:
+    """:func:`files.check_writable`, and an existing file is replaced only with ``overwrite``
+    (as train.py's run folders and ``training.ship``): a one-line ValueError otherwise."""
+    check_writable(path, what)
+    if not overwrite and Path(path).exists():
+        raise ValueError(f"{what} {str(path)!r} exists; add --overwrite to replace it")
 
 
 def _progress_bar(total: int):
@@ -812,7 +847,7 @@ def _simulate_command(args: argparse.Namespace, parser: argparse.ArgumentParser)
                      f"--batch-size {args.batch_size}")
     try:
         check_game_seeds(args.seed, args.games)
-        check_writable(args.out, "--out file")
+        check_new_file(args.out, args.overwrite)
     except ValueError as error:
         parser.error(str(error))
     bar = _progress_bar(args.games)
@@ -885,6 +920,47 @@ def _check_alone(record: Any) -> str | None:
         return check_record(record)
     except Exception as error:  # noqa: BLE001 - a CLI prints one line per record, never a traceback
         return f"internal error while replaying ({type(error).__name__}: {error}); please report it"
+
+
+def _html_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .replay_page import page_data, page_html  # it reads records: imported here, not at the top
+
+    try:
+        check_new_file(args.out, args.overwrite)
+        found, total = _nth_line(args.file, args.game)
+    except ValueError as error:
+        parser.error(str(error))
+    except (OSError, UnicodeDecodeError) as error:
+        print(f"error: cannot read {args.file}: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
+        return 2
+    if found is None:
+        parser.error(f"--game {args.game}: {args.file} holds no records" if total == 0 else
+                     f"--game {args.game}: {args.file} holds {total} record(s), so --game must be 1..{total}")
+    line, text = found
+    place = f"record {args.game} (line {line})"
+    try:
+        value = _decode(line, text)
+        if isinstance(value, RecordError):
+            raise value
+        data = page_data(value, title=f"3-5-8 \u00b7 {Path(args.file).name} \u00b7 record {args.game}")
+        write_text(args.out, page_html(data))
+    except RecordError as error:
+        print(f"error: {place}: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:
+        print(f"error: cannot write {args.out}: {error.strerror or error}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.out}: {place} of {args.file}, {len(data['frames'])} frames", file=sys.stderr)
+    return 0
+
+
+def _nth_line(path: str, n: int) -> tuple[tuple[int, str] | None, int]:
+    """((line number, text) of record ``n``, counting from 1, or None and how many records there are)."""
+    total = 0
+    for total, found in enumerate(_lines(path), start=1):
+        if total == n:
+            return found, total
+    return None, total
 
 
 def main(argv: Sequence[str] | None = None) -> int:

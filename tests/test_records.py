@@ -654,7 +654,7 @@ def test_cli_check_of_missing_or_empty_file(tmp_path, capsys):
     assert main(["check", str(empty)]) == 1
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["simulate", "--help"], ["check", "--help"]])
+@pytest.mark.parametrize("argv", [["--help"], ["simulate", "--help"], ["check", "--help"], ["html", "--help"]])
 def test_cli_help(argv, capsys):
     with pytest.raises(SystemExit) as info:
         main(argv)
@@ -716,6 +716,18 @@ def test_simulate_checks_its_seeds_before_any_game():
 def test_cli_simulate_checks_out_before_playing(tmp_path, out, message):
     line = _cli_error(["simulate", "--games", "100000", "--out", out], tmp_path)
     assert message in line, line
+
+
+def test_cli_simulate_replaces_an_existing_out_only_with_overwrite(tmp_path):
+    """Like `records html`, train.py's run folders and training.ship: an existing file is kept
+    (one error line, before any game) unless --overwrite."""
+    out = tmp_path / "games.jsonl"
+    out.write_text("old content\n")
+    line = _cli_error(["simulate", "--games", "100000", "--out", "games.jsonl"], tmp_path)
+    assert line.endswith("--out file 'games.jsonl' exists; add --overwrite to replace it"), line
+    assert out.read_text() == "old content\n"
+    assert main(["simulate", "--games", "2", "--out", str(out), "--option", "num_deals=1", "--overwrite"]) == 0
+    assert len(read_jsonl(out)) == 2
 
 
 def test_interrupted_simulate_leaves_out_as_it_was(tmp_path):

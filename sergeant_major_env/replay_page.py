@@ -1,0 +1,390 @@
+"""A game record as one self-contained HTML page that steps through the game (``records html``).
+
+:func:`page_data` replays a record through the engine (after :func:`records.check_record` has
+found it clean) and keeps a *frame* at each moment the page shows: a deal as dealt, the mode
+and the roles, each exchange, the talon, the discards, each trick with its winner, the deal's
+points, and the final scores. Everything a frame says comes from the engine state at that
+moment (the record supplies only the cards dealt and the decisions), and every card, mode and
+role is written with the one renderer's vocabulary (:mod:`sergeant_major_env.render`).
+
+:func:`page_html` puts that data, as JSON, into one HTML file with its CSS and script inline:
+no network, no server. The script only shows frames (arrow keys and buttons step; the URL
+hash ``#frame-N``, ``#deal-D`` or ``#final`` opens a frame); it knows no rule of the game.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import engine
+from .cards import MINIMUM, MODE_ACTION_OFFSET, SUIT_SYMBOLS, suit_of
+from .records import RecordError, check_record, parse_record
+from .render import MODE_TEXT, card_text, hand_text, seat_labels
+
+FORMAT = "sergeant-major-replay-page/1"
+
+
+def page_data(record: dict[str, Any], title: str = "3-5-8 game") -> dict[str, Any]:
+    """The page's data: the players, one entry per deal and the frames, from an engine replay.
+    A record that does not replay exactly is refused with its first problem (RecordError)."""
+    problem = check_record(record)
+    if problem is not None:
+        raise RecordError(f"the record does not replay: {problem}")
+    game = parse_record(record)
+    story = _Story(game, seat_labels(record["players"]))
+    for deal in game["deals"]:
+        story.play_deal(deal)
+    story.game_over()
+    return {"format": FORMAT, "title": title, "players": list(record["players"]), "seats": list(story.seats),
+            "seed": game["seed"], "rules": game["rules"].to_dict(), "suits": SUIT_SYMBOLS,
+            "deals": story.deals, "frames": story.frames, "final_scores": story.final_scores}
+
+
+class _Story:
+    """One clean record stepped through a batch-of-one engine game; keeps the page's frames."""
+
+    def __init__(self, game: dict[str, Any], seats: Sequence[str]) -> None:
+        self.seats = tuple(seats)
+        self.state = engine.init(np.array([game["seed"]], dtype=np.uint64), game["rules"])
+        self.state.first_dealer[0] = self.state.dealer[0] = game["first_dealer"]
+        self.deals: list[dict[str, Any]] = []
+        self.frames: list[dict[str, Any]] = []
+        self.final_scores: list[int] = []
+
+    def decide(self, action: int) -> None:
+        engine.step(self.state, np.array([action]))
+
+    def frame(self, kind: str, caption: str, hands=None, tricks_won=None, scores=None,
+              trick: Sequence[tuple[int, int]] = (), winner: int = -1) -> None:
+        """Keep what the page shows now; ``hands``, ``tricks_won`` and ``scores`` default to the
+        engine's (a deal's last trick passes them in: the engine has dealt the next deal already).
+        The talon and the discards are shown from the frames that turn them up on."""
+        state, deal = self.state, self.deals[-1]
+        shown = kind in ("talon", "discards", "trick", "points")
+        self.frames.append({
+            "deal": len(self.deals) - 1, "kind": kind, "caption": caption,
+            "talon": " ".join(deal["talon"]) if shown else "",
+            "discards": deal["discards"] if shown and kind != "talon" else "",
+            "hands": [hand_text(int(h)) if h else "" for h in (state.hands[0] if hands is None else hands)],
+            "tricks_won": (state.tricks_won[0] if tricks_won is None else tricks_won).tolist(),
+            "scores": (state.scores[0] if scores is None else scores).tolist(),
+            "trick": [[seat, card_text(card)] for seat, card in trick], "winner": winner,
+        })
+
+    def hands_before_talon(self) -> np.ndarray:
+        """The hands without the talon: once the exchanges are done the engine has put it in the
+        playmaker's hand (section 5, step 4), but the page shows it joining in a frame of its own."""
+        hands = self.state.hands[0].copy()
+        if self.state.phase[0] == engine.DISCARD:
+            hands[self.playmaker] &= ~self.state.talon[0]
+        return hands
+
+    @property
+    def playmaker(self) -> int:
+        return (int(self.state.dealer[0]) + engine.PLAYMAKER) % 3
+
+    # ------------------------------------------------------------------ one deal
+
+    def play_deal(self, deal: dict[str, Any]) -> None:
+        state, seats = self.state, self.seats
+        engine.set_cards(state, np.array([0]), np.array(deal["hands"], dtype=np.int8)[None],
+                         np.array(deal["talon"], dtype=np.int8)[None])
+        number, playmaker = int(state.deal[0]) + 1, self.playmaker
+        roles = [engine.ROLE_NAMES[role] for role in engine.roles(state)[0]]
+        info = {"number": number, "roles": roles, "mode": "", "targets": [], "talon": [], "exchanges": [],
+                "discards": "", "points": [], "scores": []}
+        self.deals.append(info)
+        self.frame("deal", f"Deal {number} of {state.rules.num_deals}: {seats[int(state.dealer[0])]} deals, "
+                           f"{seats[playmaker]} is the playmaker and chooses the mode from its first six "
+                           f"cards (R9). The hands as dealt.")
+        self.decide(MODE_ACTION_OFFSET + deal["mode"])
+        mode = int(state.mode[0])
+        info["mode"] = MODE_TEXT[mode]
+        info["targets"] = engine.targets(state.dealer, state.mode)[0].tolist()
+        rule = "R24" if mode == MINIMUM else "R23"
+        targets = ", ".join(f"{seats[s]} {t}" for s, t in enumerate(info["targets"]))
+        self.frame("mode", f"{seats[playmaker]} chooses {MODE_TEXT[mode]}. Targets in tricks ({rule}): {targets}.",
+                   hands=self.hands_before_talon())
+        for index, exchange in enumerate(deal["exchanges"], start=1):
+            self.exchange(index, exchange["given"], exchange["returned"], info)
+        info["talon"] = [card_text(card) for card in state.talon_cards[0]]
+        self.frame("talon", f"The talon is turned face up, {' '.join(info['talon'])}, and joins the hand of "
+                            f"{seats[playmaker]} (section 5).")
+        for card in deal["discards"]:
+            self.decide(card)
+        info["discards"] = hand_text(int(state.discards[0]))
+        self.frame("discards", f"{seats[playmaker]} discards four cards face down: {info['discards']}.")
+        for number_in_deal, trick in enumerate(deal["tricks"], start=1):
+            self.trick(number_in_deal, trick["cards"])
+        info["points"], info["scores"] = state.deal_points[0].tolist(), state.scores[0].tolist()
+        won = self.frames[-1]["tricks_won"]
+        points = ", ".join(f"{seats[s]} {p:+d}" for s, p in enumerate(info["points"]))
+        formula = "target - tricks" if mode == MINIMUM else "tricks - target"
+        self.frame("points", f"Deal {number} is over: tricks {won} against targets {info['targets']}; points "
+                             f"({rule}: {formula}): {points}.",
+                   hands=np.zeros(3, dtype=np.uint64), tricks_won=np.array(won), scores=state.scores[0])
+
+    def exchange(self, index: int, given: int, returned: int, info: dict[str, Any]) -> None:
+        """One exchange (R18-R21): the giver's card, then the receiver's return (the engine
+        applies a forced return itself; after a trump the receiver decides)."""
+        state, seats = self.state, self.seats
+        pair = int(state.exchange_pair[0])
+        giver, receiver = int(state.exchange_giver[0, pair]), int(state.exchange_receiver[0, pair])
+        self.decide(given)
+        if state.phase[0] == engine.RETURN:
+            self.decide(returned)
+            why = "a card of its choice after a trump"
+        else:
+            why = f"its highest {SUIT_SYMBOLS[suit_of(given)]}: what was given is not a trump"
+        back = card_text(int(state.last_returned[0]))
+        info["exchanges"].append({"giver": giver, "receiver": receiver, "given": card_text(given), "returned": back})
+        self.frame("exchange", f"Exchange {index} (R18-R20): {seats[giver]} gives {card_text(given)} to "
+                               f"{seats[receiver]}, who returns {back} ({why}, R21).", hands=self.hands_before_talon())
+
+    def trick(self, number: int, cards: Sequence[int]) -> None:
+        """One trick (R12-R16). The frame is read just before the last card, which may end the deal."""
+        state, seats = self.state, self.seats
+        for card in cards[:2]:
+            self.decide(card)
+        hands, won, scores = state.hands[0].copy(), state.tricks_won[0].copy(), state.scores[0].copy()
+        hands[int(state.to_act[0])] &= ~np.uint64(1 << cards[2])
+        self.decide(cards[2])
+        leader, winner = int(state.last_trick_leader[0]), int(state.last_trick_winner[0])
+        won[winner] += 1
+        played = [((leader + position) % 3, int(card)) for position, card in enumerate(state.last_trick[0])]
+        listed = ", ".join(f"{seats[seat]} {card_text(card)}" for seat, card in played)
+        self.frame("trick", f"Trick {number}: {listed}. {seats[winner]} wins it (R16).",
+                   hands=hands, tricks_won=won, scores=scores, trick=played, winner=winner)
+
+    def game_over(self) -> None:
+        scores = self.state.final_scores[0]
+        self.final_scores = scores.tolist()
+        best = [self.seats[s] for s in np.flatnonzero(scores == scores.max())]
+        result = f"{best[0]} wins" if len(best) == 1 else f"{' and '.join(best)} share the win (R6)"
+        listed = ", ".join(f"{self.seats[s]} {p:+d}" for s, p in enumerate(self.final_scores))
+        self.frame("final", f"Game over after {len(self.deals)} deals. Final scores: {listed}. {result}.",
+                   hands=np.zeros(3, dtype=np.uint64), tricks_won=np.zeros(3, dtype=np.int8), scores=scores)
+
+
+def page_html(data: dict[str, Any]) -> str:
+    """One HTML file holding ``data`` (JSON) and the CSS and script that show it."""
+    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    # Inside <script> only "</" could end the element early; \u003c is the same character to JSON.
+    payload = payload.replace("<", "\\u003c")
+    return (_TEMPLATE.replace("__TITLE__", html.escape(data["title"]))
+            .replace("__DATA__", payload))
+
+
+_TEMPLATE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>__TITLE__</title>
+<style>
+  body { font-family: system-ui, sans-serif; margin: 0; background: #0f5132; color: #f8f9fa; }
+  header, main, footer { max-width: 1100px; margin: 0 auto; padding: 0.6rem 1rem; }
+  h1 { font-size: 1.3rem; margin: 0.2rem 0; }
+  #status { font-size: 1rem; opacity: 0.9; }
+  #table { display: inline-block; min-height: 1.3rem; margin-top: 0.3rem; padding: 0 0.5rem; border-radius: 6px;
+           background: #fff; color: #212529; }
+  #table:empty { visibility: hidden; }
+  #caption { background: #fff; color: #212529; border-radius: 8px; padding: 0.7rem 1rem; min-height: 3rem;
+             font-size: 1.05rem; }
+  #seats { display: grid; grid-template-columns: repeat(3, 1fr); gap: 0.8rem; margin: 0.8rem 0; }
+  .seat { background: #146c43; border-radius: 8px; padding: 0.6rem 0.8rem; border: 3px solid transparent; }
+  .seat.winner { border-color: #ffc107; }
+  .seat h2 { font-size: 1.05rem; margin: 0 0 0.3rem 0; }
+  .facts { font-size: 0.9rem; opacity: 0.9; }
+  .hand { font-family: ui-monospace, monospace; font-size: 1.05rem; margin-top: 0.4rem; min-height: 1.4rem;
+          background: #fff; color: #212529; border-radius: 6px; padding: 0.3rem 0.5rem; }
+  .played { margin-top: 0.4rem; font-size: 1.6rem; min-height: 2rem; }
+  .played > span { background: #fff; color: #212529; border-radius: 6px; padding: 0 0.4rem; }
+  .suit-0, .suit-1 { color: #212529; }
+  .suit-2, .suit-3 { color: #c1121f; }
+  #controls { display: flex; gap: 0.4rem; align-items: center; flex-wrap: wrap; }
+  #controls button { font-size: 1rem; padding: 0.3rem 0.7rem; border-radius: 6px; border: 0; cursor: pointer; }
+  #controls input { flex: 1; min-width: 8rem; }
+  #position { min-width: 7rem; text-align: right; font-variant-numeric: tabular-nums; }
+  table { border-collapse: collapse; width: 100%; background: #fff; color: #212529; border-radius: 8px; }
+  th, td { padding: 0.2rem 0.5rem; text-align: right; font-variant-numeric: tabular-nums; }
+  th:first-child, td:first-child, .mode { text-align: left; }
+  tr.current { background: #fff3cd; }
+  td.unknown { color: transparent; }
+  #final { background: #ffc107; color: #212529; border-radius: 8px; padding: 0.6rem 1rem; margin: 0.8rem 0; }
+  #final[hidden] { display: none; }
+  .help { font-size: 0.85rem; opacity: 0.85; }
+</style>
+</head>
+<body>
+<header>
+  <h1 id="title"></h1>
+  <div id="status"></div>
+  <div id="table"></div>
+</header>
+<main>
+  <div id="caption"></div>
+  <section id="final" hidden>
+    <h2>Final scores</h2>
+    <table id="final-table"><tbody></tbody></table>
+  </section>
+  <div id="seats"></div>
+  <div id="controls">
+    <button id="first" title="the first frame (Home)">start</button>
+    <button id="prev-deal" title="previous deal (Page Up, Up arrow)">&#x25C0;&#x25C0; deal</button>
+    <button id="prev" title="previous (Left arrow)">&#x25C0; back</button>
+    <button id="next" title="next (Right arrow)">next &#x25B6;</button>
+    <button id="next-deal" title="next deal (Page Down, Down arrow)">deal &#x25B6;&#x25B6;</button>
+    <button id="last" title="the final scores (End)">final</button>
+    <input id="slider" type="range" min="0" value="0" aria-label="frame">
+    <span id="position"></span>
+  </div>
+  <p class="help">Keys: &larr; &rarr; step, &uarr; &darr; (or Page Up / Page Down) a deal, Home / End the start and
+  the final scores. The address ends in #frame-N, #deal-D or #final to open a frame.</p>
+  <h2>Score sheet: points (total)</h2>
+  <table id="sheet"><thead></thead><tbody></tbody></table>
+</main>
+<script type="application/json" id="replay-data">__DATA__</script>
+<script>
+"use strict";
+const data = JSON.parse(document.getElementById("replay-data").textContent);
+const frames = data.frames;
+let at = 0;
+
+function element(tag, text, className) {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  if (className) node.className = className;
+  return node;
+}
+
+// Card and hand texts come from the renderer; colour each suit symbol by its suit.
+function suited(text) {
+  const box = document.createElement("span");
+  let plain = "";
+  for (const ch of text) {
+    const suit = data.suits.indexOf(ch);
+    if (suit < 0) { plain += ch; continue; }
+    if (plain) { box.append(plain); plain = ""; }
+    box.append(element("span", ch, "suit-" + suit));
+  }
+  if (plain) box.append(plain);
+  return box;
+}
+
+function buildSeats() {
+  const seats = document.getElementById("seats");
+  data.seats.forEach((name, seat) => {
+    const panel = element("section", undefined, "seat");
+    panel.id = "seat-" + seat;
+    panel.append(element("h2", name, "name"), element("div", "", "facts"), element("div", "", "hand"),
+                 element("div", "", "played"));
+    seats.append(panel);
+  });
+}
+
+function buildSheet() {
+  const head = document.querySelector("#sheet thead");
+  const row = element("tr");
+  row.append(element("th", "deal"), element("th", "mode", "mode"));
+  data.seats.forEach(name => row.append(element("th", name)));
+  head.append(row);
+  const body = document.querySelector("#sheet tbody");
+  data.deals.forEach(deal => {
+    const line = element("tr");
+    line.append(element("td", String(deal.number)), element("td", deal.mode, "mode"));
+    deal.points.forEach((points, seat) => line.append(element("td", signed(points) + " (" + signed(deal.scores[seat]) + ")")));
+    body.append(line);
+  });
+  const final = document.querySelector("#final-table tbody");
+  data.seats.forEach((name, seat) => {
+    const line = element("tr");
+    line.append(element("td", name, "final-name"), element("td", signed(data.final_scores[seat]), "final-score"));
+    final.append(line);
+  });
+}
+
+function signed(n) { return (n > 0 ? "+" : "") + n; }
+
+function show(index) {
+  at = Math.max(0, Math.min(frames.length - 1, index));
+  const frame = frames[at], deal = data.deals[frame.deal], last = frame.kind === "final";
+  document.getElementById("status").textContent = last ? "Game over"
+    : "Deal " + deal.number + " of " + data.rules.num_deals + " \\u00b7 mode: " + (deal.mode && frame.kind !== "deal" ? deal.mode : "not chosen yet");
+  const caption = document.getElementById("caption");
+  caption.replaceChildren(suited(frame.caption));
+  document.getElementById("final").hidden = !last;
+  data.seats.forEach((name, seat) => {
+    const panel = document.getElementById("seat-" + seat);
+    const facts = last ? "score " + signed(frame.scores[seat])
+      : deal.roles[seat] + (frame.kind !== "deal" ? " \\u00b7 target " + deal.targets[seat] : "")
+        + " \\u00b7 tricks " + frame.tricks_won[seat] + " \\u00b7 score " + signed(frame.scores[seat]);
+    panel.querySelector(".facts").textContent = facts;
+    panel.querySelector(".hand").replaceChildren(suited(frame.hands[seat]));
+    const played = frame.trick.find(entry => entry[0] === seat);
+    panel.querySelector(".played").replaceChildren(played ? suited(played[1]) : "");
+    panel.classList.toggle("winner", frame.winner === seat);
+  });
+  // The sheet shows only what has happened: a deal's mode once chosen, its points once over.
+  document.querySelectorAll("#sheet tbody tr").forEach((line, d) => {
+    const over = d < frame.deal || (d === frame.deal && (frame.kind === "points" || last));
+    const chosen = over || (d === frame.deal && frame.kind !== "deal");
+    line.className = d === frame.deal && !last ? "current" : "";
+    line.querySelectorAll("td").forEach((cell, column) => {
+      cell.classList.toggle("unknown", column === 1 ? !chosen : column > 1 && !over);
+    });
+  });
+  const table = [];
+  if (frame.talon) table.push("talon: " + frame.talon);
+  if (frame.discards) table.push("discards (face down): " + frame.discards);
+  document.getElementById("table").replaceChildren(...(table.length ? [suited(table.join("  \u00b7  "))] : []));
+  document.getElementById("slider").value = at;
+  document.getElementById("position").textContent = (at + 1) + " / " + frames.length;
+  history.replaceState(null, "", last ? "#final" : "#frame-" + (at + 1));
+}
+
+function dealStart(d) { return frames.findIndex(frame => frame.deal === d); }
+function nextDeal() { const d = frames[at].deal + 1; show(d < data.deals.length ? dealStart(d) : frames.length - 1); }
+function previousDeal() {
+  const d = frames[at].deal, start = dealStart(d);
+  show(at > start || d === 0 ? start : dealStart(d - 1));
+}
+
+function fromHash() {
+  const hash = location.hash.slice(1);
+  if (hash === "final") return frames.length - 1;
+  const match = /^(frame|deal)-(\\d+)$/.exec(hash);
+  if (!match) return 0;
+  const n = Number(match[2]) - 1;
+  return match[1] === "frame" ? n : Math.max(0, dealStart(Math.min(n, data.deals.length - 1)));
+}
+
+document.getElementById("title").textContent = data.title + " \\u00b7 " + data.seats.join(", ");
+buildSeats();
+buildSheet();
+const slider = document.getElementById("slider");
+slider.max = frames.length - 1;
+slider.addEventListener("input", () => show(Number(slider.value)));
+document.getElementById("first").addEventListener("click", () => show(0));
+document.getElementById("prev-deal").addEventListener("click", previousDeal);
+document.getElementById("prev").addEventListener("click", () => show(at - 1));
+document.getElementById("next").addEventListener("click", () => show(at + 1));
+document.getElementById("next-deal").addEventListener("click", nextDeal);
+document.getElementById("last").addEventListener("click", () => show(frames.length - 1));
+document.addEventListener("keydown", event => {
+  if (event.target === slider) return;  // the slider steps with the arrows itself
+  const keys = { ArrowRight: () => show(at + 1), ArrowLeft: () => show(at - 1), ArrowDown: nextDeal,
+                 PageDown: nextDeal, ArrowUp: previousDeal, PageUp: previousDeal, Home: () => show(0),
+                 End: () => show(frames.length - 1) };
+  if (keys[event.key]) { keys[event.key](); event.preventDefault(); }
+});
+window.addEventListener("hashchange", () => show(fromHash()));
+show(fromHash());
+</script>
+</body>
+</html>
+"""
