@@ -244,12 +244,21 @@ def _build_network(metadata: dict[str, Any], where: str) -> PolicyNetwork:
                          f"got {layers!r}")
     if activation not in ACTIVATIONS:
         raise ValueError(f"policy {where}: activation {activation!r} is not one of {', '.join(ACTIVATIONS)}")
-    return PolicyNetwork(OBSERVATION_SIZE, NUM_ACTIONS, sizes[0], sizes[1], activation)
+    return _uninitialized(OBSERVATION_SIZE, NUM_ACTIONS, sizes[0], sizes[1], activation).to_empty(device="cpu")
+
+
+def _uninitialized(*network) -> PolicyNetwork:
+    """A :class:`PolicyNetwork` (``network``: its arguments) on torch's "meta" device: shapes
+    only, nothing initialized. Every number of a loaded policy comes from its file, so neither
+    loading nor saving a policy draws from torch's global generator: a league snapshot taken
+    or loaded in the middle of training leaves the run's random numbers as they were."""
+    with torch.device("meta"):
+        return PolicyNetwork(*network)
 
 
 def _expected_shapes(observation_size: int, num_actions: int, pi: list[int], vf: list[int]) -> dict[str, tuple]:
     return {name: tuple(p.shape) for name, p in
-            PolicyNetwork(observation_size, num_actions, pi, vf, "tanh").state_dict().items()}
+            _uninitialized(observation_size, num_actions, pi, vf, "tanh").state_dict().items()}
 
 
 def _check_tensors(tensors: dict[str, torch.Tensor], network: PolicyNetwork, where: str) -> None:

@@ -12,9 +12,10 @@ its author chose. Use it only for files you trust; ``ppo:PATH`` refuses a zip an
 
 Either way the agent plays deterministically, the most likely legal action under the
 action mask, exactly as ``MaskablePPO.predict(obs, action_masks=mask, deterministic=True)``,
-so ``rng`` is not used. It runs on the CPU with the project's torch threads
-(:mod:`agents.torch_setup`). Needs the optional ``train`` dependencies
-(``pip install -e ".[train]"``).
+so ``rng`` is not used; with ``sample=True`` it samples from the masked policy with the
+caller's ``rng`` instead (train.py's league snapshots). It runs on the CPU with the
+project's torch threads (:mod:`agents.torch_setup`). Needs the optional ``train``
+dependencies (``pip install -e ".[train]"``).
 
 ``.metadata`` is the policy's metadata (policy.json; for a zip, the run.json of its run
 folder if there is one, else ``{}``) and ``.rules`` the rule options it was trained under (a
@@ -50,15 +51,17 @@ def _require_train_extra(what: str) -> None:
 
 
 class PPOAgent:
-    """A trained policy acting on whole batches: the most likely legal action of each row.
+    """A trained policy acting on whole batches: the most likely legal action of each row, or
+    with ``sample=True`` a sample of the masked policy (softmax of the legal actions' logits,
+    drawn by Gumbel-max with the caller's numpy ``rng``, so a seeded env stays reproducible).
 
     ``PPOAgent(path)`` loads a policy file or run folder (never unpickles);
     :meth:`from_sb3` wraps an SB3 ``MaskablePPO`` model already in memory (train.py's live
-    learner, or a zip loaded by :func:`load_unsafe_pickle`)."""
+    learner, or a zip loaded by :func:`load_unsafe_pickle`). ``name`` defaults to ``ppo:PATH``."""
 
     needs_observations = True
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, name: str | None = None, sample: bool = False) -> None:
         text = str(path)
         refuse_pickled_model(text)
         _require_train_extra(f"policy {text!r}")
@@ -67,10 +70,11 @@ class PPOAgent:
 
         use_torch_threads()
         network, metadata = load_policy(text)
-        self._setup(f"ppo:{text}", text, network.action_logits, metadata)
+        self._setup(name or f"ppo:{text}", text, network.action_logits, metadata, sample)
 
     @classmethod
-    def from_sb3(cls, model, name: str = "ppo", metadata: dict[str, Any] | None = None) -> "PPOAgent":
+    def from_sb3(cls, model, name: str = "ppo", metadata: dict[str, Any] | None = None,
+                 sample: bool = False) -> "PPOAgent":
         """An agent on an SB3 ``MaskablePPO`` model (its policy network, as it is now)."""
         _check_sb3_spaces(model, name)
         policy = model.policy
@@ -80,11 +84,11 @@ class PPOAgent:
             return policy.action_net(policy.mlp_extractor.forward_actor(features))
 
         agent = cls.__new__(cls)
-        agent._setup(name, name, logits, dict(metadata or {}))
+        agent._setup(name, name, logits, dict(metadata or {}), sample)
         return agent
 
-    def _setup(self, name: str, path: str, logits: Callable, metadata: dict[str, Any]) -> None:
-        self.name, self.path = name, path
+    def _setup(self, name: str, path: str, logits: Callable, metadata: dict[str, Any], sample: bool) -> None:
+        self.name, self.path, self.sample = name, path, sample
         self._logits = logits
         self.metadata = metadata
         self.rules = _rules_of(metadata, name)
@@ -92,16 +96,28 @@ class PPOAgent:
 
     def act(self, observations: np.ndarray, legal_mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         legal_mask = np.asarray(legal_mask, dtype=bool)
+        if self.sample:
+            return act_where_legal(legal_mask, lambda rows: self._sampled(observations, legal_mask, rows, rng))
         return act_where_legal(legal_mask, lambda rows: self._most_likely(observations, legal_mask, rows))
 
-    def _most_likely(self, observations: np.ndarray, legal_mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    def _logits_of(self, observations: np.ndarray, rows: np.ndarray):
         import torch
-
-        from .policy_file import most_likely_legal
 
         obs = torch.as_tensor(np.asarray(observations, dtype=np.float32)[rows])
         with torch.no_grad():
-            chosen = most_likely_legal(self._logits(obs), legal_mask[rows])
+            return self._logits(obs)
+
+    def _sampled(self, observations: np.ndarray, legal_mask: np.ndarray, rows: np.ndarray,
+                 rng: np.random.Generator) -> np.ndarray:
+        logits = self._logits_of(observations, rows).cpu().numpy().astype(np.float64)
+        logits += rng.gumbel(size=logits.shape)  # argmax of logits + Gumbel noise: a softmax sample
+        logits[~legal_mask[rows]] = -np.inf
+        return logits.argmax(axis=1).astype(np.int64)
+
+    def _most_likely(self, observations: np.ndarray, legal_mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        from .policy_file import most_likely_legal
+
+        chosen = most_likely_legal(self._logits_of(observations, rows), legal_mask[rows])
         ok = legal_mask[rows, chosen]
         if not ok.all():  # never expected with a mask; keep the legality contract regardless
             self.fallbacks += int((~ok).sum())

@@ -111,6 +111,33 @@ def test_loading_a_policy_never_unpickles(saved, monkeypatch):
     assert metadata["format_version"] == 1 and network.action_net.out_features == 58
 
 
+def test_a_sampling_agent_plays_gumbel_max_of_the_masked_logits_with_the_callers_generator(saved):
+    """``PPOAgent(path, sample=True)`` (train.py's league snapshots): the argmax of the logits
+    plus Gumbel noise drawn from the caller's generator, over the legal actions: a sample of
+    the masked softmax, the same for the same generator state."""
+    folder, zipped = saved
+    agent = PPOAgent(folder, sample=True)
+    obs, mask = _positions(games=64)[2]
+    with torch.no_grad():
+        logits = zipped.policy.action_net(zipped.policy.mlp_extractor.forward_actor(torch.as_tensor(obs))).numpy()
+    noisy = logits.astype(np.float64) + np.random.default_rng(5).gumbel(size=logits.shape)
+    np.testing.assert_array_equal(agent.act(obs, mask, np.random.default_rng(5)),
+                                  np.where(mask, noisy, -np.inf).argmax(axis=1))
+    assert not np.array_equal(agent.act(obs, mask, np.random.default_rng(5)),
+                              agent.act(obs, mask, np.random.default_rng(6)))  # it does sample
+
+
+def test_saving_and_loading_a_policy_draw_nothing_from_torchs_generator(saved, tmp_path):
+    """train.py saves and loads league snapshots in the middle of training: the run's random
+    numbers (PPO's action samples) must not depend on whether a snapshot was taken."""
+    folder, zipped = saved
+    before = torch.get_rng_state()
+    save_policy(zipped.policy, tmp_path / "snapshot.safetensors")
+    load_policy(tmp_path / "snapshot.safetensors")
+    PPOAgent(folder, name="self@0", sample=True)
+    assert torch.equal(torch.get_rng_state(), before)
+
+
 def _copy(folder, tmp_path):
     for name in ("policy.safetensors", "policy.json"):
         (tmp_path / name).write_bytes((folder / name).read_bytes())
