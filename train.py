@@ -128,7 +128,7 @@ from sergeant_major_env.observation import OBSERVATION_SIZE
 from sergeant_major_env.observation import VERSION as OBSERVATION_VERSION
 from sergeant_major_env.seeding import MAX_SEED, seed_argument
 from training import run_folder
-from training.imitation import teacher_labels
+from training.imitation import IMITATION_SEED, imitate
 from training.stopping import StopSignals, TrainingStopped
 
 TRAIN_EXTRA = 'pip install -e ".[train]"'
@@ -318,9 +318,6 @@ NOT_RUN_OPTIONS = ("option", "resume", "overwrite", "out", "name", "device", "no
 options, --option, are kept apart in run.json's "rules")."""
 RESUME_MAY_CHANGE = {"total_timesteps", "eval_every", "eval_games", "final_eval_games", "checkpoint_every"}
 """The run's options a resumed run may change; any other one given again must equal the run's."""
-
-IMITATION_SEED = 2_000_000_000  # the imitation games' seeds start here (+ --seed): apart from training and eval
-
 
 def parse_args(argv=None) -> argparse.Namespace:
     """The checked options: every problem is one line on stderr and exit status 2, before
@@ -553,76 +550,6 @@ class ScaleReward(VecEnvWrapper):
     def step_wait(self):
         obs, rewards, dones, infos = self.venv.step_wait()
         return obs, rewards * np.float32(self.scale), dones, infos
-
-
-# ============================================================================ imitation
-
-def imitate(model, args, logger, stop: StopSignals, earlier: dict | None = None) -> dict:
-    """Behaviour cloning warm start: the teacher plays all three seats of --num-envs games in one
-    engine state (training/imitation.py), so every engine step labels a decision in every game.
-    In chunks of --n-steps steps the policy minimises the cross-entropy of its masked logits
-    against the teacher's moves and the value network the squared error to each deciding
-    seat's discounted return (bootstrapped with its own value at the chunk's end),
-    ``--imitate-epochs`` passes over each chunk in minibatches of --batch-size.
-
-    A stop signal ends it after the current chunk (the record says ``complete: false``);
-    ``earlier`` (that record, on --resume) continues it with the steps still to do, on new
-    games and with a new optimizer."""
-    steps_before = (earlier or {}).get("steps", 0)
-    teacher = agents.make_agent(args.imitate)
-    rng = np.random.default_rng([args.seed, 3, steps_before])
-    policy = model.policy
-
-    def value(observations: np.ndarray) -> np.ndarray:
-        with torch.no_grad():
-            return policy.predict_values(torch.as_tensor(observations, device=policy.device)).cpu().numpy()[:, 0]
-
-    chunks = teacher_labels(teacher, args.num_envs, args.n_steps, args.seed + IMITATION_SEED + steps_before,
-                            args.rules, args.gamma, value, rng, reward_scale=args.reward_scale)
-    optimizer = torch.optim.Adam(policy.parameters(), lr=args.imitate_lr)
-    done_steps, start = steps_before, time.perf_counter()
-    bar = None if args.no_progress else __import__("tqdm").tqdm(total=args.imitate_steps, initial=done_steps,
-                                                                    unit="step", unit_scale=True,
-                                                                    desc=f"imitate {args.imitate}")
-    accuracy = policy_loss = value_loss = None
-    while done_steps < args.imitate_steps and not stop.requested:
-        policy.set_training_mode(False)  # the chunk's bootstrap values, as PPO's rollouts compute them
-        chunk = next(chunks)
-        policy.set_training_mode(True)
-        o, m, a, r = (torch.as_tensor(x, device=policy.device) for x in (
-            chunk.observations, chunk.masks, chunk.actions, chunk.returns))
-        for _ in range(args.imitate_epochs):
-            for idx in torch.randperm(len(a), device=policy.device).split(args.batch_size):
-                features = policy.extract_features(o[idx], policy.pi_features_extractor)
-                latent_pi, latent_vf = policy.mlp_extractor(features)
-                logits = policy.action_net(latent_pi).masked_fill(~m[idx], -1e9)
-                policy_loss = torch.nn.functional.cross_entropy(logits, a[idx])
-                value_loss = torch.nn.functional.mse_loss(policy.value_net(latent_vf).reshape(-1), r[idx])
-                optimizer.zero_grad()
-                (policy_loss + args.vf_coef * value_loss).backward()
-                torch.nn.utils.clip_grad_norm_(policy.parameters(), args.max_grad_norm)
-                optimizer.step()
-        accuracy = float((logits.argmax(1) == a[idx]).float().mean())
-        done_steps += len(a)
-        logger.record("imitation/policy_loss", policy_loss.item())
-        logger.record("imitation/value_loss", value_loss.item())
-        logger.record("imitation/accuracy", accuracy)
-        logger.dump(done_steps)
-        if bar is not None:
-            bar.update(len(a))
-            bar.set_postfix_str(f"accuracy {accuracy:.2f}")
-    if bar is not None:
-        bar.close()
-    policy.set_training_mode(False)
-    seconds = time.perf_counter() - start + (earlier or {}).get("seconds", 0.0)
-    complete = done_steps >= args.imitate_steps
-    print(f"imitated {args.imitate} for {done_steps:,} decisions in {seconds:.1f} s"
-          + ("" if accuracy is None else f" (last minibatch: accuracy {accuracy:.2f}, value loss "
-                                         f"{value_loss.item():.2f})")
-          + ("" if complete else " - interrupted"), flush=True)
-    return {"teacher": args.imitate, "steps": done_steps, "complete": complete, "seconds": round(seconds, 2),
-            "accuracy": accuracy, "policy_loss": None if policy_loss is None else policy_loss.item(),
-            "value_loss": None if value_loss is None else value_loss.item()}
 
 
 # ============================================================================ curriculum

@@ -12,12 +12,17 @@ decision of that seat, and bootstrapped at the end of each chunk with ``value(ob
 of each seat's view (the value network). A finished game cuts the returns: the slot's next
 game (the engine's automatic reset, seed + B) starts from zero.
 
-Nothing here imports torch: ``value`` is any function from ``float32[B, D]`` to ``float[B]``.
+:func:`imitate` is train.py's warm start (``--imitate AGENT``): it fits a MaskablePPO policy
+to these labels, the policy to the teacher's moves and the value network to the returns.
+
+Nothing here imports torch at import time: :func:`imitate` imports it when called, and
+``value`` is any function from ``float32[B, D]`` to ``float[B]``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Callable, Iterator
 
 import numpy as np
@@ -27,6 +32,9 @@ from sergeant_major_env.cards import NUM_ACTIONS, bits_to_bool
 from sergeant_major_env.observation import observe
 from sergeant_major_env.policies import decide
 from sergeant_major_env.rules import Rules
+
+IMITATION_SEED = 2_000_000_000
+"""The imitation games' seeds start here (+ --seed): apart from the training and evaluation deals."""
 
 
 @dataclasses.dataclass
@@ -85,3 +93,90 @@ def seat_returns(seats: np.ndarray, points: np.ndarray, ended: np.ndarray, boots
         future[rows, seat] = returns[k]
         gathered[rows, seat] = 0.0
     return returns
+
+
+# ============================================================================ train.py's warm start
+
+def imitate(model, args, logger, stop, earlier: dict | None = None) -> dict:
+    """Behaviour cloning warm start of ``model`` (MaskablePPO) on :func:`teacher_labels` of the
+    ``args.imitate`` agent: ``args.num_envs`` games in one engine state, so every engine step
+    labels a decision in every game. In chunks of ``args.n_steps`` steps the policy minimises the
+    cross-entropy of its masked logits against the teacher's moves and the value network the
+    squared error to each deciding seat's discounted return (bootstrapped with its own value at
+    the chunk's end), ``args.imitate_epochs`` passes over each chunk in minibatches of
+    ``args.batch_size``, until ``args.imitate_steps`` decisions. ``args`` are train.py's options;
+    ``logger`` gets imitation/* records.
+
+    A stop signal (``stop.requested``) ends it after the current chunk (the record says
+    ``complete: false``); ``earlier`` (that record, on --resume) continues it with the steps
+    still to do, on new games and with a new optimizer. Returns the record of summary.json."""
+    import torch
+
+    from agents import make_agent
+
+    steps_before = (earlier or {}).get("steps", 0)
+    policy = model.policy
+
+    def value(observations: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return policy.predict_values(torch.as_tensor(observations, device=policy.device)).cpu().numpy()[:, 0]
+
+    chunks = teacher_labels(make_agent(args.imitate), args.num_envs, args.n_steps,
+                            args.seed + IMITATION_SEED + steps_before, args.rules, args.gamma, value,
+                            np.random.default_rng([args.seed, 3, steps_before]), reward_scale=args.reward_scale)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=args.imitate_lr)
+    done_steps, start = steps_before, time.perf_counter()
+    bar = None
+    if not args.no_progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=args.imitate_steps, initial=done_steps, unit="step", unit_scale=True,
+                   desc=f"imitate {args.imitate}")
+    fit = None
+    while done_steps < args.imitate_steps and not stop.requested:
+        policy.set_training_mode(False)  # the chunk's bootstrap values, as PPO's rollouts compute them
+        chunk = next(chunks)
+        policy.set_training_mode(True)
+        fit = fit_chunk(policy, optimizer, chunk, args)
+        done_steps += len(chunk.actions)
+        for name in ("policy_loss", "value_loss", "accuracy"):
+            logger.record(f"imitation/{name}", fit[name])
+        logger.dump(done_steps)
+        if bar is not None:
+            bar.update(len(chunk.actions))
+            bar.set_postfix_str(f"accuracy {fit['accuracy']:.2f}")
+    if bar is not None:
+        bar.close()
+    policy.set_training_mode(False)
+    seconds = time.perf_counter() - start + (earlier or {}).get("seconds", 0.0)
+    complete = done_steps >= args.imitate_steps
+    print(f"imitated {args.imitate} for {done_steps:,} decisions in {seconds:.1f} s"
+          + ("" if fit is None else f" (last minibatch: accuracy {fit['accuracy']:.2f}, value loss "
+                                    f"{fit['value_loss']:.2f})")
+          + ("" if complete else " - interrupted"), flush=True)
+    return {"teacher": args.imitate, "steps": done_steps, "complete": complete, "seconds": round(seconds, 2),
+            **(fit or {"accuracy": None, "policy_loss": None, "value_loss": None})}
+
+
+def fit_chunk(policy, optimizer, chunk: Labels, args) -> dict[str, float]:
+    """``args.imitate_epochs`` passes over one chunk of labels in shuffled minibatches of
+    ``args.batch_size``: cross-entropy of the masked logits plus ``args.vf_coef`` times the value
+    error, gradients clipped to ``args.max_grad_norm``. Returns the last minibatch's figures."""
+    import torch
+    from torch.nn.functional import cross_entropy, mse_loss
+
+    o, m, a, r = (torch.as_tensor(x, device=policy.device) for x in (
+        chunk.observations, chunk.masks, chunk.actions, chunk.returns))
+    for _ in range(args.imitate_epochs):
+        for idx in torch.randperm(len(a), device=policy.device).split(args.batch_size):
+            features = policy.extract_features(o[idx], policy.pi_features_extractor)
+            latent_pi, latent_vf = policy.mlp_extractor(features)
+            logits = policy.action_net(latent_pi).masked_fill(~m[idx], -1e9)
+            policy_loss = cross_entropy(logits, a[idx])
+            value_loss = mse_loss(policy.value_net(latent_vf).reshape(-1), r[idx])
+            optimizer.zero_grad()
+            (policy_loss + args.vf_coef * value_loss).backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), args.max_grad_norm)
+            optimizer.step()
+    return {"accuracy": float((logits.argmax(1) == a[idx]).float().mean()), "policy_loss": policy_loss.item(),
+            "value_loss": value_loss.item()}
