@@ -106,165 +106,199 @@ DERIVED = ("winning_card", "winners_in_hand", "highest_left", "winning_seat", "t
 _NUM_PLANES = 14  # the card planes come first: hand ... highest_left
 _CARD_WIDTH = 52 * _NUM_PLANES
 assert SEGMENTS["decision"].start == _CARD_WIDTH
-_FEATURES_END = SEGMENTS["modes_available"].stop  # decision ... modes_available: gathered by seat
+_CARD_BYTES = _CARD_WIDTH // 8  # the planes end on a byte boundary (728 bits)
+_NUMBER_WORDS = 3  # uint64 words holding one bit per entry after the planes (191 of 192 bits)
+_PACKED_BYTES = _CARD_BYTES + 8 * _NUMBER_WORDS
+assert _CARD_WIDTH % 8 == 0 and OBSERVATION_SIZE <= 8 * _PACKED_BYTES < OBSERVATION_SIZE + 8
 _PAIRS = ((0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1))
 
-# The observation is computed in two gathers so that its cost barely depends on the
-# batch size: first every game's features in *absolute* seats (card sets in `planes`,
-# numbers in `features`), then one fancy index per array picks and orders them for the
-# observer (relative seats, and what it may not see replaced by an empty column). The
-# derived card planes and the unseen counts are then computed from the observer's planes.
+# The batch path. Nearly every entry of the vector is 0 or 1: the 14 card planes, the
+# one-hot blocks, the voids, the trick leaders. So the path packs those bits of each game
+# into 115 bytes (the card planes, 52 bits each, in 91 bytes; then one bit per entry after
+# them, in three uint64 words), turns them into float32 with one unpack and one contiguous
+# cast, and then writes the scaled numbers (targets, counts, points, card_trick ...) over
+# their columns, whose bits were left 0. Seat-relative values are read with one flat `take`
+# per field (index 3 * game + absolute seat), so the cost barely grows with the batch size.
 
 
 def _relative(seat: int, k: int) -> int:
     return (seat + k) % 3
 
 
-# Absolute card-set columns: hands 0-2, played 3-5, trick 6-8 (by position), talon 9,
-# discards 10, given 11-13, received 14-16, empty 17.
-_EMPTY_PLANE = 17
-_PLANE_COLUMNS = np.array([
-    [[seat, *(3 + _relative(seat, k) for k in range(3)), 6, 7, 8, 9,
-      10 if is_playmaker else _EMPTY_PLANE, 11 + seat, 14 + seat] for is_playmaker in (False, True)]
-    for seat in range(3)
-])  # [observer seat, observer is playmaker] -> 11 columns
-
-# Absolute feature columns (see _features) and, for each observer, the order to take them in.
-_DECISION, _TO_ACT, _MODE, _ROLES, _TARGETS, _TRICKS, _LEADER = 0, 5, 8, 14, 23, 26, 29
-_DUE, _DONE, _PREV, _SCORES, _DEAL, _MODES = 32, 41, 50, 53, 56, 57
-_NUM_FEATURES = 75
-
-
-def _feature_columns(seat: int) -> list[int]:
-    rel = [_relative(seat, k) for k in range(3)]
-    pairs = [3 * rel[g] + rel[r] for g, r in _PAIRS]
-    return (
-        list(range(_DECISION, _DECISION + 5)) + [_TO_ACT + s for s in rel] + list(range(_MODE, _MODE + 6))
-        + [_ROLES + 3 * s + role for s in rel for role in range(3)] + [_TARGETS + s for s in rel]
-        + [_TRICKS + s for s in rel] + [_LEADER + s for s in rel] + [_DUE + p for p in pairs]
-        + [_DONE + p for p in pairs] + [_PREV + s for s in rel] + [_SCORES + s for s in rel]
-        + [_DEAL] + [_MODES + 6 * s + m for s in rel for m in range(6)]
-    )
-
-
-_FEATURE_COLUMNS = np.array([_feature_columns(seat) for seat in range(3)])
-assert _FEATURE_COLUMNS.shape[1] == _FEATURES_END - _CARD_WIDTH
-
-
 def _one_hot(value: int, n: int) -> list[int]:
     return [int(value == k) for k in range(n)]
 
 
-# Lookup tables for the one-hot features, so that each group costs one gather.
-# [phase * 4 + to_act + 1] -> decision (none once over), then the seat to act (none if -1)
-_TURN_ROWS = np.array([_one_hot(phase, 5) + _one_hot(to_act, 3) for phase in range(6) for to_act in range(-1, 3)],
-                      dtype=np.int16)
-# [(mode + 1) * 3 + dealer] -> mode, the role of each absolute seat, its target (R23, R24)
-_MODE_ROWS = np.array([
-    _one_hot(mode, 6) + [int(role == (s - dealer) % 3) for s in range(3) for role in range(3)]
-    + [int((MIN_TARGETS if mode == MINIMUM else TARGETS)[(s - dealer) % 3]) for s in range(3)]
-    for mode in range(-1, 6) for dealer in range(3)
-], dtype=np.int16)
-_SEAT_ROWS = np.array([_one_hot(seat, 3) for seat in (0, 1, 2, -1)], dtype=np.int16)  # index -1: none
-_FREE_MODE_ROWS = np.array([[1 - (used >> m & 1) for m in range(6)] for used in range(64)], dtype=np.int16)
-_NO_CARDS = np.zeros((1 << 16, 1), dtype=np.uint64)  # the empty column, for batches up to 65536
-_IS_PLAYMAKER = np.array([[int(seat == (dealer + PLAYMAKER) % 3) for dealer in range(3)] for seat in range(3)])
+def _number_slice(name: str) -> slice:
+    """Where segment ``name`` lies among the entries after the card planes."""
+    return slice(SEGMENTS[name].start - _CARD_WIDTH, SEGMENTS[name].stop - _CARD_WIDTH)
+
+
+_RELATIVE_SEATS = np.array([[_relative(seat, k) for k in range(3)] for seat in range(3)])  # [seat, k]: absolute seat
+_PAIR_COLUMNS = np.array([[3 * _relative(seat, g) + _relative(seat, r) for g, r in _PAIRS] for seat in range(3)])
+_PLAYMAKER_SEAT = np.array([(dealer + PLAYMAKER) % 3 for dealer in range(3)])
 _SUITS = SUIT_MASKS[:4]
-_RELATIVE_SEATS_INT8 = np.array([[_relative(seat, k) for k in range(3)] for seat in range(3)], dtype=np.int8)
 _TRUMPS = [set(range(13 * mode, 13 * mode + 13)) if mode < 4 else set() for mode in range(6)]
 _BEATS = np.array([[0] * 53] + [  # [mode + 1, card + 1]: the cards that beat `card` on the table (R16)
     [0] + [sum(1 << c for c in range(52) if (c // 13 == best // 13 and c > best)
                or (c in _TRUMPS[mode] and best not in _TRUMPS[mode])) for best in range(52)]
     for mode in range(6)], dtype=np.uint64)
-_SUIT_SHIFTS = np.array([0, 13, 26, 39], dtype=np.uint64)
+_SUIT_BITS = np.uint64(0x1FFF)  # the 13 cards of a suit shifted down to bits 0..12
 _TOP_CARD = np.array([0] + [1 << (v.bit_length() - 1) for v in range(1, 1 << 13)], dtype=np.uint64)
 """_TOP_CARD[13 cards of a suit as bits]: the highest of them, as a bit."""
-# The numbers after the card planes are gathered as int16 and scaled on the way into the
-# float32 observation, by these factors.
-_NUMBER_SCALES = np.concatenate([np.full(sl.stop - sl.start, 1 / SCALES[name], dtype=np.float32)
-                                 for name, sl in SEGMENTS.items() if sl.start >= _CARD_WIDTH])
 
 
-def _planes(state: State) -> np.ndarray:
-    """uint64[B, 18]: the card sets of the absolute columns above."""
-    talon = np.where(state.phase >= DISCARD, state.talon, np.uint64(0))  # shown once taken
-    planes = np.concatenate([state.hands, state.played, bit(state.trick), talon[:, None], state.discards[:, None],
-                             state.given, state.received, _NO_CARDS[: state.batch_size]], axis=1)
+def _scale(name: str) -> np.float32:
+    return np.float32(1 / SCALES[name])
+
+
+# The situation of a game as one index: phase, mode, seat to act, trick leader, dealer and
+# observer. It decides decision ... roles, trick_leader (bits) and the targets.
+_SITUATIONS = [(phase, mode, to_act, leader, dealer, seat) for phase in range(6) for mode in range(-1, 6)
+               for to_act in range(-1, 3) for leader in range(-1, 3) for dealer in range(3) for seat in range(3)]
+
+
+def _situation_index(state: State, seat: np.ndarray) -> np.ndarray:
+    """intp[B]: each game's index into _SITUATIONS (the order of its loops above)."""
+    index = state.phase.astype(np.intp) * 7 + state.mode + 1
+    index = (index * 4 + state.to_act + 1) * 4 + state.leader + 1
+    return (index * 3 + state.dealer) * 3 + seat
+
+
+def _situation_bits(phase: int, mode: int, to_act: int, leader: int, dealer: int, seat: int) -> int:
+    """The set entries of decision ... roles and trick_leader as bits (bit i: entry i after
+    the card planes): the decision kind (none once over), the relative seat to act (none at
+    -1), the mode, the role of each relative seat, the relative trick leader."""
+    def rel(s: int) -> int:
+        return (s - seat) % 3 if s >= 0 else 3  # 3: none
+
+    entries = _one_hot(phase, 5) + _one_hot(rel(to_act), 3) + _one_hot(mode, 6)
+    for k in range(3):
+        entries += _one_hot((_relative(seat, k) - dealer) % 3, 3)
+    assert len(entries) == _number_slice("roles").stop
+    bits = sum(1 << i for i, e in enumerate(entries) if e)
+    return bits | sum(1 << (_number_slice("trick_leader").start + k) for k in range(3) if rel(leader) == k)
+
+
+_SITUATION_BITS = np.array([_situation_bits(*s) for s in _SITUATIONS], dtype=np.uint64)
+_SITUATION_TARGETS = np.array([  # the tricks each relative seat must make (R23, R24)
+    (MIN_TARGETS if mode == MINIMUM else TARGETS)[[(_relative(seat, k) - dealer) % 3 for k in range(3)]]
+    for _, mode, _, _, dealer, seat in _SITUATIONS], dtype=np.int8)
+_SEAT_BIT = np.array([1, 2, 4, 0], dtype=np.uint64)  # [relative seat]: its one-hot bit; [3]: none
+_SPREAD3 = np.array([sum(1 << 3 * i for i in range(8) if byte >> i & 1) for byte in range(256)], dtype=np.uint64)
+"""_SPREAD3[byte]: bit i of the byte moved to bit 3 i (one trick per 3 entries of trick_leaders)."""
+
+
+def _put_bits(words: np.ndarray, value: np.ndarray, position: int, width: int) -> None:
+    """OR the ``width``-bit numbers ``value`` (uint64[B]) into the bit rows ``words``
+    (uint64[B, _NUMBER_WORDS]) at bit ``position``, across a word boundary if need be."""
+    word, shift = divmod(position, 64)
+    words[:, word] |= value << np.uint64(shift)
+    if shift + width > 64:
+        words[:, word + 1] |= value >> np.uint64(64 - shift)
+
+
+def _card_planes(state: State, seat: np.ndarray, own: np.ndarray, relative: np.ndarray,
+                 best_position: np.ndarray) -> np.ndarray:
+    """uint64[B, 14]: the observer's card planes hand ... highest_left (the docstring's order).
+    ``own`` and ``relative`` index the observer and its relative seats in [B, 3] fields."""
+    n = state.batch_size
+    planes = np.empty((n, _NUM_PLANES), dtype=np.uint64)
+    is_playmaker = seat == _PLAYMAKER_SEAT[state.dealer]
+    hand = state.hands.take(own)
     choosing = state.phase == MODE
     if np.count_nonzero(choosing):  # R9: the playmaker sees its first six cards only
-        choosing = np.flatnonzero(choosing)
-        planes[choosing, (state.dealer[choosing] + PLAYMAKER) % 3] = state.first_six[choosing]
+        hand = np.where(choosing & is_playmaker, state.first_six, hand)
+    planes[:, 0] = hand
+    planes[:, 1:4] = state.played.take(relative)
+    planes[:, 4:7] = bit(state.trick)
+    planes[:, 7] = np.where(state.phase >= DISCARD, state.talon, np.uint64(0))  # shown once taken
+    planes[:, 8] = np.where(is_playmaker, state.discards, np.uint64(0))
+    planes[:, 9] = state.given.take(own)
+    planes[:, 10] = state.received.take(own)
+    # Derived: the card winning the trick so far, the own cards that would beat it (R16),
+    # and per suit the highest card not played nor among own discards.
+    best = state.trick.take(3 * np.arange(n) + best_position)  # -1 on an empty table (position 0)
+    planes[:, 11] = bit(best)
+    planes[:, 12] = hand & _BEATS.take((state.mode.astype(np.intp) + 1) * 53 + best + 1)
+    remaining = ~(planes[:, 1] | planes[:, 2] | planes[:, 3] | planes[:, 8])
+    highest_left = planes[:, 13]
+    highest_left[...] = _TOP_CARD.take(remaining & _SUIT_BITS)
+    for suit in range(1, 4):
+        shift = np.uint64(13 * suit)
+        highest_left |= _TOP_CARD.take((remaining >> shift) & _SUIT_BITS) << shift
     return planes
 
 
-def _features(state: State) -> np.ndarray:
-    """int16[B, _NUM_FEATURES]: the numbers of the observation, in absolute seats, unscaled."""
+def _pack_planes(planes: np.ndarray, out: np.ndarray) -> None:
+    """The 14 planes of 52 bits as 91 bytes per game (bit 52 p + c: card c of plane p), into
+    ``out`` (uint8[B, 91]): two planes make 104 bits, 13 bytes, written as two uint64."""
+    n = planes.shape[0]
+    pairs = np.empty((n, _NUM_PLANES // 2, 2), dtype="<u8")
+    even, odd = planes[:, 0::2], planes[:, 1::2]
+    np.left_shift(odd, np.uint64(52), out=pairs[:, :, 0])
+    pairs[:, :, 0] |= even
+    np.right_shift(odd, np.uint64(12), out=pairs[:, :, 1])
+    out.reshape(n, _NUM_PLANES // 2, 13)[...] = pairs.view(np.uint8)[:, :, :13]
+
+
+def _number_bits(state: State, seat: np.ndarray, situation: np.ndarray, relative: np.ndarray,
+                 best_position: np.ndarray) -> np.ndarray:
+    """uint64[B, 3]: the bits of the entries after the card planes (bit i: entry i) that are
+    0 or 1: decision ... roles, trick_leader, modes_available, trick_leaders, voids and
+    winning_seat (every other entry's bit is 0)."""
     n = state.batch_size
-    return np.concatenate([
-        _TURN_ROWS[state.phase * 4 + state.to_act + 1],
-        _MODE_ROWS[(state.mode + 1) * 3 + state.dealer],
-        state.tricks_won,
-        _SEAT_ROWS[state.leader],
-        state.exchange_due.reshape(n, 9),
-        state.exchange_done.reshape(n, 9),
-        state.prev_points,
-        state.scores,
-        state.deal[:, None],
-        _FREE_MODE_ROWS[state.modes_used].reshape(n, 18),
-    ], axis=1, dtype=np.int16)
+    words = np.zeros((n, _NUMBER_WORDS), dtype=np.uint64)
+    words[:, 0] = _SITUATION_BITS.take(situation)
+    free = state.modes_used.take(relative).astype(np.uint64) ^ np.uint64(63)  # R8: the modes not used yet
+    _put_bits(words, free[:, 0] | free[:, 1] << np.uint64(6) | free[:, 2] << np.uint64(12),
+              _number_slice("modes_available").start, 18)
+    # trick_leaders: bit 3 t + k where relative seat k led trick t.
+    led = np.empty((3, n, 16), dtype=bool)  # [absolute seat, game, trick]: the seat led the trick
+    for s in range(3):
+        np.equal(state.trick_leaders, s, out=led[s])
+    spread = _SPREAD3.take(np.packbits(led.reshape(-1), bitorder="little")).reshape(3, n, 2)  # 8 tricks a byte
+    patterns = (spread[:, :, 0] | spread[:, :, 1] << np.uint64(24)).T.take(relative)
+    _put_bits(words, patterns[:, 0] | patterns[:, 1] << np.uint64(1) | patterns[:, 2] << np.uint64(2),
+              _number_slice("trick_leaders").start, 48)
+    # voids: bit 4 k + suit where relative seat k has shown it holds no card of the suit (R13, R14).
+    shown = state.shown_out.take(relative)
+    voids = np.zeros((n, 3), dtype=np.uint8)  # bit = suit
+    for suit in range(4):
+        voids |= np.equal(shown & _SUITS[suit], _SUITS[suit]).view(np.uint8) << np.uint8(suit)
+    voids = voids.astype(np.uint64)
+    _put_bits(words, voids[:, 0] | voids[:, 1] << np.uint64(4) | voids[:, 2] << np.uint64(8),
+              _number_slice("voids").start, 12)
+    winner = (state.leader + best_position - seat) % 3  # R16: the relative seat winning the trick so far
+    winner = np.where(state.trick[:, 0] >= 0, winner, 3)
+    _put_bits(words, _SEAT_BIT.take(winner), _number_slice("winning_seat").start, 3)
+    return words
 
 
-def _derived_planes(state: State, planes: np.ndarray, best: np.ndarray) -> None:
-    """Fill the derived planes winning_card, winners_in_hand and highest_left (``planes[:, 11:]``)
-    from the observer's planes and the card winning the trick so far (``best``, -1 if none)."""
-    planes[:, 11] = bit(best)
-    planes[:, 12] = planes[:, 0] & _BEATS[state.mode + 1, best + 1]
-    remaining = ~(planes[:, 3] | planes[:, 2] | planes[:, 1] | planes[:, 8])  # not played, not own discards
-    suits = (remaining[:, None] >> _SUIT_SHIFTS) & np.uint64(0x1FFF)
-    planes[:, 13] = np.bitwise_or.reduce(_TOP_CARD[suits] << _SUIT_SHIFTS, axis=1)
-
-
-def _history(state: State, seat: np.ndarray, best_position: np.ndarray, planes: np.ndarray, out: np.ndarray) -> None:
-    """The trick history (card_trick, trick_leaders, voids) and the derived numbers (winning_seat,
-    tricks_needed, unseen_per_suit) of the observer ``seat``, unscaled, into ``out`` (int16[B, 122]);
-    ``out[:, :69]`` already holds the observer's numbers decision ... modes_available."""
+def _put_numbers(obs: np.ndarray, state: State, planes: np.ndarray, situation: np.ndarray, relative: np.ndarray,
+                 seat: np.ndarray) -> None:
+    """Write the scaled numbers of the observer into ``obs`` (their columns hold 0)."""
     n = state.batch_size
-    np.add(state.card_trick, 1, out=out[:, _CARD_TRICK])
-    relative = _RELATIVE_SEATS_INT8[seat]  # [B, 3]: the absolute seat of each relative seat
-    leaders = out[:, _TRICK_LEADERS].reshape(n, 16, 3)
-    for k in range(3):  # one compare per relative seat: long inner loops, no [B, 16, 3] broadcast
-        np.equal(state.trick_leaders, relative[:, k:k + 1], out=leaders[:, :, k])
-    winner = np.where(state.trick[:, 0] >= 0, (state.leader + best_position) % 3, -1)
-    np.equal(winner[:, None], relative, out=out[:, _WINNING_SEAT])
-    shown = state.shown_out[np.arange(n)[:, None], relative]
-    for suit in range(4):  # R13, R14: a void is a whole suit ruled out
-        np.equal(shown & _SUITS[suit], _SUITS[suit], out=out[:, _VOIDS][:, suit::4])
-    np.subtract(out[:, _TARGETS], out[:, _TRICKS_WON], out=out[:, _TRICKS_NEEDED])  # R23, R24
-    unseen = ~np.bitwise_or.reduce(planes[:, :11], axis=1)  # not in anything this seat has seen
-    out[:, _UNSEEN] = np.bitwise_count(unseen[:, None] & _SUITS)
 
+    def put(name: str, values: np.ndarray) -> None:
+        np.multiply(values, _scale(name), out=obs[:, SEGMENTS[name]])
 
-def _number_slice(name: str) -> slice:
-    """Where segment ``name`` lies among the numbers after the card planes."""
-    return slice(SEGMENTS[name].start - _CARD_WIDTH, SEGMENTS[name].stop - _CARD_WIDTH)
-
-
-_CARD_TRICK, _TRICK_LEADERS, _VOIDS, _WINNING_SEAT, _TRICKS_NEEDED, _UNSEEN, _TARGETS, _TRICKS_WON = map(
-    _number_slice, ("card_trick", "trick_leaders", "voids", "winning_seat", "tricks_needed", "unseen_per_suit",
-                    "targets", "tricks_won"))
-
-
-def _select(table: np.ndarray, column_sets: np.ndarray, choice: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """``out[i] = table[i, column_sets[choice[i]]]`` for every row i. Small batches: one fancy index
-    (fewest numpy calls); big ones: one contiguous column take per set (much faster there)."""
-    n = table.shape[0]
-    if n < 64:
-        out[...] = table[np.arange(n)[:, None], column_sets[choice]]
-        return out
-    for k, columns in enumerate(column_sets):
-        rows = np.flatnonzero(choice == k)
-        out[rows] = table[rows][:, columns]
-    return out
+    targets = _SITUATION_TARGETS.take(situation, axis=0)
+    tricks_won = state.tricks_won.take(relative)
+    put("targets", targets)
+    put("tricks_won", tricks_won)
+    pairs = 9 * np.arange(n)[:, None] + _PAIR_COLUMNS.take(seat, axis=0)
+    put("exchange_due", state.exchange_due.take(pairs))
+    put("exchange_done", state.exchange_done.take(pairs))
+    put("prev_points", state.prev_points.take(relative))
+    put("scores", state.scores.take(relative))
+    np.multiply(state.deal, _scale("deal"), out=obs[:, SEGMENTS["deal"].start])
+    put("card_trick", state.card_trick + np.int8(1))
+    put("tricks_needed", targets - tricks_won)  # R23, R24
+    seen = planes[:, 0] | planes[:, 1]  # everything this seat has seen: planes hand ... received
+    for k in range(2, 11):
+        seen |= planes[:, k]
+    put("unseen_per_suit", np.bitwise_count(~seen[:, None] & _SUITS))
 
 
 def observe(state: State, seat) -> np.ndarray:
@@ -283,39 +317,36 @@ def observe(state: State, seat) -> np.ndarray:
 def _observe_batch(state: State, seat: np.ndarray) -> np.ndarray:
     """:func:`observe` with array operations over the batch (the cost barely grows with B)."""
     n = state.batch_size
-    is_playmaker = _IS_PLAYMAKER[seat, state.dealer]
-    obs = np.empty((n, OBSERVATION_SIZE), dtype=np.float32)
-    planes = np.empty((n, _NUM_PLANES), dtype=np.uint64)
-    _select(_planes(state), _PLANE_COLUMNS.reshape(6, 11), 2 * seat + is_playmaker, planes[:, :11])
+    own = 3 * np.arange(n) + seat  # the observer in the flat [B * 3] view of a per-seat field
+    relative = (own - seat)[:, None] + _RELATIVE_SEATS.take(seat, axis=0)  # its relative seats 0, 1, 2
+    situation = _situation_index(state, seat)
     best_position = trick_winner_position(state.trick, state.mode)  # R16, 0 for an empty table
-    best = np.where(state.trick[:, 0] >= 0, state.trick[np.arange(n), best_position], -1)
-    _derived_planes(state, planes, best)
-    bits = np.unpackbits(planes.astype("<u8").view(np.uint8).reshape(n, _NUM_PLANES, 8)[:, :, :7], axis=2,
-                         bitorder="little")
-    np.copyto(obs[:, :_CARD_WIDTH].reshape(n, _NUM_PLANES, 52), bits[:, :, :52], casting="unsafe")
-    numbers = np.empty((n, OBSERVATION_SIZE - _CARD_WIDTH), dtype=np.int16)
-    _select(_features(state), _FEATURE_COLUMNS, seat, numbers[:, :_FEATURES_END - _CARD_WIDTH])
-    _history(state, seat, best_position, planes, numbers)
-    np.multiply(numbers, _NUMBER_SCALES, out=obs[:, _CARD_WIDTH:])
+    planes = _card_planes(state, seat, own, relative, best_position)
+    packed = np.empty((n, _PACKED_BYTES), dtype=np.uint8)
+    _pack_planes(planes, packed[:, :_CARD_BYTES])
+    packed[:, _CARD_BYTES:] = _number_bits(state, seat, situation, relative, best_position).astype(
+        "<u8", copy=False).view(np.uint8)
+    obs = np.unpackbits(packed, axis=1, count=OBSERVATION_SIZE, bitorder="little").astype(np.float32)
+    _put_numbers(obs, state, planes, situation, relative, seat)
     return obs
 
 
 def _observe_one(state: State, seat: int) -> np.ndarray:
     """:func:`observe` of a batch of one game (the AEC and single-seat envs observe one game at
-    a time): the same vector as :func:`_observe_batch`, from the same tables, with the sets and
-    numbers in Python ints. For one game numpy's fixed cost per call dominates, and this path
-    makes about a dozen numpy calls where the batch path makes about ninety.
+    a time): the same vector as :func:`_observe_batch`, from the same tables and the same packed
+    bits, with the sets and numbers in Python ints. For one game numpy's fixed cost per call
+    dominates, and this path makes six numpy calls where the batch path makes about seventy.
     tests/test_observation.py checks that both give the same vector, bit for bit."""
-    phase, dealer, mode, to_act, leader = (int(x) for x in (state.phase[0], state.dealer[0], state.mode[0],
-                                                            state.to_act[0], state.leader[0]))
+    phase, mode, to_act, leader, dealer = (x.item(0) for x in (state.phase, state.mode, state.to_act, state.leader,
+                                                               state.dealer))
     hands, played, given, received = (x[0].tolist() for x in (state.hands, state.played, state.given, state.received))
     trick = state.trick[0].tolist()
     relative = _RELATIVE_LISTS[seat]
     playmaker = (dealer + PLAYMAKER) % 3
-    hand = int(state.first_six[0]) if phase == MODE and seat == playmaker else hands[seat]  # R9
-    discards = int(state.discards[0]) if seat == playmaker else 0
+    hand = state.first_six.item(0) if phase == MODE and seat == playmaker else hands[seat]  # R9
+    discards = state.discards.item(0) if seat == playmaker else 0
     planes = [hand, *(played[s] for s in relative), *(1 << c if c >= 0 else 0 for c in trick),
-              int(state.talon[0]) if phase >= DISCARD else 0, discards, given[seat], received[seat]]
+              state.talon.item(0) if phase >= DISCARD else 0, discards, given[seat], received[seat]]
     best = winner = -1
     if trick[0] >= 0:  # R16: the highest strength on the table wins
         strength = _STRENGTH_LISTS[mode][trick[0] // 13]
@@ -329,55 +360,65 @@ def _observe_one(state: State, seat: int) -> np.ndarray:
     for plane in planes:
         seen |= plane
     planes += [1 << best if best >= 0 else 0, hand & _BEATS_LISTS[mode + 1][best + 1], highest_left]
+    packed = 0
+    for p, plane in enumerate(planes):
+        packed |= plane << 52 * p
 
-    role = [(s - dealer) % 3 for s in relative]
-    targets = (MIN_TARGETS if mode == MINIMUM else TARGETS).tolist()
-    tricks_won, prev_points, scores = (x[0].tolist() for x in (state.tricks_won, state.prev_points, state.scores))
-    due, done = state.exchange_due[0].tolist(), state.exchange_done[0].tolist()
+    # The entries after the card planes that are 0 or 1, as bits (see _number_bits).
+    situation = ((((phase * 7 + mode + 1) * 4 + to_act + 1) * 4 + leader + 1) * 3 + dealer) * 3 + seat
+    bits = _SITUATION_BITS_LIST[situation]
     modes_used = state.modes_used[0].tolist()
+    for k, s in enumerate(relative):  # R8: the modes not used yet
+        bits |= (63 ^ modes_used[s]) << _MODES_AVAILABLE_BIT + 6 * k
+    for t, s in enumerate(state.trick_leaders[0].tolist()):
+        if s >= 0:
+            bits |= 1 << _TRICK_LEADERS_BIT + 3 * t + (s - seat) % 3
     shown = state.shown_out[0].tolist()
+    for k, s in enumerate(relative):  # R13, R14: a void is a whole suit ruled out
+        if shown[s]:
+            for suit, cards in enumerate(_SUIT_LIST):
+                if shown[s] & cards == cards:
+                    bits |= 1 << _VOIDS_BIT + 4 * k + suit
+    if winner >= 0:
+        bits |= 1 << _WINNING_SEAT_BIT + (winner - seat) % 3
+    packed |= bits << _CARD_WIDTH
+    obs = np.unpackbits(np.frombuffer(packed.to_bytes(_PACKED_BYTES, "little"), dtype=np.uint8),
+                        count=OBSERVATION_SIZE, bitorder="little").astype(np.float32).reshape(1, OBSERVATION_SIZE)
+
+    # The scaled numbers, in the order of _SCALED_COLUMNS.
+    targets = _SITUATION_TARGETS_LIST[situation]  # R23, R24
+    tricks_won, prev_points, scores = (x[0].tolist() for x in (state.tricks_won, state.prev_points, state.scores))
+    tricks_won = [tricks_won[s] for s in relative]
+    due, done = state.exchange_due[0].tolist(), state.exchange_done[0].tolist()
     pairs = _PAIR_LISTS[seat]
     numbers = (
-        _ONE_HOT_5[phase] + _ONE_HOT_3[(to_act - seat) % 3 if to_act >= 0 else 3] + _ONE_HOT_6[mode]
-        + _ONE_HOT_3[role[0]] + _ONE_HOT_3[role[1]] + _ONE_HOT_3[role[2]]
-        + [targets[r] for r in role]
-        + [tricks_won[s] for s in relative]
-        + _ONE_HOT_3[(leader - seat) % 3 if leader >= 0 else 3]
-        + [due[g][r] for g, r in pairs] + [done[g][r] for g, r in pairs]
-        + [prev_points[s] for s in relative] + [scores[s] for s in relative] + [int(state.deal[0])]
-        + _FREE_MODE_LISTS[modes_used[relative[0]]] + _FREE_MODE_LISTS[modes_used[relative[1]]]
-        + _FREE_MODE_LISTS[modes_used[relative[2]]]
+        targets + tricks_won + [due[g][r] for g, r in pairs] + [done[g][r] for g, r in pairs]
+        + [prev_points[s] for s in relative] + [scores[s] for s in relative] + [state.deal.item(0)]
+        + state.card_trick[0].tolist()  # + 1 below (_SCALED_OFFSETS)
+        + [target - won for target, won in zip(targets, tricks_won)]  # tricks_needed: R23, R24
+        + [(cards & ~seen).bit_count() for cards in _SUIT_LIST]  # unseen_per_suit
     )
-    tail = (
-        [int(shown[s] & suit == suit) for s in relative for suit in _SUIT_LIST]  # voids: R13, R14
-        + [int(winner == s) for s in relative]
-        + [targets[role[k]] - tricks_won[relative[k]] for k in range(3)]  # tricks_needed: R23, R24
-        + [(suit & ~seen).bit_count() for suit in _SUIT_LIST]  # unseen_per_suit
-    )
-    obs = np.empty((1, OBSERVATION_SIZE), dtype=np.float32)
-    row = obs[0]
-    bits = np.unpackbits(np.array(planes, dtype="<u8").view(np.uint8).reshape(_NUM_PLANES, 8)[:, :7], axis=1,
-                         bitorder="little")
-    row[:_CARD_WIDTH].reshape(_NUM_PLANES, 52)[...] = bits[:, :52]
-    np.multiply(np.array(numbers, dtype=np.float32), _NUMBER_SCALES[:_HEAD], out=row[_CARD_WIDTH:_FEATURES_END])
-    np.multiply(state.card_trick[0] + np.int8(1), _CARD_TRICK_SCALE, out=row[SEGMENTS["card_trick"]])
-    row[SEGMENTS["trick_leaders"]].reshape(16, 3)[...] = state.trick_leaders[0][:, None] == _RELATIVE_SEATS_INT8[seat]
-    np.multiply(np.array(tail, dtype=np.float32), _NUMBER_SCALES[_VOIDS.start:], out=row[SEGMENTS["voids"].start:])
+    obs[0, _SCALED_COLUMNS] = (np.array(numbers, dtype=np.float32) + _SCALED_OFFSETS) * _SCALED_FACTORS
     return obs
 
 
 # The tables above as Python lists, for _observe_one.
-_RELATIVE_LISTS = _RELATIVE_SEATS_INT8.tolist()
+_RELATIVE_LISTS = _RELATIVE_SEATS.tolist()
 _TOP_CARD_LIST = _TOP_CARD.tolist()
 _BEATS_LISTS = _BEATS.tolist()
 _SUIT_LIST = _SUITS.tolist()
-_ONE_HOT_3, _ONE_HOT_5 = ([_one_hot(k, n) for k in range(n + 1)] for n in (3, 5))  # [n]: all zero
-_ONE_HOT_6 = [_one_hot(k, 6) for k in range(6)] + [[0] * 6]  # [-1]: all zero
-_CARD_TRICK_SCALE = np.float32(1 / SCALES["card_trick"])
 _STRENGTH_LISTS = STRENGTH.tolist()
-_FREE_MODE_LISTS = _FREE_MODE_ROWS.tolist()
+_SITUATION_BITS_LIST = _SITUATION_BITS.tolist()
+_SITUATION_TARGETS_LIST = _SITUATION_TARGETS.tolist()
 _PAIR_LISTS = [[(_relative(seat, g), _relative(seat, r)) for g, r in _PAIRS] for seat in range(3)]  # absolute pairs
-_HEAD = _FEATURES_END - _CARD_WIDTH  # decision ... modes_available
+_MODES_AVAILABLE_BIT, _TRICK_LEADERS_BIT, _VOIDS_BIT, _WINNING_SEAT_BIT = (
+    _number_slice(name).start for name in ("modes_available", "trick_leaders", "voids", "winning_seat"))
+_SCALED = tuple(name for name in SEGMENTS if SCALES[name] != 1)  # every other segment holds 0s and 1s
+_SCALED_COLUMNS = np.concatenate([np.arange(SEGMENTS[name].start, SEGMENTS[name].stop) for name in _SCALED])
+_SCALED_FACTORS = np.concatenate([np.full(SEGMENTS[name].stop - SEGMENTS[name].start, _scale(name), dtype=np.float32)
+                                 for name in _SCALED])
+_SCALED_OFFSETS = np.concatenate([np.full(SEGMENTS[name].stop - SEGMENTS[name].start, name == "card_trick",
+                                          dtype=np.float32) for name in _SCALED])  # card_trick: 1 + the trick index
 
 
 def observation_bounds(num_deals: int = 18) -> tuple[np.ndarray, np.ndarray]:
