@@ -107,11 +107,8 @@ Its 19-minute version (the same options but --imitate-steps 2000000 --total-time
 
 from __future__ import annotations
 
-import argparse
-import math
 import os
 import platform
-import shlex
 import shutil
 import sys
 import time
@@ -121,17 +118,20 @@ import numpy as np
 
 import agents
 from agents import PPOAgent
-from sergeant_major_env import Rules, files
+from sergeant_major_env import files
 from sergeant_major_env.cards import NUM_ACTIONS
 from sergeant_major_env.evaluation import play_tables
 from sergeant_major_env.observation import OBSERVATION_SIZE
 from sergeant_major_env.observation import VERSION as OBSERVATION_VERSION
-from sergeant_major_env.seeding import MAX_SEED, seed_argument
-from training import run_folder
-from training.imitation import IMITATION_SEED, imitate
+from sergeant_major_env.seeding import seed_argument
+from training import options, run_folder
+from training.imitation import imitate
+from training.options import integer, layer_sizes, number, run_name
 from training.stopping import StopSignals, TrainingStopped
 
 TRAIN_EXTRA = 'pip install -e ".[train]"'
+TRAIN_EXTRA_MODULES = ("safetensors", "tensorboard", "matplotlib", "tqdm")
+"""The train extra's modules imported only when used (policy files, logs, the plot, the bar)."""
 try:  # The train extra. Missing, it is reported after parsing (require_train_extra), so that
     # --help and usage errors work without it; the classes below are then never used.
     import torch
@@ -152,314 +152,92 @@ except ImportError as missing:
 
 # ============================================================================ options
 
-class OneLineParser(argparse.ArgumentParser):
-    """Usage errors in one line (``train.py: error: ...``, exit status 2), without the long usage."""
+def build_parser() -> options.OneLineParser:
+    """Every option, one line of help each; --help adds its default and the values it allows."""
+    parser = options.OneLineParser(
+        prog="train.py", description=__doc__.split("\n\n")[0].strip(), epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+        formatter_class=options.HelpFormatter)
+    option = parser.add_argument_group("run").add_argument
+    option("--total-timesteps", type=integer(1), default=2_000_000, metavar="T",
+           help="learner decisions (env steps) to train for, in all (--resume may raise it)")
+    option("--num-envs", type=integer(1, 1_000_000), default=256, metavar="N", help="games played in parallel")
+    option("--seed", type=seed_argument, default=0, metavar="S", help="seed of everything, 0 to 2**63-1")
+    option("--option", "--options", dest="option", action="extend", nargs="+", default=[], metavar="NAME=VALUE",
+           help="rule options (RULES.md section 9), e.g. num_deals=3 exchanges=false")
+    option("--name", type=run_name, default=None, help="run name: output in runs/NAME (default: a new timestamp)")
+    option("--out", default=None, metavar="DIR", help="output folder (default runs/NAME; on --resume, RUN itself)")
+    option("--overwrite", action="store_true", help="empty the output folder first if it holds a run (else refused)")
+    option("--resume", default=None, metavar="RUN",
+           help="continue a run folder or checkpoint .zip with its own options (it unpickles: your own runs only)")
+    option("--device", default="cpu", help="torch device of the learner: cpu, cuda, cuda:N, mps or auto")
+    option("--no-progress", action="store_true", help="no progress bar")
 
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (python train.py --help lists every option)\n")
+    option = parser.add_argument_group("opponents").add_argument
+    option("--opponents", default="random=1,greedy=1,heuristic=2,self=2", metavar="NAME=W,...",
+           help="opponent pool and weights: agents.make_agent names and 'self', the league of learner snapshots")
+    option("--opponent-pairs", choices=("same", "independent"), default="same",
+           help="same: one pool member plays both opponent seats of a game; independent: one draw per seat")
+    option("--no-curriculum", dest="curriculum", action="store_false",
+           help="constant pool weights (default: a curriculum from weak to strong opponents)")
+    option("--curriculum-end", type=number(0, 1, low_open=True), default=0.5, metavar="F",
+           help="fraction of the run after which the --opponents weights hold")
+    option("--snapshot-every", type=integer(1), default=20, metavar="K", help="PPO updates between league snapshots")
+    option("--league-size", type=integer(1), default=3, metavar="M", help="snapshots kept in the league (the latest)")
+    option("--snapshot-actions", choices=("sample", "argmax"), default="sample",
+           help="snapshots play a sample of their masked policy, or its most likely action")
 
+    option = parser.add_argument_group("imitation warm start").add_argument
+    option("--imitate", default="none", metavar="AGENT",
+           help="before PPO, copy this agent's moves and fit the value to its returns ('heuristic', ...)")
+    option("--imitate-steps", type=integer(0), default=1_000_000, metavar="T",
+           help="teacher decisions to learn from (not counted in --total-timesteps)")
+    option("--imitate-lr", type=number(0, 1, low_open=True), default=1e-3, metavar="LR", help="imitation learning rate")
+    option("--imitate-epochs", type=integer(1), default=2, metavar="E",
+           help="passes over each chunk of num_envs * n_steps teacher decisions")
 
-def integer(low: int, high: int | None = None):
-    """An argparse ``type=``: an integer from ``low`` (to ``high``), named in the error."""
-    allowed = f"an integer, {low} or more" if high is None else f"an integer from {low} to {high}"
+    option = parser.add_argument_group("network and PPO").add_argument
+    option("--net-arch", type=layer_sizes, default="128,128", metavar="H,H",
+           help="hidden layer sizes of the policy and of the (separate) value network")
+    option("--learning-rate", type=number(0, 1, low_open=True), default=3e-4, metavar="LR", help="Adam learning rate")
+    option("--anneal-lr", action="store_true", help="decay the learning rate linearly to 0 over the run")
+    option("--n-steps", type=integer(1), default=16, metavar="K", help="steps per game slot per rollout")
+    option("--batch-size", type=integer(2), default=1024, metavar="B", help="minibatch size")
+    option("--n-epochs", type=integer(1), default=4, metavar="E", help="epochs per rollout")
+    option("--gamma", type=number(0, 1), default=0.995, help="discount factor")
+    option("--gae-lambda", type=number(0, 1), default=0.95, help="GAE lambda")
+    option("--clip-range", type=number(0, 1, low_open=True), default=0.2, help="PPO clip range")
+    option("--reward-scale", type=number(0, low_open=True), default=1.0, metavar="C",
+           help="PPO's rewards are each deal's points times C (logged returns stay in points)")
+    option("--ent-coef", type=number(0), default=0.01, help="entropy bonus coefficient")
+    option("--vf-coef", type=number(0), default=0.5, help="value loss coefficient")
+    option("--max-grad-norm", type=number(0, low_open=True), default=0.5, help="gradient clipping norm")
 
-    def convert(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = None
-        if value is None or value < low or (high is not None and value > high):
-            raise argparse.ArgumentTypeError(f"must be {allowed}, got {text!r}")
-        return value
-
-    return convert
-
-
-def number(low: float, high: float = math.inf, low_open: bool = False):
-    """An argparse ``type=``: a finite number in [low, high] (``low_open``: above low)."""
-    if high == math.inf:
-        allowed = f"a number above {low:g}" if low_open else f"a number, {low:g} or more"
-    else:
-        allowed = f"a number above {low:g} and at most {high:g}" if low_open else f"a number from {low:g} to {high:g}"
-
-    def convert(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not math.isfinite(value) or value < low or (low_open and value == low) or value > high:
-            raise argparse.ArgumentTypeError(f"must be {allowed}, got {text!r}")
-        return value
-
-    return convert
-
-
-def layer_sizes(text: str) -> list[int]:
-    """``--net-arch``: comma-separated hidden layer sizes, each from 1 to 65536."""
-    try:
-        sizes = [int(x) for x in text.split(",")]
-    except ValueError:
-        sizes = []
-    if not sizes or not all(1 <= size <= 65536 for size in sizes):
-        raise argparse.ArgumentTypeError(f"must be hidden layer sizes separated by commas, each an integer from 1 "
-                                         f"to 65536 (e.g. 128,128), got {text!r}")
-    return sizes
-
-
-def run_name(text: str) -> str:
-    if not text or text in (".", "..") or "/" in text or os.sep in text:
-        raise argparse.ArgumentTypeError(f"must be a folder name (no '/'; it makes runs/NAME), got {text!r}; "
-                                         f"--out DIR takes a path")
-    return text
-
-
-def build_parser() -> OneLineParser:
-    p = OneLineParser(
-        prog="train.py", description=__doc__.split("\n\n")[0].strip(),
-        epilog="\n\n".join(__doc__.split("\n\n")[1:]), formatter_class=argparse.RawDescriptionHelpFormatter)
-    g = p.add_argument_group("run")
-    g.add_argument("--total-timesteps", type=integer(1), default=2_000_000, metavar="T",
-                   help="learner decisions (env steps) to train for, in all (a resumed run continues up to T; it may "
-                        "be raised on --resume) (default 2000000)")
-    g.add_argument("--num-envs", type=integer(1, 1_000_000), default=256, metavar="N",
-                   help="games played in parallel in one batched engine state (default 256)")
-    g.add_argument("--seed", type=seed_argument, default=0, metavar="S",
-                   help="seed of everything: torch, numpy, the games, the opponents; 0 to 2**63-1 (default 0)")
-    g.add_argument("--option", "--options", dest="option", action="extend", nargs="+", default=[],
-                   metavar="NAME=VALUE", help="rule options (RULES.md section 9), e.g. num_deals=3 exchanges=false")
-    g.add_argument("--name", type=run_name, default=None,
-                   help="run name: output in runs/NAME (default: a timestamp, never one already taken)")
-    g.add_argument("--out", default=None, metavar="DIR",
-                   help="output folder; it must be new or empty unless --overwrite (default runs/<name or "
-                        "timestamp>; with --resume, the resumed run's folder)")
-    g.add_argument("--overwrite", action="store_true",
-                   help="empty the output folder first if it already holds a run (its checkpoints, model, summary "
-                        "are deleted); without it such a folder is refused")
-    g.add_argument("--resume", default=None, metavar="RUN",
-                   help="continue a run folder from its newest good checkpoint (or from one checkpoint .zip), with "
-                        "the run's own options (RUN/run.json). It loads the run's SB3 checkpoint, optimizer state "
-                        "included, with MaskablePPO.load, which unpickles the file: resume only your own runs")
-    g.add_argument("--device", default="cpu",
-                   help="torch device for the learner: cpu, cuda, cuda:N, mps or auto (default cpu)")
-    g.add_argument("--no-progress", action="store_true", help="no progress bar")
-
-    g = p.add_argument_group("opponents")
-    g.add_argument("--opponents", default="random=1,greedy=1,heuristic=2,self=2", metavar="NAME=W,...",
-                   help="opponent pool and sampling weights (>= 0): agents.make_agent names (random, greedy, "
-                        "heuristic, ppo:RUN) and 'self' (the league of learner snapshots) "
-                        "(default random=1,greedy=1,heuristic=2,self=2)")
-    g.add_argument("--opponent-pairs", choices=("same", "independent"), default="same",
-                   help="same: one pool member plays both opponent seats of a game (default); "
-                        "independent: each seat is drawn on its own")
-    g.add_argument("--no-curriculum", dest="curriculum", action="store_false",
-                   help="constant pool weights (default: curriculum from weak to strong opponents)")
-    g.add_argument("--curriculum-end", type=number(0, 1, low_open=True), default=0.5, metavar="F",
-                   help="fraction of the run after which the --opponents weights hold, above 0 to 1 (default 0.5)")
-    g.add_argument("--snapshot-every", type=integer(1), default=20, metavar="K",
-                   help="PPO updates between learner snapshots added to the self-play league (default 20)")
-    g.add_argument("--league-size", type=integer(1), default=3, metavar="M",
-                   help="snapshots kept in the league (the latest M) (default 3)")
-    g.add_argument("--snapshot-actions", choices=("sample", "argmax"), default="sample",
-                   help="how snapshots play: sample from the masked policy (default) or its most likely action")
-
-    g = p.add_argument_group("imitation warm start")
-    g.add_argument("--imitate", default="none", metavar="AGENT",
-                   help="before PPO, train the policy to copy this agent's moves (behaviour cloning) and the value "
-                        "network on the returns of its games: 'heuristic', 'greedy', ... or 'none' (default none)")
-    g.add_argument("--imitate-steps", type=integer(0), default=1_000_000, metavar="T",
-                   help="teacher decisions to learn from (not counted in --total-timesteps) (default 1000000)")
-    g.add_argument("--imitate-lr", type=number(0, 1, low_open=True), default=1e-3, metavar="LR",
-                   help="imitation learning rate, above 0 to 1 (default 1e-3)")
-    g.add_argument("--imitate-epochs", type=integer(1), default=2, metavar="E",
-                   help="passes over each chunk of num_envs * n_steps teacher decisions (default 2)")
-
-    g = p.add_argument_group("network and PPO")
-    g.add_argument("--net-arch", type=layer_sizes, default="128,128", metavar="H,H",
-                   help="hidden layer sizes of the policy and value MLPs (separate networks), each 1 to 65536 "
-                        "(default 128,128)")
-    g.add_argument("--learning-rate", type=number(0, 1, low_open=True), default=3e-4, metavar="LR",
-                   help="Adam learning rate, above 0 to 1 (default 3e-4)")
-    g.add_argument("--anneal-lr", action="store_true", help="decay the learning rate linearly to 0 over the run")
-    g.add_argument("--n-steps", type=integer(1), default=16, metavar="K",
-                   help="steps per game slot per rollout (rollout = num_envs * n_steps) (default 16)")
-    g.add_argument("--batch-size", type=integer(2), default=1024, metavar="B",
-                   help="minibatch size, 2 or more (default 1024)")
-    g.add_argument("--n-epochs", type=integer(1), default=4, metavar="E", help="epochs per rollout (default 4)")
-    g.add_argument("--gamma", type=number(0, 1), default=0.995, help="discount factor, 0 to 1 (default 0.995)")
-    g.add_argument("--gae-lambda", type=number(0, 1), default=0.95, help="GAE lambda, 0 to 1 (default 0.95)")
-    g.add_argument("--clip-range", type=number(0, 1, low_open=True), default=0.2,
-                   help="PPO clip range, above 0 to 1 (default 0.2)")
-    g.add_argument("--reward-scale", type=number(0, low_open=True), default=1.0, metavar="C",
-                   help="PPO's rewards are each deal's points times C, above 0 (logged returns stay in points; 1 "
-                        "learned faster than 0.1 in short tests) (default 1)")
-    g.add_argument("--ent-coef", type=number(0), default=0.01, help="entropy bonus coefficient, 0 or more "
-                                                                      "(default 0.01)")
-    g.add_argument("--vf-coef", type=number(0), default=0.5, help="value loss coefficient, 0 or more (default 0.5)")
-    g.add_argument("--max-grad-norm", type=number(0, low_open=True), default=0.5,
-                   help="gradient clipping norm, above 0 (default 0.5)")
-
-    g = p.add_argument_group("evaluation and checkpoints")
-    g.add_argument("--eval-every", type=integer(0), default=500_000, metavar="T",
-                   help="timesteps between evaluations (0: only the final one) (default 500000)")
-    g.add_argument("--eval-games", type=integer(1), default=180, metavar="G",
-                   help="games per evaluation table, rounded up to a multiple of 6 (default 180)")
-    g.add_argument("--final-eval-games", type=integer(1), default=600, metavar="G",
-                   help="games per table of the final evaluation (default 600)")
-    g.add_argument("--eval-seed", type=seed_argument, default=1_000_000, metavar="S",
-                   help="first engine seed of the evaluation deals, the same at every evaluation (default 1000000)")
-    g.add_argument("--checkpoint-every", type=integer(0), default=1_000_000, metavar="T",
-                   help="timesteps between checkpoints (0: only the one written at the end; one is also written "
-                        "on an interrupt) (default 1000000)")
-    return p
+    option = parser.add_argument_group("evaluation and checkpoints").add_argument
+    option("--eval-every", type=integer(0), default=500_000, metavar="T",
+           help="timesteps between evaluations (0: only the final one)")
+    option("--eval-games", type=integer(1), default=180, metavar="G",
+           help="games per evaluation table, rounded up to a multiple of 6")
+    option("--final-eval-games", type=integer(1), default=600, metavar="G", help="games per final evaluation table")
+    option("--eval-seed", type=seed_argument, default=1_000_000, metavar="S",
+           help="first engine seed of the evaluation deals, the same at every evaluation")
+    option("--checkpoint-every", type=integer(0), default=1_000_000, metavar="T",
+           help="timesteps between checkpoints (0: only at the end; an interrupt writes one too)")
+    return parser
 
 
-NOT_RUN_OPTIONS = ("option", "resume", "overwrite", "out", "name", "device", "no_progress")
-"""Where and how this command runs, not what the run is: not restored by --resume (the rule
-options, --option, are kept apart in run.json's "rules")."""
-RESUME_MAY_CHANGE = {"total_timesteps", "eval_every", "eval_games", "final_eval_games", "checkpoint_every"}
-"""The run's options a resumed run may change; any other one given again must equal the run's."""
-
-def parse_args(argv=None) -> argparse.Namespace:
-    """The checked options: every problem is one line on stderr and exit status 2, before
-    anything is created. With --resume the run's own options are restored (run.json)."""
-    argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    args.command = shlex.join(["python", "train.py", *argv])
-    args.given = given_options(argv)
-    try:
-        args.rules = Rules.from_strings(args.option)
-        args.resume_run = args.resume_checkpoints = args.resume_note = None
-        if args.resume:  # the run's own options (and rule options) replace the defaults
-            restore_run_options(args)
-        args.pool = parse_pool(args.opponents)
-        check_derived_seeds(args)
-        plan_output_folder(args)
-    except ValueError as error:
-        parser.error(str(error))
-    return args
+def parse_args(argv=None):
+    """The checked options (training/options.py): every problem is one line and exit status 2,
+    before anything is created; with --resume, the run's own options (run.json)."""
+    return options.parse(build_parser, argv)
 
 
-def given_options(argv: list[str]) -> dict:
-    """{dest: value} of the options the command line gives (not the defaults)."""
-    parser = build_parser()
-    for action in parser._actions:  # no defaults: only what argv sets appears
-        action.default = argparse.SUPPRESS
-    return vars(parser.parse_args(argv))
+def usage_error(message: str):
+    build_parser().error(message)
 
 
-def flag_of(dest: str) -> str:
-    return "--" + dest.replace("_", "-") if dest != "curriculum" else "--no-curriculum"
-
-
-def run_options(args: argparse.Namespace) -> dict:
-    """The options as run.json keeps them (parser destinations; rule options separately)."""
-    names = vars(build_parser().parse_args([]))
-    return {dest: getattr(args, dest) for dest in names if dest not in NOT_RUN_OPTIONS}
-
-
-def restore_run_options(args: argparse.Namespace) -> None:
-    """--resume: the run's options (run.json), the command line's only where they may change."""
-    run, candidates = run_folder.resume_candidates(Path(args.resume))
-    args.resume_run, args.resume_checkpoints = run, candidates
-    record = run_folder.read_run_record(run) or legacy_run_record(run)
-    if record is None:
-        args.resume_note = f"{run} has no run.json: resuming with the command line's options"
-        return
-    given = {dest: value for dest, value in args.given.items() if dest != "option"}
-    for dest, value in run_folder.merge_resumed_options(given, record["options"], RESUME_MAY_CHANGE,
-                                                        flag_of).items():
-        if dest in vars(args) and dest != "given":
-            setattr(args, dest, value)
-    args.rules = restore_rules(args.given.get("option", []), record["rules"])
-
-
-def restore_rules(given: list[str], saved: dict) -> Rules:
-    """The resumed run's rule options; a given --option with another value is an error."""
-    run_rules = Rules.from_dict(saved)
-    wanted = Rules.from_strings(given)
-    for name in (item.partition("=")[0].strip() for item in given):
-        if getattr(wanted, name) != getattr(run_rules, name):
-            raise ValueError(f"--option {name}={_option_text(getattr(wanted, name))} conflicts with the resumed run's "
-                             f"{name}={_option_text(getattr(run_rules, name))}: leave it out to continue the run as "
-                             f"it was, or start a new run")
-    return run_rules
-
-
-def _option_text(value) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
-
-def legacy_run_record(run: Path) -> dict | None:
-    """The options of a run from before run.json, from its summary.json, if it has one."""
-    summary = run_folder.read_json_or_none(run / "summary.json")
-    config = summary.get("config") if isinstance(summary, dict) else None
-    if not isinstance(config, dict) or not isinstance(config.get("rules"), dict):
-        return None
-    names = vars(build_parser().parse_args([]))
-    options = {k: v for k, v in config.items() if k in names and k not in NOT_RUN_OPTIONS}
-    if isinstance(options.get("net_arch"), str):
-        options["net_arch"] = layer_sizes(options["net_arch"])
-    return {"options": options, "rules": config["rules"]}
-
-
-def check_derived_seeds(args: argparse.Namespace) -> None:
-    """The seeds the run derives from --seed and --eval-seed stay within the one seed rule."""
-    largest = args.seed + IMITATION_SEED + args.imitate_steps + args.total_timesteps + args.num_envs
-    if largest > MAX_SEED:
-        raise ValueError(f"--seed {args.seed} is too large: the run's games use seeds up to --seed + "
-                         f"{largest - args.seed} ({largest}), above the largest seed {MAX_SEED}")
-    if args.eval_seed + max(args.eval_games, args.final_eval_games) > MAX_SEED:
-        raise ValueError(f"--eval-seed {args.eval_seed} is too large: the evaluation deals use seeds up to --eval-seed "
-                         f"+ {max(args.eval_games, args.final_eval_games)}, above the largest seed {MAX_SEED}")
-
-
-def plan_output_folder(args: argparse.Namespace) -> None:
-    """Decide (and check) where the run writes; the folder is created only after every check.
-
-    args.out_folder: the folder (None: a new runs/<timestamp>); args.in_place: resuming
-    into the resumed run's own folder."""
-    args.in_place = False
-    if args.resume and args.resume_run is not None:
-        target = Path(args.out) if args.out else Path("runs", args.name) if args.name else args.resume_run
-        if target.resolve() == args.resume_run.resolve():
-            if args.overwrite:
-                raise ValueError(f"--overwrite would delete the run being resumed ({args.resume_run}); give a new "
-                                 f"--out to continue it elsewhere")
-            run_folder.check_can_create(target)
-            args.out_folder, args.in_place = target, True
-            return
-    elif args.out is None and args.name is None:
-        args.out_folder = None
-        run_folder.check_can_create(Path("runs"))
-        return
-    else:
-        target = Path(args.out) if args.out else Path("runs", args.name)
-    run_folder.check_new_run_folder(target, args.overwrite)
-    args.out_folder = target
-
-
-def parse_pool(text: str) -> dict[str, float]:
-    """'random=1,heuristic=2,self=2' -> {name: weight}; a name alone has weight 1."""
-    pool: dict[str, float] = {}
-    for item in (x.strip() for x in text.split(",")):
-        if not item:
-            continue
-        name, sep, weight = item.rpartition("=") if "=" in item else (item, "", "1")
-        try:
-            w = float(weight)
-        except ValueError:
-            raise ValueError(f"--opponents: bad weight in {item!r} (weights are numbers >= 0)") from None
-        if w < 0 or not np.isfinite(w):
-            raise ValueError(f"--opponents: weights must be >= 0, got {item!r}")
-        pool[name.strip()] = pool.get(name.strip(), 0.0) + w
-    if not pool or sum(pool.values()) <= 0:
-        raise ValueError(f"--opponents needs at least one opponent with a positive weight, got {text!r}")
-    return pool
-
-
-TRAIN_EXTRA_MODULES = ("safetensors", "tensorboard", "matplotlib", "tqdm")
-"""The train extra's modules imported only when used (policy files, logs, the plot, the bar)."""
+def fail(message: str):
+    """A problem found before training (not a usage error): one line, exit status 1."""
+    sys.exit(f"train.py: error: {message}")
 
 
 def require_train_extra() -> None:
@@ -471,33 +249,12 @@ def require_train_extra() -> None:
         sys.exit(f"train.py: error: training needs the train extra ({missing} is not installed): {TRAIN_EXTRA}")
 
 
-def check_device(text: str) -> None:
-    """A usage error (one line, exit 2) unless torch can use device ``text`` here."""
-    if text == "auto":
-        return
+def check_device(device: str) -> None:
+    """A usage error unless torch can use --device here."""
     try:
-        device = torch.device(text)
-    except (RuntimeError, ValueError):
-        usage_error(f"argument --device: must be cpu, cuda, cuda:N, mps or auto, got {text!r}")
-    if device.type == "cuda":
-        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        if count == 0:
-            usage_error(f"argument --device: {text!r}, but torch sees no CUDA GPU on this machine; use --device cpu")
-        if device.index is not None and device.index >= count:
-            usage_error(f"argument --device: {text!r}, but torch sees {count} CUDA GPU(s) (cuda:0 to cuda:{count - 1})")
-    elif device.type == "mps" and not torch.backends.mps.is_available():
-        usage_error(f"argument --device: {text!r}, but MPS is not available on this machine; use --device cpu")
-    elif device.type not in ("cpu", "cuda", "mps"):
-        usage_error(f"argument --device: must be cpu, cuda, cuda:N, mps or auto, got {text!r}")
-
-
-def usage_error(message: str):
-    build_parser().error(message)
-
-
-def fail(message: str):
-    """A problem found before training (not a usage error): one line, exit status 1."""
-    sys.exit(f"train.py: error: {message}")
+        options.check_device(device)
+    except ValueError as error:
+        usage_error(str(error))
 
 
 # ============================================================================ policies
@@ -840,7 +597,7 @@ def write_run_record(args, out: Path, model, resumed_from: Path | None) -> None:
     """run.json: everything needed to continue the run and to play its policy."""
     earlier = run_folder.read_run_record(args.resume_run) if args.resume_run else None
     run_folder.write_run_record(out, {
-        "options": run_options(args),
+        "options": args.run_options,
         "rules": args.rules.to_dict(),
         "observation": {"version": OBSERVATION_VERSION, "size": OBSERVATION_SIZE},
         "actions": NUM_ACTIONS,
@@ -900,7 +657,7 @@ def policy_metadata(args, timesteps: int) -> dict:
     """What policy.json says beside the network: how the policy was trained."""
     return {"rules": args.rules.to_dict(),
             "training": {"command": args.command, "timesteps": timesteps, "seed": args.seed,
-                         "options": run_options(args)},
+                         "options": args.run_options},
             "packages": package_versions()}
 
 
@@ -985,7 +742,7 @@ def train_and_save(args, env, model, members, league, history, earlier_imitation
         "status": "interrupted" if stop.requested else "complete",
         "interrupted": {"signal": stop.name, "during": phase, "resume": f"python train.py --resume {out}"}
         if stop.requested else None,
-        "config": {**run_options(args), "rules": args.rules.to_dict(), "pool": args.pool, "out": str(out),
+        "config": {**args.run_options, "rules": args.rules.to_dict(), "pool": args.pool, "out": str(out),
                    "device": args.device, "resume": args.resume, "command": args.command},
         "timesteps": t,
         "timesteps_this_run": steps,

@@ -7,6 +7,7 @@ the interrupt tests run it as a real subprocess and send it a real signal.
 from __future__ import annotations
 
 import glob
+import importlib.util
 import json
 import os
 import shutil
@@ -26,12 +27,22 @@ from sergeant_major_env import SergeantMajorVecEnv, engine  # noqa: E402
 from sergeant_major_env.observation import OBSERVATION_SIZE  # noqa: E402
 from sergeant_major_env.policies import RandomPolicy  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import train  # noqa: E402
 from agents import make_agent  # noqa: E402
 from training import run_folder  # noqa: E402
+from training.options import parse_pool  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load_script(path: Path):
+    """train.py is a script, not a module of the package: load it from its file."""
+    spec = importlib.util.spec_from_file_location("train", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+train = _load_script(ROOT / "train.py")
 
 TINY = ["--num-envs", "8", "--option", "num_deals=1", "--eval-games", "12", "--final-eval-games", "12",
         "--eval-every", "256", "--snapshot-every", "1", "--n-steps", "32", "--batch-size", "128",
@@ -320,7 +331,8 @@ def test_help_and_usage_errors_work_without_the_train_extra(tmp_path):
     """As if torch and sb3-contrib were not installed: --help works, a run says which extra."""
     script = str(ROOT / "train.py")
     blocked = ("import runpy, sys; sys.modules.update(dict.fromkeys(['torch', 'sb3_contrib', 'stable_baselines3'])); "
-               f"sys.argv[0] = {script!r}; runpy.run_path({script!r}, run_name='__main__')")
+               f"sys.argv[0] = {script!r}; sys.path.insert(0, {str(ROOT)!r}); "  # as `python train.py` has it
+               f"runpy.run_path({script!r}, run_name='__main__')")
 
     def run(*argv):
         return subprocess.run([sys.executable, "-c", blocked, *argv], cwd=tmp_path, capture_output=True, text=True,
@@ -336,7 +348,7 @@ def test_help_and_usage_errors_work_without_the_train_extra(tmp_path):
 
 
 def test_pool_parsing_and_curriculum():
-    pool = train.parse_pool("random=1,greedy=1,heuristic=2,self=2,ppo:runs/x/model.zip=3")
+    pool = parse_pool("random=1,greedy=1,heuristic=2,self=2,ppo:runs/x/model.zip=3")
     assert pool == {"random": 1, "greedy": 1, "heuristic": 2, "self": 2, "ppo:runs/x/model.zip": 3}
     start = train.pool_weights(pool, 0.0, True, 0.5)
     assert start["heuristic"] == start["self"] == 0 and start["random"] == 1
