@@ -108,46 +108,37 @@ Its 19-minute version (the same options but --imitate-steps 2000000 --total-time
 from __future__ import annotations
 
 import os
-import platform
-import shutil
 import sys
 import time
-from pathlib import Path
-
-import numpy as np
 
 import agents
-from agents import PPOAgent
 from sergeant_major_env import files
-from sergeant_major_env.cards import NUM_ACTIONS
-from sergeant_major_env.evaluation import play_tables
-from sergeant_major_env.observation import OBSERVATION_SIZE
-from sergeant_major_env.observation import VERSION as OBSERVATION_VERSION
 from sergeant_major_env.seeding import seed_argument
-from training import options, run_folder
-from training.imitation import imitate
+from training import evaluation, imitation, options, run_folder
 from training.options import integer, layer_sizes, number, run_name
-from training.stopping import StopSignals, TrainingStopped
+from training.stopping import StopSignals
 
 TRAIN_EXTRA = 'pip install -e ".[train]"'
 TRAIN_EXTRA_MODULES = ("safetensors", "tensorboard", "matplotlib", "tqdm")
 """The train extra's modules imported only when used (policy files, logs, the plot, the bar)."""
-try:  # The train extra. Missing, it is reported after parsing (require_train_extra), so that
-    # --help and usage errors work without it; the classes below are then never used.
-    import torch
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.callbacks import BaseCallback
+try:  # The train extra (torch, SB3). Missing, it is reported after parsing (require_train_extra),
+    # so that --help and usage errors work without it.
     from stable_baselines3.common.logger import configure
-    from stable_baselines3.common.utils import set_random_seed
-    from stable_baselines3.common.vec_env import VecEnvWrapper
 
-    from agents import policy_file
     from agents.torch_setup import use_torch_threads
     from sergeant_major_env import SergeantMajorVecEnv  # an SB3 VecEnv
+    from training import export, learner
+    from training.callbacks import TrainingCallback
+    from training.league import League
     MISSING_EXTRA = None
 except ImportError as missing:
     MISSING_EXTRA = missing.name
-    BaseCallback = VecEnvWrapper = object
+
+# The pieces main uses, each in the training package: options.py (parsing, --resume's options),
+# learner.py (a new MaskablePPO or the resumed checkpoint), league.py (snapshots, opponent pool,
+# curriculum), imitation.py (the warm start), callbacks.py (everything periodic while PPO
+# learns), evaluation.py (duplicate tables, the learning curve), export.py (run.json, model
+# files, summary.json), run_folder.py (the folder, checkpoints), stopping.py (SIGINT, SIGTERM).
 
 
 # ============================================================================ options
@@ -249,6 +240,46 @@ def require_train_extra() -> None:
         sys.exit(f"train.py: error: training needs the train extra ({missing} is not installed): {TRAIN_EXTRA}")
 
 
+# ============================================================================ main
+
+def main(argv=None) -> dict:
+    """Train as the options say; returns summary.json's record (after a stop signal: saves, exits 130 or 143)."""
+    started = time.perf_counter()
+    args = parse_args(argv)
+    require_train_extra()
+    check_device(args.device)
+    use_torch_threads()
+    clock = export.Clock(started)  # it reads the load average now
+    opponents = make_opponents(args)
+
+    # The env and the learner (seeded: SB3 seeds python, numpy, torch and the env).
+    env = SergeantMajorVecEnv(args.num_envs, seed=args.seed, rules=args.rules)
+    venv = learner.ScaleReward(env, args.reward_scale) if args.reward_scale != 1 else env
+    model, resumed_from = resume_learner(args, env, venv) if args.resume else (learner.new_model(args, venv), None)
+    check_timesteps_left(args, model.num_timesteps)
+    out, league, history, earlier_imitation = open_run(args, model, resumed_from)
+
+    with StopSignals() as stop:
+        callback = TrainingCallback(args, env, opponents, league, out, history, stop)
+        callback.init_callback(model)
+        callback.set_pool(model.num_timesteps)
+        imitated = warm_start(args, model, stop, earlier_imitation)
+        learn(args, model, callback, out, stop, clock)
+
+        # Save (even when stopped: a signal is only read here), evaluate, summarize.
+        checkpoint = callback.checkpoint(model.num_timesteps)
+        saved = {**export.save_model_files(args, model, out), "checkpoint": str(checkpoint)}
+        final = None if stop.requested else callback.evaluate(  # the saved policy, as evaluate.py plays it
+            model.num_timesteps, agent=agents.make_agent(f"ppo:{out}"), games=args.final_eval_games, final=True)
+        evaluation.plot_curve(history, out / "learning_curve.png", curve_title(args, imitated))
+        summary = export.run_summary(args, out, model, stop=stop, clock=clock, eval_seconds=callback.eval_seconds,
+                                     resumed_from=resumed_from, imitation=imitated, final=final, history=history,
+                                     league=league.names, saved=saved)
+        files.write_json(out / "summary.json", summary, default=float)
+        report(out, summary, final, stop)
+    return summary
+
+
 def check_device(device: str) -> None:
     """A usage error unless torch can use --device here."""
     try:
@@ -256,258 +287,6 @@ def check_device(device: str) -> None:
     except ValueError as error:
         usage_error(str(error))
 
-
-# ============================================================================ policies
-
-class TorchPolicy:
-    """A MaskablePPO policy network as a batched opponent (sergeant_major_env.policies):
-    ``act(obs[B, D], legal_mask[B, 58], rng)`` runs the network once on the batch, masks the
-    illegal actions' logits to -inf and plays their argmax (``sample=False``) or samples
-    from the masked softmax (``sample=True``, Gumbel-max with the caller's numpy ``rng``,
-    so the env's generator keeps it reproducible). ``frozen=True`` copies the network (a
-    league snapshot); otherwise it follows the live learner."""
-
-    needs_observations = True
-
-    def __init__(self, policy, name: str, sample: bool = False, frozen: bool = True) -> None:
-        self.name, self.sample = name, sample
-        self.net = policy
-        if frozen:  # a new network of the same architecture, with a copy of the weights
-            self.net = type(policy)(**policy._get_constructor_parameters()).to("cpu")
-            self.net.load_state_dict(policy.state_dict())
-            self.net.set_training_mode(False)
-            for param in self.net.parameters():
-                param.requires_grad_(False)
-
-    def logits(self, observations: np.ndarray) -> np.ndarray:
-        net = self.net
-        obs = torch.as_tensor(np.asarray(observations, dtype=np.float32), device=net.device)
-        with torch.no_grad():
-            features = net.extract_features(obs, net.pi_features_extractor)
-            return net.action_net(net.mlp_extractor.forward_actor(features)).cpu().numpy()
-
-    def act(self, observations: np.ndarray, legal_mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        logits = self.logits(observations).astype(np.float64)
-        if self.sample:
-            logits += rng.gumbel(size=logits.shape)
-        logits[~np.asarray(legal_mask, dtype=bool)] = -np.inf
-        return logits.argmax(axis=1).astype(np.int64)
-
-
-class ScaleReward(VecEnvWrapper):
-    """Rewards times ``scale`` (the episode infos, in points, are left as they are)."""
-
-    def __init__(self, venv, scale: float) -> None:
-        super().__init__(venv)
-        self.scale = scale
-
-    def reset(self):
-        return self.venv.reset()
-
-    def step_wait(self):
-        obs, rewards, dones, infos = self.venv.step_wait()
-        return obs, rewards * np.float32(self.scale), dones, infos
-
-
-# ============================================================================ curriculum
-
-WEAK = ("random", "greedy")
-
-
-def pool_weights(pool: dict[str, float], progress: float, curriculum: bool, end: float) -> dict[str, float]:
-    """The pool's weights at ``progress`` (fraction of the run done): see the docstring."""
-    final = dict(pool)
-    start = {k: (w if k in WEAK else 0.0) for k, w in pool.items()}
-    if not curriculum or sum(start.values()) <= 0:
-        return final
-    t = min(1.0, progress / end)
-    return {k: (1 - t) * start[k] + t * final[k] for k in pool}
-
-
-# ============================================================================ evaluation
-
-def evaluate(learner, games: int, seed: int, rules, tables=("random", "heuristic")) -> dict:
-    """Duplicate-deal tables "learner, X, X" for each X: the learner's points with 95% CIs."""
-    out = {}
-    for opponent in tables:
-        table = [learner, agents.make_agent(opponent), agents.make_agent(opponent)]
-        result = play_tables(table, games=games, seed=seed, rules=rules, progress=False,
-                             names=["ppo", opponent, opponent + "#2"])
-        stats = result.agent("ppo")
-        out[opponent] = {"mean_points": stats.mean_points, "ci95": stats.ci95, "win_rate": stats.win_rate,
-                         "mean_place": stats.mean_place, "games": result.games, "table": result.to_dict()}
-    return out
-
-
-def plot_curve(history: list[dict], path: Path, title: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(7, 4.2))
-    for opponent, color in (("random", "tab:blue"), ("heuristic", "tab:red")):
-        rows = [h for h in history if opponent in h]
-        if not rows:
-            continue
-        x = np.array([h["timesteps"] for h in rows])
-        mean = np.array([h[opponent]["mean_points"] for h in rows])
-        low = np.array([(h[opponent]["ci95"] or [m, m])[0] for h, m in zip(rows, mean)])
-        high = np.array([(h[opponent]["ci95"] or [m, m])[1] for h, m in zip(rows, mean)])
-        axes.plot(x, mean, "o-", color=color, label=f"vs {opponent}, {opponent}")
-        axes.fill_between(x, low, high, color=color, alpha=0.2)
-    axes.axhline(0, color="black", linewidth=0.8)
-    axes.set_xlabel("timesteps (learner decisions)")
-    axes.set_ylabel("learner's mean points per game (95% CI)")
-    axes.set_title(title)
-    if axes.get_legend_handles_labels()[0]:
-        axes.legend()
-    figure.tight_layout()
-    with files.atomic_write(path, "wb") as file:
-        figure.savefig(file, format="png", dpi=120)
-    plt.close(figure)
-
-
-# ============================================================================ the callback
-
-class TrainingCallback(BaseCallback):
-    """Curriculum weights, league snapshots, per-opponent returns, evaluations, checkpoints,
-    progress bar: everything periodic, at rollout boundaries; and the stop request, after
-    every env step."""
-
-    def __init__(self, args, env, members: dict, league: list, out: Path, history: list,
-                 stop: StopSignals) -> None:
-        super().__init__()
-        self.args, self.env, self.members, self.league, self.out, self.history = args, env, members, league, out, history
-        self.stop = stop
-        self.rollout = args.num_envs * args.n_steps
-        self.next_eval = float("inf")
-        self.next_checkpoint = 0
-        self.eval_seconds = self.checkpoint_seconds = 0.0
-        self.bar = None
-
-    def _on_training_start(self) -> None:
-        t = self.num_timesteps
-        self.start_timesteps = t
-        self.next_checkpoint = (t // self.args.checkpoint_every + 1) * self.args.checkpoint_every \
-            if self.args.checkpoint_every else float("inf")
-        if self.args.eval_every:  # evaluate at the start too, unless the history already has it
-            self.next_eval = t if not self.history or self.history[-1]["timesteps"] < t else t + self.args.eval_every
-        if not self.args.no_progress:
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=self.args.total_timesteps, initial=t, unit="step", unit_scale=True,
-                            dynamic_ncols=True, desc="train")
-
-    def _on_rollout_start(self) -> None:  # after the update of the previous rollout
-        t, args = self.num_timesteps, self.args
-        updates = t // self.rollout
-        if "self" in args.pool and t > self.start_timesteps and updates % args.snapshot_every == 0:
-            self.snapshot(t)
-        self.set_pool(t)
-        if t >= self.next_eval:
-            self.evaluate(t)
-            self.next_eval = t + args.eval_every
-        if t >= self.next_checkpoint:
-            self.checkpoint(t)
-            self.next_checkpoint = (t // args.checkpoint_every + 1) * args.checkpoint_every
-
-    def snapshot(self, t: int) -> None:
-        """A frozen copy of the learner joins the league; on disk as a policy file (for --resume)."""
-        args = self.args
-        self.league.append(TorchPolicy(self.model.policy, f"self@{t}", sample=args.snapshot_actions == "sample"))
-        folder = self.out / "league"
-        folder.mkdir(exist_ok=True)
-        policy_file.save_policy(self.model.policy, folder / league_file(t),
-                                {"rules": args.rules.to_dict(), "league_snapshot": {"timesteps": t}})
-        for dropped in self.league[:-args.league_size]:  # only the league's snapshots stay on disk
-            path = folder / league_file(int(dropped.name[5:]))
-            for stale in (path, path.with_suffix(".json")):
-                if stale.exists():
-                    stale.unlink()
-        del self.league[:-args.league_size]
-
-    def set_pool(self, t: int) -> None:
-        weights = pool_weights(self.args.pool, t / self.args.total_timesteps, self.args.curriculum,
-                               self.args.curriculum_end)
-        if "self" in weights and not self.league:
-            weights["self"] = 0.0
-        policies, w = [], []
-        for name, weight in weights.items():
-            self.logger.record(f"curriculum/weight_{name}", weight / max(sum(weights.values()), 1e-12))
-            if name == "self":
-                policies += self.league
-                w += [weight / max(len(self.league), 1)] * len(self.league)
-            else:
-                policies.append(self.members[name])
-                w.append(weight)
-        if sum(w) <= 0:  # e.g. --opponents self=1 before the first snapshot: play the learner itself
-            policies, w = [TorchPolicy(self.model.policy, "self@live", sample=True, frozen=False)], [1.0]
-        self.env.set_opponent_pool(policies, w, pairs=self.args.opponent_pairs)
-
-    def _on_step(self) -> bool:
-        for info in self.locals["infos"]:
-            if "episode" in info:
-                left, right = (name.split("@")[0] for name in info["opponents"])
-                key = left if left == right else f"{left}+{right}"
-                self.logger.record_mean(f"rollout/ep_rew_vs_{key}", info["episode"]["r"])
-        if self.bar is not None:
-            self.bar.update(self.training_env.num_envs)
-        return not self.stop.requested  # False ends model.learn after this step
-
-    def evaluate(self, t: int, agent=None, games: int | None = None, final: bool = False) -> dict | None:
-        """Evaluate ``agent`` (default: the live learner, playing as "ppo:RUN" does: the most
-        likely legal action), log the curves, append to the history. A stop signal drops
-        the evaluation (None)."""
-        start = time.perf_counter()
-        learner = agent if agent is not None else PPOAgent.from_sb3(self.model, "learner")
-        try:
-            with self.stop.abandonable():
-                result = evaluate(learner, games or self.args.eval_games, self.args.eval_seed, self.args.rules)
-        except TrainingStopped:
-            self.eval_seconds += time.perf_counter() - start
-            return None
-        row = {"timesteps": t, "final": True} if final else {"timesteps": t}
-        for opponent, r in result.items():
-            row[opponent] = {k: v for k, v in r.items() if k != "table"}
-            self.logger.record(f"eval/vs_{opponent}_mean_points", r["mean_points"])
-            if r["ci95"]:
-                self.logger.record(f"eval/vs_{opponent}_ci95_low", r["ci95"][0])
-                self.logger.record(f"eval/vs_{opponent}_ci95_high", r["ci95"][1])
-            self.logger.record(f"eval/vs_{opponent}_win_rate", r["win_rate"])
-        self.history.append(row)
-        files.write_json(self.out / "eval_history.json", self.history, indent=1)
-        self.eval_seconds += time.perf_counter() - start
-        text = " ".join(f"vs {o}: {row[o]['mean_points']:+.1f} {_ci(row[o]['ci95'])}" for o in result)
-        if final:
-            self.logger.dump(t)  # training has ended: nothing else will write these records
-        elif self.bar is not None:
-            self.bar.set_postfix_str(text)
-            self.bar.write(f"eval at {t:,}: {text}")
-        else:
-            print(f"eval at {t:,}: {text}", flush=True)
-        return result
-
-    def checkpoint(self, t: int) -> Path:
-        start = time.perf_counter()
-        path = run_folder.save_sb3_model(self.model, self.out / run_folder.CHECKPOINTS / run_folder.checkpoint_name(t))
-        self.checkpoint_seconds += time.perf_counter() - start
-        return path
-
-    def _on_training_end(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
-def _ci(ci) -> str:
-    return "[n/a]" if not ci else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]"
-
-
-def league_file(t: int) -> str:
-    return f"self_{t:012d}.safetensors"
-
-
-# ============================================================================ setting up
 
 def make_opponents(args) -> dict:
     """The fixed opponents by name (the league is "self"); a bad name is a usage error."""
@@ -523,261 +302,84 @@ def make_opponents(args) -> dict:
     return members
 
 
-def new_model(args, venv):
-    lr = args.learning_rate
-    schedule = (lambda remaining: lr * remaining) if args.anneal_lr else lr
-    return MaskablePPO(
-        "MlpPolicy", venv, learning_rate=schedule, n_steps=args.n_steps, batch_size=args.batch_size,
-        n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
-        ent_coef=args.ent_coef, vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm,
-        policy_kwargs=dict(net_arch=dict(pi=args.net_arch, vf=args.net_arch)), seed=sb3_seed(args.seed),
-        device=args.device, verbose=0)
-
-
-def sb3_seed(seed: int) -> int:
-    return seed % 2**32  # numpy's global generator (SB3's set_random_seed) takes at most 2**32 - 1
-
-
-class SpacesMismatch(ValueError):
-    """A checkpoint for other observations or actions: an error, not a broken file to skip."""
-
-
-def load_resumed_model(args, env, venv):
-    """The newest good checkpoint of the resumed run, loaded for this env (MaskablePPO.load:
-    it unpickles the run's own file). Broken ones are skipped with one line each."""
+def resume_learner(args, env, venv):
+    """(model, checkpoint) of the resumed run: its newest good checkpoint (MaskablePPO.load, which
+    unpickles the run's own file); none that loads is one line, exit status 1."""
     if args.resume_note:
         print(args.resume_note, flush=True)
-    expected = (tuple(venv.observation_space.shape), int(venv.action_space.n))
-
-    def load(path: Path):
-        shape, actions = run_folder.checkpoint_spaces(path)
-        if (shape, actions) != expected:
-            raise SpacesMismatch(
-                f"checkpoint {path} was trained on observations of shape {shape} with {actions} actions; this run's "
-                f"env gives shape {expected[0]} with {expected[1]} actions (observation version "
-                f"{OBSERVATION_VERSION}, rule options {args.rules.to_dict()})")
-        return MaskablePPO.load(path, env=venv, device=args.device)
-
     try:
-        path, model = run_folder.load_first_good(args.resume_checkpoints, load, log=lambda line: print(
-            f"train.py: {line}", file=sys.stderr, flush=True), fatal=(SpacesMismatch,))
+        return learner.load_checkpoint(args, env, venv)
     except ValueError as error:
         fail(f"--resume {args.resume}: {error}")
-    done = model.num_timesteps
-    set_random_seed(sb3_seed(args.seed + done))
-    env.seed(args.seed + done)  # new deals: each slot's next seeds are beyond those already played
-    return model, path
 
 
-def open_output_folder(args) -> tuple[Path, bool]:
-    """(the run folder, whether this command created it), made only now, after every check."""
-    if args.in_place:
-        folder, created = args.out_folder, False
-    else:
-        existed = args.out_folder is not None and args.out_folder.exists()
-        folder = run_folder.create_run_folder(args.out_folder, Path("runs"), overwrite=args.overwrite)
-        created = not existed
-    (folder / run_folder.CHECKPOINTS).mkdir(exist_ok=True)
-    return folder, created
-
-
-def package_versions() -> dict:
-    import importlib.metadata
-
-    versions = {"python": platform.python_version()}
-    for package in ("sergeant-major-env", "numpy", "torch", "stable-baselines3", "sb3-contrib", "safetensors"):
-        try:
-            versions[package] = importlib.metadata.version(package)
-        except importlib.metadata.PackageNotFoundError:
-            versions[package] = None
-    return versions
-
-
-def write_run_record(args, out: Path, model, resumed_from: Path | None) -> None:
-    """run.json: everything needed to continue the run and to play its policy."""
-    earlier = run_folder.read_run_record(args.resume_run) if args.resume_run else None
-    run_folder.write_run_record(out, {
-        "options": args.run_options,
-        "rules": args.rules.to_dict(),
-        "observation": {"version": OBSERVATION_VERSION, "size": OBSERVATION_SIZE},
-        "actions": NUM_ACTIONS,
-        "network": policy_file.describe_sb3_policy(model.policy),
-        "commands": (earlier or {}).get("commands", []) + [args.command],
-        "resumed_from": None if resumed_from is None else str(resumed_from),
-        "device": args.device,
-        "packages": package_versions(),
-    })
-
-
-def load_league(args, model, done: int, out: Path) -> list[TorchPolicy]:
-    """The resumed run's league snapshots (policy files, read without unpickling), copied
-    into ``out`` when the run continues in another folder."""
-    if "self" not in args.pool or not args.resume_run:
-        return []
-    folder = args.resume_run / "league"
-    if list(folder.glob("self_*.pt")):
-        print(f"note: {folder} has league snapshots saved with torch.save (self_*.pt); they are not loaded "
-              f"(torch.load unpickles): the league starts empty", flush=True)
-    league = []
-    paths = [p for p in sorted(folder.glob("self_*.safetensors")) if int(p.stem[5:]) <= done]
-    for path in paths[-args.league_size:]:
-        t = int(path.stem[5:])
-        snapshot = TorchPolicy(model.policy, f"self@{t}", sample=args.snapshot_actions == "sample")
-        snapshot.net.load_state_dict(policy_file.read_tensors(path))
-        league.append(snapshot)
-        if out.resolve() != args.resume_run.resolve():
-            (out / "league").mkdir(exist_ok=True)
-            for source in (path, path.with_suffix(".json")):
-                shutil.copyfile(source, out / "league" / source.name)
-    return league
-
-
-def load_history(args, done: int) -> list[dict]:
-    if not args.resume_run:
-        return []
-    history = run_folder.read_json_or_none(args.resume_run / "eval_history.json")
-    return [h for h in history if h["timesteps"] <= done] if isinstance(history, list) else []
-
-
-def unfinished_imitation(args) -> dict | None:
-    """The imitation record of the resumed run if its imitation was interrupted, else None."""
-    if not args.resume_run or args.imitate == "none":
-        return None
-    summary = run_folder.read_json_or_none(args.resume_run / "summary.json")
-    record = summary.get("imitation") if isinstance(summary, dict) else None
-    return record if isinstance(record, dict) and record.get("complete") is False else None
-
-
-def previous_status(args) -> str | None:
-    summary = run_folder.read_json_or_none(args.resume_run / "summary.json") if args.resume_run else None
-    return summary.get("status", "complete") if isinstance(summary, dict) else None
-
-
-def policy_metadata(args, timesteps: int) -> dict:
-    """What policy.json says beside the network: how the policy was trained."""
-    return {"rules": args.rules.to_dict(),
-            "training": {"command": args.command, "timesteps": timesteps, "seed": args.seed,
-                         "options": args.run_options},
-            "packages": package_versions()}
-
-
-# ============================================================================ main
-
-def main(argv=None) -> dict:
-    wall_start = time.perf_counter()
-    args = parse_args(argv)
-    require_train_extra()
-    check_device(args.device)
-    use_torch_threads()
-    load_start = os.getloadavg()
-    members = make_opponents(args)
-
-    # Environment and model (seeded: SB3 seeds python, numpy, torch and the env).
-    env = SergeantMajorVecEnv(args.num_envs, seed=args.seed, rules=args.rules)
-    venv = ScaleReward(env, args.reward_scale) if args.reward_scale != 1 else env
-    model, resumed_from = load_resumed_model(args, env, venv) if args.resume else (new_model(args, venv), None)
-    done = model.num_timesteps
-    if args.total_timesteps < done or (args.total_timesteps == done and previous_status(args) == "complete"):
+def check_timesteps_left(args, done: int) -> None:
+    """A resumed run trains on only if --total-timesteps is beyond its timesteps (or equal to them
+    when it was interrupted, to finish it)."""
+    finished = args.total_timesteps == done and run_folder.earlier_status(args.resume_run) == "complete"
+    if args.total_timesteps < done or finished:
         usage_error(f"argument --total-timesteps: the run has done {done:,} timesteps already; give a larger "
                     f"--total-timesteps to train it further (it was {args.total_timesteps})")
 
-    # The run folder: created now that every check has passed; removed again if setting up fails.
-    out, created = open_output_folder(args)
-    try:
-        write_run_record(args, out, model, resumed_from)
-        league = load_league(args, model, done, out)
-        history = load_history(args, done)
-        earlier_imitation = unfinished_imitation(args)
-        model.set_logger(configure(str(out / "tb"), ["tensorboard"]))
-    except BaseException:
-        if created:
-            shutil.rmtree(out, ignore_errors=True)
-        raise
-    with StopSignals() as stop:
-        return train_and_save(args, env, model, members, league, history, earlier_imitation, out, resumed_from,
-                              stop, wall_start, load_start)
 
-
-def train_and_save(args, env, model, members, league, history, earlier_imitation, out, resumed_from, stop,
-                   wall_start, load_start) -> dict:
+def open_run(args, model, resumed_from):
+    """(run folder, league, evaluation history, unfinished imitation record): the folder created
+    now that every check has passed, and removed again if setting it up fails; run.json
+    written, and what the resumed run left (its league, evaluations, unfinished imitation)."""
     done = model.num_timesteps
-    callback = TrainingCallback(args, env, members, league, out, history, stop)
-    callback.init_callback(model)
-    callback.set_pool(done)
-    imitation = None
-    if (args.imitate != "none" and not args.resume) or earlier_imitation:
-        imitation = imitate(model, args, model.logger, stop, earlier_imitation)
+    out, created = run_folder.open_run_folder(args.out_folder, args.in_place, args.overwrite)
+    with run_folder.removed_on_failure(out, created):
+        export.write_run_record(args, out, model, resumed_from)
+        league = League(out, args.league_size, sample=args.snapshot_actions == "sample", rules=args.rules)
+        if "self" in args.pool and args.resume_run:
+            league.load(args.resume_run, done)
+        history = run_folder.earlier_eval_history(args.resume_run, done)
+        earlier_imitation = run_folder.unfinished_imitation(args.resume_run) if args.imitate != "none" else None
+        model.set_logger(configure(str(out / "tb"), ["tensorboard"]))
+    return out, league, history, earlier_imitation
 
-    # Train.
-    train_start = time.perf_counter()
+
+def warm_start(args, model, stop, earlier_imitation: dict | None) -> dict | None:
+    """--imitate: behaviour cloning before PPO (on --resume only to finish an interrupted one)."""
+    if (args.imitate != "none" and not args.resume) or earlier_imitation:
+        return imitation.imitate(model, args, model.logger, stop, earlier_imitation)
+    return None
+
+
+def learn(args, model, callback, out, stop, clock) -> None:
+    """PPO up to --total-timesteps (not after a stop signal); its steps and times go to ``clock``."""
+    done = model.num_timesteps
+    start = time.perf_counter()
     if args.total_timesteps > done and not stop.requested:
         print(f"training {args.total_timesteps - done:,} timesteps, {args.num_envs} games in parallel, "
               f"output in {out}", flush=True)
         model.learn(args.total_timesteps - done, callback=callback, reset_num_timesteps=not args.resume,
                     progress_bar=False)
-    train_seconds = time.perf_counter() - train_start
-    steps = model.num_timesteps - done
-    learn_seconds = train_seconds - callback.eval_seconds - callback.checkpoint_seconds
-    fps = steps / learn_seconds if learn_seconds > 0 and steps else float("nan")
-    if steps:
-        print(f"{steps:,} env steps in {train_seconds:.1f} s: {fps:,.0f} env steps/s "
+    clock.learned(model.num_timesteps - done, time.perf_counter() - start,
+                  callback.eval_seconds + callback.checkpoint_seconds)
+    if clock.steps:
+        print(f"{clock.steps:,} env steps in {clock.train_seconds:.1f} s: {clock.steps_per_second:,.0f} env steps/s "
               f"(learner updates included; {callback.eval_seconds:.1f} s of evaluation and "
               f"{callback.checkpoint_seconds:.1f} s of checkpoints excluded)", flush=True)
 
-    # Save (even when stopped: a signal is only read here), evaluate, summarize.
-    t = model.num_timesteps
-    checkpoint = callback.checkpoint(t)
-    model_path = run_folder.save_sb3_model(model, out / "model.zip")
-    policy_path = policy_file.save_policy(model.policy, out, policy_metadata(args, t))
-    final = None
-    if not stop.requested:  # the saved policy, as evaluate.py plays it
-        final = callback.evaluate(t, agent=agents.make_agent(f"ppo:{out}"), games=args.final_eval_games, final=True)
-    plot_curve(history, out / "learning_curve.png",
-               f"MaskablePPO, seed {args.seed}, {args.rules.num_deals} deals a game"
-               + (f", after imitating {args.imitate}" if imitation else ""))
-    wall = time.perf_counter() - wall_start
-    phase = "imitation" if imitation and not imitation["complete"] else \
-        "final evaluation" if t >= args.total_timesteps else "ppo"
-    summary = {
-        "status": "interrupted" if stop.requested else "complete",
-        "interrupted": {"signal": stop.name, "during": phase, "resume": f"python train.py --resume {out}"}
-        if stop.requested else None,
-        "config": {**args.run_options, "rules": args.rules.to_dict(), "pool": args.pool, "out": str(out),
-                   "device": args.device, "resume": args.resume, "command": args.command},
-        "timesteps": t,
-        "timesteps_this_run": steps,
-        "resumed_from": None if resumed_from is None else str(resumed_from),
-        "wall_time_s": round(wall, 2),
-        "train_time_s": round(train_seconds, 2),
-        "eval_time_s": round(callback.eval_seconds, 2),
-        "env_steps_per_s": round(fps, 1),
-        "env_steps_per_s_overall": round(steps / wall, 1) if wall > 0 else None,
-        "ppo_updates": model._n_updates // max(model.n_epochs, 1),
-        "imitation": imitation,
-        "final_evaluation": None if final is None else {
-            "agent": f"ppo:{out}", "games_per_table": args.final_eval_games, "seed": args.eval_seed,
-            **{f"vs_{o}": r for o, r in final.items()}},
-        "eval_history": history,
-        "league": [p.name for p in league],
-        "outputs": {"run_record": str(out / run_folder.RUN_FILE), "policy": str(policy_path),
-                    "policy_metadata": str(policy_path.with_suffix(".json")), "model": str(model_path),
-                    "checkpoint": str(checkpoint), "tensorboard": str(out / "tb"),
-                    "learning_curve": str(out / "learning_curve.png")},
-        "machine": {"load_average_start": [round(x, 2) for x in load_start],
-                    "load_average_end": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(),
-                    "torch_threads": torch.get_num_threads(), **package_versions()},
-    }
-    files.write_json(out / "summary.json", summary, default=float)
+
+def curve_title(args, imitated: dict | None) -> str:
+    return (f"MaskablePPO, seed {args.seed}, {args.rules.num_deals} deals a game"
+            + (f", after imitating {args.imitate}" if imitated else ""))
+
+
+def report(out, summary: dict, final: dict | None, stop: StopSignals) -> None:
+    """The last lines: the final evaluation and the files; after a stop signal, how to resume (then exit 128+N)."""
     for opponent, r in (final or {}).items():
-        print(f"final ({r['games']} games, duplicate): ppo vs {opponent},{opponent}: "
-              f"{r['mean_points']:+.2f} points/game, 95% CI {_ci(r['ci95'])}, win rate {r['win_rate']:.1%}")
-    print(f"wall time {wall:.1f} s; wrote {out}/policy.safetensors, policy.json, model.zip, summary.json, "
-          f"learning_curve.png", flush=True)
+        print(f"final ({r['games']} games, duplicate): ppo vs {opponent},{opponent}: {r['mean_points']:+.2f} "
+              f"points/game, 95% CI {evaluation.ci_text(r['ci95'])}, win rate {r['win_rate']:.1%}")
+    print(f"wall time {summary['wall_time_s']:.1f} s; wrote {out}/policy.safetensors, policy.json, model.zip, "
+          f"summary.json, learning_curve.png", flush=True)
     if stop.requested:
-        print(f"train.py: interrupted by {stop.name} during {phase} at {t:,} timesteps; the run is saved. "
-              f"Continue it with: python train.py --resume {out}", file=sys.stderr, flush=True)
+        print(f"train.py: interrupted by {stop.name} during {summary['interrupted']['during']} at "
+              f"{summary['timesteps']:,} timesteps; the run is saved. Continue it with: python train.py --resume {out}",
+              file=sys.stderr, flush=True)
         sys.exit(stop.exit_status)
-    return summary
 
 
 if __name__ == "__main__":

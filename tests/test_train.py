@@ -347,34 +347,10 @@ def test_help_and_usage_errors_work_without_the_train_extra(tmp_path):
     assert len(refused.stderr.strip().splitlines()) == 1 and not any(tmp_path.iterdir())
 
 
-def test_pool_parsing_and_curriculum():
-    pool = parse_pool("random=1,greedy=1,heuristic=2,self=2,ppo:runs/x/model.zip=3")
-    assert pool == {"random": 1, "greedy": 1, "heuristic": 2, "self": 2, "ppo:runs/x/model.zip": 3}
-    start = train.pool_weights(pool, 0.0, True, 0.5)
-    assert start["heuristic"] == start["self"] == 0 and start["random"] == 1
-    assert train.pool_weights(pool, 0.25, True, 0.5)["heuristic"] == 1
-    assert train.pool_weights(pool, 0.7, True, 0.5) == pool
-    assert train.pool_weights(pool, 0.0, False, 0.5) == pool
-    strong = {"heuristic": 1.0}  # nothing weak in the pool: constant weights
-    assert train.pool_weights(strong, 0.0, True, 0.5) == strong
-
-
-def test_snapshot_policy_plays_legal_batched_moves(run_dir):
-    from sb3_contrib import MaskablePPO
-
-    out, _ = run_dir
-    model = MaskablePPO.load(out / "model.zip")
-    env = SergeantMajorVecEnv(32, seed=1, num_deals=1)
-    obs = env.reset()
-    masks = env.action_masks()
-    for sample in (False, True):
-        snapshot = train.TorchPolicy(model.policy, "self@0", sample=sample)
-        a = snapshot.act(obs, masks, np.random.default_rng(0))
-        assert a.shape == (32,) and masks[np.arange(32), a].all()
-        assert np.array_equal(a, snapshot.act(obs, masks, np.random.default_rng(0)))
-    greedy = train.TorchPolicy(model.policy, "x").act(obs, masks, None)
-    predicted, _ = model.predict(obs, action_masks=masks, deterministic=True)
-    assert np.array_equal(greedy, predicted)
+def test_pool_parsing_sums_the_weights_of_each_name():
+    pool = parse_pool("random=1,greedy=1,heuristic=2,self=2,ppo:runs/x/model.zip=3,random=0.5")
+    assert pool == {"random": 1.5, "greedy": 1, "heuristic": 2, "self": 2, "ppo:runs/x/model.zip": 3}
+    assert parse_pool("heuristic, greedy") == {"heuristic": 1, "greedy": 1}  # a name alone has weight 1
 
 
 # ----------------------------------------------------------------------------- the opponent pool

@@ -15,13 +15,14 @@ its own options; checkpoints are tried newest first, falling back past broken on
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
 import shutil
 import zipfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from sergeant_major_env import files
 
@@ -100,6 +101,30 @@ def empty_folder(folder: Path) -> None:
             entry.unlink()
 
 
+def open_run_folder(folder: Path | None, in_place: bool, overwrite: bool) -> tuple[Path, bool]:
+    """(the run folder, whether this call created it), with its checkpoints folder: ``folder``
+    as it is when ``in_place`` (a run resumed in its own folder), else :func:`create_run_folder`
+    (``runs/<timestamp>`` when ``folder`` is None)."""
+    if in_place:
+        created = False
+    else:
+        created = folder is None or not folder.exists()
+        folder = create_run_folder(folder, Path("runs"), overwrite=overwrite)
+    (folder / CHECKPOINTS).mkdir(exist_ok=True)
+    return folder, created
+
+
+@contextlib.contextmanager
+def removed_on_failure(folder: Path, created: bool) -> Iterator[None]:
+    """Setting up a run in ``folder``: if it fails, a folder this run ``created`` goes again."""
+    try:
+        yield
+    except BaseException:
+        if created:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
 # ============================================================================ run.json
 
 def write_run_record(folder: Path, record: dict[str, Any]) -> None:
@@ -149,6 +174,32 @@ def _show(value: Any) -> str:
     if isinstance(value, list):
         return ",".join(str(v) for v in value)
     return str(value)
+
+
+# ============================================================================ what an earlier run left
+
+def earlier_summary(run: Path | None) -> dict | None:
+    """The summary.json of the run folder ``run`` (None without a run, or when it has none)."""
+    summary = read_json_or_none(run / "summary.json") if run is not None else None
+    return summary if isinstance(summary, dict) else None
+
+
+def earlier_status(run: Path | None) -> str | None:
+    """"complete" or "interrupted" (what the run's summary says), None without a summary."""
+    summary = earlier_summary(run)
+    return None if summary is None else summary.get("status", "complete")
+
+
+def unfinished_imitation(run: Path | None) -> dict | None:
+    """The imitation record of the run if its imitation was interrupted, else None."""
+    record = (earlier_summary(run) or {}).get("imitation")
+    return record if isinstance(record, dict) and record.get("complete") is False else None
+
+
+def earlier_eval_history(run: Path | None, done: int) -> list[dict]:
+    """The run's evaluations (eval_history.json) up to ``done`` timesteps (``[]`` without a run)."""
+    history = read_json_or_none(run / "eval_history.json") if run is not None else None
+    return [h for h in history if h["timesteps"] <= done] if isinstance(history, list) else []
 
 
 # ============================================================================ checkpoints

@@ -1,0 +1,138 @@
+"""What train.py does while MaskablePPO learns: one SB3 callback for everything periodic.
+
+At each rollout boundary (after the PPO update of the previous rollout), in this order: a
+league snapshot every --snapshot-every updates, the opponent pool's weights for the run's
+progress (curriculum), an evaluation every --eval-every timesteps, a checkpoint every
+--checkpoint-every timesteps. After every env step: the learner's game scores per kind of
+opponent (``rollout/ep_rew_vs_<opponent>``), the progress bar and the stop request.
+
+Needs the train extra at import (SB3); train.py imports it after checking that it is there.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from stable_baselines3.common.callbacks import BaseCallback
+
+from agents import PPOAgent
+from sergeant_major_env import files
+
+from . import run_folder
+from .evaluation import ci_text, evaluate
+from .league import League, pool_weights
+from .stopping import StopSignals, TrainingStopped
+
+
+class TrainingCallback(BaseCallback):
+    """League snapshots, curriculum weights, per-opponent returns, evaluations (appended to
+    ``history`` and eval_history.json), checkpoints, progress bar; the stop request after
+    every env step. ``args`` are train.py's options, ``opponents`` the fixed pool members by
+    name, ``out`` the run folder."""
+
+    def __init__(self, args, env, opponents: dict, league: League, out: Path, history: list,
+                 stop: StopSignals) -> None:
+        super().__init__()
+        self.args, self.env, self.opponents, self.league, self.out = args, env, opponents, league, out
+        self.history, self.stop = history, stop
+        self.rollout = args.num_envs * args.n_steps
+        self.next_eval = float("inf")
+        self.next_checkpoint = 0
+        self.eval_seconds = self.checkpoint_seconds = 0.0
+        self.bar = None
+
+    def _on_training_start(self) -> None:
+        t = self.num_timesteps
+        self.start_timesteps = t
+        self.next_checkpoint = (t // self.args.checkpoint_every + 1) * self.args.checkpoint_every \
+            if self.args.checkpoint_every else float("inf")
+        if self.args.eval_every:  # evaluate at the start too, unless the history already has it
+            self.next_eval = t if not self.history or self.history[-1]["timesteps"] < t else t + self.args.eval_every
+        if not self.args.no_progress:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=self.args.total_timesteps, initial=t, unit="step", unit_scale=True,
+                            dynamic_ncols=True, desc="train")
+
+    def _on_rollout_start(self) -> None:  # after the update of the previous rollout
+        t, args = self.num_timesteps, self.args
+        updates = t // self.rollout
+        if "self" in args.pool and t > self.start_timesteps and updates % args.snapshot_every == 0:
+            self.league.add(self.model.policy, t)
+        self.set_pool(t)
+        if t >= self.next_eval:
+            self.evaluate(t)
+            self.next_eval = t + args.eval_every
+        if t >= self.next_checkpoint:
+            self.checkpoint(t)
+            self.next_checkpoint = (t // args.checkpoint_every + 1) * args.checkpoint_every
+
+    def set_pool(self, t: int) -> None:
+        """The env's opponent pool for the games that start from now (its weights logged)."""
+        args = self.args
+        weights = pool_weights(args.pool, t / args.total_timesteps, args.curriculum, args.curriculum_end)
+        if "self" in weights and not self.league.snapshots:
+            weights["self"] = 0.0  # no snapshot yet
+        for name, weight in weights.items():
+            self.logger.record(f"curriculum/weight_{name}", weight / max(sum(weights.values()), 1e-12))
+        policies, shares = self.league.pool(weights, self.opponents)
+        if sum(shares) <= 0:  # e.g. --opponents self=1 before the first snapshot: play the learner itself
+            policies, shares = [PPOAgent.from_sb3(self.model, "self@live", sample=True)], [1.0]
+        self.env.set_opponent_pool(policies, shares, pairs=args.opponent_pairs)
+
+    def _on_step(self) -> bool:
+        for info in self.locals["infos"]:
+            if "episode" in info:
+                left, right = (name.split("@")[0] for name in info["opponents"])
+                key = left if left == right else f"{left}+{right}"
+                self.logger.record_mean(f"rollout/ep_rew_vs_{key}", info["episode"]["r"])
+        if self.bar is not None:
+            self.bar.update(self.training_env.num_envs)
+        return not self.stop.requested  # False ends model.learn after this step
+
+    def evaluate(self, t: int, agent=None, games: int | None = None, final: bool = False) -> dict | None:
+        """Evaluate ``agent`` (default: the live learner, playing as "ppo:RUN" does: the most
+        likely legal action), log the curves, append to the history. A stop signal drops
+        the evaluation (None)."""
+        start = time.perf_counter()
+        learner = agent if agent is not None else PPOAgent.from_sb3(self.model, "learner")
+        try:
+            with self.stop.abandonable():
+                result = evaluate(learner, games or self.args.eval_games, self.args.eval_seed, self.args.rules)
+        except TrainingStopped:
+            self.eval_seconds += time.perf_counter() - start
+            return None
+        row = {"timesteps": t, "final": True} if final else {"timesteps": t}
+        for opponent, r in result.items():
+            row[opponent] = {k: v for k, v in r.items() if k != "table"}
+            self._log_evaluation(opponent, r)
+        self.history.append(row)
+        files.write_json(self.out / "eval_history.json", self.history, indent=1)
+        self.eval_seconds += time.perf_counter() - start
+        text = " ".join(f"vs {o}: {row[o]['mean_points']:+.1f} {ci_text(row[o]['ci95'])}" for o in result)
+        if final:
+            self.logger.dump(t)  # training has ended: nothing else will write these records
+        elif self.bar is not None:
+            self.bar.set_postfix_str(text)
+            self.bar.write(f"eval at {t:,}: {text}")
+        else:
+            print(f"eval at {t:,}: {text}", flush=True)
+        return result
+
+    def _log_evaluation(self, opponent: str, result: dict) -> None:
+        self.logger.record(f"eval/vs_{opponent}_mean_points", result["mean_points"])
+        if result["ci95"]:
+            self.logger.record(f"eval/vs_{opponent}_ci95_low", result["ci95"][0])
+            self.logger.record(f"eval/vs_{opponent}_ci95_high", result["ci95"][1])
+        self.logger.record(f"eval/vs_{opponent}_win_rate", result["win_rate"])
+
+    def checkpoint(self, t: int) -> Path:
+        start = time.perf_counter()
+        path = run_folder.save_sb3_model(self.model, self.out / run_folder.CHECKPOINTS / run_folder.checkpoint_name(t))
+        self.checkpoint_seconds += time.perf_counter() - start
+        return path
+
+    def _on_training_end(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

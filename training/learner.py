@@ -1,0 +1,77 @@
+"""train.py's learner: a new sb3-contrib MaskablePPO from the options, or the resumed run's checkpoint.
+
+Needs the train extra at import (SB3); train.py imports it after checking that it is there.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.utils import set_random_seed
+from stable_baselines3.common.vec_env import VecEnvWrapper
+
+from sergeant_major_env.observation import VERSION as OBSERVATION_VERSION
+
+from . import run_folder
+
+
+class ScaleReward(VecEnvWrapper):
+    """Rewards times ``scale`` (the episode infos, in points, are left as they are)."""
+
+    def __init__(self, venv, scale: float) -> None:
+        super().__init__(venv)
+        self.scale = scale
+
+    def reset(self):
+        return self.venv.reset()
+
+    def step_wait(self):
+        obs, rewards, dones, infos = self.venv.step_wait()
+        return obs, rewards * np.float32(self.scale), dones, infos
+
+
+def sb3_seed(seed: int) -> int:
+    return seed % 2**32  # numpy's global generator (SB3's set_random_seed) takes at most 2**32 - 1
+
+
+def new_model(args, venv) -> MaskablePPO:
+    """A MaskablePPO with train.py's options ``args`` (separate policy and value MLPs)."""
+    lr = args.learning_rate
+    schedule = (lambda remaining: lr * remaining) if args.anneal_lr else lr
+    return MaskablePPO(
+        "MlpPolicy", venv, learning_rate=schedule, n_steps=args.n_steps, batch_size=args.batch_size,
+        n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
+        ent_coef=args.ent_coef, vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm,
+        policy_kwargs=dict(net_arch=dict(pi=args.net_arch, vf=args.net_arch)), seed=sb3_seed(args.seed),
+        device=args.device, verbose=0)
+
+
+class SpacesMismatch(ValueError):
+    """A checkpoint for other observations or actions: an error, not a broken file to skip."""
+
+
+def load_checkpoint(args, env, venv) -> tuple[MaskablePPO, Path]:
+    """(model, path) of the newest good checkpoint of the resumed run (``args.resume_checkpoints``),
+    loaded for this env with MaskablePPO.load: it unpickles the run's own file. Broken ones are
+    skipped with one line each on stderr; a ValueError when none loads or one was made for other
+    spaces. The env and the global generators are then seeded past the timesteps done."""
+    expected = (tuple(venv.observation_space.shape), int(venv.action_space.n))
+
+    def load(path: Path):
+        shape, actions = run_folder.checkpoint_spaces(path)
+        if (shape, actions) != expected:
+            raise SpacesMismatch(
+                f"checkpoint {path} was trained on observations of shape {shape} with {actions} actions; this run's "
+                f"env gives shape {expected[0]} with {expected[1]} actions (observation version "
+                f"{OBSERVATION_VERSION}, rule options {args.rules.to_dict()})")
+        return MaskablePPO.load(path, env=venv, device=args.device)
+
+    path, model = run_folder.load_first_good(args.resume_checkpoints, load, log=lambda line: print(
+        f"train.py: {line}", file=sys.stderr, flush=True), fatal=(SpacesMismatch,))
+    done = model.num_timesteps
+    set_random_seed(sb3_seed(args.seed + done))
+    env.seed(args.seed + done)  # new deals: each slot's next seeds are beyond those already played
+    return model, path
