@@ -319,6 +319,12 @@ def play_classes(rules: Rules, trick: np.ndarray, mode: np.ndarray) -> list:
 def _legal_plays(rules: Rules, hand: np.ndarray, trick: np.ndarray, mode: np.ndarray) -> np.ndarray:
     """R13-R15: the cards of ``hand`` the seat to act may play to ``trick``."""
     classes = play_classes(rules, trick, mode)
+    if hand.size == 1:  # one game: the same choice in Python ints (fewer numpy calls)
+        held = hand.item(0)
+        for cards in _class_ints(classes)[:-1]:
+            if held & cards:
+                return np.array([held & cards], dtype=np.uint64)
+        return hand & classes[-1]
     legal = hand & classes[-1]
     for cards in reversed(classes[:-1]):  # the first class the hand holds any card of
         held = hand & cards
@@ -345,6 +351,22 @@ def ruled_out(rules: Rules, trick: np.ndarray, mode: np.ndarray, cards: np.ndarr
 
 
 _NONE = np.uint64(0)
+
+
+def _class_ints(classes: list) -> list[int]:
+    """:func:`play_classes` of one game as Python ints."""
+    return [c.item(0) for c in classes]
+
+
+def _ruled_out_one(classes: list[int], card: int) -> int:
+    """:func:`ruled_out` of one game, from its :func:`play_classes` as Python ints: the
+    classes before the first one holding ``card``."""
+    shown = 0
+    for cards in classes:
+        if cards >> card & 1:
+            break
+        shown |= cards
+    return shown
 
 
 def legal_bits(state: State, games: np.ndarray | None = None) -> np.ndarray:
@@ -555,6 +577,9 @@ def _discard(state: State, games: np.ndarray, cards: np.ndarray) -> None:
 
 
 def _play(state: State, games: np.ndarray, cards: np.ndarray) -> None:
+    if games.size == 1:
+        _play_one(state, games.item(0), cards.item(0))
+        return
     seat = state.to_act[games]
     card_bit = bit(cards)
     hand = state.hands[games, seat]
@@ -589,18 +614,62 @@ def _play(state: State, games: np.ndarray, cards: np.ndarray) -> None:
     _end_deal(state, complete[state.hands[complete, winner] == 0])  # all hands empty: 16 tricks
 
 
+def _play_one(state: State, game: int, card: int) -> None:
+    """:func:`_play` for one game (the AEC env and replays step one game at a time) with
+    Python ints, where numpy's fixed cost per call is most of the batch code's cost. The
+    same updates in the same order; tests/test_determinism.py checks that a game played
+    alone (this path) and in a batch (the other) goes through the same states."""
+    seat, leader = state.to_act.item(game), state.leader.item(game)
+    hand = state.hands.item(game, seat)
+    number = 16 - hand.bit_count()  # the index of this trick, as in _play
+    state.hands[game, seat] = hand & ~(1 << card)
+    state.played[game, seat] = state.played.item(game, seat) | 1 << card
+    state.card_trick[game, card] = number
+    position = (seat - leader) % 3  # 0 for the leader, then clockwise
+    one = slice(game, game + 1)
+    if position:  # a lead shows nothing
+        shown = _ruled_out_one(_class_ints(play_classes(state.rules, state.trick[one], state.mode[one])), card)
+        if shown:
+            state.shown_out[game, seat] = state.shown_out.item(game, seat) | shown
+    state.trick[game, position] = card
+    state.to_act[game] = NEXT_SEAT[seat]  # R12: clockwise
+    if position < 2:
+        return
+    trick = state.trick[game].tolist()
+    state.past_tricks[game, number] = trick
+    winner = (leader + trick_winner_position(state.trick[one], state.mode[one]).item(0)) % 3
+    state.tricks_won[game, winner] += 1
+    state.last_trick[game] = trick
+    state.last_trick_leader[game] = leader
+    state.last_trick_winner[game] = winner
+    state.trick[game] = -1
+    state.leader[game] = winner  # the winner leads the next trick
+    state.to_act[game] = winner
+    if number < 15:
+        state.trick_leaders[game, number + 1] = winner
+    if state.hands.item(game, winner) == 0:  # all hands empty: 16 tricks
+        _end_deal(state, np.array([game]))
+
+
 # STRENGTH[mode, led suit, card] (R16): trumps beat the led suit, which beats the rest,
 # each by rank. Modes 4 (NT) and 5 (MIN) have no trumps. The highest strength on the table wins.
 STRENGTH = np.array([[[26 + c % 13 if c // 13 == mode else 13 + c % 13 if c // 13 == led else 0
                         for c in range(52)] for led in range(4)] for mode in range(6)], dtype=np.int8)
 
 
+# STRENGTH flattened for one `take`, each [mode, led suit] row preceded by -1, the strength of
+# an empty position (card -1): _STRENGTH_ROWS[mode, led] + card indexes it. Mode -1 (not
+# chosen) and led suit -1 (empty table) read rows 5 and 3, as numpy's negative indices do.
+_STRENGTH_OR_EMPTY = np.concatenate([np.full((6, 4, 1), -1, dtype=np.int8), STRENGTH], axis=2).reshape(-1)
+_STRENGTH_ROWS = np.arange(6 * 4).reshape(6, 4) * 53 + 1
+
+
 def trick_winner_position(trick: np.ndarray, mode: np.ndarray) -> np.ndarray:
     """R16: position (0 = leader) of the highest trump, else of the highest card of the led
     suit. In a trick still being played the empty positions (-1) never win; an empty trick
     gives position 0."""
-    strength = STRENGTH[mode[:, None], trick[:, :1] // 13, trick]
-    return np.where(trick >= 0, strength, -1).argmax(axis=1)
+    rows = _STRENGTH_ROWS[mode, trick[:, 0] // 13]
+    return _STRENGTH_OR_EMPTY.take(rows[:, None] + trick).argmax(axis=1)
 
 
 def targets(dealer: np.ndarray, mode: np.ndarray) -> np.ndarray:
