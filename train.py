@@ -183,12 +183,15 @@ def build_parser() -> options.OneLineParser:
     option("--imitate-steps", type=integer(0), default=1_000_000, metavar="T",
            help="teacher decisions to learn from (not counted in --total-timesteps)")
     option("--imitate-lr", type=number(0, 1, low_open=True), default=1e-3, metavar="LR", help="imitation learning rate")
-    option("--imitate-epochs", type=integer(1), default=2, metavar="E",
-           help="passes over each chunk of num_envs * n_steps teacher decisions")
+    option("--imitate-epochs", type=integer(1), default=2, metavar="E", help="passes over each round of teacher decisions")
+    option("--imitate-round", type=integer(1), default=300_000, metavar="L",
+           help="teacher decisions gathered, then fitted in shuffled minibatches (memory: ~3.7 kB each)")
 
     option = parser.add_argument_group("network and PPO").add_argument
     option("--net-arch", type=layer_sizes, default="128,128", metavar="H,H",
            help="hidden layer sizes of the policy and of the (separate) value network")
+    option("--activation", choices=("relu", "tanh"), default="relu",
+           help="activation of the hidden layers (SB3's default is tanh; relu imitated better)")
     option("--learning-rate", type=number(0, 1, low_open=True), default=3e-4, metavar="LR", help="Adam learning rate")
     option("--anneal-lr", action="store_true", help="decay the learning rate linearly to 0 over the run")
     option("--n-steps", type=integer(1), default=16, metavar="K", help="steps per game slot per rollout")

@@ -8,6 +8,7 @@ import pytest
 
 from sergeant_major_env import Rules, engine
 from sergeant_major_env.policies import RandomPolicy
+from agents import make_agent
 from training.imitation import teacher_labels
 
 
@@ -108,7 +109,8 @@ def _imitation_setup(**changes):
     from sergeant_major_env import SergeantMajorVecEnv
 
     args = argparse.Namespace(imitate="greedy", seed=4, num_envs=16, n_steps=16, rules=Rules(num_deals=1), gamma=0.99,
-                              reward_scale=1.0, imitate_lr=1e-3, imitate_steps=1024, imitate_epochs=2, batch_size=128,
+                              reward_scale=1.0, imitate_lr=1e-3, imitate_steps=1024, imitate_epochs=2, imitate_round=512,
+                              batch_size=128,
                               vf_coef=0.5, max_grad_norm=0.5, no_progress=True)
     vars(args).update(changes)
     model = MaskablePPO("MlpPolicy", SergeantMajorVecEnv(4, seed=0, rules=args.rules), n_steps=8, batch_size=8,
@@ -137,18 +139,58 @@ def test_imitate_fits_the_policy_to_the_teachers_moves():
     assert after > before + 0.15, (before, after)  # measured: 0.26 before, 0.49 after
 
 
-def test_a_stop_ends_imitation_after_its_chunk_and_resume_does_the_steps_left():
+def test_a_stop_ends_imitation_after_its_round_and_resume_does_the_steps_left():
     from training.imitation import imitate
 
     args, model = _imitation_setup()
     stop = _Stop()
     logger = _Logger(stop, stop_after=1)
     interrupted = imitate(model, args, logger, stop)
-    chunk = args.num_envs * args.n_steps
-    assert interrupted["steps"] == chunk and interrupted["complete"] is False and logger.dumps == [chunk]
+    assert interrupted["steps"] == args.imitate_round and interrupted["complete"] is False
+    assert logger.dumps == [args.imitate_round]
     assert {"imitation/accuracy", "imitation/policy_loss", "imitation/value_loss"} <= set(logger.records)
     logger = _Logger(_Stop())
     resumed = imitate(model, args, logger, _Stop(), earlier=interrupted)
     assert resumed["steps"] == args.imitate_steps and resumed["complete"] is True
-    assert logger.dumps == list(range(2 * chunk, args.imitate_steps + 1, chunk))  # the steps still to do
+    assert logger.dumps == [args.imitate_steps]  # the one round still to do
     assert resumed["seconds"] >= interrupted["seconds"]
+
+
+def test_a_round_gathers_whole_chunks_in_step_order():
+    from training.imitation import gather_round
+
+    chunks = teacher_labels(make_agent("greedy"), 8, 4, 5, Rules(num_deals=1), 0.99,
+                            value=lambda obs: np.zeros(len(obs)), rng=np.random.default_rng(1))
+    again = teacher_labels(make_agent("greedy"), 8, 4, 5, Rules(num_deals=1), 0.99,
+                           value=lambda obs: np.zeros(len(obs)), rng=np.random.default_rng(1))
+    labels = gather_round(chunks, 70, _Stop())  # 70 labels need three chunks of 32
+    first, second, third = next(again), next(again), next(again)
+    assert len(labels.actions) == 96
+    for name in ("observations", "masks", "actions", "returns"):
+        expected = np.concatenate([getattr(c, name) for c in (first, second, third)])
+        assert np.array_equal(getattr(labels, name), expected), name
+
+
+def test_a_stop_while_gathering_drops_the_unlearned_round():
+    from training.imitation import gather_round
+
+    stop = _Stop()
+    stop.requested = True
+    chunks = teacher_labels(make_agent("greedy"), 8, 4, 5, Rules(num_deals=1), 0.99,
+                            value=lambda obs: np.zeros(len(obs)), rng=np.random.default_rng(1))
+    assert gather_round(chunks, 10, stop) is None
+
+
+def test_the_imitation_rate_falls_linearly_to_zero_over_the_steps():
+    import torch
+
+    from training.imitation import LinearRate
+
+    optimizer = torch.optim.Adam(torch.nn.Linear(2, 1).parameters(), lr=1.0)
+    rate = LinearRate(optimizer, 3e-3, done=500, size=250, total=1000)
+    rate.set(0.0)
+    assert optimizer.param_groups[0]["lr"] == pytest.approx(1.5e-3)
+    rate.set(1.0)  # the end of the round: 750 of 1000 decisions done
+    assert optimizer.param_groups[0]["lr"] == pytest.approx(0.75e-3)
+    LinearRate(optimizer, 3e-3, done=1000, size=10, total=1000).set(0.5)
+    assert optimizer.param_groups[0]["lr"] == 0.0

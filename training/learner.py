@@ -15,6 +15,8 @@ from stable_baselines3.common.vec_env import VecEnvWrapper
 
 from sergeant_major_env.observation import VERSION as OBSERVATION_VERSION
 
+from agents.policy_file import ACTIVATIONS
+
 from . import run_folder
 
 
@@ -45,7 +47,8 @@ def new_model(args, venv) -> MaskablePPO:
         "MlpPolicy", venv, learning_rate=schedule, n_steps=args.n_steps, batch_size=args.batch_size,
         n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
         ent_coef=args.ent_coef, vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm,
-        policy_kwargs=dict(net_arch=dict(pi=args.net_arch, vf=args.net_arch)), seed=sb3_seed(args.seed),
+        policy_kwargs=dict(net_arch=dict(pi=args.net_arch, vf=args.net_arch), activation_fn=ACTIVATIONS[args.activation]),
+        seed=sb3_seed(args.seed),
         device=args.device, verbose=0)
 
 

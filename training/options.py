@@ -38,6 +38,9 @@ NOT_RUN_OPTIONS = ("option", "resume", "overwrite", "out", "name", "device", "no
 options, --option, are kept apart in run.json's "rules")."""
 RESUME_MAY_CHANGE = {"total_timesteps", "eval_every", "eval_games", "final_eval_games", "checkpoint_every"}
 """The run's options a resumed run may change; any other one given again must equal the run's."""
+OPTIONS_BEFORE_THEY_EXISTED = {"activation": "tanh"}
+"""What a run recorded before an option existed had instead: a run.json without the option
+resumes with this value (its checkpoint holds SB3's tanh networks), not today's default."""
 
 
 # ============================================================================ the parser
@@ -177,8 +180,8 @@ def restore_run_options(args: argparse.Namespace, names: list[str]) -> None:
         args.resume_note = f"{run} has no run.json: resuming with the command line's options"
         return
     given = {dest: value for dest, value in args.given.items() if dest != "option"}
-    for dest, value in run_folder.merge_resumed_options(given, record["options"], RESUME_MAY_CHANGE,
-                                                        flag_of).items():
+    saved = {**OPTIONS_BEFORE_THEY_EXISTED, **record["options"]}
+    for dest, value in run_folder.merge_resumed_options(given, saved, RESUME_MAY_CHANGE, flag_of).items():
         if dest in vars(args) and dest != "given":
             setattr(args, dest, value)
     args.rules = restore_rules(args.given.get("option", []), record["rules"])
