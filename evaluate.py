@@ -8,7 +8,7 @@
     python evaluate.py --agents rllib-unsafe-pickle:runs/rllib/checkpoint,heuristic,greedy --games 6000 --batch-size 600 --ray
     python evaluate.py --agents heuristic,greedy,random --games 60000 --ray --address auto   # a Ray cluster
 
-Agents are names for agents.make_agent ("random", "greedy", "heuristic", "ppo:PATH", ...);
+Agents are names for agents.make_agent ("random", "greedy", "heuristic", "learned", "ppo:PATH", ...);
 naming one twice seats two copies of it. Games come in duplicate groups of six: the same
 deals (seed + j for group j) are played under all six seatings of the three agents, so the
 luck of the cards largely cancels. With four or more agents every 3-agent table plays
