@@ -326,7 +326,8 @@ def _observe_batch(state: State, seat: np.ndarray) -> np.ndarray:
     _pack_planes(planes, packed[:, :_CARD_BYTES])
     packed[:, _CARD_BYTES:] = _number_bits(state, seat, situation, relative, best_position).astype(
         "<u8", copy=False).view(np.uint8)
-    obs = np.unpackbits(packed, axis=1, count=OBSERVATION_SIZE, bitorder="little").astype(np.float32)
+    bits = np.unpackbits(packed.reshape(-1), bitorder="little").reshape(n, 8 * _PACKED_BYTES)  # flat: faster
+    obs = bits[:, :OBSERVATION_SIZE].astype(np.float32)
     _put_numbers(obs, state, planes, situation, relative, seat)
     return obs
 
