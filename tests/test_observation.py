@@ -9,6 +9,7 @@ the seat's observation to stay the same, with a control that the change was real
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
 
@@ -534,3 +535,33 @@ def test_one_game_path_equals_the_batch_path_bit_for_bit(seed, rules):
                                               observation._observe_batch(one, np.array([seat])))
                 checked += 1
     assert checked > 0
+
+
+# sha256 of the float32 vectors of _version_2_observations, computed with the code that
+# introduced version 2 (commit 70218ec). Trained models read these exact values, so any change
+# of a value, however small, must come with a new VERSION (and a new digest).
+VERSION_2_DIGEST = "d8596957aa44ab9d014183f33f8aa62c55712d978429b2d625a0bedcd259da27"
+
+
+def _version_2_observations() -> str:
+    """sha256 over fixed games (no numpy random stream: actions are picked by index) of every
+    step's observations: each game's seat to act and a given seat, batch path and one-game path."""
+    digest = hashlib.sha256()
+    for rules in (Rules(num_deals=3),
+                  Rules(num_deals=2, must_overtake=True, must_overtrump=True, dealer_builds_talon=True)):
+        state = engine.init(engine.game_seeds(2024, 13), rules)
+        step = 0
+        while (state.phase != OVER).any():
+            for seats in (np.where(state.to_act >= 0, state.to_act, step % 3), np.full(13, step % 3)):
+                digest.update(observe(state, seats).astype("<f4").tobytes())
+            digest.update(observe(state.take([step % 13]), step % 3).astype("<f4").tobytes())
+            legal = [card_list(bits) for bits in engine.legal_bits(state).tolist()]
+            engine.step(state, np.array([a[(7 * step + 3 * g) % len(a)] if a else 0 for g, a in enumerate(legal)]))
+            step += 1
+    return digest.hexdigest()
+
+
+def test_version_2_observations_are_bit_for_bit_what_models_were_trained_on():
+    """Speed work on observe() must not move a single bit of the layout version 2 vectors."""
+    assert observation.VERSION == 2
+    assert _version_2_observations() == VERSION_2_DIGEST
