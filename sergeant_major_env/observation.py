@@ -336,7 +336,8 @@ def _observe_one(state: State, seat: int) -> np.ndarray:
     """:func:`observe` of a batch of one game (the AEC and single-seat envs observe one game at
     a time): the same vector as :func:`_observe_batch`, from the same tables and the same packed
     bits, with the sets and numbers in Python ints. For one game numpy's fixed cost per call
-    dominates, and this path makes six numpy calls where the batch path makes about seventy.
+    dominates: besides reading the fields this path makes eight numpy calls, the batch path
+    about 150.
     tests/test_observation.py checks that both give the same vector, bit for bit."""
     phase, mode, to_act, leader, dealer = (x.item(0) for x in (state.phase, state.mode, state.to_act, state.leader,
                                                                state.dealer))
