@@ -1,13 +1,11 @@
 """``pimc``: determinized Monte Carlo search (perfect-information Monte Carlo) on the engine.
 
-At each decision with more than one legal action, for the seat to act:
+At each decision with more than one real choice, for the seat to act:
 
 1. sample ``worlds`` complete deals consistent with what the seat knows
    (:func:`sergeant_major_env.worlds.sample_worlds`: uniform among them);
 2. in every world, try every legal action, then play the rest of the deal (or ``horizon``
    more decisions) with a fast ``rollout`` policy for all three seats, ``rollouts`` times;
-   all worlds, actions and rollouts of all the games deciding advance together, as one
-   batch, through the engine;
 3. choose the action with the best mean outcome for the seat: its points of the deal
    (R23, R24). Mode choices add the value of the modes kept for later deals (the
    heuristic's plan over the open modes, R8), since a mode used now is gone for good.
@@ -17,8 +15,22 @@ seen, R9), exchange gives and free returns (R21), discards and play. Only the se
 knowledge enters the worlds, never the real hidden cards, so the agent may be handed the
 live engine state (``act_on_state``).
 
+Speed. All the games handed to one ``act_on_state`` call (evaluate.py hands it every game
+of the table where this agent is to act) are searched together: their worlds x actions x
+rollouts advance through the engine as one batch, one rollout-policy call per step for
+all of them (in slices of ``POLICY_ROWS`` rows, which keep the policy's arrays in the
+CPU caches). Rollout decisions without a real choice cost no policy call: a single legal
+card, or cards that are all equivalent (R16, :func:`choices`), are played directly.
+
+Randomness. Each game's worlds are drawn from a generator of its own, seeded by ``seed``
+and the seat's observation (its whole information state), so a decision depends only on
+what the seat knows and on ``seed``: not on the caller's ``rng``, nor on which other
+games are searched in the same call. (A random rollout policy or ``epsilon`` > 0 draws
+its rollout noise for the whole batch, so with those a decision also depends on the
+batch.)
+
 Parameters (``pimc:worlds=32:rollout=greedy``, options separated by colons since
-``evaluate.py --agents`` separates agents by commas):
+``evaluate.py --agents`` separates agents by commas; ``rollout=ppo:RUN`` keeps its colon):
 
 ==========  =========  ==============================================================
 name        default    meaning
@@ -26,28 +38,41 @@ name        default    meaning
 worlds      16         deals sampled per decision
 rollouts    1          rollouts per world and action (more help only a random rollout
                        policy, or ``epsilon`` > 0: the others are deterministic)
-rollout     heuristic  the rollout policy (an agent name without options: heuristic, greedy, random)
+rollout     heuristic  the rollout policy: an agent name (heuristic, greedy, random,
+                       learned, ppo:RUN; not pimc)
 horizon     0          decisions rolled out after the action; 0 = to the end of the deal.
                        A cut-off deal is scored as if the remaining tricks fell in
                        proportion to the targets
 epsilon     0.0        chance of a random legal move at each rollout decision
+prune       1.5        after half the worlds, drop the actions worse than the best by more
+                       than ``prune`` standard errors (paired over the worlds); the rest
+                       are rolled out in the other half. 0 = every action in every world
 max_rows    60000      most rollout games advanced together (memory bound)
+seed        0          seeds the worlds (with the seat's observation, see above)
 ==========  =========  ==============================================================
 """
 
 from __future__ import annotations
+
+import hashlib
 
 import numpy as np
 
 from sergeant_major_env import engine
 from sergeant_major_env.cards import MODE_ACTION_OFFSET, NUM_ACTIONS, bits_to_bool, cards_to_bits, count, lowest
 from sergeant_major_env.observation import observe
-from sergeant_major_env.policies import needs_observations, zeros_observations
+from sergeant_major_env.policies import decide
+from sergeant_major_env.seeding import check_seed
 from sergeant_major_env.worlds import sample_worlds
 
 from .heuristic import plan_values
 
-DEFAULTS = {"worlds": 16, "rollouts": 1, "rollout": "heuristic", "horizon": 0, "epsilon": 0.0, "max_rows": 60_000}
+DEFAULTS = {"worlds": 16, "rollouts": 1, "rollout": "heuristic", "horizon": 0, "epsilon": 0.0, "prune": 1.5,
+            "max_rows": 60_000, "seed": 0}
+
+POLICY_ROWS = 1024
+"""Most rollout games one rollout-policy call decides: the heuristic's per-row cost grows by
+about a third from 1024 rows to 8192 (its temporaries fall out of the CPU caches)."""
 
 
 class PIMCAgent:
@@ -57,13 +82,16 @@ class PIMCAgent:
     name = "pimc"
 
     def __init__(self, worlds: int = 16, rollouts: int = 1, rollout: str | object = "heuristic", horizon: int = 0,
-                 epsilon: float = 0.0, max_rows: int = 60_000) -> None:
+                 epsilon: float = 0.0, prune: float = 1.5, max_rows: int = 60_000, seed: int = 0) -> None:
         for label, value, low in (("worlds", worlds, 1), ("rollouts", rollouts, 1), ("horizon", horizon, 0),
                                   ("max_rows", max_rows, 1)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
                 raise ValueError(f"pimc: {label} must be an integer >= {low}, got {value!r}")
         if not 0.0 <= float(epsilon) <= 1.0:
             raise ValueError(f"pimc: epsilon must be in [0, 1], got {epsilon!r}")
+        if not float(prune) >= 0.0:
+            raise ValueError(f"pimc: prune must be a number >= 0, got {prune!r}")
+        self.seed = check_seed(seed, "pimc: seed")
         if isinstance(rollout, str):
             from .base import make_agent
 
@@ -71,14 +99,14 @@ class PIMCAgent:
                 raise ValueError("pimc: the rollout policy cannot itself be pimc")
             rollout = make_agent(rollout)
         self.worlds, self.rollouts, self.horizon = int(worlds), int(rollouts), int(horizon)
-        self.epsilon, self.max_rows = float(epsilon), int(max_rows)
+        self.epsilon, self.prune, self.max_rows = float(epsilon), float(prune), int(max_rows)
         self.rollout_policy = rollout
         self._plan = plan_values()
 
     def __repr__(self) -> str:
         rollout = getattr(self.rollout_policy, "name", type(self.rollout_policy).__name__)
         return (f"PIMCAgent(worlds={self.worlds}, rollouts={self.rollouts}, rollout={rollout!r}, "
-                f"horizon={self.horizon}, epsilon={self.epsilon})")
+                f"horizon={self.horizon}, epsilon={self.epsilon}, prune={self.prune}, seed={self.seed})")
 
     # ------------------------------------------------------------------ interface
 
@@ -86,48 +114,112 @@ class PIMCAgent:
         raise TypeError("pimc searches the engine state: it is played by callers that hold one "
                         "(evaluate.py, the vec env and single-seat env opponents) through act_on_state")
 
-    def act_on_state(self, state: engine.State, games: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """int64[len(games)]: the chosen action of the seat to act in each of ``games``."""
+    def act_on_state(self, state: engine.State, games: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        """int64[len(games)]: the chosen action of the seat to act in each of ``games``.
+
+        ``rng`` is not used: each game's search draws from its own generator (module docstring)."""
         games = np.asarray(games, dtype=np.intp)
-        legal = engine.legal_bits(state, games)
-        on_table = cards_to_bits(state.trick[games])
-        played = np.bitwise_or.reduce(state.played[games], axis=1) & ~on_table
-        legal = distinct_cards(legal, played)
+        legal = choices(state, games)
         actions = lowest(legal).astype(np.int64)  # the only action where there is one
         searched = np.flatnonzero(count(legal) > 1)
-        per_game = self.worlds * self.rollouts * count(legal[searched]).astype(np.int64)
+        if searched.size == 0:
+            return actions
+        # Games where the seat knows exactly the same get the same search: do it once. (In a
+        # duplicate table with two copies of one opponent, the two seatings that swap the
+        # copies are the same game.)
+        keys = self.keys(state, games[searched])
+        first_of_key: dict[bytes, int] = {}
+        same_as = np.array([first_of_key.setdefault(key, i) for i, key in enumerate(keys)])
+        leaders = np.unique(same_as)
+        chosen = np.zeros(searched.size, dtype=np.int64)
+        per_game = self.worlds * self.rollouts * count(legal[searched[leaders]]).astype(np.int64)
         start = 0
-        while start < searched.size:  # chunks of at most max_rows rollout games
+        while start < leaders.size:  # chunks of at most max_rows rollout games
             stop = start + max(1, int(np.searchsorted(np.cumsum(per_game[start:]), self.max_rows, side="right")))
-            chunk = searched[start:stop]
-            values = self.action_values(state, games[chunk], legal[chunk], rng)
-            actions[chunk] = values.argmax(axis=1)
+            chunk = searched[leaders[start:stop]]
+            streams = [_stream(keys[i]) for i in leaders[start:stop]]
+            values, kept = self.action_values(state, games[chunk], legal[chunk], streams)
+            chosen[leaders[start:stop]] = np.where(kept, values, -np.inf).argmax(axis=1)
             start = stop
+        actions[searched] = chosen[same_as]
         return actions
+
+    def keys(self, state: engine.State, games: np.ndarray) -> list[bytes]:
+        """A 16-byte digest per game of ``seed`` and the observation of the seat to act (its
+        whole information state): the seed of that game's search."""
+        observations = observe(state.take(games), state.to_act[games])
+        key = self.seed.to_bytes(8, "little")
+        return [hashlib.blake2b(row.tobytes(), key=key, digest_size=16).digest() for row in observations]
+
+    def streams(self, state: engine.State, games: np.ndarray) -> list[np.random.Generator]:
+        """One generator per game, seeded by :meth:`keys`: the same knowledge gives the same
+        worlds, whatever the batch or the call."""
+        return [_stream(key) for key in self.keys(state, games)]
 
     # ------------------------------------------------------------------ search
 
     def action_values(self, state: engine.State, games: np.ndarray, legal: np.ndarray,
-                      rng: np.random.Generator) -> np.ndarray:
-        """float[G, 58]: each legal action's estimated value for the seat to act (-inf if illegal)."""
-        n_worlds = self.worlds * self.rollouts
-        worlds = sample_worlds(state, games, self.worlds, rng)
-        game_of_pair, action_of_pair = np.nonzero(bits_to_bool(legal, NUM_ACTIONS))
-        # One rollout game per (game, action, world, rollout), worlds repeated for each action.
-        world_rows = (game_of_pair[:, None] * self.worlds + np.arange(self.worlds)).reshape(-1)
-        world_rows = np.repeat(world_rows, self.rollouts)
-        sims = worlds.take(world_rows)
-        seat = np.repeat(state.to_act[games][game_of_pair], n_worlds).astype(np.intp)
-        engine.step(sims, np.repeat(action_of_pair, n_worlds))
-        points = self._roll_out(sims, seat, rng)
-        values = np.full((games.size, NUM_ACTIONS), -np.inf)
-        values[game_of_pair, action_of_pair] = points.reshape(-1, n_worlds).mean(axis=1)
+                      streams: list[np.random.Generator]) -> tuple[np.ndarray, np.ndarray]:
+        """(values, kept): float[G, 58], each legal action's mean points for the seat to act over
+        the worlds it was rolled out in (-inf if illegal); bool[G, 58], the actions rolled out in
+        every world (not pruned). ``streams``: one generator per game (:meth:`streams`)."""
+        worlds = self._sample_worlds(state, games, streams)
+        seat = state.to_act[games].astype(np.intp)
+        later = self._later_modes(state, games, legal)
+        width = self.worlds * self.rollouts
+        points = np.full((games.size, NUM_ACTIONS, width), np.nan)
+        kept = bits_to_bool(legal, NUM_ACTIONS).copy()
+        # Noise for a random rollout policy or epsilon: one generator for the batch, drawn from the games' own.
+        batch_rng = np.random.default_rng([int(stream.integers(2**63)) for stream in streams])
+        for first, last in self._stages():
+            game_of_pair, action_of_pair = np.nonzero(kept)
+            # One rollout game per (game, action, world, rollout), worlds repeated for each action.
+            world_rows = (game_of_pair[:, None] * self.worlds + np.arange(first, last)).reshape(-1)
+            sims = worlds.take(np.repeat(world_rows, self.rollouts))
+            per_pair = (last - first) * self.rollouts
+            engine.step(sims, np.repeat(action_of_pair, per_pair))
+            outcome = self._roll_out(sims, np.repeat(seat[game_of_pair], per_pair), batch_rng)
+            points[game_of_pair, action_of_pair, first * self.rollouts:last * self.rollouts] = outcome.reshape(-1, per_pair)
+            if last < self.worlds:
+                kept &= ~self._clearly_worse(points[:, :, :last * self.rollouts] + later[:, :, None], kept)
+        done = ~np.isnan(points)
+        mean = np.where(done, points, 0.0).sum(axis=2) / np.maximum(done.sum(axis=2), 1)
+        return np.where(done.any(axis=2), mean + later, -np.inf), kept
+
+    def _stages(self) -> list[tuple[int, int]]:
+        """The worlds rolled out together, as (first, end) ranges: with pruning, half of them
+        for every action, then the rest for the actions still in the race."""
+        half = self.worlds // 2
+        return [(0, half), (half, self.worlds)] if self.prune and half else [(0, self.worlds)]
+
+    def _clearly_worse(self, points: np.ndarray, kept: np.ndarray) -> np.ndarray:
+        """bool[G, 58]: kept actions whose points, world by world, fall short of the leader's by
+        more than ``prune`` standard errors of the mean difference (a spread of at least a
+        quarter point assumed: equal differences in a few worlds are no certainty)."""
+        rows = np.arange(points.shape[0])
+        means = np.where(kept, points.mean(axis=2), -np.inf)
+        difference = points - points[rows, means.argmax(axis=1)][:, None, :]
+        n = points.shape[2]
+        spread = np.maximum(difference.std(axis=2, ddof=1) if n > 1 else 0.0, 0.25)
+        return kept & (difference.mean(axis=2) + self.prune * spread / np.sqrt(n) < 0)
+
+    def _later_modes(self, state: engine.State, games: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """float[G, 58]: what a mode choice leaves for later deals (0 for other actions). R8: a
+        mode chosen now cannot be chosen again by this playmaker; the value of the modes
+        kept is the heuristic's plan over its remaining turns."""
+        later = np.zeros((games.size, NUM_ACTIONS))
         choosing = state.phase[games] == engine.MODE
-        if choosing.any():  # R8: a mode chosen now cannot be chosen again by this playmaker
+        if choosing.any():
             open_modes = (legal[choosing] >> np.uint64(MODE_ACTION_OFFSET)).astype(np.int64)
-            later = self._plan[open_modes[:, None] & ~(1 << np.arange(6))[None, :]]
-            values[choosing, MODE_ACTION_OFFSET:] += later
-        return values
+            later[choosing, MODE_ACTION_OFFSET:] = self._plan[open_modes[:, None] & ~(1 << np.arange(6))[None, :]]
+        return later
+
+    def _sample_worlds(self, state: engine.State, games: np.ndarray, streams: list[np.random.Generator]) -> engine.State:
+        """``worlds`` worlds per game (row ``i * worlds + w``), each game's from its own stream."""
+        worlds = state.take(np.repeat(games, self.worlds))
+        for i, (game, stream) in enumerate(zip(games.tolist(), streams)):
+            worlds.put(slice(i * self.worlds, (i + 1) * self.worlds), sample_worlds(state, [game], self.worlds, stream))
+        return worlds
 
     def _roll_out(self, sims: engine.State, seat: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """float[R]: the deal's points for ``seat`` in each rollout game, played to the deal's end."""
@@ -146,18 +238,43 @@ class PIMCAgent:
                 points[origin] = _partial_points(sims, seat)
                 return points
             legal = engine.legal_bits(sims)
-            mask = bits_to_bool(legal, NUM_ACTIONS)
-            policy = self.rollout_policy
-            obs = observe(sims, sims.to_act) if needs_observations(policy) else zeros_observations(sims.batch_size)
-            actions = np.asarray(policy.act(obs, mask, rng), dtype=np.int64)
-            if self.epsilon:
-                explore = rng.random(actions.size) < self.epsilon
-                noise = np.where(mask, rng.random(mask.shape), -1.0).argmax(axis=1)
-                actions = np.where(explore, noise, actions)
-            engine.step(sims, actions, legal=legal)
+            engine.step(sims, self._rollout_actions(sims, legal, rng), legal=legal)
             decisions += 1
             done = sims.deal_ended.copy()
             points[origin[done]] = sims.deal_points[done, seat[done]]
+
+    def _rollout_actions(self, sims: engine.State, legal: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """int64[R]: the rollout policy's action in every rollout game; rows without a real
+        choice (one legal action, or only equivalent cards) take the lowest without asking it."""
+        options = choices(sims, legal=legal)
+        actions = lowest(options).astype(np.int64)
+        asked = np.flatnonzero(count(options) > 1)
+        for start in range(0, asked.size, POLICY_ROWS):
+            rows = asked[start:start + POLICY_ROWS]
+            actions[rows] = decide(self.rollout_policy, sims, rows, bits_to_bool(legal[rows], NUM_ACTIONS), rng)
+        if self.epsilon and asked.size:
+            explore = asked[rng.random(asked.size) < self.epsilon]
+            noise = np.where(bits_to_bool(options[explore], NUM_ACTIONS), rng.random((explore.size, NUM_ACTIONS)), -1.0)
+            actions[explore] = noise.argmax(axis=1)
+        return actions
+
+
+def _stream(key: bytes) -> np.random.Generator:
+    return np.random.default_rng(int.from_bytes(key, "little"))
+
+
+def choices(state: engine.State, games: np.ndarray | None = None, legal: np.ndarray | None = None) -> np.ndarray:
+    """uint64[G]: the legal actions of the seat to act in ``games`` (default all), equivalent
+    cards merged (:func:`distinct_cards`) where the card leaves play (discards, R16 in play);
+    an exchanged card goes to another hand, so gives and returns keep every card (R21).
+    ``legal``: ``engine.legal_bits(state, games)`` when the caller has it."""
+    select = slice(None) if games is None else games
+    if legal is None:
+        legal = engine.legal_bits(state, games)
+    on_table = cards_to_bits(state.trick[select])
+    played = np.bitwise_or.reduce(state.played[select], axis=1) & ~on_table
+    leaves_play = (state.phase[select] == engine.DISCARD) | (state.phase[select] == engine.PLAY)
+    return np.where(leaves_play, distinct_cards(legal, played), legal)
 
 
 def distinct_cards(legal: np.ndarray, played: np.ndarray) -> np.ndarray:
@@ -197,14 +314,25 @@ def _partial_points(state: engine.State, seat: np.ndarray) -> np.ndarray:
 def make_pimc_agent(argument: str | None) -> PIMCAgent:
     """``pimc`` or ``pimc:worlds=32:rollout=greedy:...`` (see the module docstring)."""
     options = dict(DEFAULTS)
-    for item in filter(None, (argument or "").split(":")):
-        key, sep, value = item.partition("=")
-        key = key.strip()
-        if not sep or key not in DEFAULTS:
-            raise ValueError(f"pimc: bad option {item!r}; expected NAME=VALUE with NAME one of {', '.join(DEFAULTS)}")
+    for key, value in _option_items(argument or ""):
         try:
             options[key] = type(DEFAULTS[key])(value.strip())
         except ValueError:
             kind = {int: "an integer", float: "a number"}.get(type(DEFAULTS[key]), "text")
             raise ValueError(f"pimc: {key} must be {kind}, got {value!r}") from None
     return PIMCAgent(**options)
+
+
+def _option_items(text: str) -> list[tuple[str, str]]:
+    """``NAME=VALUE`` items separated by colons; a piece that does not start a known option
+    continues the previous value (``rollout=ppo:runs/x`` names the policy ``ppo:runs/x``)."""
+    items: list[list[str]] = []
+    for piece in filter(None, text.split(":")):
+        key, sep, value = piece.partition("=")
+        if sep and key.strip() in DEFAULTS:
+            items.append([key.strip(), value])
+        elif items and items[-1][0] == "rollout":
+            items[-1][1] += ":" + piece
+        else:
+            raise ValueError(f"pimc: bad option {piece!r}; expected NAME=VALUE with NAME one of {', '.join(DEFAULTS)}")
+    return [(key, value) for key, value in items]

@@ -66,7 +66,7 @@ def test_pimc_values_are_the_mean_deal_points_over_worlds():
     state = next(s for s, _ in _positions(3, batch=4, every=20) if (s.phase == engine.PLAY).all())
     pimc = PIMCAgent(worlds=3, rollout="heuristic")
     legal = engine.legal_bits(state)
-    values = pimc.action_values(state, np.arange(4), legal, np.random.default_rng(1))
+    values, kept = pimc.action_values(state, np.arange(4), legal, pimc.streams(state, np.arange(4)))
     mask = engine.legal_action_mask(state)
     assert np.isfinite(values[mask]).all() and np.isneginf(values[~mask]).all()
     assert (np.abs(values[mask]) <= 13).all()  # a deal's points lie in -13..13 (R23, R24)
@@ -172,3 +172,92 @@ def test_a_person_can_play_against_pimc_and_pimc_can_sit_in_the_aec_env():
         game.step(None if termination or truncation else seats[name](observation))
     with pytest.raises(TypeError, match="env=game"):
         AECSeat(pimc)
+
+
+def test_pimc_decisions_do_not_depend_on_the_other_games_searched_with_them():
+    """Each game's worlds come from its own stream (the seed and the seat's observation): a
+    table searched in one call decides exactly as each of its games searched alone."""
+    pimc = PIMCAgent(worlds=3, rollout="greedy")
+    for k, (state, live) in enumerate(_positions(12, batch=8, every=11)):
+        if k % 3:
+            continue
+        together = pimc.act_on_state(state, live, np.random.default_rng(k))
+        alone = [pimc.act_on_state(state, live[i:i + 1], np.random.default_rng(100 + i))[0] for i in range(live.size)]
+        np.testing.assert_array_equal(together, alone)
+
+
+def test_pimc_seed_decides_its_worlds_and_the_callers_rng_does_not():
+    """Same seed, same decisions whatever generator the caller passes; another seed draws
+    other worlds, so some close decision comes out differently."""
+    state, live = next(_positions(13, batch=16, every=25))
+    first = PIMCAgent(worlds=2, rollout="greedy").act_on_state(state, live, np.random.default_rng(0))
+    again = PIMCAgent(worlds=2, rollout="greedy").act_on_state(state, live, np.random.default_rng(99))
+    np.testing.assert_array_equal(first, again)
+    others = [PIMCAgent(worlds=2, rollout="greedy", seed=s).act_on_state(state, live, None) for s in range(1, 6)]
+    assert any((other != first).any() for other in others)
+
+
+class _AskedRows:
+    """A rollout policy (greedy) that records every batch it is asked to decide."""
+
+    name = "asked"
+
+    def __init__(self):
+        self.greedy = make_agent("greedy")
+        self.batches = []
+
+    def act(self, observations, legal_mask, rng):
+        self.batches.append(np.asarray(legal_mask).copy())
+        return self.greedy.act(observations, legal_mask, rng)
+
+
+def test_rollouts_ask_the_policy_only_where_there_is_a_real_choice():
+    """A single legal card, or legal cards that are all one (R16: every card between them
+    played), is played without a policy call; the policy sees at most POLICY_ROWS rows a call."""
+    from agents.pimc import POLICY_ROWS, choices
+
+    asked = _AskedRows()
+    pimc = PIMCAgent(worlds=8, rollout=asked)
+    state, live = next(_positions(14, batch=64, every=60))
+    sims = sample_worlds(state, live, 8, np.random.default_rng(0))
+    pimc._roll_out(sims, sims.to_act.astype(np.intp), np.random.default_rng(0))
+    assert asked.batches and max(len(b) for b in asked.batches) <= POLICY_ROWS
+    assert all((b.sum(axis=1) > 1).all() for b in asked.batches)
+    # Rows with several equivalent cards exist in such rollouts, and choices() merges them.
+    state = engine.init(engine.game_seeds(3, 1), Rules(num_deals=1))
+    from sergeant_major_env.cards import cards_to_bits, parse_card
+
+    state.phase[:] = engine.PLAY
+    state.to_act[:] = 0
+    state.mode[:] = 4  # NT
+    state.hands[0, 0] = cards_to_bits(np.array([parse_card(c) for c in ("9H", "TH", "2S")]))
+    state.played[0, 1] = cards_to_bits(np.array([parse_card("JH")]))
+    merged = choices(state)
+    assert int(merged[0]) == int(cards_to_bits(np.array([parse_card("9H"), parse_card("2S")])))
+
+
+def test_exchanged_cards_are_never_merged_as_equivalent():
+    """R21: a given or returned card goes to another hand, so 9H and TH are different gifts
+    even when equivalent in play; discards and plays merge them."""
+    from agents.pimc import choices
+    from sergeant_major_env.cards import cards_to_bits, parse_card
+
+    state = engine.init(engine.game_seeds(3, 3), Rules(num_deals=1))
+    hand = cards_to_bits(np.array([parse_card(c) for c in ("9H", "TH", "2S")]))
+    state.hands[:, 0] = hand
+    state.to_act[:] = 0
+    state.phase[:] = [engine.GIVE, engine.RETURN, engine.DISCARD]
+    merged = choices(state, legal=np.full(3, hand, dtype=np.uint64))
+    assert merged.tolist() == [int(hand), int(hand), int(hand & ~cards_to_bits(np.array([parse_card("TH")])))]
+
+
+def test_rollout_option_may_name_a_policy_with_a_colon():
+    """``pimc:rollout=ppo:RUN:worlds=8``: the rollout policy's own colon stays in its name."""
+    from agents.pimc import _option_items
+
+    assert _option_items("rollout=ppo:runs/x:worlds=8") == [("rollout", "ppo:runs/x"), ("worlds", "8")]
+    assert _option_items("worlds=4:seed=3") == [("worlds", "4"), ("seed", "3")]
+    with pytest.raises(ValueError, match="bad option 'runs'"):
+        _option_items("worlds=4:runs")
+    with pytest.raises(ValueError, match="seed must be an integer from 0"):
+        make_agent("pimc:seed=-1")
