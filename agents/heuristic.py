@@ -64,6 +64,8 @@ import itertools
 import numpy as np
 
 from .view import (
+    ABOVE,
+    BELOW,
     CARD_RANK,
     CARD_SUIT,
     DISCARD_DECISION,
@@ -76,8 +78,6 @@ from .view import (
     View,
     card_bools,
     ensure_legal,
-    counts_above,
-    counts_below,
     legal_sets,
     pick,
     suit_counts,
@@ -86,7 +86,6 @@ from .view import (
 
 _RANK = CARD_RANK.astype(np.float64)
 _SUIT = CARD_SUIT
-_PLAYMAKER_ROLE = 1
 
 DEFAULT_PARAMS = {
     "lam": 0.8,             # trumps: weight of a card's future value when following
@@ -193,6 +192,124 @@ def plan_values(coefs: np.ndarray = MODE_COEFS) -> np.ndarray:
     return _plan_values(np.ascontiguousarray(coefs, dtype=np.float64).tobytes())
 
 
+# ----------------------------------------------------------------------------- the cards scored
+
+_TIE = -_RANK / 100.0            # play: the lower of equal scores
+_RANK_TIE = _RANK / 1000.0       # discards, returns, MIN play: the higher of equal scores
+
+
+class _Cards:
+    """The cards a decision scores, one entry per (game, card): each game's hand and legal cards,
+    in game order, then card order.
+
+    Only the legal cards' scores are read (``best_legal``), and the hand's cards feed the
+    per-suit features (an honour that needs its guard); the other cards of the 52 are left
+    out, so every score below is worked out on about a sixth of the cells of a [B, 52] table,
+    with the same operations per cell as on the full table (the same numbers, bit for bit)."""
+
+    def __init__(self, v: View, legal: np.ndarray) -> None:
+        hand, legal_b = card_bools(v.hand), card_bools(legal)
+        self.n = v.n
+        self.row, self.card = np.nonzero(hand | legal_b)
+        self.in_hand = hand[self.row, self.card]
+        self.legal = legal_b[self.row, self.card]
+        self.suit = _SUIT[self.card]
+        self.rank = _RANK[self.card]
+        self.is_trump = self.suit == v.mode[self.row]  # modes 4, 5 and -1 have no trump suit
+
+    def per_suit(self, table: np.ndarray) -> np.ndarray:
+        """``table[game, suit]`` ([B, 4, ...]) at each entry."""
+        return table[self.row, self.suit]
+
+    def best_legal(self, score: np.ndarray) -> np.ndarray:
+        """int64[B]: each game's legal card of highest score (first on ties), as ``pick`` on the
+        [B, 52] table whose other cells are -inf."""
+        table = np.full((self.n, 52), -np.inf)
+        table[self.row[self.legal], self.card[self.legal]] = score[self.legal]
+        return table.argmax(axis=1)
+
+
+# ----------------------------------------------------------------------------- card reading
+
+_KNOWN_MASS = np.array([0.0, 0.9, 1.0])
+"""Probability that a placed card is with an opponent: 0, 0.9 (the face-up talon, with the
+playmaker, who seldom throws it back), 1 (a card this seat handed over, with its partner)."""
+_LOG_MISS_KNOWN = np.log(np.clip(1.0 - _KNOWN_MASS, 1e-6, 1.0))
+_PLAYMAKER_ROLE = 1
+
+
+class _Reading:
+    """The card-reading quantities of the module docstring for the games of ``v``: per game
+    (``void``, ``has_trump``, ``trump_out``) and at the entries of ``cards`` (``k_above``,
+    ``k_below``, ``card_len``, ``no_higher``, ``no_lower``)."""
+
+    def __init__(self, v: View, cards: _Cards) -> None:
+        n = v.n
+        unseen = v.unseen
+        n_unseen = np.maximum(np.bitwise_count(unseen).astype(np.float64), 1.0)
+        # Cards still held by the left and right opponents. (Before the talon is revealed 4
+        # unseen cards lie in it; later the playmaker's 4 discards are unseen to the others.)
+        held = 16.0 - np.bitwise_count(v.played[:, 1:]).astype(np.float64)
+        talon, given = self._placed(v, unseen)
+        placed = talon[:, 0] | talon[:, 1] | given[:, 0] | given[:, 1]
+        other = card_bools(unseen & ~placed)  # [n, 52] the unseen cards of unknown place
+        if placed.any():
+            known = (card_bools(given).view(np.uint8) << 1) | card_bools(talon).view(np.uint8)  # into _KNOWN_MASS
+            mass = _KNOWN_MASS[known]  # [n, 2, 52] P(card with left / right) where known
+            free = np.maximum(n_unseen - mass.sum(axis=1).sum(axis=1), 1.0)
+            q = np.clip((held - mass.sum(axis=2)) / free[:, None], 0.0, 1.0)  # [n, 2] per other card
+        else:  # no mass placed (the same numbers: x - 0.0 is x)
+            q = np.clip(held / n_unseen[:, None], 0.0, 1.0)
+        # log P(opponent f does not hold the card): from q for the other unseen cards, from the
+        # known mass for the placed ones, 0 for the cards that are not unseen. (A product with a
+        # False may leave -0.0 for 0.0: only exp reads these sums, and exp(-0.0) is exp(0.0).)
+        log_miss = other[:, None, :] * np.log(np.clip(1.0 - q, 1e-6, 1.0))[:, :, None]
+        if placed.any():
+            log_miss += _LOG_MISS_KNOWN[known]
+        row, card = cards.row, cards.card
+        miss_at = log_miss[row, :, card]  # [entries, 2], before the sums
+        upto = _cumsum_by_rank(log_miss.reshape(n, 2, 4, 13))  # (in place for many games)
+        total = upto[:, :, :, -1]                                       # [n, 2, 4]
+        self.void = np.exp(total)                                       # f holds none of the suit
+        trump_mode = (v.mode >= 0) & (v.mode < 4)
+        trump_suit = np.where(trump_mode, v.mode, 0)
+        self.has_trump = np.where(trump_mode[:, None], 1.0 - self.void[np.arange(n), :, trump_suit], 0.0)  # [n, 2]
+        self.trump_out = np.bitwise_count(unseen & v.trumps).astype(np.float64)
+        unseen_at = unseen[row]
+        self.k_above = np.bitwise_count(unseen_at & ABOVE[card]).astype(np.float64)
+        self.k_below = np.bitwise_count(unseen_at & BELOW[card]).astype(np.float64)
+        self.card_len = cards.per_suit(suit_counts(v.hand).astype(np.float64))
+        # [entries, 2]: f holds no unseen card above (below) the card in its suit
+        upto_at = upto.reshape(n, 2, 52)[row, :, card]
+        self.no_higher = np.exp(total[row, :, cards.suit] - upto_at)
+        self.no_lower = np.exp(upto_at - miss_at)
+
+    @staticmethod
+    def _placed(v: View, unseen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """uint64[n, 2] twice: the unseen cards known to be with the left (0) / right (1) opponent,
+        the talon's (it went to the playmaker, mass 0.9) and the ones this seat handed over in an
+        exchange (with its partner when it exchanged with one opponent only, mass 1)."""
+        partner_done = v.exchange_done[:, [0, 1]] + v.exchange_done[:, [2, 4]]  # with left, right
+        only = (partner_done > 0) & (partner_done[:, ::-1] == 0)
+        given = np.where(only, (v.given & unseen)[:, None], np.uint64(0))
+        talon = np.where(v.role[:, 1:] == _PLAYMAKER_ROLE, (v.talon & unseen)[:, None], np.uint64(0))
+        return talon & ~given, given
+
+
+_MANY_GAMES = 64
+"""From this many games on, _cumsum_by_rank adds rank by rank (measured faster than np.cumsum)."""
+
+
+def _cumsum_by_rank(x: np.ndarray) -> np.ndarray:
+    """``np.cumsum(x, axis=-1)`` for x float[..., 13], the same additions in the same order. For many
+    games twelve in-place adds over all suits at once beat cumsum's one short loop per suit."""
+    if x.shape[0] < _MANY_GAMES:
+        return np.cumsum(x, axis=-1)
+    for rank in range(1, 13):
+        x[..., rank] += x[..., rank - 1]
+    return x
+
+
 # ----------------------------------------------------------------------------- the agent
 
 class HeuristicAgent:
@@ -216,10 +333,11 @@ class HeuristicAgent:
         v = View(observations)
         actions = np.zeros(v.n, dtype=np.int64)
         legal = legal_sets(legal_mask)
-        handlers = ((MODE_DECISION, self._mode), (GIVE_DECISION, self._give), (RETURN_DECISION, self._return),
-                    (DISCARD_DECISION, self._discard), (PLAY_DECISION, self._play))
-        for decision, handler in handlers:
-            rows = np.flatnonzero(v.decision == decision)
+        # Returns, discards and play read the cards the same way: one pass over their games.
+        kinds = ((v.decision == MODE_DECISION, self._mode), (v.decision == GIVE_DECISION, self._give),
+                 (v.decision >= RETURN_DECISION, self._card_decisions))
+        for games, handler in kinds:
+            rows = np.flatnonzero(games)
             if rows.size:
                 sub = v if rows.size == v.n else v.rows(rows)
                 actions[rows] = handler(sub, legal[rows], legal_mask[rows], rng)
@@ -238,98 +356,53 @@ class HeuristicAgent:
         later = plan[open_set[:, None] & ~(1 << np.arange(6))[None, :]]
         return 52 + np.where(free, values + later, -np.inf).argmax(axis=1)
 
-    # ------------------------------------------------------------------ card model
+    # ------------------------------------------------------------------ returns, discards and play
 
-    @staticmethod
-    def _model(v: View) -> dict:
-        """Shared card-reading quantities (see the module docstring)."""
-        n = v.n
-        hand = card_bools(v.hand)
-        trumps = card_bools(v.trumps)
-        unseen = v.unseen
-        unseen_b = card_bools(unseen)
-        n_unseen = np.maximum(np.bitwise_count(unseen).astype(np.float64), 1.0)
-        # Cards still held by the left and right opponents. (Before the talon is revealed 4
-        # unseen cards lie in it; later the playmaker's 4 discards are unseen to the others.)
-        held = 16.0 - np.bitwise_count(v.played[:, 1:]).astype(np.float64)
-        # Known places: the talon (face up) went to the playmaker, who rarely throws it back;
-        # the cards this seat handed over in an exchange are with its partner.
-        known = np.zeros((n, 2, 52))
-        talon = card_bools(v.talon & unseen)
-        partner_done = v.exchange_done[:, [0, 1]] + v.exchange_done[:, [2, 4]]  # with left, right
-        given = card_bools(v.given & unseen)
-        for f in range(2):
-            known[:, f] += 0.9 * talon * (v.role[:, f + 1] == _PLAYMAKER_ROLE)[:, None]
-            only = (partner_done[:, f] > 0) & (partner_done[:, 1 - f] == 0)
-            known[:, f] = np.where(only[:, None] & given, 1.0, known[:, f])
-        placed = known.sum(axis=1)  # [n, 52] probability mass already placed
-        other = unseen_b & (placed == 0)
-        free = np.maximum(n_unseen - placed.sum(axis=1), 1.0)
-        q = np.clip((held - known.sum(axis=2)) / free[:, None], 0.0, 1.0)  # [n, 2] per other card
-        prob = np.where(other[:, None, :], q[:, :, None], known)  # [n, 2, 52] P(card with left / right)
-        log_miss = np.where(unseen_b[:, None, :], np.log(np.clip(1.0 - prob, 1e-6, 1.0)), 0.0)
-        suits = log_miss.reshape(n, 2, 4, 13)
-        upto = np.cumsum(suits, axis=3)
-        total = upto[:, :, :, -1:]
-        no_higher = np.exp(total - upto).reshape(n, 2, 52)            # no unseen card above c with f
-        no_lower = np.exp(upto - suits).reshape(n, 2, 52)             # none below
-        void = np.exp(total[:, :, :, 0])                              # [n, 2, 4] f holds none of the suit
-        trump_suit = np.where((v.mode >= 0) & (v.mode < 4), v.mode, 0)
-        has_trump = np.where((v.mode >= 0)[:, None] & (v.mode < 4)[:, None],
-                             1.0 - void[np.arange(n), :, trump_suit], 0.0)  # [n, 2]
-        k_above = counts_above(unseen).astype(np.float64)
-        k_below = counts_below(unseen).astype(np.float64)
-        out_suit = suit_counts(unseen).astype(np.float64)            # [n, 4]
-        my_len = suit_counts(v.hand).astype(np.float64)
-        trump_out = np.bitwise_count(unseen & v.trumps).astype(np.float64)
-        return dict(hand=hand, trumps=trumps, q=q, k_above=k_above, k_below=k_below, out_suit=out_suit,
-                    my_len=my_len, trump_out=trump_out, card_len=my_len[:, _SUIT], card_out=out_suit[:, _SUIT],
-                    no_higher=no_higher, no_lower=no_lower, void=void, has_trump=has_trump)
+    def _card_decisions(self, v: View, legal: np.ndarray, mask: np.ndarray, rng) -> np.ndarray:
+        """Free returns, discards and play (see the module docstring) in one pass: the same card
+        reading, future values and dangers, then each game's scores by its kind of decision."""
+        cards = _Cards(v, legal)
+        r = _Reading(v, cards)
+        fv = self._future_value(cards, r)
+        danger = self._danger(r) if (v.mode == MIN).any() else None
+        score = None
+        for decision, scores in ((PLAY_DECISION, self._play), (DISCARD_DECISION, self._discard),
+                                 (RETURN_DECISION, self._return)):
+            games = v.decision == decision
+            if games.any():
+                kind_score = scores(v, cards, r, fv, danger)
+                score = kind_score if score is None else np.where(games[cards.row], kind_score, score)
+        return cards.best_legal(score)
 
-    @staticmethod
-    def _not_beat(m: dict, f: int, led_trump: np.ndarray, ruffing: np.ndarray, minimum: np.ndarray) -> np.ndarray:
-        """float[n, 52]: P(opponent f (0 left, 1 right) does not beat each card), given how it is played."""
-        nh = m["no_higher"][:, f]          # no higher card of the suit
-        nl = m["no_lower"][:, f]           # no lower card of the suit
-        has_trump = m["has_trump"][:, f][:, None]
-        plain = nh * (1.0 - nl * has_trump)                     # a side card: higher card, or void and ruff
-        trump_led = nh                                          # a trump in a trump trick
-        return np.where(minimum[:, None], 1.0 - nl * (1.0 - nh),  # MIN: beats only when forced over
-                        np.where(m["trumps"], np.where(led_trump[:, None], trump_led, ruffing), plain))
+    # ------------------------------------------------------------------ card values
 
-    def _future_value(self, v: View, m: dict) -> np.ndarray:
-        """float[n, 52]: how likely each card is to take a trick later (trumps and NT)."""
-        k, length = m["k_above"], m["card_len"]
+    def _future_value(self, cards: _Cards, r: _Reading) -> np.ndarray:
+        """float[entries]: how likely each card is to take a trick later (trumps and NT)."""
+        k, length = r.k_above, r.card_len
         P = self.params
         honour = np.where(k == 0, 1.0, np.where((k == 1) & (length >= 2), P["fv_k1"],
                                                   np.where((k == 2) & (length >= 3), P["fv_k2"], 0.0)))
         # Ruff risk of a side card: an opponent void in its suit holding a trump.
-        safe = np.ones_like(honour)
-        for f in range(2):
-            void = m["void"][:, f][:, _SUIT]
-            safe = safe * (1.0 - void * m["has_trump"][:, f][:, None])
-        side = honour * safe
+        safe = (1.0 - r.void[:, 0] * r.has_trump[:, 0][:, None]) * (1.0 - r.void[:, 1] * r.has_trump[:, 1][:, None])
+        side = honour * cards.per_suit(safe)
         trump = P["fv_trump"] + (1.0 - P["fv_trump"]) * honour
-        return np.where(m["trumps"], trump, side)
+        return np.where(cards.is_trump, trump, side)
 
-    def _danger(self, m: dict) -> np.ndarray:
-        """float[n, 52] (MIN): how likely each card is to be left the highest in a trick later."""
-        share = (m["k_below"] + 0.5) / (m["k_above"] + m["k_below"] + 1.0)
+    def _danger(self, r: _Reading) -> np.ndarray:
+        """float[entries] (MIN): how likely each card is to be left the highest in a trick later."""
+        share = (r.k_below + 0.5) / (r.k_above + r.k_below + 1.0)
         # If led now, the card wins unless an opponent must go over it (no lower card, a higher one).
-        lead_win = np.ones_like(share)
-        for f in range(2):
-            lead_win *= 1.0 - m["no_lower"][:, f] * (1.0 - m["no_higher"][:, f])
+        nh, nl = r.no_higher, r.no_lower
+        lead_win = (1.0 - nl[:, 0] * (1.0 - nh[:, 0])) * (1.0 - nl[:, 1] * (1.0 - nh[:, 1]))
         w = self.params["danger_lead"]
         return (1.0 - w) * share + w * lead_win
 
     # ------------------------------------------------------------------ exchanges and discards
 
     def _give(self, v: View, legal: np.ndarray, mask: np.ndarray, rng) -> np.ndarray:
-        m = self._model(v)
-        hand = m["hand"]
         p = self.params["give_p"]  # P(a given unseen card is with the receiver): 16 of the 36 unseen
         n = v.n
-        mine = hand.reshape(n, 4, 13)
+        mine = card_bools(v.hand).reshape(n, 4, 13)
         unseen = card_bools(v.unseen).reshape(n, 4, 13)
         received = card_bools(v.received).reshape(n, 4, 13)
         given = card_bools(v.given).reshape(n, 4, 13)
@@ -353,30 +426,39 @@ class HeuristicAgent:
         rows, suits = np.nonzero(mine.any(axis=2))
         score[rows, 13 * suits + lowest_mine[rows, suits]] = gain[rows, suits] - 0.01 * lowest_mine[rows, suits]
         # Trumps are given only when nothing else is held (the receiver would return its worst card).
-        score = np.where(m["trumps"], -10.0 - _RANK[None, :], score)
+        score = np.where(card_bools(v.trumps), -10.0 - _RANK[None, :], score)
         return pick(score, card_bools(legal))
 
-    def _return(self, v: View, legal: np.ndarray, mask: np.ndarray, rng) -> np.ndarray:
-        m = self._model(v)
-        keep = self._future_value(v, m) + 2.0 * m["trumps"] + 0.01 * m["card_len"] + _RANK[None, :] / 1000.0
-        return pick(-keep, card_bools(legal))
+    def _return(self, v: View, cards: _Cards, r: _Reading, fv: np.ndarray, danger: np.ndarray | None) -> np.ndarray:
+        keep = fv + 2.0 * cards.is_trump + 0.01 * r.card_len + _RANK_TIE[cards.card]
+        return -keep
 
-    def _discard(self, v: View, legal: np.ndarray, mask: np.ndarray, rng) -> np.ndarray:
-        m = self._model(v)
+    def _discard(self, v: View, cards: _Cards, r: _Reading, fv: np.ndarray, danger: np.ndarray | None) -> np.ndarray:
         minimum = v.mode == MIN
-        nt = v.mode == NT
-        fv = self._future_value(v, m)
-        length_bonus = np.where(nt[:, None], self.params["nt_length_discard"] * np.maximum(m["card_len"] - 3, 0), 0.0)
-        keep = fv + 2.0 * m["trumps"] + length_bonus + _RANK[None, :] / 1000.0
-        danger = self._danger(m) + self.params["min_short"] * (m["card_len"] <= 2) + _RANK[None, :] / 1000.0
-        score = np.where(minimum[:, None], danger, -keep)
-        return pick(score, card_bools(legal))
+        nt = (v.mode == NT)[cards.row]
+        length_bonus = np.where(nt, self.params["nt_length_discard"] * np.maximum(r.card_len - 3, 0), 0.0)
+        keep = fv + 2.0 * cards.is_trump + length_bonus + _RANK_TIE[cards.card]
+        if not minimum.any():
+            return -keep
+        shed = danger + self.params["min_short"] * (r.card_len <= 2) + _RANK_TIE[cards.card]
+        return np.where(minimum[cards.row], shed, -keep)
 
     # ------------------------------------------------------------------ play
 
-    def _play(self, v: View, legal: np.ndarray, mask: np.ndarray, rng) -> np.ndarray:
-        m = self._model(v)
-        allowed = card_bools(legal)
+    def _not_beat(self, cards: _Cards, r: _Reading, f: int, led_trump: np.ndarray, ruffing: np.ndarray,
+                  minimum: np.ndarray) -> np.ndarray:
+        """float[entries]: P(opponent f (0 left, 1 right) does not beat each card), given how it is
+        played (``led_trump``, ``minimum``: per entry)."""
+        nh = r.no_higher[:, f]             # no higher card of the suit
+        nl = r.no_lower[:, f]              # no lower card of the suit
+        has_trump = r.has_trump[cards.row, f]
+        plain = nh * (1.0 - nl * has_trump)                     # a side card: higher card, or void and ruff
+        trump_led = nh                                          # a trump in a trump trick
+        return np.where(minimum, 1.0 - nl * (1.0 - nh),         # MIN: beats only when forced over
+                        np.where(cards.is_trump, np.where(led_trump, trump_led, ruffing), plain))
+
+    def _play(self, v: View, cards: _Cards, r: _Reading, fv: np.ndarray, danger: np.ndarray | None) -> np.ndarray:
+        row = cards.row
         minimum = v.mode == MIN
         best, _ = trick_best(v.trick, v.mode)
         leading = best < 0
@@ -386,44 +468,47 @@ class HeuristicAgent:
         trump_trick = leading | (led_suit == trump_suit)
         best_trump = (best_c // 13 == trump_suit) & ~leading
         # Cards that beat the best card so far (every card when leading).
-        higher = (_SUIT[None, :] == (best_c // 13)[:, None]) & (_RANK[None, :] > (best_c % 13)[:, None])
-        beats = leading[:, None] | higher | (m["trumps"] & ~best_trump[:, None])
+        higher = (cards.suit == (best_c // 13)[row]) & (cards.rank > (best_c % 13)[row])
+        beats = leading[row] | higher | (cards.is_trump & ~best_trump[row])
         remaining = 2 - v.position  # players still to play after me
         p_win = beats.astype(np.float64)
         for f in range(2):
             # A trump ruffing a side suit is beaten by an over-ruff: void in the led suit, higher trump.
-            void_led = m["void"][np.arange(v.n), f, np.maximum(led_suit, 0)]
-            ruffing = 1.0 - void_led[:, None] * (1.0 - m["no_higher"][:, f])
-            nb = self._not_beat(m, f, trump_trick, ruffing, minimum)
-            p_win = p_win * np.where((remaining > f)[:, None], nb, 1.0)
+            void_led = r.void[np.arange(v.n), f, np.maximum(led_suit, 0)]
+            ruffing = 1.0 - void_led[row] * (1.0 - r.no_higher[:, f])
+            nb = self._not_beat(cards, r, f, trump_trick[row], ruffing, minimum[row])
+            p_win = p_win * np.where((remaining > f)[row], nb, 1.0)
 
-        tie = -_RANK[None, :] / 100.0
-        fv = self._future_value(v, m)
-        trump_mode = (v.mode < 4)[:, None]
-        nt = (v.mode == NT)[:, None]
+        tie = _TIE[cards.card]
+        trump_mode = (v.mode < 4)[row]
+        nt = (v.mode == NT)[row]
         # Following (trumps, NT): the chance to win now minus the future value spent (unable to
         # win: the card with the least future value; in NT keep long suits).
         P = self.params
         losing = p_win <= 0
-        second = (v.position == 1)[:, None] & beats & ~minimum[:, None]
+        second = (v.position == 1)[row] & beats & ~minimum[row]
         lam = np.where(nt, P["lam_nt"], P["lam"])
         follow = (p_win - lam * fv + tie - P["second_risk"] * second * (1.0 - p_win)
-                  + losing * P["nt_length_follow"] * m["card_len"] * nt)
+                  + losing * P["nt_length_follow"] * r.card_len * nt)
         # Leading: draw trumps, cash likely winners; otherwise (holding trumps) lead low from a
         # short side suit, and not from a suit with an honour that needs its guard.
-        my_trumps = (m["hand"] & m["trumps"]).sum(axis=1)
-        master_trump_draw = m["trumps"] & (m["k_above"] == 0) & (m["trump_out"] > 0)[:, None]
-        long_in_trumps = m["trumps"] & ((m["trump_out"] > 0) & (my_trumps > m["trump_out"]))[:, None]
-        guarded_honour = m["hand"] & (fv > 0.2) & (fv < 0.9) & ~m["trumps"]
-        suit_has_honour = guarded_honour.reshape(v.n, 4, 13).any(axis=2)[:, _SUIT]
-        short_bonus = (my_trumps > 0)[:, None] & ~m["trumps"]
-        short_bonus = short_bonus * P["short_lead"] * (4 - np.minimum(m["card_len"], 4))
+        my_trumps = np.bitwise_count(v.hand & v.trumps)
+        trump_out = r.trump_out
+        master_trump_draw = cards.is_trump & (r.k_above == 0) & (trump_out > 0)[row]
+        long_in_trumps = cards.is_trump & ((trump_out > 0) & (my_trumps > trump_out))[row]
+        guarded_honour = cards.in_hand & (fv > 0.2) & (fv < 0.9) & ~cards.is_trump
+        honour_suits = np.zeros((v.n, 4), dtype=bool)
+        honour_suits[row[guarded_honour], cards.suit[guarded_honour]] = True
+        suit_has_honour = cards.per_suit(honour_suits)
+        short_bonus = (my_trumps > 0)[row] & ~cards.is_trump
+        short_bonus = short_bonus * P["short_lead"] * (4 - np.minimum(r.card_len, 4))
         weak = p_win < 0.5
         lead = (P["lead_win"] * p_win + P["draw_master"] * master_trump_draw + P["draw_long"] * long_in_trumps * weak
                 + short_bonus * trump_mode
                 - P["guard_lead"] * suit_has_honour * weak + tie)
-        plain = np.where(leading[:, None], lead, follow)
+        plain = np.where(leading[row], lead, follow)
+        if not minimum.any():
+            return plain
         # MIN: avoid the trick, shed danger.
-        mini = -p_win + P["mu"] * self._danger(m) + _RANK[None, :] / 1000.0
-        score = np.where(minimum[:, None], mini, plain)
-        return pick(score, allowed)
+        mini = -p_win + P["mu"] * danger + _RANK_TIE[cards.card]
+        return np.where(minimum[row], mini, plain)
