@@ -7,6 +7,8 @@ sees more than its seat knows. All arrays have the batch as leading axis.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from sergeant_major_env.cards import SUIT_MASKS, TRUMPS, above, bits_to_bool, highest
@@ -31,9 +33,14 @@ _CARD_WIDTH = SEGMENTS["exchange_received"].stop
 assert _CARD_WIDTH == 11 * 52
 
 
-def _segment_ints(obs: np.ndarray, name: str) -> np.ndarray:
-    """A scaled segment back in natural units (observation.SCALES)."""
-    return np.rint(obs[:, SEGMENTS[name]] * SCALES[name]).astype(np.int16)
+def _scaled_segment(name: str, column: int | None = None) -> functools.cached_property:
+    """A View attribute decoded on first use: a scaled segment back in natural units
+    (observation.SCALES), int16[B, width] (or one column of it)."""
+    def decode(self: "View") -> np.ndarray:
+        ints = np.rint(self._segment(name) * SCALES[name]).astype(np.int16)
+        return ints if column is None else ints[:, column]
+    decode.__doc__ = f"int16: the observation's {name!r} in natural units."
+    return functools.cached_property(decode)
 
 
 def _one_hot_index(block: np.ndarray) -> np.ndarray:
@@ -42,15 +49,20 @@ def _one_hot_index(block: np.ndarray) -> np.ndarray:
 
 
 class View:
-    """What one seat knows in each of B games (see the module docstring)."""
+    """What one seat knows in each of B games (see the module docstring).
+
+    The card sets, the decision and the mode are decoded at once; the other numbers on first
+    use (an agent reads few of them, and each costs numpy calls on every batch)."""
 
     def __init__(self, obs: np.ndarray) -> None:
         obs = np.asarray(obs, dtype=np.float32)
         n = obs.shape[0]
         self.n = n
-        packed = np.zeros((n, 11, 8), dtype=np.uint8)
-        packed[:, :, :7] = np.packbits(obs[:, :_CARD_WIDTH].reshape(n, 11, 52) > 0.5, axis=2, bitorder="little")
-        planes = packed.view("<u8")[:, :, 0].astype(np.uint64)
+        self._obs, self._index = obs, None  # the observations, and this view's rows of them (None: all)
+        # Each card plane padded to 64 bits, so that one flat packbits gives the uint64 sets.
+        bits = np.zeros((n, 11, 64), dtype=bool)
+        np.greater(obs[:, :_CARD_WIDTH].reshape(n, 11, 52), 0.5, out=bits[:, :, :52])
+        planes = np.packbits(bits.reshape(-1), bitorder="little").view("<u8").reshape(n, 11).astype(np.uint64)
         self.hand = planes[:, 0]
         self.played = planes[:, 1:4]          # by relative seat
         self.trick_sets = planes[:, 4:7]      # by position
@@ -61,15 +73,6 @@ class View:
         self.received = planes[:, 10]
         self.decision = _one_hot_index(obs[:, SEGMENTS["decision"]] > 0.5)
         self.mode = _one_hot_index(obs[:, SEGMENTS["mode"]] > 0.5).astype(np.int64)
-        self.role = _one_hot_index((obs[:, SEGMENTS["roles"]] > 0.5).reshape(n * 3, 3)).reshape(n, 3)  # role of each rel seat
-        self.targets = _segment_ints(obs, "targets")
-        self.tricks_won = _segment_ints(obs, "tricks_won")
-        self.leader = _one_hot_index(obs[:, SEGMENTS["trick_leader"]] > 0.5)  # rel seat, -1 before play
-        self.exchange_done = _segment_ints(obs, "exchange_done")  # pairs 0>1 0>2 1>0 1>2 2>0 2>1
-        self.prev_points = _segment_ints(obs, "prev_points")
-        self.scores = _segment_ints(obs, "scores")
-        self.deal = _segment_ints(obs, "deal")[:, 0]
-        self.modes_available = obs[:, SEGMENTS["modes_available"]][:, :6] > 0.5  # own modes
         self.trumps = TRUMPS[np.where(self.mode >= 0, self.mode, 6)]  # trump set, 0 if none
         self.position = (self.trick >= 0).sum(axis=1)  # my position in the current trick
         played_all = np.bitwise_or.reduce(self.played, axis=1)
@@ -79,11 +82,41 @@ class View:
         self.unseen = ALL_CARDS & ~self.hand & ~self.gone
         """Cards that other seats may still hold (or the playmaker discarded)."""
 
+    def _segment(self, name: str) -> np.ndarray:
+        """This view's rows of one observation segment."""
+        segment = self._obs[:, SEGMENTS[name]]
+        return segment if self._index is None else segment[self._index]
+
+    @functools.cached_property
+    def role(self) -> np.ndarray:
+        """int8[B, 3]: the role of each relative seat (R5: 0 dealer, 1 playmaker, 2 third)."""
+        return _one_hot_index((self._segment("roles") > 0.5).reshape(self.n * 3, 3)).reshape(self.n, 3)
+
+    @functools.cached_property
+    def leader(self) -> np.ndarray:
+        """int8[B]: the relative seat that led the current trick, -1 before play."""
+        return _one_hot_index(self._segment("trick_leader") > 0.5)
+
+    @functools.cached_property
+    def modes_available(self) -> np.ndarray:
+        """bool[B, 6]: the modes this seat has still to choose as playmaker (R8)."""
+        return self._segment("modes_available")[:, :6] > 0.5
+
+    targets = _scaled_segment("targets")
+    tricks_won = _scaled_segment("tricks_won")
+    exchange_done = _scaled_segment("exchange_done")  # pairs 0>1 0>2 1>0 1>2 2>0 2>1
+    prev_points = _scaled_segment("prev_points")
+    scores = _scaled_segment("scores")
+    deal = _scaled_segment("deal", column=0)
+
     def rows(self, index: np.ndarray) -> "View":
         """A view of some games only (same attributes, fewer rows)."""
         sub = object.__new__(View)
         for key, value in self.__dict__.items():
-            sub.__dict__[key] = value[index] if isinstance(value, np.ndarray) else value
+            if key not in ("_obs", "_index"):
+                sub.__dict__[key] = value[index] if isinstance(value, np.ndarray) else value
+        sub._obs = self._obs
+        sub._index = index if self._index is None else self._index[index]
         sub.n = len(index)
         return sub
 

@@ -156,6 +156,27 @@ def test_view_decodes_the_observation():
     np.testing.assert_array_equal(highest(np.uint64(0)), -1)
 
 
+def test_view_rows_read_the_same_numbers_as_the_whole_view():
+    """View.rows: a view of some games reads every attribute as the whole view's rows, whether the
+    attribute was decoded before the rows were taken or is decoded later (on first use), and a
+    view of a view's rows as well."""
+    rng = np.random.default_rng(4)
+    state = engine.init(engine.game_seeds(30, 24), Rules(num_deals=2))
+    for _ in range(120):
+        engine.step(state, random_member(engine.legal_bits(state), rng))
+    whole = View(observe(state, np.maximum(state.to_act, 0)))
+    names = ("hand", "played", "trick", "talon", "discards", "given", "received", "decision", "mode", "trumps",
+             "position", "unseen", "role", "leader", "modes_available", "targets", "tricks_won", "exchange_done",
+             "prev_points", "scores", "deal")
+    early = View(observe(state, np.maximum(state.to_act, 0)))
+    early.role, early.prev_points  # decoded before the rows are taken
+    index = np.array([20, 3, 3, 11, 0])
+    for sub in (whole.rows(index), early.rows(index), whole.rows(np.arange(24)[::-1]).rows(23 - index)):
+        assert sub.n == index.size
+        for name in names:
+            np.testing.assert_array_equal(getattr(sub, name), getattr(whole, name)[index], err_msg=name)
+
+
 def test_legal_sets_roundtrip():
     mask = np.zeros((3, NUM_ACTIONS), dtype=bool)
     mask[0, [0, 51]] = True
