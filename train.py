@@ -1,6 +1,6 @@
 """Train a 3-5-8 player with MaskablePPO (sb3-contrib) over the batched SergeantMajorVecEnv.
 
-    python train.py                                    # the default run: ~8 min on 2 CPU cores
+    python train.py                                    # the default run: beats the heuristic, ~15 min on 2 cores
     python train.py --total-timesteps 200000 --option num_deals=3 --name quick
     python train.py --opponents heuristic=1,self=1 --no-curriculum
     python train.py --resume runs/quick                # continue a run (its own options) from its checkpoint
@@ -25,12 +25,19 @@ Curriculum (on by default, --no-curriculum to turn it off): during the first
 only (random and greedy, at their --opponents weights) to the full --opponents weights, which
 then hold to the end. Without weak members in the pool the weights are constant.
 
-Imitation warm start (--imitate heuristic; off by default): before PPO, the network learns
-to copy an agent's moves (behaviour cloning: cross-entropy of the masked logits) and the
-value network the returns of its games, over --imitate-steps decisions of games the teacher
-plays in all three seats (each seat's decisions labelled, from the raw engine:
-training/imitation.py). PPO then starts from a player close to the teacher instead of
-from random play (see the longer recipe below).
+Imitation warm start (--imitate heuristic, the default; --imitate none starts PPO from random
+play): before PPO, the network learns to copy an agent's moves (behaviour cloning:
+cross-entropy of the masked logits) and the value network the returns of its games, over
+--imitate-steps decisions of games the teacher plays in all three seats (each seat's
+decisions labelled, from the raw engine, in shuffled rounds of --imitate-round decisions with
+a falling learning rate: training/imitation.py). PPO then starts from a player close to the
+teacher instead of from random play.
+
+The defaults are one measured run (README.md, "Training"): 1.2M imitated decisions of the
+heuristic (ReLU 128x128 networks), then 3M PPO timesteps against two heuristics (the player
+to beat), 512 games at once, 2 epochs a rollout (the update is most of the CPU), a small
+learning rate annealed to 0 and a small entropy bonus, so PPO refines the imitated player
+instead of unlearning it.
 
 Evaluation: at the start and every --eval-every timesteps the learner (its most likely
 legal action, no sampling: agents.PPOAgent on the live model) plays --eval-games
@@ -81,32 +88,21 @@ history are reloaded from RUN. Output goes to RUN unless --out names a new folde
 --resume loads the run's own SB3 checkpoint with MaskablePPO.load, which unpickles it:
 resume only runs you trust (your own). Nothing else train.py reads unpickles.
 
-Interrupts: Ctrl-C (SIGINT) or SIGTERM finishes the current env step (or imitation chunk;
+Interrupts: Ctrl-C (SIGINT) or SIGTERM finishes the current env step (or imitation pass;
 an evaluation in progress is dropped), then saves a checkpoint, the model files and a
 summary marked "interrupted", prints the --resume command and exits with status 130
 (SIGINT) or 143 (SIGTERM). The PPO update of the unfinished rollout is lost: at most
 --num-envs x --n-steps timesteps are counted but not learned from. An interrupted
 imitation continues, with the steps still to do, on --resume.
 
-Longer recipe, aimed at beating "heuristic" in duplicate evaluation (about 2.5 hours on this
-2-core machine: ~10 min of imitation, then 25M PPO timesteps at ~3-4k env steps/s against
-heuristic-heavy opponents and the league, no curriculum since imitation already starts strong):
-
-    python train.py --name long --imitate heuristic --imitate-steps 4000000 \
-        --total-timesteps 25000000 --num-envs 512 --n-steps 16 --batch-size 1024 --net-arch 256,256 \
-        --learning-rate 3e-4 --anneal-lr --ent-coef 0.003 --no-curriculum \
-        --opponents greedy=1,heuristic=4,self=3 --snapshot-every 50 --league-size 8 \
-        --eval-every 2000000 --eval-games 600 --checkpoint-every 2000000
-
-Its 19-minute version (the same options but --imitate-steps 2000000 --total-timesteps 3000000
---snapshot-every 25 --league-size 5 --eval-every 1000000 --checkpoint-every 1000000) went from
--7.9 points/game against heuristic,heuristic after imitation to +2.3 [+0.7, +3.9] after PPO
-(final evaluation, 600 games), and +1.8 [+0.7, +2.9] on other deals
-(evaluate.py --agents ppo:runs/NAME,heuristic,heuristic --games 1200 --seed 0).
+Longer runs: more imitation (--imitate-steps), wider networks (--net-arch 256,256) and more
+PPO timesteps, with the league in the pool (--opponents heuristic=3,self=1); README.md says
+what has been measured.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -149,9 +145,9 @@ def build_parser() -> options.OneLineParser:
         prog="train.py", description=__doc__.split("\n\n")[0].strip(), epilog="\n\n".join(__doc__.split("\n\n")[1:]),
         formatter_class=options.HelpFormatter)
     option = parser.add_argument_group("run").add_argument
-    option("--total-timesteps", type=integer(1), default=2_000_000, metavar="T",
+    option("--total-timesteps", type=integer(1), default=3_000_000, metavar="T",
            help="learner decisions (env steps) to train for, in all (--resume may raise it)")
-    option("--num-envs", type=integer(1, 1_000_000), default=256, metavar="N", help="games played in parallel")
+    option("--num-envs", type=integer(1, 1_000_000), default=512, metavar="N", help="games played in parallel")
     option("--seed", type=seed_argument, default=0, metavar="S", help="seed of everything, 0 to 2**63-1")
     option("--option", "--options", dest="option", action="extend", nargs="+", default=[], metavar="NAME=VALUE",
            help="rule options (RULES.md section 9), e.g. num_deals=3 exchanges=false")
@@ -164,7 +160,7 @@ def build_parser() -> options.OneLineParser:
     option("--no-progress", action="store_true", help="no progress bar")
 
     option = parser.add_argument_group("opponents").add_argument
-    option("--opponents", default="random=1,greedy=1,heuristic=2,self=2", metavar="NAME=W,...",
+    option("--opponents", default="heuristic=1", metavar="NAME=W,...",
            help="opponent pool and weights: agents.make_agent names and 'self', the league of learner snapshots")
     option("--opponent-pairs", choices=("same", "independent"), default="same",
            help="same: one pool member plays both opponent seats of a game; independent: one draw per seat")
@@ -178,12 +174,12 @@ def build_parser() -> options.OneLineParser:
            help="snapshots play a sample of their masked policy, or its most likely action")
 
     option = parser.add_argument_group("imitation warm start").add_argument
-    option("--imitate", default="none", metavar="AGENT",
+    option("--imitate", default="heuristic", metavar="AGENT",
            help="before PPO, copy this agent's moves and fit the value to its returns ('heuristic', ...)")
-    option("--imitate-steps", type=integer(0), default=1_000_000, metavar="T",
+    option("--imitate-steps", type=integer(0), default=1_200_000, metavar="T",
            help="teacher decisions to learn from (not counted in --total-timesteps)")
-    option("--imitate-lr", type=number(0, 1, low_open=True), default=1e-3, metavar="LR", help="imitation learning rate")
-    option("--imitate-epochs", type=integer(1), default=2, metavar="E", help="passes over each round of teacher decisions")
+    option("--imitate-lr", type=number(0, 1, low_open=True), default=3e-3, metavar="LR", help="imitation learning rate")
+    option("--imitate-epochs", type=integer(1), default=4, metavar="E", help="passes over each round of teacher decisions")
     option("--imitate-round", type=integer(1), default=300_000, metavar="L",
            help="teacher decisions gathered, then fitted in shuffled minibatches (memory: ~3.7 kB each)")
 
@@ -192,22 +188,23 @@ def build_parser() -> options.OneLineParser:
            help="hidden layer sizes of the policy and of the (separate) value network")
     option("--activation", choices=("relu", "tanh"), default="relu",
            help="activation of the hidden layers (SB3's default is tanh; relu imitated better)")
-    option("--learning-rate", type=number(0, 1, low_open=True), default=3e-4, metavar="LR", help="Adam learning rate")
-    option("--anneal-lr", action="store_true", help="decay the learning rate linearly to 0 over the run")
+    option("--learning-rate", type=number(0, 1, low_open=True), default=2e-4, metavar="LR", help="Adam learning rate")
+    option("--anneal-lr", action=argparse.BooleanOptionalAction, default=True,
+           help="decay the learning rate linearly to 0 over the run (default on; --no-anneal-lr keeps it constant)")
     option("--n-steps", type=integer(1), default=16, metavar="K", help="steps per game slot per rollout")
     option("--batch-size", type=integer(2), default=1024, metavar="B", help="minibatch size")
-    option("--n-epochs", type=integer(1), default=4, metavar="E", help="epochs per rollout")
+    option("--n-epochs", type=integer(1), default=2, metavar="E", help="epochs per rollout")
     option("--gamma", type=number(0, 1), default=0.995, help="discount factor")
     option("--gae-lambda", type=number(0, 1), default=0.95, help="GAE lambda")
     option("--clip-range", type=number(0, 1, low_open=True), default=0.2, help="PPO clip range")
     option("--reward-scale", type=number(0, low_open=True), default=1.0, metavar="C",
            help="PPO's rewards are each deal's points times C (logged returns stay in points)")
-    option("--ent-coef", type=number(0), default=0.01, help="entropy bonus coefficient")
+    option("--ent-coef", type=number(0), default=0.003, help="entropy bonus coefficient")
     option("--vf-coef", type=number(0), default=0.5, help="value loss coefficient")
     option("--max-grad-norm", type=number(0, low_open=True), default=0.5, help="gradient clipping norm")
 
     option = parser.add_argument_group("evaluation and checkpoints").add_argument
-    option("--eval-every", type=integer(0), default=500_000, metavar="T",
+    option("--eval-every", type=integer(0), default=1_000_000, metavar="T",
            help="timesteps between evaluations (0: only the final one)")
     option("--eval-games", type=integer(1), default=180, metavar="G",
            help="games per evaluation table, rounded up to a multiple of 6")

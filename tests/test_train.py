@@ -46,7 +46,8 @@ train = _load_script(ROOT / "train.py")
 
 TINY = ["--num-envs", "8", "--option", "num_deals=1", "--eval-games", "12", "--final-eval-games", "12",
         "--eval-every", "256", "--snapshot-every", "1", "--n-steps", "32", "--batch-size", "128",
-        "--no-progress"]
+        "--opponents", "random=1,greedy=1,heuristic=2,self=2", "--imitate-steps", "256", "--no-progress"]
+"""Small runs: every pool kind (the league too) and a short imitation, whatever the defaults are."""
 
 
 @pytest.fixture(scope="module")
@@ -470,7 +471,7 @@ def test_a_signal_saves_the_run_and_resume_continues_it(tmp_path, stop, status):
     out = tmp_path / "run"
     process = subprocess.Popen(
         [sys.executable, str(ROOT / "train.py"), "--out", str(out), "--total-timesteps", "10000000",
-         "--checkpoint-every", "0", "--eval-every", "0", "--opponents", "random", *TINY],
+         "--checkpoint-every", "0", "--eval-every", "0", *TINY, "--opponents", "random", "--imitate", "none"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert process.stdout.readline().startswith("training ")  # printed just before model.learn
