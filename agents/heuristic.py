@@ -131,17 +131,17 @@ def _mode_features(hand: np.ndarray, gain: np.ndarray | None = None) -> np.ndarr
     voids = (length == 0).sum(axis=1)
     singletons = (length == 1).sum(axis=1)
     gain = np.zeros(n) if gain is None else gain
-    for s in range(4):
-        feats[:, s] = np.stack([
-            np.ones(n), length[:, s], ace[:, s], king[:, s], queen[:, s], jack[:, s], length[:, s] >= 3,
-            total_aces - ace[:, s], total_kings - king[:, s], voids - (length[:, s] == 0),
-            singletons - (length[:, s] == 1), gain], axis=1)
-    feats[:, NT, :8] = np.stack([
+    # np.array of a list of equal-shaped arrays (one C call) stacks them on a new first axis.
+    feats[:, :4] = np.array([  # the four trump suits at once
+        np.ones((n, 4)), length, ace, king, queen, jack, length >= 3,
+        total_aces[:, None] - ace, total_kings[:, None] - king, voids[:, None] - (length == 0),
+        singletons[:, None] - (length == 1), np.broadcast_to(gain[:, None], (n, 4))], dtype=np.float64).transpose(1, 2, 0)
+    feats[:, NT, :8] = np.array([
         np.ones(n), total_aces, total_kings, queen.sum(axis=1), jack.sum(axis=1), length.max(axis=1),
-        h[:, :, :5].sum(axis=(1, 2)), (ace + king > 0).sum(axis=1)], axis=1)
-    feats[:, MIN, :10] = np.stack([
+        h[:, :, :5].sum(axis=(1, 2)), (ace + king > 0).sum(axis=1)], dtype=np.float64).T
+    feats[:, MIN, :10] = np.array([
         np.ones(n), h[:, :, :3].sum(axis=(1, 2)), h[:, :, 3:6].sum(axis=(1, 2)), h[:, :, 6:9].sum(axis=(1, 2)),
-        jack.sum(axis=1), queen.sum(axis=1), total_kings, total_aces, voids, length.max(axis=1)], axis=1)
+        jack.sum(axis=1), queen.sum(axis=1), total_kings, total_aces, voids, length.max(axis=1)], dtype=np.float64).T
     return feats
 
 
