@@ -337,11 +337,10 @@ def ruled_out(rules: Rules, trick: np.ndarray, mode: np.ndarray, cards: np.ndarr
     trick before the card, by position): a card of class k (:func:`play_classes`) rules out the
     classes before k (R13: a void in the led suit; R14: no trump either; the R15 options:
     nothing that could beat the table). Leading shows nothing. Kept in ``State.shown_out``."""
+    if not (rules.must_overtake or rules.must_overtrump):  # whole suits: the suits alone decide
+        return _SUITS_RULED_OUT[mode, trick[:, 0] // 13, np.asarray(cards) // 13]
     card = bit(cards)
     classes = play_classes(rules, trick, mode)
-    if len(classes) == 3:  # the rule book's default: led suit (R13), trumps (R14), any card
-        led_suit, trumps = classes[0], classes[1]  # both empty when leading
-        return np.where(card & led_suit, _NONE, led_suit | np.where(card & trumps, _NONE, trumps))
     found = trick[:, 0] < 0  # leading shows nothing
     shown = np.zeros(card.shape, dtype=np.uint64)
     for cards_of_class in classes[:-1]:  # the last class (any card) rules out nothing
@@ -367,6 +366,24 @@ def _ruled_out_one(classes: list[int], card: int) -> int:
             break
         shown |= cards
     return shown
+
+
+def _suits_ruled_out() -> np.ndarray:
+    """uint64[mode, led suit, card suit]: :func:`ruled_out` under the rule book's default
+    rules, where every class of :func:`play_classes` is a whole suit (the led suit, trumps,
+    any card), so that the suits alone decide it; computed from play_classes itself. Index -1
+    (mode not chosen; nothing led) is the last row, as numpy reads negative indices."""
+    table = np.zeros((7, 5, 4), dtype=np.uint64)
+    for mode in range(-1, 6):
+        for led in range(-1, 4):
+            trick = np.array([[13 * led if led >= 0 else -1, -1, -1]], dtype=np.int8)
+            classes = _class_ints(play_classes(Rules(), trick, np.array([mode], dtype=np.int8)))
+            for suit in range(4):
+                table[mode, led, suit] = _ruled_out_one(classes, 13 * suit + 12)  # any card of the suit
+    return table
+
+
+_SUITS_RULED_OUT = _suits_ruled_out()
 
 
 def legal_bits(state: State, games: np.ndarray | None = None) -> np.ndarray:
@@ -628,7 +645,10 @@ def _play_one(state: State, game: int, card: int) -> None:
     position = (seat - leader) % 3  # 0 for the leader, then clockwise
     one = slice(game, game + 1)
     if position:  # a lead shows nothing
-        shown = _ruled_out_one(_class_ints(play_classes(state.rules, state.trick[one], state.mode[one])), card)
+        if state.rules.must_overtake or state.rules.must_overtrump:
+            shown = _ruled_out_one(_class_ints(play_classes(state.rules, state.trick[one], state.mode[one])), card)
+        else:  # whole suits, as in ruled_out
+            shown = _SUITS_RULED_OUT.item(state.mode.item(game), state.trick.item(game, 0) // 13, card // 13)
         if shown:
             state.shown_out[game, seat] = state.shown_out.item(game, seat) | shown
     state.trick[game, position] = card
