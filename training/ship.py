@@ -132,9 +132,10 @@ def measure_strength(policy, tables: list[tuple[str, int]], seed: int, rules, pr
                              names=[LEARNED, opponent, f"{opponent}#2"])
         seconds = time.perf_counter() - start
         stats = result.agent(LEARNED)
+        shown = next(entry for entry in result.to_dict()["agents"] if entry["name"] == LEARNED)  # as evaluate.py's JSON
         strength[opponent] = {
-            "mean_points": stats.mean_points, "ci95": stats.ci95, "win_rate": stats.win_rate,
-            "mean_place": stats.mean_place, "games": result.games, "groups": stats.groups, "seed": seed,
+            "mean_points": shown["mean_points"], "ci95": shown["ci95"], "win_rate": shown["win_rate"],
+            "mean_place": shown["mean_place"], "games": result.games, "groups": stats.groups, "seed": seed,
             "seconds": round(seconds, 1),
             "command": f"python evaluate.py --agents {LEARNED},{opponent},{opponent} --games {result.games} "
                        f"--seed {seed}",
