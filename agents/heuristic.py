@@ -194,6 +194,7 @@ def plan_values(coefs: np.ndarray = MODE_COEFS) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- the cards scored
 
+_OPPONENTS = np.arange(2)        # left, right
 _TIE = -_RANK / 100.0            # play: the lower of equal scores
 _RANK_TIE = _RANK / 1000.0       # discards, returns, MIN play: the higher of equal scores
 
@@ -215,7 +216,11 @@ class _Cards:
         self.legal = legal_b[self.row, self.card]
         self.suit = _SUIT[self.card]
         self.rank = _RANK[self.card]
-        self.is_trump = self.suit == v.mode[self.row]  # modes 4, 5 and -1 have no trump suit
+        self.mode = v.mode[self.row]
+        self.decision = v.decision[self.row]
+        self.is_trump = self.suit == self.mode  # modes 4, 5 and -1 have no trump suit
+        self.minimum = self.mode == MIN
+        self.any_min = bool((v.mode == MIN).any())
 
     def per_suit(self, table: np.ndarray) -> np.ndarray:
         """``table[game, suit]`` ([B, 4, ...]) at each entry."""
@@ -334,13 +339,14 @@ class HeuristicAgent:
         actions = np.zeros(v.n, dtype=np.int64)
         legal = legal_sets(legal_mask)
         # Returns, discards and play read the cards the same way: one pass over their games.
-        kinds = ((v.decision == MODE_DECISION, self._mode), (v.decision == GIVE_DECISION, self._give),
-                 (v.decision >= RETURN_DECISION, self._card_decisions))
-        for games, handler in kinds:
-            rows = np.flatnonzero(games)
-            if rows.size:
-                sub = v if rows.size == v.n else v.rows(rows)
-                actions[rows] = handler(sub, legal[rows], legal_mask[rows], rng)
+        group = np.minimum(v.decision, RETURN_DECISION)  # -1 (no decision), mode, give, the card decisions
+        counts = np.bincount(group + 1, minlength=4).tolist()
+        for g, handler in enumerate((self._mode, self._give, self._card_decisions)):
+            if counts[g + 1] == v.n and v.n:  # the whole batch
+                actions[:] = handler(v, legal, legal_mask, rng)
+            elif counts[g + 1]:
+                rows = np.flatnonzero(group == g)
+                actions[rows] = handler(v.rows(rows), legal[rows], legal_mask[rows], rng)
         return ensure_legal(actions, legal_mask)
 
     # ------------------------------------------------------------------ mode
@@ -364,14 +370,14 @@ class HeuristicAgent:
         cards = _Cards(v, legal)
         r = _Reading(v, cards)
         fv = self._future_value(cards, r)
-        danger = self._danger(r) if (v.mode == MIN).any() else None
+        danger = self._danger(r) if cards.any_min else None
+        counts = np.bincount(v.decision - RETURN_DECISION, minlength=3).tolist()
         score = None
         for decision, scores in ((PLAY_DECISION, self._play), (DISCARD_DECISION, self._discard),
                                  (RETURN_DECISION, self._return)):
-            games = v.decision == decision
-            if games.any():
+            if counts[decision - RETURN_DECISION]:
                 kind_score = scores(v, cards, r, fv, danger)
-                score = kind_score if score is None else np.where(games[cards.row], kind_score, score)
+                score = kind_score if score is None else np.where(cards.decision == decision, kind_score, score)
         return cards.best_legal(score)
 
     # ------------------------------------------------------------------ card values
@@ -383,8 +389,8 @@ class HeuristicAgent:
         honour = np.where(k == 0, 1.0, np.where((k == 1) & (length >= 2), P["fv_k1"],
                                                   np.where((k == 2) & (length >= 3), P["fv_k2"], 0.0)))
         # Ruff risk of a side card: an opponent void in its suit holding a trump.
-        safe = (1.0 - r.void[:, 0] * r.has_trump[:, 0][:, None]) * (1.0 - r.void[:, 1] * r.has_trump[:, 1][:, None])
-        side = honour * cards.per_suit(safe)
+        no_ruff = 1.0 - r.void * r.has_trump[:, :, None]  # [n, 2, 4] per opponent and suit
+        side = honour * cards.per_suit(no_ruff[:, 0] * no_ruff[:, 1])
         trump = P["fv_trump"] + (1.0 - P["fv_trump"]) * honour
         return np.where(cards.is_trump, trump, side)
 
@@ -392,8 +398,8 @@ class HeuristicAgent:
         """float[entries] (MIN): how likely each card is to be left the highest in a trick later."""
         share = (r.k_below + 0.5) / (r.k_above + r.k_below + 1.0)
         # If led now, the card wins unless an opponent must go over it (no lower card, a higher one).
-        nh, nl = r.no_higher, r.no_lower
-        lead_win = (1.0 - nl[:, 0] * (1.0 - nh[:, 0])) * (1.0 - nl[:, 1] * (1.0 - nh[:, 1]))
+        not_forced_over = 1.0 - r.no_lower * (1.0 - r.no_higher)  # [entries, 2]
+        lead_win = not_forced_over[:, 0] * not_forced_over[:, 1]
         w = self.params["danger_lead"]
         return (1.0 - w) * share + w * lead_win
 
@@ -434,59 +440,55 @@ class HeuristicAgent:
         return -keep
 
     def _discard(self, v: View, cards: _Cards, r: _Reading, fv: np.ndarray, danger: np.ndarray | None) -> np.ndarray:
-        minimum = v.mode == MIN
-        nt = (v.mode == NT)[cards.row]
+        nt = cards.mode == NT
         length_bonus = np.where(nt, self.params["nt_length_discard"] * np.maximum(r.card_len - 3, 0), 0.0)
         keep = fv + 2.0 * cards.is_trump + length_bonus + _RANK_TIE[cards.card]
-        if not minimum.any():
+        if not cards.any_min:
             return -keep
         shed = danger + self.params["min_short"] * (r.card_len <= 2) + _RANK_TIE[cards.card]
-        return np.where(minimum[cards.row], shed, -keep)
+        return np.where(cards.minimum, shed, -keep)
 
     # ------------------------------------------------------------------ play
 
-    def _not_beat(self, cards: _Cards, r: _Reading, f: int, led_trump: np.ndarray, ruffing: np.ndarray,
-                  minimum: np.ndarray) -> np.ndarray:
-        """float[entries]: P(opponent f (0 left, 1 right) does not beat each card), given how it is
-        played (``led_trump``, ``minimum``: per entry)."""
-        nh = r.no_higher[:, f]             # no higher card of the suit
-        nl = r.no_lower[:, f]              # no lower card of the suit
-        has_trump = r.has_trump[cards.row, f]
+    @staticmethod
+    def _not_beat(cards: _Cards, r: _Reading, trump_trick: np.ndarray, ruffing: np.ndarray) -> np.ndarray:
+        """float[entries, 2]: P(each opponent (0 left, 1 right) does not beat each card), given how it
+        is played (``trump_trick``: per entry; ``ruffing``: [entries, 2])."""
+        nh = r.no_higher                   # no higher card of the suit
+        nl = r.no_lower                    # no lower card of the suit
+        has_trump = r.has_trump[cards.row]
         plain = nh * (1.0 - nl * has_trump)                     # a side card: higher card, or void and ruff
         trump_led = nh                                          # a trump in a trump trick
-        return np.where(minimum, 1.0 - nl * (1.0 - nh),         # MIN: beats only when forced over
-                        np.where(cards.is_trump, np.where(led_trump, trump_led, ruffing), plain))
+        return np.where(cards.minimum[:, None], 1.0 - nl * (1.0 - nh),  # MIN: beats only when forced over
+                        np.where(cards.is_trump[:, None], np.where(trump_trick[:, None], trump_led, ruffing), plain))
 
     def _play(self, v: View, cards: _Cards, r: _Reading, fv: np.ndarray, danger: np.ndarray | None) -> np.ndarray:
         row = cards.row
-        minimum = v.mode == MIN
         best, _ = trick_best(v.trick, v.mode)
         leading = best < 0
         best_c = np.maximum(best, 0)
-        led_suit = np.where(leading, -1, v.trick[:, 0] // 13)
+        led_suit = v.trick[:, 0] // 13  # -1 when leading
         trump_suit = np.where(v.mode < 4, v.mode, -2)
-        trump_trick = leading | (led_suit == trump_suit)
+        trump_trick = (leading | (led_suit == trump_suit))[row]
         best_trump = (best_c // 13 == trump_suit) & ~leading
         # Cards that beat the best card so far (every card when leading).
         higher = (cards.suit == (best_c // 13)[row]) & (cards.rank > (best_c % 13)[row])
         beats = leading[row] | higher | (cards.is_trump & ~best_trump[row])
-        remaining = 2 - v.position  # players still to play after me
-        p_win = beats.astype(np.float64)
-        for f in range(2):
-            # A trump ruffing a side suit is beaten by an over-ruff: void in the led suit, higher trump.
-            void_led = r.void[np.arange(v.n), f, np.maximum(led_suit, 0)]
-            ruffing = 1.0 - void_led[row] * (1.0 - r.no_higher[:, f])
-            nb = self._not_beat(cards, r, f, trump_trick[row], ruffing, minimum[row])
-            p_win = p_win * np.where((remaining > f)[row], nb, 1.0)
+        remaining = (2 - v.position)[row]  # players still to play after me
+        # A trump ruffing a side suit is beaten by an over-ruff: void in the led suit, higher trump.
+        void_led = r.void[np.arange(v.n), :, np.maximum(led_suit, 0)][row]  # [entries, 2]
+        ruffing = 1.0 - void_led * (1.0 - r.no_higher)
+        not_beaten = np.where(remaining[:, None] > _OPPONENTS, self._not_beat(cards, r, trump_trick, ruffing), 1.0)
+        p_win = beats.astype(np.float64) * not_beaten[:, 0] * not_beaten[:, 1]
 
         tie = _TIE[cards.card]
-        trump_mode = (v.mode < 4)[row]
-        nt = (v.mode == NT)[row]
+        trump_mode = cards.mode < 4
+        nt = cards.mode == NT
         # Following (trumps, NT): the chance to win now minus the future value spent (unable to
         # win: the card with the least future value; in NT keep long suits).
         P = self.params
         losing = p_win <= 0
-        second = (v.position == 1)[row] & beats & ~minimum[row]
+        second = (remaining == 1) & beats & ~cards.minimum
         lam = np.where(nt, P["lam_nt"], P["lam"])
         follow = (p_win - lam * fv + tie - P["second_risk"] * second * (1.0 - p_win)
                   + losing * P["nt_length_follow"] * r.card_len * nt)
@@ -507,8 +509,8 @@ class HeuristicAgent:
                 + short_bonus * trump_mode
                 - P["guard_lead"] * suit_has_honour * weak + tie)
         plain = np.where(leading[row], lead, follow)
-        if not minimum.any():
+        if not cards.any_min:
             return plain
         # MIN: avoid the trick, shed danger.
         mini = -p_win + P["mu"] * danger + _RANK_TIE[cards.card]
-        return np.where(minimum[row], mini, plain)
+        return np.where(cards.minimum, mini, plain)
