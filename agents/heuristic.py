@@ -195,6 +195,7 @@ def plan_values(coefs: np.ndarray = MODE_COEFS) -> np.ndarray:
 # ----------------------------------------------------------------------------- the cards scored
 
 _OPPONENTS = np.arange(2)        # left, right
+_OPPONENT_CELLS = 52 * _OPPONENTS  # the two opponents' rows of a [n, 2, 52] table
 _TIE = -_RANK / 100.0            # play: the lower of equal scores
 _RANK_TIE = _RANK / 1000.0       # discards, returns, MIN play: the higher of equal scores
 
@@ -209,11 +210,12 @@ class _Cards:
     with the same operations per cell as on the full table (the same numbers, bit for bit)."""
 
     def __init__(self, v: View, legal: np.ndarray) -> None:
-        hand, legal_b = card_bools(v.hand), card_bools(legal)
         self.n = v.n
-        self.row, self.card = np.nonzero(hand | legal_b)
-        self.in_hand = hand[self.row, self.card]
-        self.legal = legal_b[self.row, self.card]
+        hand, legal = _bits64(v.hand), _bits64(legal)
+        cell = np.flatnonzero(hand | legal)  # 64 * game + card
+        self.row, self.card = cell >> 6, cell & 63
+        self.in_hand, self.legal = hand[cell], legal[cell]
+        self._legal_cells = cell[self.legal]
         self.suit = _SUIT[self.card]
         self.rank = _RANK[self.card]
         self.mode = v.mode[self.row]
@@ -229,9 +231,15 @@ class _Cards:
     def best_legal(self, score: np.ndarray) -> np.ndarray:
         """int64[B]: each game's legal card of highest score (first on ties), as ``pick`` on the
         [B, 52] table whose other cells are -inf."""
-        table = np.full((self.n, 52), -np.inf)
-        table[self.row[self.legal], self.card[self.legal]] = score[self.legal]
-        return table.argmax(axis=1)
+        table = np.full(self.n * 64, -np.inf)
+        table[self._legal_cells] = score[self.legal]
+        return table.reshape(self.n, 64).argmax(axis=1)
+
+
+def _bits64(sets: np.ndarray) -> np.ndarray:
+    """bool[B * 64]: the cards of uint64 sets ``[B]``, card c of game g at 64 * g + c (one unpacking;
+    flatnonzero then finds the cards faster than nonzero on a [B, 52] table)."""
+    return np.unpackbits(np.ascontiguousarray(sets, dtype="<u8").view(np.uint8), bitorder="little").view(bool)
 
 
 # ----------------------------------------------------------------------------- card reading
@@ -256,9 +264,10 @@ class _Reading:
         # unseen cards lie in it; later the playmaker's 4 discards are unseen to the others.)
         held = 16.0 - np.bitwise_count(v.played[:, 1:]).astype(np.float64)
         talon, given = self._placed(v, unseen)
-        placed = talon[:, 0] | talon[:, 1] | given[:, 0] | given[:, 1]
+        placed = np.bitwise_or.reduce(talon | given, axis=1)
+        some_placed = bool(placed.any())
         other = card_bools(unseen & ~placed)  # [n, 52] the unseen cards of unknown place
-        if placed.any():
+        if some_placed:
             known = (card_bools(given).view(np.uint8) << 1) | card_bools(talon).view(np.uint8)  # into _KNOWN_MASS
             mass = _KNOWN_MASS[known]  # [n, 2, 52] P(card with left / right) where known
             free = np.maximum(n_unseen - mass.sum(axis=1).sum(axis=1), 1.0)
@@ -269,10 +278,11 @@ class _Reading:
         # known mass for the placed ones, 0 for the cards that are not unseen. (A product with a
         # False may leave -0.0 for 0.0: only exp reads these sums, and exp(-0.0) is exp(0.0).)
         log_miss = other[:, None, :] * np.log(np.clip(1.0 - q, 1e-6, 1.0))[:, :, None]
-        if placed.any():
+        if some_placed:
             log_miss += _LOG_MISS_KNOWN[known]
         row, card = cards.row, cards.card
-        miss_at = log_miss[row, :, card]  # [entries, 2], before the sums
+        at_card = (104 * row + card)[:, None] + _OPPONENT_CELLS  # where each entry's card is in [n, 2, 52]
+        miss_at = log_miss.reshape(-1).take(at_card)  # [entries, 2], before the sums
         upto = _cumsum_by_rank(log_miss.reshape(n, 2, 4, 13))  # (in place for many games)
         total = upto[:, :, :, -1]                                       # [n, 2, 4]
         self.void = np.exp(total)                                       # f holds none of the suit
@@ -285,8 +295,9 @@ class _Reading:
         self.k_below = np.bitwise_count(unseen_at & BELOW[card]).astype(np.float64)
         self.card_len = cards.per_suit(suit_counts(v.hand).astype(np.float64))
         # [entries, 2]: f holds no unseen card above (below) the card in its suit
-        upto_at = upto.reshape(n, 2, 52)[row, :, card]
-        self.no_higher = np.exp(total[row, :, cards.suit] - upto_at)
+        upto = upto.reshape(-1)
+        upto_at = upto.take(at_card)
+        self.no_higher = np.exp(upto.take(at_card + (12 - card % 13)[:, None]) - upto_at)  # total - upto
         self.no_lower = np.exp(upto_at - miss_at)
 
     @staticmethod
