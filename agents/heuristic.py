@@ -194,6 +194,7 @@ def plan_values(coefs: np.ndarray = MODE_COEFS) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- the cards scored
 
+_GIVE_TRUMP = -10.0 - _RANK       # exchanges: a trump is given only when nothing else is held, the lowest first
 _OPPONENTS = np.arange(2)        # left, right
 _OPPONENT_CELLS = 52 * _OPPONENTS  # the two opponents' rows of a [n, 2, 52] table
 _TIE = -_RANK / 100.0            # play: the lower of equal scores
@@ -419,10 +420,9 @@ class HeuristicAgent:
     def _give(self, v: View, legal: np.ndarray, mask: np.ndarray, rng) -> np.ndarray:
         p = self.params["give_p"]  # P(a given unseen card is with the receiver): 16 of the 36 unseen
         n = v.n
-        mine = card_bools(v.hand).reshape(n, 4, 13)
-        unseen = card_bools(v.unseen).reshape(n, 4, 13)
-        received = card_bools(v.received).reshape(n, 4, 13)
-        given = card_bools(v.given).reshape(n, 4, 13)
+        # One unpacking for the six card sets read here: [n, 6, 4, 13].
+        sets = card_bools(np.array([v.hand, v.unseen, v.received, v.given, v.trumps, legal]).T).reshape(n, 6, 4, 13)
+        mine, unseen, received, given = sets[:, 0], sets[:, 1], sets[:, 2], sets[:, 3]
         ranks = np.arange(13)
         # A suit given in already: the receiver's top card came back, it holds nothing higher
         # than the highest card received in that suit (this exchange phase).
@@ -443,8 +443,8 @@ class HeuristicAgent:
         rows, suits = np.nonzero(mine.any(axis=2))
         score[rows, 13 * suits + lowest_mine[rows, suits]] = gain[rows, suits] - 0.01 * lowest_mine[rows, suits]
         # Trumps are given only when nothing else is held (the receiver would return its worst card).
-        score = np.where(card_bools(v.trumps), -10.0 - _RANK[None, :], score)
-        return pick(score, card_bools(legal))
+        score = np.where(sets[:, 4].reshape(n, 52), _GIVE_TRUMP, score)
+        return pick(score, sets[:, 5].reshape(n, 52))
 
     def _return(self, v: View, cards: _Cards, r: _Reading, fv: np.ndarray, danger: np.ndarray | None) -> np.ndarray:
         keep = fv + 2.0 * cards.is_trump + 0.01 * r.card_len + _RANK_TIE[cards.card]
