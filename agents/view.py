@@ -170,6 +170,6 @@ def pick(scores: np.ndarray, allowed: np.ndarray) -> np.ndarray:
 def trick_best(trick: np.ndarray, mode: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(card winning the trick so far, its position), -1 for empty tricks (R16, by the engine)."""
     position = trick_winner_position(trick, mode)
-    best = np.take_along_axis(trick, position[:, None], axis=1)[:, 0]
+    best = trick[np.arange(trick.shape[0]), position]
     played = trick[:, 0] >= 0
     return np.where(played, best, -1), np.where(played, position, -1)

@@ -1,17 +1,22 @@
 """Speed of the agents' batched ``act``: decisions per second at a given batch size.
 
     python benchmarks/agents_speed.py --batch 1024 random greedy heuristic
+    python benchmarks/agents_speed.py heuristic --batch 1 8 64 512      # one line per batch size
     python benchmarks/agents_speed.py --batch 64 --one-at-a-time pimc    # one decision at a time
 
-The batch is a snapshot of B games of a self-played table (heuristic, greedy, random in
-turn) taken at several moments, so it mixes every kind of decision as real play does;
-each agent decides for the whole batch repeatedly for ``--seconds``. Search agents (pimc)
+The batch is a snapshot of B games of random play, each stopped after a different number of
+moves, so it mixes every kind of decision and every stage of a game;
+each agent decides for the whole batch repeatedly for ``--seconds``. With several batch
+sizes the snapshot has as many games as the largest, and a smaller batch takes its games
+in turn, b at a time (so that small batches see many positions, as the vec env's opponent
+rounds do: their fixed cost per call is what a small batch measures). Search agents (pimc)
 decide from the state, for the games still in play.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import time
 from pathlib import Path
@@ -26,8 +31,6 @@ from sergeant_major_env.cards import random_member  # noqa: E402
 from sergeant_major_env.observation import observe  # noqa: E402
 from sergeant_major_env.policies import searches_state  # noqa: E402
 from sergeant_major_env.seeding import seed_argument  # noqa: E402
-
-
 
 
 def snapshot(batch: int, seed: int = 0) -> tuple[engine.State, np.ndarray, np.ndarray]:
@@ -54,8 +57,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("agents", nargs="*", default=["random", "greedy", "heuristic"], metavar="AGENT",
                         help="agents to time, agents.make_agent names (default: random greedy heuristic)")
-    parser.add_argument("--batch", type=int, default=1024, metavar="B",
-                        help="games in the snapshot each call decides for (default 1024)")
+    parser.add_argument("--batch", type=int, nargs="+", default=[1024], metavar="B",
+                        help="games each call decides for; several sizes give one line each (default 1024)")
     parser.add_argument("--seconds", type=float, default=2.0, metavar="S",
                         help="how long each agent is timed (default 2)")
     parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
@@ -64,34 +67,48 @@ def main() -> None:
                         help="search agents: decide for each game of the batch alone, the latency of one "
                              "decision (default: off, the whole batch at once)")
     args = parser.parse_args()
-    if args.batch < 1 or args.seconds <= 0:
-        parser.error(f"--batch must be at least 1 and --seconds positive, got --batch {args.batch} "
-                     f"--seconds {args.seconds:g}")
+    if min(args.batch) < 1 or args.seconds <= 0:
+        parser.error(f"--batch must be at least 1 and --seconds positive, got --batch "
+                     f"{' '.join(map(str, args.batch))} --seconds {args.seconds:g}")
     try:  # every agent is made before the (slow) snapshot: a bad name is a usage error
         agents = {name: make_agent(name) for name in args.agents}
     except ValueError as error:
         parser.error(str(error))
-    state, obs, mask = snapshot(args.batch, args.seed)
-    live = np.flatnonzero(state.phase != engine.OVER)
+    state, obs, mask = snapshot(max(args.batch), args.seed)
+    in_play = np.flatnonzero(state.phase != engine.OVER)
     rng = np.random.default_rng(args.seed)
     for name, agent in agents.items():
-        if searches_state(agent) and args.one_at_a_time:  # each game in play alone, in turn
+        for batch in args.batch:
+            decide, decisions = _decider(agent, state, obs, mask, in_play, batch, args.one_at_a_time, rng)
+            decide()  # warm-up (caches)
+            calls, start = 0, time.perf_counter()
+            while (elapsed := time.perf_counter() - start) < args.seconds:
+                decide()
+                calls += 1
+            print(f"{name:>12} B={batch:<5}: {calls * decisions / elapsed:12,.1f} decisions/s  "
+                  f"({1000 * elapsed / calls:.2f} ms per call for {decisions} decisions, "
+                  f"{1000 * elapsed / calls / decisions:.3f} ms per decision)")
+
+
+def _decider(agent, state: engine.State, obs: np.ndarray, mask: np.ndarray, in_play: np.ndarray, batch: int,
+             one_at_a_time: bool, rng: np.random.Generator):
+    """(a call that makes ``agent`` decide for ``batch`` games of the snapshot, the decisions it makes)."""
+    if searches_state(agent):  # search bots decide from the state, for games in play
+        live = in_play[:batch]
+        if one_at_a_time:  # each game alone, in turn
             def decide():
                 for game in live:
                     agent.act_on_state(state, game[None], rng)
-            decisions = live.size
-        elif searches_state(agent):  # search bots decide from the state, for the games in play
-            decide, decisions = (lambda: agent.act_on_state(state, live, rng)), live.size
-        else:
-            decide, decisions = (lambda: agent.act(obs, mask, rng)), args.batch
-        decide()  # warm-up (caches)
-        calls, start = 0, time.perf_counter()
-        while (elapsed := time.perf_counter() - start) < args.seconds:
-            decide()
-            calls += 1
-        print(f"{name:>12}: {calls * decisions / elapsed:12,.1f} decisions/s  "
-              f"({1000 * elapsed / calls:.2f} ms per call for {decisions} decisions, "
-              f"{1000 * elapsed / calls / decisions:.3f} ms per decision)")
+            return decide, live.size
+        return (lambda: agent.act_on_state(state, live, rng)), live.size
+    # The snapshot's games b at a time, in turn (the whole snapshot when b is its size).
+    starts = itertools.cycle(range(0, obs.shape[0] - batch + 1, batch))
+
+    def decide():
+        start = next(starts)
+        agent.act(obs[start:start + batch], mask[start:start + batch], rng)
+    return decide, batch
+
 
 if __name__ == "__main__":
     main()
