@@ -270,7 +270,7 @@ class _Reading:
         other = card_bools(unseen & ~placed)  # [n, 52] the unseen cards of unknown place
         if some_placed:
             known = (card_bools(given).view(np.uint8) << 1) | card_bools(talon).view(np.uint8)  # into _KNOWN_MASS
-            mass = _KNOWN_MASS[known]  # [n, 2, 52] P(card with left / right) where known
+            mass = _KNOWN_MASS.take(known)  # [n, 2, 52] P(card with left / right) where known
             free = np.maximum(n_unseen - mass.sum(axis=1).sum(axis=1), 1.0)
             q = np.clip((held - mass.sum(axis=2)) / free[:, None], 0.0, 1.0)  # [n, 2] per other card
         else:  # no mass placed (the same numbers: x - 0.0 is x)
@@ -280,7 +280,7 @@ class _Reading:
         # False may leave -0.0 for 0.0: only exp reads these sums, and exp(-0.0) is exp(0.0).)
         log_miss = other[:, None, :] * np.log(np.clip(1.0 - q, 1e-6, 1.0))[:, :, None]
         if some_placed:
-            log_miss += _LOG_MISS_KNOWN[known]
+            log_miss += _LOG_MISS_KNOWN.take(known)
         row, card = cards.row, cards.card
         at_card = (104 * row + card)[:, None] + _OPPONENT_CELLS  # where each entry's card is in [n, 2, 52]
         miss_at = log_miss.reshape(-1).take(at_card)  # [entries, 2], before the sums
