@@ -313,8 +313,9 @@ class _Reading:
         return talon & ~given, given
 
 
-_MANY_GAMES = 64
-"""From this many games on, _cumsum_by_rank adds rank by rank (measured faster than np.cumsum)."""
+_MANY_GAMES = 100
+"""From this many games on, _cumsum_by_rank adds rank by rank (measured: about even with
+np.cumsum at 100 games, 1.7x faster at 256, 2.4x at 512)."""
 
 
 def _cumsum_by_rank(x: np.ndarray) -> np.ndarray:
