@@ -261,3 +261,56 @@ def test_rollout_option_may_name_a_policy_with_a_colon():
         _option_items("worlds=4:runs")
     with pytest.raises(ValueError, match="seed must be an integer from 0"):
         make_agent("pimc:seed=-1")
+
+
+def test_pruning_drops_only_actions_clearly_behind_the_leader_world_by_world():
+    """prune=z: an action whose paired shortfall to the best is beyond z standard errors (a
+    spread of at least a quarter point) is not rolled out in the second half of the worlds."""
+    pimc = PIMCAgent(worlds=8, prune=1.5, rollout="greedy")
+    points = np.full((1, 58, 4), np.nan)
+    points[0, 0] = [1, 2, 1, 2]      # the leader
+    points[0, 1] = [0, 1, 0, 1]      # one point behind in every world: dropped
+    points[0, 2] = [2, 1, 1, 1]      # level on average: kept
+    points[0, 3] = [-5, 6, -5, 6]    # behind by 1.25 on average, but noisy: kept
+    kept = np.zeros((1, 58), dtype=bool)
+    kept[0, :4] = True
+    assert np.flatnonzero(pimc._clearly_worse(points, kept)[0]).tolist() == [1]
+    assert pimc._stages() == [(0, 4), (4, 8)] and PIMCAgent(worlds=8)._stages() == [(0, 8)]
+
+
+def test_pruned_search_still_plays_legally_and_keeps_the_best():
+    state, live = next(_positions(15, batch=8, every=30))
+    pimc = PIMCAgent(worlds=4, prune=1.5, rollout="greedy")
+    legal = engine.legal_bits(state, live)
+    values, kept = pimc.action_values(state, live, legal, pimc.streams(state, live))
+    mask = engine.legal_action_mask(state)[live]
+    assert (kept <= mask).all() and kept.any(axis=1).all()
+    assert np.isfinite(values[mask]).all() and np.isneginf(values[~mask]).all()
+    actions = pimc.act_on_state(state, live, None)
+    assert ((legal >> actions.astype(np.uint64)) & np.uint64(1)).all()
+
+
+def test_inference_needs_a_policy_with_probabilities():
+    """infer=NAME weights worlds by a policy's probabilities (agents.inference): the heuristic has none."""
+    with pytest.raises(ValueError, match="infer needs a policy with action probabilities"):
+        make_agent("pimc:infer=heuristic")
+    assert make_agent("pimc")._log_probs is None  # auto: the heuristic rollout gives no model
+    assert make_agent("pimc:infer=learned")._log_probs is not None
+
+
+def test_pimc_speed_times_a_table_against_another_checkout(tmp_path):
+    """benchmarks/pimc_speed.py --table --against TREE: both checkouts' runs and their ratio."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "benchmarks/pimc_speed.py", "--table", "--games", "6", "--num-deals", "1",
+                           "--agent", "pimc:worlds=2:rollout=greedy", "--against", str(root), "--repeat", "1"],
+                          cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len([line for line in lines if line.startswith("run 1")]) == 2 and "x faster" in lines[-1]
+    bad = subprocess.run([sys.executable, "benchmarks/pimc_speed.py", "--against", str(tmp_path)], cwd=root,
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "is not a checkout of this project" in bad.stderr.splitlines()[-1]
