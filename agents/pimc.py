@@ -65,7 +65,7 @@ import numpy as np
 from sergeant_major_env import engine
 from sergeant_major_env.cards import MODE_ACTION_OFFSET, NUM_ACTIONS, bits_to_bool, cards_to_bits, count, lowest
 from sergeant_major_env.observation import observe
-from sergeant_major_env.policies import decide
+from sergeant_major_env.policies import checked_actions, decide, needs_observations, searches_state
 from sergeant_major_env.seeding import check_seed
 from sergeant_major_env.worlds import sample_worlds
 
@@ -73,8 +73,8 @@ from .heuristic import plan_values
 from .inference import play_log_likelihoods, policy_log_probs, resample
 
 DEFAULTS = {"worlds": 16, "rollouts": 1, "rollout": "heuristic", "horizon": 0, "epsilon": 0.0, "prune": 0.0,
-            "infer": "auto", "infer_power": 0.5, "candidates": 4, "max_rows": 60_000, "seed": 0}
-POLICY_OPTIONS = ("rollout", "infer")
+            "others": "heuristic", "infer": "none", "infer_power": 0.5, "candidates": 4, "max_rows": 60_000, "seed": 0}
+POLICY_OPTIONS = ("rollout", "others", "infer")
 """Options whose value names an agent, which may hold colons itself (``ppo:RUN``)."""
 
 POLICY_ROWS = 1024
@@ -90,7 +90,8 @@ class PIMCAgent:
     name = "pimc"
 
     def __init__(self, worlds: int = 16, rollouts: int = 1, rollout: str | object = "heuristic", horizon: int = 0,
-                 epsilon: float = 0.0, prune: float = 0.0, infer: str | object = "auto", infer_power: float = 0.5,
+                 epsilon: float = 0.0, prune: float = 0.0, others: str | object = "heuristic",
+                 infer: str | object = "none", infer_power: float = 0.5,
                  candidates: int = 4, max_rows: int = 60_000, seed: int = 0) -> None:
         for label, value, low in (("worlds", worlds, 1), ("rollouts", rollouts, 1), ("horizon", horizon, 0),
                                   ("candidates", candidates, 1), ("max_rows", max_rows, 1)):
@@ -105,18 +106,23 @@ class PIMCAgent:
         self.worlds, self.rollouts, self.horizon = int(worlds), int(rollouts), int(horizon)
         self.epsilon, self.prune, self.max_rows = float(epsilon), float(prune), int(max_rows)
         self.rollout_policy = _policy(rollout, "rollout")
+        self.others_policy = self.rollout_policy if others == "rollout" else _policy(others, "others")
         self.infer_power, self.candidates = float(infer_power), int(candidates)
         self._log_probs = self._inference_model(infer)
         self._plan = plan_values()
 
     def _inference_model(self, infer: str | object):
         """The log-probabilities the worlds are weighted with (agents.inference), or None.
-        ``auto``: the rollout policy's, if it has probabilities (ppo:, learned); ``none``: no inference."""
+        ``auto``: those of the model of the other seats (``others``), else of ``rollout``, if it
+        has probabilities (ppo:, learned); ``none``: no inference."""
         if infer == "none":
             return None
-        policy = self.rollout_policy if infer == "auto" else _policy(infer, "infer")
+        if infer == "auto":
+            models = (policy_log_probs(policy) for policy in (self.others_policy, self.rollout_policy))
+            return next((model for model in models if model is not None), None)
+        policy = _policy(infer, "infer")
         log_probs = policy_log_probs(policy)
-        if log_probs is None and infer != "auto":
+        if log_probs is None:
             raise ValueError(f"pimc: infer needs a policy with action probabilities (learned, ppo:RUN), got "
                              f"{getattr(policy, 'name', policy)!r}")
         return log_probs
@@ -276,25 +282,55 @@ class PIMCAgent:
                 points[origin] = _partial_points(sims, seat)
                 return points
             legal = engine.legal_bits(sims)
-            engine.step(sims, self._rollout_actions(sims, legal, rng), legal=legal)
+            engine.step(sims, self._rollout_actions(sims, legal, seat, rng), legal=legal)
             decisions += 1
             done = sims.deal_ended.copy()
             points[origin[done]] = sims.deal_points[done, seat[done]]
 
-    def _rollout_actions(self, sims: engine.State, legal: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """int64[R]: the rollout policy's action in every rollout game; rows without a real
-        choice (one legal action, or only equivalent cards) take the lowest without asking it."""
+    def _rollout_actions(self, sims: engine.State, legal: np.ndarray, seat: np.ndarray,
+                         rng: np.random.Generator) -> np.ndarray:
+        """int64[R]: the rollout policies' actions in every rollout game (``seat``: the searching
+        seat of each; ``rollout`` plays it, ``others`` the other two); rows without a real
+        choice (one legal action, or only equivalent cards) take the lowest without asking."""
         options = choices(sims, legal=legal)
         actions = lowest(options).astype(np.int64)
         asked = np.flatnonzero(count(options) > 1)
+        own = sims.to_act[asked] == seat[asked]
         for start in range(0, asked.size, POLICY_ROWS):
             rows = asked[start:start + POLICY_ROWS]
-            actions[rows] = decide(self.rollout_policy, sims, rows, bits_to_bool(legal[rows], NUM_ACTIONS), rng)
+            actions[rows] = self._ask(sims, rows, legal[rows], own[start:start + POLICY_ROWS], rng)
         if self.epsilon and asked.size:
             explore = asked[rng.random(asked.size) < self.epsilon]
             noise = np.where(bits_to_bool(options[explore], NUM_ACTIONS), rng.random((explore.size, NUM_ACTIONS)), -1.0)
             actions[explore] = noise.argmax(axis=1)
         return actions
+
+
+    def _ask(self, sims: engine.State, rows: np.ndarray, legal: np.ndarray, own: np.ndarray,
+             rng: np.random.Generator) -> np.ndarray:
+        """int64[len(rows)]: the decisions of ``rollout`` (rows where ``own``: the searching
+        seat to act) and ``others`` (the rest), from one observation of the rows for both."""
+        mask = bits_to_bool(legal, NUM_ACTIONS)
+        if self.others_policy is self.rollout_policy:
+            return decide(self.rollout_policy, sims, rows, mask, rng)
+        # The searching seat's rows first: each policy then decides a slice of them.
+        order = np.argsort(~own, kind="stable")
+        rows, mask, split = rows[order], mask[order], int(np.count_nonzero(own))
+        parts = [(policy, part) for policy, part in ((self.rollout_policy, slice(0, split)),
+                                                     (self.others_policy, slice(split, rows.size)))
+                 if part.stop > part.start]
+        actions = np.empty(rows.size, dtype=np.int64)
+        if all(needs_observations(policy) and not searches_state(policy) for policy, _ in parts):
+            observations = observe(sims.take(rows), sims.to_act[rows])
+            for policy, part in parts:
+                chosen = policy.act(observations[part], mask[part], rng)
+                actions[part] = checked_actions(policy, chosen, part.stop - part.start)
+        else:
+            for policy, part in parts:
+                actions[part] = decide(policy, sims, rows[part], mask[part], rng)
+        out = np.empty_like(actions)
+        out[order] = actions
+        return out
 
 
 def _policy(policy: str | object, option: str) -> object:
