@@ -5,7 +5,8 @@ At each decision with more than one real choice, for the seat to act:
 1. sample ``worlds`` complete deals consistent with what the seat knows
    (:func:`sergeant_major_env.worlds.sample_worlds`: uniform among them);
 2. in every world, try every legal action, then play the rest of the deal (or ``horizon``
-   more decisions) with a fast ``rollout`` policy for all three seats, ``rollouts`` times;
+   more decisions) with fast policies, ``rollouts`` times: ``rollout`` for the seat's own
+   later moves, ``others`` (the heuristic: a model of the other players) for theirs;
 3. choose the action with the best mean outcome for the seat: its points of the deal
    (R23, R24). Mode choices add the value of the modes kept for later deals (the
    heuristic's plan over the open modes, R8), since a mode used now is gone for good.
@@ -40,8 +41,10 @@ name        default    meaning
 worlds      16         deals sampled per decision
 rollouts    1          rollouts per world and action (more help only a random rollout
                        policy, or ``epsilon`` > 0: the others are deterministic)
-rollout     heuristic  the rollout policy: an agent name (heuristic, greedy, random,
-                       learned, ppo:RUN; not pimc)
+rollout     heuristic  the policy of the seat's own later moves in rollouts: an agent
+                       name (heuristic, greedy, random, learned, ppo:RUN; not pimc)
+others      heuristic  the policy of the other two seats in rollouts (an agent name, or
+                       ``rollout``: the same policy as the seat's own)
 horizon     0          decisions rolled out after the action; 0 = to the end of the deal.
                        A cut-off deal is scored as if the remaining tricks fell in
                        proportion to the targets
@@ -51,6 +54,13 @@ prune       0.0        > 0: after half the worlds, drop the actions worse than t
                        the rest are rolled out in the other half. Fewer rollouts, but two
                        passes: it pays only where rollouts are many rows (big tables).
                        0 = every action in every world
+infer       none       a policy with action probabilities (learned, ppo:RUN) to weight
+                       the worlds by how well they explain the other seats' plays of the
+                       deal (agents.inference): ``candidates`` x ``worlds`` are drawn,
+                       ``worlds`` of them kept by weight (likelihood ** ``infer_power``).
+                       ``auto``: the others' or the rollout policy's probabilities
+infer_power 0.5        how much the likelihood counts (0: uniform worlds)
+candidates  4          worlds drawn per world kept, with inference
 max_rows    60000      most rollout games advanced together (memory bound)
 seed        0          seeds the worlds (with the seat's observation, see above)
 ==========  =========  ==============================================================

@@ -8,7 +8,7 @@ import pytest
 from agents import make_agent
 from agents.pimc import PIMCAgent
 from sergeant_major_env import Rules, engine
-from sergeant_major_env.cards import random_member
+from sergeant_major_env.cards import bits_to_bool, random_member
 from sergeant_major_env.engine import DECISIONS, OVER
 from sergeant_major_env.evaluation import play_tables
 from sergeant_major_env.worlds import sample_worlds
@@ -314,3 +314,35 @@ def test_pimc_speed_times_a_table_against_another_checkout(tmp_path):
     bad = subprocess.run([sys.executable, "benchmarks/pimc_speed.py", "--against", str(tmp_path)], cwd=root,
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "is not a checkout of this project" in bad.stderr.splitlines()[-1]
+
+
+class _Extreme:
+    """A rollout policy that plays its lowest (or highest) legal action and counts the rows it decides."""
+
+    def __init__(self, highest: bool):
+        self.highest, self.rows = highest, 0
+        self.name = "highest" if highest else "lowest"
+
+    def act(self, observations, legal_mask, rng):
+        self.rows += len(legal_mask)
+        mask = np.asarray(legal_mask)
+        return (57 - mask[:, ::-1].argmax(axis=1)) if self.highest else mask.argmax(axis=1)
+
+
+def test_rollout_plays_the_searching_seat_and_others_play_the_other_two():
+    """rollout= decides the searching seat's rollout moves, others= the other seats' (one
+    observation of the rows serves both), each row's action from its own policy."""
+    own_policy, others_policy = _Extreme(highest=False), _Extreme(highest=True)
+    pimc = PIMCAgent(worlds=2, rollout=own_policy, others=others_policy)
+    state, live = next(_positions(16, batch=12, every=25))
+    sims = sample_worlds(state, live, 2, np.random.default_rng(0))
+    legal = engine.legal_bits(sims)
+    rows = np.flatnonzero(np.bitwise_count(legal) > 1)
+    own = sims.to_act[rows] == 0  # seat 0 searching in every world
+    assert own.any() and (~own).any()
+    actions = pimc._ask(sims, rows, legal[rows], own, np.random.default_rng(0))
+    mask = bits_to_bool(legal[rows], 58)
+    assert (actions[own] == mask[own].argmax(axis=1)).all()
+    assert (actions[~own] == 57 - mask[~own][:, ::-1].argmax(axis=1)).all()
+    assert (own_policy.rows, others_policy.rows) == (own.sum(), (~own).sum())
+    assert PIMCAgent(worlds=2, rollout="greedy", others="rollout").others_policy.name == "greedy"
