@@ -116,7 +116,9 @@ class PIMCAgent:
         self.worlds, self.rollouts, self.horizon = int(worlds), int(rollouts), int(horizon)
         self.epsilon, self.prune, self.max_rows = float(epsilon), float(prune), int(max_rows)
         self.rollout_policy = _policy(rollout, "rollout")
-        self.others_policy = self.rollout_policy if others == "rollout" else _policy(others, "others")
+        # One policy object for both when they are the same agent: one call a rollout step.
+        same = others == "rollout" or (isinstance(others, str) and others == rollout)
+        self.others_policy = self.rollout_policy if same else _policy(others, "others")
         self.infer_power, self.candidates = float(infer_power), int(candidates)
         self._log_probs = self._inference_model(infer)
         self._plan = plan_values()

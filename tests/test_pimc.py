@@ -346,3 +346,12 @@ def test_rollout_plays_the_searching_seat_and_others_play_the_other_two():
     assert (actions[~own] == 57 - mask[~own][:, ::-1].argmax(axis=1)).all()
     assert (own_policy.rows, others_policy.rows) == (own.sum(), (~own).sum())
     assert PIMCAgent(worlds=2, rollout="greedy", others="rollout").others_policy.name == "greedy"
+
+
+def test_the_same_agent_for_both_rollout_roles_is_one_policy_called_once_a_step():
+    """Default pimc (heuristic for every seat) asks one policy a step, not one per role."""
+    pimc = PIMCAgent()
+    assert pimc.others_policy is pimc.rollout_policy
+    assert PIMCAgent(rollout="greedy", others="greedy").others_policy.name == "greedy"
+    mixed = PIMCAgent(rollout="greedy")
+    assert (mixed.rollout_policy.name, mixed.others_policy.name) == ("greedy", "heuristic")
