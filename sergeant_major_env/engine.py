@@ -168,8 +168,14 @@ class State:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "rules"}
 
     def take(self, games) -> "State":
-        """A new state holding copies of the given games (an index array or slice)."""
-        return State(rules=self.rules, **{k: v[games].copy() for k, v in self.arrays().items()})
+        """A new state holding copies of the given games (an index array, a boolean mask or a slice)."""
+        if isinstance(games, slice):
+            return State(rules=self.rules, **{k: v[games].copy() for k, v in self.arrays().items()})
+        index = np.asarray(games)
+        if index.dtype == bool:
+            index = np.flatnonzero(index)
+        # ndarray.take copies rows about 3x faster than fancy indexing on these small arrays.
+        return State(rules=self.rules, **{k: v.take(index, axis=0) for k, v in self.arrays().items()})
 
     def copy(self) -> "State":
         return self.take(slice(None))
