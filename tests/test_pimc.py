@@ -46,10 +46,13 @@ def _positions(seed: int, batch: int = 16, every: int = 9):
             engine.step(state, random_member(engine.legal_bits(state), rng))
 
 
-def test_pimc_decisions_do_not_depend_on_cards_the_seat_cannot_see():
+@pytest.mark.parametrize("options", [{"rollout": "greedy"}, {"rollout": "learned", "prior": "learned"}],
+                         ids=["greedy-rollouts", "learned-rollouts-and-prior"])
+def test_pimc_decisions_do_not_depend_on_cards_the_seat_cannot_see(options):
     """Given a state that differs only in what the seat to act cannot see (one of its own
-    sampled worlds), pimc makes exactly the same decisions with the same random numbers."""
-    pimc = PIMCAgent(worlds=4, rollout="greedy")
+    sampled worlds), pimc makes exactly the same decisions with the same random numbers
+    (with the learned policy too: its prior reads the seat's observation only)."""
+    pimc = PIMCAgent(worlds=4, **options)
     rng = np.random.default_rng(0)
     for k, (state, live) in enumerate(_positions(11)):
         if k % 4:
@@ -355,3 +358,65 @@ def test_the_same_agent_for_both_rollout_roles_is_one_policy_called_once_a_step(
     assert PIMCAgent(rollout="greedy", others="greedy").others_policy.name == "greedy"
     mixed = PIMCAgent(rollout="greedy")
     assert (mixed.rollout_policy.name, mixed.others_policy.name) == ("greedy", "heuristic")
+
+
+def test_prior_needs_probabilities_and_auto_takes_the_rollout_policys():
+    """prior=NAME adds a policy's log-probabilities to the values; prior=auto uses the rollout
+    policy's (learned has them, the heuristic none); the default pimc searches without."""
+    assert make_agent("pimc")._prior is None
+    assert make_agent("pimc:rollout=learned")._prior is None
+    assert make_agent("pimc:rollout=learned:prior=auto")._prior is not None
+    assert make_agent("pimc:prior=auto")._prior is None
+    assert make_agent("pimc:prior=learned")._prior is not None
+    with pytest.raises(ValueError, match="prior needs a policy with action probabilities"):
+        make_agent("pimc:prior=greedy")
+    with pytest.raises(ValueError, match="prior_weight must be a number >= 0"):
+        make_agent("pimc:prior=learned:prior_weight=-1")
+
+
+def test_prior_sums_the_probabilities_of_equivalent_cards_onto_the_searched_one():
+    """R16: a searched card stands for the equivalent cards merged into it, so the prior gives
+    it their summed probability: over the searched actions the probabilities add up to 1."""
+    from agents.pimc import choices
+
+    pimc = PIMCAgent(worlds=2, prior="learned")
+    merged = 0
+    for state, live in _positions(23, every=5):
+        legal = choices(state, live)
+        log_probs = pimc.prior_log_probs(state, live, legal)
+        searched = bits_to_bool(legal, 58)
+        assert np.isneginf(log_probs[~searched]).all()
+        np.testing.assert_allclose(np.exp(log_probs).sum(axis=1), 1.0, rtol=1e-9)
+        merged += int((searched.sum(axis=1) < engine.legal_action_mask(state)[live].sum(axis=1)).sum())
+    assert merged > 0  # some positions had equivalent cards to merge
+
+
+def test_a_dominant_prior_plays_the_policys_choice():
+    """With a prior weight far above any deal's points, pimc chooses the prior's most likely
+    searched action (its equivalent cards summed) wherever it searches."""
+    from agents.pimc import choices
+
+    pimc = PIMCAgent(worlds=2, prior="learned", prior_weight=1e6)
+    for state, live in _positions(29, every=11):
+        legal = choices(state, live)
+        expected = pimc.prior_log_probs(state, live, legal).argmax(axis=1)
+        np.testing.assert_array_equal(pimc.act_on_state(state, live), expected)
+
+
+def test_worlds_of_many_games_sampled_together_are_each_games_own():
+    """One sampler call for all the searched games draws each game's worlds from that game's
+    stream: exactly the worlds of one call per game (so decisions stay independent of the batch)."""
+    from agents.pimc import _stream
+
+    pimc = PIMCAgent(worlds=5)
+    checked = 0
+    for state, live in _positions(31, batch=24, every=7):
+        keys = pimc.keys(state, live)
+        together = pimc._sample_worlds(state, live, [_stream(key) for key in keys], 5)
+        one_by_one = state.take(np.repeat(live, 5))
+        for i, (game, key) in enumerate(zip(live.tolist(), keys)):
+            one_by_one.put(slice(i * 5, (i + 1) * 5), sample_worlds(state, [game], 5, _stream(key)))
+        for name, value in together.arrays().items():
+            np.testing.assert_array_equal(value, one_by_one.arrays()[name], err_msg=name)
+        checked += 1
+    assert checked > 10
