@@ -141,28 +141,28 @@ class PIMCAgent:
     def _prior_model(self, prior: str | object):
         """The log-probabilities added to the action values, or None. ``auto``: the rollout
         policy's, if it has probabilities; ``none``: no prior."""
-        if prior == "none":
-            return None
-        if prior == "auto":
-            return policy_log_probs(self.rollout_policy)
-        log_probs = policy_log_probs(_policy(prior, "prior"))
-        if log_probs is None:
-            raise ValueError(f"pimc: prior needs a policy with action probabilities (learned, ppo:RUN), got {prior!r}")
-        return log_probs
+        return self._probabilities("prior", prior, (self.rollout_policy,))
 
     def _inference_model(self, infer: str | object):
         """The log-probabilities the worlds are weighted with (agents.inference), or None.
         ``auto``: those of the model of the other seats (``others``), else of ``rollout``, if it
         has probabilities (ppo:, learned); ``none``: no inference."""
-        if infer == "none":
+        return self._probabilities("infer", infer, (self.others_policy, self.rollout_policy))
+
+    @staticmethod
+    def _probabilities(option: str, value: str | object, auto: tuple[object, ...]):
+        """The log-probability function of the policy an option names (``none``: None;
+        ``auto``: the first of ``auto`` that has probabilities, else None); a named policy
+        without probabilities is refused."""
+        if value == "none":
             return None
-        if infer == "auto":
-            models = (policy_log_probs(policy) for policy in (self.others_policy, self.rollout_policy))
+        if value == "auto":
+            models = (policy_log_probs(policy) for policy in auto)
             return next((model for model in models if model is not None), None)
-        policy = _policy(infer, "infer")
+        policy = _policy(value, option)
         log_probs = policy_log_probs(policy)
         if log_probs is None:
-            raise ValueError(f"pimc: infer needs a policy with action probabilities (learned, ppo:RUN), got "
+            raise ValueError(f"pimc: {option} needs a policy with action probabilities (learned, ppo:RUN), got "
                              f"{getattr(policy, 'name', policy)!r}")
         return log_probs
 
@@ -364,7 +364,6 @@ class PIMCAgent:
             actions[explore] = noise.argmax(axis=1)
         return actions
 
-
     def _ask(self, sims: engine.State, rows: np.ndarray, legal: np.ndarray, own: np.ndarray,
              rng: np.random.Generator) -> np.ndarray:
         """int64[len(rows)]: the decisions of ``rollout`` (rows where ``own``: the searching
@@ -393,7 +392,7 @@ class PIMCAgent:
 
 
 def _policy(policy: str | object, option: str) -> object:
-    """An agent for ``option`` (rollout, infer): an agent name is built by ``make_agent``."""
+    """An agent for ``option`` (rollout, others, infer, prior): an agent name is built by ``make_agent``."""
     if not isinstance(policy, str):
         return policy
     from .base import make_agent
