@@ -20,7 +20,7 @@ import torch  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
 
 from agents import PPOAgent, make_agent  # noqa: E402
-from agents.policy_file import TENSORS_FILE, load_policy, save_policy  # noqa: E402
+from agents.policy_file import TENSORS_FILE, _predict_argmax, load_policy, most_likely_legal, save_policy  # noqa: E402
 from sergeant_major_env import Rules, SergeantMajorVecEnv, engine  # noqa: E402
 from sergeant_major_env.engine import OVER  # noqa: E402
 from sergeant_major_env.observation import OBSERVATION_SIZE, VERSION, observe  # noqa: E402
@@ -70,6 +70,36 @@ def test_policy_file_plays_exactly_as_maskable_ppo_predict(saved):
         np.testing.assert_array_equal(agent.act(obs, mask, rng), expected)
         rows += len(obs)
     assert rows > 3000 and agent.fallbacks == 0
+
+
+def test_most_likely_legal_is_predicts_choice_also_at_near_ties():
+    """The fast argmax (a clear winner taken directly) equals predict's own steps everywhere:
+    random logits of every size, exact and near ties (a few float32 steps apart, where
+    predict's rounding may tie them and take the lower action), huge and non-finite logits,
+    rows with one or no legal action."""
+    rng = np.random.default_rng(3)
+    rows = 20_000
+    logits = rng.normal(0.0, rng.choice([0.01, 1.0, 30.0, 1e4], size=(rows, 1)), size=(rows, 58)).astype(np.float32)
+    mask = rng.random((rows, 58)) < rng.choice([0.05, 0.3, 1.0], size=(rows, 1))
+    # Near ties: copy each row's best legal logit onto another legal action, nudged by 0..3 ulps.
+    tied = rng.random(rows) < 0.5
+    for r in np.flatnonzero(tied & (mask.sum(axis=1) >= 2)):
+        legal = np.flatnonzero(mask[r])
+        best = legal[logits[r, legal].argmax()]
+        other = rng.choice(legal[legal != best])
+        logits[r, other] = logits[r, best]
+        for _ in range(int(rng.integers(0, 4))):
+            logits[r, other] = np.nextafter(logits[r, other], np.float32(rng.choice([-np.inf, np.inf])))
+    logits[:50, 0] = np.inf
+    logits[50:100, 1] = np.nan
+    mask[100:120] = False
+    one = np.zeros(58, dtype=bool)
+    one[rng.integers(58)] = True
+    mask[120:200] = one
+    tensor = torch.as_tensor(logits)
+    expected = _predict_argmax(tensor, mask)
+    np.testing.assert_array_equal(most_likely_legal(tensor, mask), expected)
+    assert np.count_nonzero(tied) > 5000  # the near ties were exercised
 
 
 def test_value_network_is_saved_too(saved):
