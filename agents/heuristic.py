@@ -346,9 +346,23 @@ class HeuristicAgent:
     def __repr__(self) -> str:
         return "HeuristicAgent()"
 
+    @property
+    def deterministic(self) -> bool:
+        """Each game's action from its observation alone (sergeant_major_env.policies), unless
+        the modes are drawn at random (``explore_modes``)."""
+        return not self.explore_modes
+
     def act(self, observations: np.ndarray, legal_mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return self._act(View(observations), legal_mask, rng)
+
+    def act_on_card_sets(self, card_sets: np.ndarray, rest: np.ndarray, legal_mask: np.ndarray,
+                         rng: np.random.Generator) -> np.ndarray:
+        """``act`` on the observation as ``observe_card_sets`` gives it: the same actions,
+        without the float card planes (sergeant_major_env.policies)."""
+        return self._act(View.from_card_sets(card_sets, rest), legal_mask, rng)
+
+    def _act(self, v: View, legal_mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         legal_mask = np.asarray(legal_mask, dtype=bool)
-        v = View(observations)
         actions = np.zeros(v.n, dtype=np.int64)
         legal = legal_sets(legal_mask)
         # Returns, discards and play read the cards the same way: one pass over their games.

@@ -87,7 +87,7 @@ import numpy as np
 from sergeant_major_env import engine
 from sergeant_major_env.cards import MODE_ACTION_OFFSET, NUM_ACTIONS, bits_to_bool, cards_to_bits, count, lowest
 from sergeant_major_env.observation import observe
-from sergeant_major_env.policies import checked_actions, decide, needs_observations, searches_state
+from sergeant_major_env.policies import decide, is_deterministic
 from sergeant_major_env.seeding import check_seed
 from sergeant_major_env.worlds import sample_worlds
 
@@ -171,6 +171,13 @@ class PIMCAgent:
         return (f"PIMCAgent(worlds={self.worlds}, rollouts={self.rollouts}, rollout={rollout!r}, "
                 f"horizon={self.horizon}, epsilon={self.epsilon}, prune={self.prune}, "
                 f"prior={'none' if self._prior is None else 'on'}, prior_weight={self.prior_weight}, seed={self.seed})")
+
+    @property
+    def deterministic(self) -> bool:
+        """Each game's decision depends on what its seat knows and ``seed`` alone (module
+        docstring) when the rollout policies do too and ``epsilon`` is 0
+        (sergeant_major_env.policies)."""
+        return self.epsilon == 0 and all(is_deterministic(policy) for policy in (self.rollout_policy, self.others_policy))
 
     # ------------------------------------------------------------------ interface
 
@@ -367,28 +374,15 @@ class PIMCAgent:
     def _ask(self, sims: engine.State, rows: np.ndarray, legal: np.ndarray, own: np.ndarray,
              rng: np.random.Generator) -> np.ndarray:
         """int64[len(rows)]: the decisions of ``rollout`` (rows where ``own``: the searching
-        seat to act) and ``others`` (the rest), from one observation of the rows for both."""
+        seat to act) and ``others`` (the rest), each policy asked once for its rows."""
         mask = bits_to_bool(legal, NUM_ACTIONS)
         if self.others_policy is self.rollout_policy:
             return decide(self.rollout_policy, sims, rows, mask, rng)
-        # The searching seat's rows first: each policy then decides a slice of them.
-        order = np.argsort(~own, kind="stable")
-        rows, mask, split = rows[order], mask[order], int(np.count_nonzero(own))
-        parts = [(policy, part) for policy, part in ((self.rollout_policy, slice(0, split)),
-                                                     (self.others_policy, slice(split, rows.size)))
-                 if part.stop > part.start]
         actions = np.empty(rows.size, dtype=np.int64)
-        if all(needs_observations(policy) and not searches_state(policy) for policy, _ in parts):
-            observations = observe(sims.take(rows), sims.to_act[rows])
-            for policy, part in parts:
-                chosen = policy.act(observations[part], mask[part], rng)
-                actions[part] = checked_actions(policy, chosen, part.stop - part.start)
-        else:
-            for policy, part in parts:
+        for policy, part in ((self.rollout_policy, np.flatnonzero(own)), (self.others_policy, np.flatnonzero(~own))):
+            if part.size:
                 actions[part] = decide(policy, sims, rows[part], mask[part], rng)
-        out = np.empty_like(actions)
-        out[order] = actions
-        return out
+        return actions
 
 
 def _policy(policy: str | object, option: str) -> object:

@@ -1,8 +1,9 @@
 """The observation decoded for rule-based agents: card sets as uint64 bitmasks, numbers as ints.
 
-Everything here comes from the observation vector (``sergeant_major_env.observation``,
-seats relative to the observer: 0 self, 1 left, 2 right), so an agent built on it never
-sees more than its seat knows. All arrays have the batch as leading axis.
+Everything here comes from the observation (``sergeant_major_env.observation``, seats
+relative to the observer: 0 self, 1 left, 2 right): the float vector, or the same
+observation with its card planes as sets (``observe_card_sets``), so an agent built on it
+never sees more than its seat knows. All arrays have the batch as leading axis.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 
 from sergeant_major_env.cards import SUIT_MASKS, TRUMPS, above, bits_to_bool, highest
 from sergeant_major_env.engine import trick_winner_position
-from sergeant_major_env.observation import SCALES, SEGMENTS
+from sergeant_major_env.observation import CARD_SETS_WIDTH, SCALES, SEGMENTS
 
 MODE_DECISION, GIVE_DECISION, RETURN_DECISION, DISCARD_DECISION, PLAY_DECISION = range(5)
 NT, MIN = 4, 5
@@ -51,18 +52,35 @@ def _one_hot_index(block: np.ndarray) -> np.ndarray:
 class View:
     """What one seat knows in each of B games (see the module docstring).
 
+    ``View(observations)`` decodes float observations; :meth:`from_card_sets` takes the same
+    observation as :func:`~sergeant_major_env.observation.observe_card_sets` gives it (the
+    card planes already as sets), which skips building and decoding the float planes.
     The card sets, the decision and the mode are decoded at once; the other numbers on first
     use (an agent reads few of them, and each costs numpy calls on every batch)."""
 
     def __init__(self, obs: np.ndarray) -> None:
         obs = np.asarray(obs, dtype=np.float32)
         n = obs.shape[0]
-        self.n = n
-        self._obs, self._index = obs, None  # the observations, and this view's rows of them (None: all)
         # Each card plane padded to 64 bits, so that one flat packbits gives the uint64 sets.
         bits = np.zeros((n, 11, 64), dtype=bool)
         np.greater(obs[:, :_CARD_WIDTH].reshape(n, 11, 52), 0.5, out=bits[:, :, :52])
         planes = np.packbits(bits.reshape(-1), bitorder="little").view("<u8").reshape(n, 11).astype(np.uint64)
+        self._setup(planes, obs, 0)
+
+    @classmethod
+    def from_card_sets(cls, card_sets: np.ndarray, rest: np.ndarray) -> "View":
+        """The view of ``observe_card_sets``'s ``(card_sets, rest)``: the same as ``View`` of the
+        float observation they stand for (tests/test_view.py)."""
+        view = cls.__new__(cls)
+        view._setup(np.asarray(card_sets, dtype=np.uint64), np.asarray(rest, dtype=np.float32), CARD_SETS_WIDTH)
+        return view
+
+    def _setup(self, planes: np.ndarray, numbers: np.ndarray, first_column: int) -> None:
+        """The view from the card planes as sets (uint64[B, >= 11]) and observation entries
+        ``numbers`` (float32[B, ...], whose column 0 is the observation's ``first_column``)."""
+        self.n = planes.shape[0]
+        # The observation's entries after the planes, and this view's rows of them (None: all).
+        self._numbers, self._first_column, self._index = numbers, first_column, None
         self.hand = planes[:, 0]
         self.played = planes[:, 1:4]          # by relative seat
         self.trick_sets = planes[:, 4:7]      # by position
@@ -71,8 +89,8 @@ class View:
         self.discards = planes[:, 8]
         self.given = planes[:, 9]
         self.received = planes[:, 10]
-        self.decision = _one_hot_index(obs[:, SEGMENTS["decision"]] > 0.5)
-        self.mode = _one_hot_index(obs[:, SEGMENTS["mode"]] > 0.5).astype(np.int64)
+        self.decision = _one_hot_index(self._segment("decision") > 0.5)
+        self.mode = _one_hot_index(self._segment("mode") > 0.5).astype(np.int64)
         self.trumps = TRUMPS[np.where(self.mode >= 0, self.mode, 6)]  # trump set, 0 if none
         self.position = (self.trick >= 0).sum(axis=1)  # my position in the current trick
         played_all = np.bitwise_or.reduce(self.played, axis=1)
@@ -83,8 +101,9 @@ class View:
         """Cards that other seats may still hold (or the playmaker discarded)."""
 
     def _segment(self, name: str) -> np.ndarray:
-        """This view's rows of one observation segment."""
-        segment = self._obs[:, SEGMENTS[name]]
+        """This view's rows of one observation segment (one after the card planes)."""
+        where = SEGMENTS[name]
+        segment = self._numbers[:, where.start - self._first_column:where.stop - self._first_column]
         return segment if self._index is None else segment[self._index]
 
     @functools.cached_property
@@ -113,9 +132,9 @@ class View:
         """A view of some games only (same attributes, fewer rows)."""
         sub = object.__new__(View)
         for key, value in self.__dict__.items():
-            if key not in ("_obs", "_index"):
+            if key not in ("_numbers", "_index"):
                 sub.__dict__[key] = value[index] if isinstance(value, np.ndarray) else value
-        sub._obs = self._obs
+        sub._numbers = self._numbers
         sub._index = index if self._index is None else self._index[index]
         sub.n = len(index)
         return sub

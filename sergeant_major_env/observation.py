@@ -276,12 +276,14 @@ def _number_bits(state: State, seat: np.ndarray, situation: np.ndarray, relative
 
 
 def _put_numbers(obs: np.ndarray, state: State, planes: np.ndarray, situation: np.ndarray, relative: np.ndarray,
-                 seat: np.ndarray) -> None:
-    """Write the scaled numbers of the observer into ``obs`` (their columns hold 0)."""
+                 seat: np.ndarray, first_column: int = 0) -> None:
+    """Write the scaled numbers of the observer into ``obs`` (their columns hold 0), whose
+    column 0 is the observation's entry ``first_column``."""
     n = state.batch_size
 
     def put(name: str, values: np.ndarray) -> None:
-        np.multiply(values, _scale(name), out=obs[:, SEGMENTS[name]])
+        segment = SEGMENTS[name]
+        np.multiply(values, _scale(name), out=obs[:, segment.start - first_column:segment.stop - first_column])
 
     targets = _SITUATION_TARGETS.take(situation, axis=0)
     tricks_won = state.tricks_won.take(relative)
@@ -292,7 +294,7 @@ def _put_numbers(obs: np.ndarray, state: State, planes: np.ndarray, situation: n
     put("exchange_done", state.exchange_done.take(pairs))
     put("prev_points", state.prev_points.take(relative))
     put("scores", state.scores.take(relative))
-    np.multiply(state.deal, _scale("deal"), out=obs[:, SEGMENTS["deal"].start])
+    np.multiply(state.deal, _scale("deal"), out=obs[:, SEGMENTS["deal"].start - first_column])
     put("card_trick", state.card_trick + np.int8(1))
     put("tricks_needed", targets - tricks_won)  # R23, R24
     seen = planes[:, 0] | planes[:, 1]  # everything this seat has seen: planes hand ... received
@@ -303,24 +305,59 @@ def _put_numbers(obs: np.ndarray, state: State, planes: np.ndarray, situation: n
 
 def observe(state: State, seat) -> np.ndarray:
     """float32[B, OBSERVATION_SIZE]: the view of ``seat`` (an int or int[B]) in each game."""
+    seat = _seats(state, seat)
+    if state.batch_size == 1:
+        return _observe_one(state, int(seat[0]))
+    return _observe_batch(state, seat)
+
+
+CARD_SETS_WIDTH = _CARD_WIDTH
+"""The observation entries that :func:`observe_card_sets` returns as card sets (the 14 planes)."""
+
+
+def observe_card_sets(state: State, seat) -> tuple[np.ndarray, np.ndarray]:
+    """The observation of :func:`observe` in another form, for agents that read its card
+    planes as sets of cards: ``(card_sets, rest)``, where ``card_sets`` is uint64[B, 14], plane
+    p of the layout (``hand``, ``played`` x 3, ``trick`` x 3, ... ``highest_left``) as a card
+    set (bit c: card c), and ``rest`` is float32[B, OBSERVATION_SIZE - CARD_SETS_WIDTH], the
+    vector's entries from ``decision`` on. The same numbers from the same code as
+    :func:`observe` (tests/test_observation.py checks that they make its vector), without
+    writing and reading back 728 floats a game."""
+    seat = _seats(state, seat)
+    n = state.batch_size
+    own, relative, situation, best_position = _observer_indices(state, seat)
+    planes = _card_planes(state, seat, own, relative, best_position)
+    words = _number_bits(state, seat, situation, relative, best_position).astype("<u8", copy=False)
+    bits = np.unpackbits(words.view(np.uint8).reshape(-1), bitorder="little").reshape(n, 64 * _NUMBER_WORDS)
+    rest = bits[:, :OBSERVATION_SIZE - _CARD_WIDTH].astype(np.float32)
+    _put_numbers(rest, state, planes, situation, relative, seat, first_column=_CARD_WIDTH)
+    return planes, rest
+
+
+def _seats(state: State, seat) -> np.ndarray:
+    """``seat`` (an int or int[B]) as intp[B], checked: one observer 0, 1 or 2 per game."""
     n = state.batch_size
     seat = np.asarray(seat, dtype=np.intp)
     if seat.ndim == 0:
         seat = np.full(n, seat)
     if seat.shape != (n,) or np.count_nonzero(seat.astype(np.uintp) > 2):
         raise ValueError(f"seat must be 0, 1 or 2, one per game ({n}), got {seat!r}")
-    if n == 1:
-        return _observe_one(state, int(seat[0]))
-    return _observe_batch(state, seat)
+    return seat
+
+
+def _observer_indices(state: State, seat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(own, relative, situation, best_position): the observer in the flat [B * 3] view of a
+    per-seat field, its relative seats 0, 1, 2 there, the game's situation index, and the
+    position winning the current trick (R16, 0 for an empty table)."""
+    own = 3 * np.arange(state.batch_size) + seat
+    relative = (own - seat)[:, None] + _RELATIVE_SEATS.take(seat, axis=0)
+    return own, relative, _situation_index(state, seat), trick_winner_position(state.trick, state.mode)
 
 
 def _observe_batch(state: State, seat: np.ndarray) -> np.ndarray:
     """:func:`observe` with array operations over the batch (the cost barely grows with B)."""
     n = state.batch_size
-    own = 3 * np.arange(n) + seat  # the observer in the flat [B * 3] view of a per-seat field
-    relative = (own - seat)[:, None] + _RELATIVE_SEATS.take(seat, axis=0)  # its relative seats 0, 1, 2
-    situation = _situation_index(state, seat)
-    best_position = trick_winner_position(state.trick, state.mode)  # R16, 0 for an empty table
+    own, relative, situation, best_position = _observer_indices(state, seat)
     planes = _card_planes(state, seat, own, relative, best_position)
     packed = np.empty((n, _PACKED_BYTES), dtype=np.uint8)
     _pack_planes(planes, packed[:, :_CARD_BYTES])

@@ -23,12 +23,25 @@ Optional attributes, read with ``getattr`` and a default:
   then skip computing observations for it and pass a read-only array of zeros of the
   same shape instead.
 
+* ``deterministic`` (``bool``, default ``False``): each game's action depends only on that
+  game (the observation, or what a search policy reads of the state), never on ``rng`` nor
+  on the other games of the call. :func:`~sergeant_major_env.evaluation.play_tables` may
+  then split a batch of games over worker processes with the same results.
+
 * ``act_on_state(state, games, rng) -> int64[len(games)]``: a *search* policy (such as
   the ``pimc`` agent) that plays out sampled deals needs the engine state itself. Callers
   that hold the state (:func:`~sergeant_major_env.evaluation.play_games`, the vec env and
   single-seat env opponents) call this method instead of ``act`` when a policy has it,
   for the games ``games`` of ``state``. Such a policy promises to use only what the seat
   to act knows: the public fields and :func:`~sergeant_major_env.worlds.sample_worlds`.
+
+* ``act_on_card_sets(card_sets, rest, legal_mask, rng) -> int64[B]``: the same decisions
+  as ``act``, from the observation in the form
+  :func:`~sergeant_major_env.observation.observe_card_sets` gives it (the card planes as
+  uint64 card sets, the other entries as floats). A policy that reads the planes as sets
+  (the heuristic) offers it to skip writing and decoding the float planes; :func:`decide`
+  (so every caller that holds the state) then uses it instead of ``act`` for two games or
+  more.
 
 The environments (:mod:`~sergeant_major_env.single_seat`, :mod:`~sergeant_major_env.vec_env`,
 the PettingZoo env) call opponents through this interface, batched: one call for all the
@@ -42,7 +55,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from .observation import OBSERVATION_SIZE, observe
+from .observation import OBSERVATION_SIZE, observe, observe_card_sets
 
 
 @runtime_checkable
@@ -94,11 +107,16 @@ def policy_name(policy: object) -> str:
 def decide(policy: object, state, games: np.ndarray, legal_mask: np.ndarray,
            rng: np.random.Generator) -> np.ndarray:
     """``int64[len(games)]``: ``policy``'s actions for the seats to act in ``games`` (indices into
-    the engine ``state``; ``legal_mask`` holds their rows). Search policies get the state, the
-    others the observations (zeros for a policy that skips them); every environment, the
-    tournaments and the terminal game ask their policies through here."""
+    the engine ``state``; ``legal_mask`` holds their rows). Search policies get the state,
+    those with ``act_on_card_sets`` the observations in that form, the others the float
+    observations (zeros for a policy that skips them); every environment, the tournaments
+    and the terminal game ask their policies through here."""
     if searches_state(policy):
         actions = policy.act_on_state(state, games, rng)
+    elif games.size > 1 and callable(getattr(policy, "act_on_card_sets", None)):
+        # (One game takes the float path: observe has a faster path for a batch of one.)
+        view = state if games.size == state.batch_size else state.take(games)
+        actions = policy.act_on_card_sets(*observe_card_sets(view, view.to_act), legal_mask, rng)
     else:
         if not needs_observations(policy):
             obs = zeros_observations(games.size)
@@ -113,6 +131,11 @@ def decide(policy: object, state, games: np.ndarray, legal_mask: np.ndarray,
 def searches_state(policy: object) -> bool:
     """Whether ``policy`` decides from the engine state (``act_on_state``), not observations."""
     return callable(getattr(policy, "act_on_state", None))
+
+
+def is_deterministic(policy: object) -> bool:
+    """Whether ``policy`` says its actions depend on each game alone (``deterministic``)."""
+    return getattr(policy, "deterministic", False) is True
 
 
 def needs_observations(policy: object) -> bool:

@@ -565,3 +565,36 @@ def test_version_2_observations_are_bit_for_bit_what_models_were_trained_on():
     """Speed work on observe() must not move a single bit of the layout version 2 vectors."""
     assert observation.VERSION == 2
     assert _version_2_observations() == VERSION_2_DIGEST
+
+
+@SETTINGS
+@given(seed=seed_strategy, rules=rules_strategy)
+def test_observe_card_sets_is_observe_with_the_card_planes_as_sets(seed, rules):
+    """observe_card_sets (the heuristic's form of the observation, policies.decide) holds
+    exactly observe's vector: its 14 card sets, expanded to 52 floats each, are the vector's
+    card planes and its rest is the vector from ``decision`` on, bit for bit, for every
+    seat in every phase, in batches of every size (one game included)."""
+    state = engine.init(engine.game_seeds(seed, 5), rules)
+    rng = np.random.default_rng(seed)
+    checked = 0
+    for step, (_, _, s) in enumerate(random_play(state, rng)):
+        if step % 3:
+            continue
+        for games in (np.arange(s.batch_size), np.array([step % s.batch_size])):
+            part = s.take(games)
+            seats = rng.integers(0, 3, size=games.size)
+            card_sets, rest = observation.observe_card_sets(part, seats)
+            assert card_sets.dtype == np.uint64 and card_sets.shape == (games.size, 14)
+            assert rest.dtype == np.float32 and rest.shape == (games.size, OBSERVATION_SIZE - observation.CARD_SETS_WIDTH)
+            planes = ((card_sets[:, :, None] >> np.arange(52, dtype=np.uint64)) & np.uint64(1)).astype(np.float32)
+            rebuilt = np.concatenate([planes.reshape(games.size, -1), rest], axis=1)
+            np.testing.assert_array_equal(rebuilt, observe(part, seats))
+            checked += 1
+    assert checked > 0
+
+
+def test_observe_card_sets_rejects_bad_seats_as_observe_does():
+    state = engine.init(engine.game_seeds(0, 2), Rules())
+    for bad in (3, -1, [0], [0, 1, 2]):
+        with pytest.raises(ValueError, match="seat must be 0, 1 or 2"):
+            observation.observe_card_sets(state, bad)

@@ -1,0 +1,72 @@
+"""The rule-based agents' decoded observation (agents/view.py), from either form of it.
+
+``View(observe(state, seat))`` decodes the float vector; ``View.from_card_sets`` takes
+``observe_card_sets`` (the card planes already as sets), which policies.decide hands the
+heuristic. Both must give the same view, attribute by attribute, and the heuristic the
+same actions, in every phase (mode R9, exchanges R17-R22, discards, play R12-R16).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+
+from conftest import random_play, rules_strategy, seed_strategy
+from agents import HeuristicAgent
+from agents.view import View
+from sergeant_major_env import Rules, engine
+from sergeant_major_env.observation import observe, observe_card_sets
+from sergeant_major_env.policies import decide
+
+SETTINGS = settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+SHORT_RULES = rules_strategy.map(lambda r: Rules(**{**r.to_dict(), "num_deals": 1 + r.num_deals % 3}))
+LAZY = ("role", "leader", "modes_available", "targets", "tricks_won", "exchange_done", "prev_points", "scores", "deal")
+"""The View attributes decoded on first use."""
+
+
+def _same_view(a: View, b: View) -> None:
+    assert a.n == b.n
+    for name in ("hand", "played", "trick_sets", "trick", "talon", "discards", "given", "received", "decision",
+                 "mode", "trumps", "position", "gone", "unseen", *LAZY):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+
+
+@SETTINGS
+@given(seed=seed_strategy, rules=SHORT_RULES)
+def test_view_from_card_sets_is_the_view_of_the_float_observation(seed, rules):
+    state = engine.init(engine.game_seeds(seed, 6), rules)
+    rng = np.random.default_rng(seed)
+    for step, (_, _, s) in enumerate(random_play(state, rng)):
+        if step % 2:
+            continue
+        seats = rng.integers(0, 3, size=s.batch_size)
+        floats, sets = View(observe(s, seats)), View.from_card_sets(*observe_card_sets(s, seats))
+        _same_view(floats, sets)
+        rows = np.flatnonzero(rng.random(s.batch_size) < 0.5)
+        _same_view(floats.rows(rows), sets.rows(rows))  # sub-views read the right rows
+
+
+@SETTINGS
+@given(seed=seed_strategy, rules=SHORT_RULES)
+def test_heuristic_acts_the_same_on_card_sets_and_on_the_float_observation(seed, rules):
+    """decide() hands the heuristic observe_card_sets: the same actions as act() on observe(),
+    for the whole batch and for subsets of it (the path of pimc's rollouts and the envs)."""
+    agent = HeuristicAgent()
+    state = engine.init(engine.game_seeds(seed, 8), rules)
+    rng = np.random.default_rng(seed)
+    decisions = 0
+    for step, (_, _, s) in enumerate(random_play(state, rng)):
+        live = np.flatnonzero(s.phase != engine.OVER)
+        if live.size == 0 or step % 2:
+            continue
+        mask = engine.legal_action_mask(s)
+        for games in (live, live[rng.random(live.size) < 0.5]):
+            if games.size == 0:
+                continue
+            part = s.take(games)
+            expected = agent.act(observe(part, part.to_act), mask[games], None)
+            np.testing.assert_array_equal(agent.act_on_card_sets(*observe_card_sets(part, part.to_act), mask[games], None),
+                                          expected)
+            np.testing.assert_array_equal(decide(agent, s, games, mask[games], None), expected)
+            decisions += games.size
+    assert decisions > 100
