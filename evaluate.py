@@ -56,6 +56,7 @@ from sergeant_major_env import Rules
 from sergeant_major_env.evaluation import (
     SEATINGS, check_tournament_seed, format_rich, play_tables, resolve_agents, rules_for_table)
 from sergeant_major_env.files import atomic_write, check_writable
+from sergeant_major_env.processes import available_cpus
 from sergeant_major_env.seeding import SEED_RULE, seed_argument
 
 PLOT_EXTRA = 'pip install "sergeant-major-env[train]" (in a checkout: pip install -e ".[train]")'
@@ -89,6 +90,9 @@ def parse_args(argv=None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
                         help="write every game's record (RULES.md section 11) as JSON Lines")
     parser.add_argument("--batch-size", type=int, default=12_000, metavar="B",
                         help="most games played together in one batch (default 12000)")
+    parser.add_argument("--workers", type=int, default=None, metavar="W",
+                        help="processes on this machine (same results for any W; 1: this process only) "
+                             "(default: one per CPU, here %d)" % available_cpus())
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--ray", action="store_true",
                         help="play the chunks of --batch-size games as Ray tasks (same results as without)")
@@ -244,6 +248,8 @@ def main(argv=None) -> int:
         asked = Rules.from_strings(args.options) if args.options is not None else None
     except ValueError as error:
         parser.error(str(error))
+    if args.workers is not None and args.workers < 1:
+        parser.error(f"--workers must be at least 1, got {args.workers}")
     if args.games < 1 or args.batch_size < 6:
         parser.error(f"--games must be at least 1 and --batch-size at least 6, got --games {args.games} "
                      f"--batch-size {args.batch_size}")
@@ -279,7 +285,7 @@ def main(argv=None) -> int:
         result = play_tables(names if args.ray else agents, games=args.games, seed=args.seed, rules=rules,
                              seatings=args.seatings, record=bool(args.record), progress=not args.no_progress,
                              batch_size=args.batch_size, names=labels, ray=args.ray, ray_address=args.address,
-                             make_agent=make_agent)
+                             make_agent=make_agent, workers=args.workers)
     except KeyboardInterrupt:
         print("evaluate.py: interrupted; no results written", file=sys.stderr)
         return 130

@@ -63,6 +63,7 @@ class GreedyAgent:
     """Simple rules (see the module docstring); deterministic, ignores ``rng``."""
 
     name = "greedy"
+    deterministic = True  # sergeant_major_env.policies: each game's action from its observation alone
 
     def act(self, observations: np.ndarray, legal_mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         legal_mask = np.asarray(legal_mask, dtype=bool)

@@ -94,6 +94,12 @@ class PPOAgent:
         self.rules = _rules_of(metadata, name)
         self.fallbacks = 0  # actions chosen outside the mask (replaced; stays 0 with most_likely_legal)
 
+    @property
+    def deterministic(self) -> bool:
+        """The most likely action depends on each game's observation alone (sergeant_major_env.
+        policies); a sampled one on the caller's ``rng``."""
+        return not self.sample
+
     def act(self, observations: np.ndarray, legal_mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         legal_mask = np.asarray(legal_mask, dtype=bool)
         if self.sample:

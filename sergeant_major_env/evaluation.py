@@ -54,7 +54,8 @@ from . import engine
 from .engine import places, win_credits  # R6; re-exported for callers of this module
 from .cards import NUM_ACTIONS, bits_to_bool
 from .files import check_writable
-from .policies import decide, policy_name
+from .policies import decide, is_deterministic, policy_name
+from .processes import available_cpus, run_jobs
 from .rules import Rules
 from .seeding import check_seed, check_seed_span
 # The statistics of the games: re-exported, so that callers of this module keep their names.
@@ -290,7 +291,8 @@ def play_tables(agents: str | Sequence[Any], games: int = 120, seed: int = 0, ru
                 seatings: str = "duplicate", record: bool | str = False, progress: bool = True,
                 batch_size: int = 12_000, rng_seed: int | None = None,
                 names: Sequence[str] | None = None, ray: bool = False,
-                ray_address: str | None = None, make_agent: AgentMaker | None = None) -> "EvaluationResult":
+                ray_address: str | None = None, make_agent: AgentMaker | None = None,
+                workers: int | None = None) -> "EvaluationResult":
     """Play a tournament and return its statistics (see the module docstring).
 
     ``agents``: agent objects and/or names (a list or a comma-separated string), at least
@@ -319,6 +321,15 @@ def play_tables(agents: str | Sequence[Any], games: int = 120, seed: int = 0, ru
     chunk exactly as the local run does, so the result is the same, number for number. Needs
     ``pip install ray`` (or the ``rllib`` extra); every node must have this project installed.
 
+    ``workers``: processes to play in on this machine (:mod:`~sergeant_major_env.processes`,
+    forked, so the agents need not be picklable); None: one per CPU this process may use; 1:
+    this process only. The chunks are played apart, and when every agent is
+    ``deterministic`` (:mod:`~sergeant_major_env.policies`: all of this project's but
+    ``random``, a sampling ``ppo`` and a ``pimc`` with random rollouts) the games are also
+    shared out in equal parts of whole duplicate groups, one per worker. Either way each
+    game is played as in one process, so the results are the same for any ``workers``.
+    Not used with ``ray``, whose tasks are the workers.
+
     Every argument is checked before any game is played; a bad one is a one-line ValueError.
     """
     rules = Rules.from_dict(rules) if isinstance(rules, dict) or rules is None else rules
@@ -326,6 +337,9 @@ def play_tables(agents: str | Sequence[Any], games: int = 120, seed: int = 0, ru
         raise TypeError(f"rules must be a Rules or a dict of rule options, got {rules!r}")
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer))
+                                or workers < 1):
+        raise ValueError(f"workers must be a positive integer or None (one per CPU), got {workers!r}")
     rng_seed = seed if rng_seed is None else check_seed(rng_seed, "rng_seed")
     if isinstance(record, str):
         check_writable(record, "record file")
@@ -348,6 +362,9 @@ def play_tables(agents: str | Sequence[Any], games: int = 120, seed: int = 0, ru
     jobs = [ChunkJob(index=c, seeds=schedule.seeds[part], seat_players=schedule.seat_players[part],
                      rules=rules, rng_seed=rng_seed, seat_names=seat_names[part] if record else None)
             for c, part in enumerate(chunks)]
+    workers = 1 if ray else (available_cpus() if workers is None else int(workers))
+    if workers > 1 and all(map(is_deterministic, players)):
+        jobs = [part for job in jobs for part in split_job(job, -(-workers // len(jobs)), 6 if seatings == "duplicate" else 1)]
 
     bar = _progress_bar(total * rules.num_deals, progress, f"{total} games")
     try:
@@ -355,7 +372,8 @@ def play_tables(agents: str | Sequence[Any], games: int = 120, seed: int = 0, ru
             # Names travel as names (with their resolver), so that each task builds its own agents.
             outcomes = play_chunks_on_ray(specs, jobs, ray_address, bar, make_agent)
         else:
-            outcomes = [play_chunk(players, job, bar.update if bar is not None else None) for job in jobs]
+            outcomes = run_jobs(lambda job, on_deals: play_chunk(players, job, on_deals), jobs, workers,
+                                bar.update if bar is not None else None)
     finally:
         if bar is not None:
             bar.close()
@@ -380,6 +398,18 @@ class ChunkJob:
     rules: Rules
     rng_seed: int             # the tournament's; the chunk's generator is chunk_rng(rng_seed, index)
     seat_names: list[list[str]] | None  # the players' names by seat, to record the games (else None)
+
+
+def split_job(job: ChunkJob, parts: int, group_size: int) -> list[ChunkJob]:
+    """``job`` in at most ``parts`` jobs of consecutive whole groups of ``group_size`` games, as
+    equal as can be; each keeps the chunk's index (its random generator), so this is only for
+    deterministic agents, whose games do not draw from it."""
+    groups = job.seeds.size // group_size
+    bounds = [group_size * (groups * k // parts) for k in range(parts + 1)]
+    bounds[-1] = job.seeds.size
+    return [dataclasses.replace(job, seeds=job.seeds[a:b], seat_players=job.seat_players[a:b],
+                                seat_names=job.seat_names[a:b] if job.seat_names is not None else None)
+            for a, b in zip(bounds, bounds[1:]) if b > a]
 
 
 def chunk_rng(rng_seed: int, index: int) -> np.random.Generator:
