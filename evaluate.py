@@ -22,7 +22,11 @@ the duplicate groups (seeded by --seed). The machinery is
 sergeant_major_env.evaluation.play_tables; the statistics are sergeant_major_env.statistics.
 
 Games are played in chunks of --batch-size games (whole duplicate groups), each chunk with
-its own random generator for the agents (seeded by --seed and the chunk's index). --ray plays
+its own random generator for the agents (seeded by --seed and the chunk's index), in
+--workers processes of this machine (one per CPU by default): the chunks apart and, when
+every agent is deterministic (all but random, a sampling ppo policy and pimc with random
+rollouts), each chunk's games shared out by whole groups. Any --workers gives the same
+numbers; --workers 1 plays in this process alone. --ray plays
 the chunks as Ray tasks in parallel, on a local Ray (started and stopped here) or on the
 cluster at --address, and gives the same numbers as the run without --ray: lower
 --batch-size to spread a tournament over more workers (the same --batch-size without --ray
@@ -232,7 +236,9 @@ def print_report(args: argparse.Namespace, result, elapsed: float) -> None:
     if args.seatings == "duplicate" and args.games % 6:
         print(f"(--games {args.games} rounded up to {result.games // len(result.tables)} per table: "
               f"duplicate groups hold six games)")
-    print(f"{result.games} games in {elapsed:.1f} s ({result.games / elapsed:,.0f} games/s)")
+    rate = result.games / elapsed
+    pace = f"{rate:,.0f} games/s" if rate >= 10 else f"{elapsed / result.games:.2f} s a game"
+    print(f"{result.games} games in {elapsed:.1f} s ({pace})")
     if args.ray and result.games <= args.batch_size:
         print(f"(--ray: the {result.games} games fit in one chunk of --batch-size {args.batch_size}, so one Ray "
               f"task played them all; a smaller --batch-size spreads them over more workers)")

@@ -28,7 +28,11 @@ all of them (in slices of ``POLICY_ROWS`` rows, which keep the policy's arrays i
 CPU caches). Rollout decisions without a real choice cost no policy call: a single legal
 card, or cards that are all equivalent (R16, :func:`choices`), are played directly. Games in
 which the seat knows exactly the same are searched once (a duplicate table with two copies
-of one opponent plays each deal twice alike: the seatings that swap the copies).
+of one opponent plays each deal twice alike: the seatings that swap the copies). The
+heuristic, in the rollouts, reads the observation as card sets (``observe_card_sets``,
+through ``policies.decide``). Across cores: ``evaluate.py`` shares a table's games out over
+worker processes (``--workers``), which the search's randomness allows (below: the agent is
+``deterministic`` unless its rollouts are random).
 
 Randomness. Each game's worlds are drawn from a generator of its own, seeded by ``seed``
 and the seat's observation (its whole information state), so a decision depends only on
@@ -177,7 +181,8 @@ class PIMCAgent:
         """Each game's decision depends on what its seat knows and ``seed`` alone (module
         docstring) when the rollout policies do too and ``epsilon`` is 0
         (sergeant_major_env.policies)."""
-        return self.epsilon == 0 and all(is_deterministic(policy) for policy in (self.rollout_policy, self.others_policy))
+        policies = (self.rollout_policy, self.others_policy)
+        return self.epsilon == 0 and all(is_deterministic(policy) for policy in policies)
 
     # ------------------------------------------------------------------ interface
 

@@ -1,4 +1,4 @@
-"""Tournaments between agents: duplicate deals, batched play (locally or on Ray).
+"""Tournaments between agents: duplicate deals, batched play (on this machine's cores or on Ray).
 
     from agents import make_agent
     from sergeant_major_env.evaluation import play_tables
@@ -31,6 +31,12 @@ aggregates pool an agent's games over its tables.
 seat it holds are gathered and the agent's ``act`` is called once on that subset; there is
 no Python loop over games. Observations are computed only when an acting agent needs them
 (``needs_observations``, :mod:`~sergeant_major_env.policies`).
+
+**Workers**: the games are played in one forked process per CPU by default
+(``workers``, :mod:`~sergeant_major_env.processes`): the chunks of ``batch_size`` games
+apart, and, when every agent is ``deterministic``, the games shared out by whole duplicate
+groups. Each game is played exactly as in one process, so ``workers`` never changes a
+number; ``ray=True`` plays the chunks as Ray tasks instead, on a cluster if need be.
 
 **Statistics** are :mod:`~sergeant_major_env.statistics` (confidence intervals over the
 duplicate groups, head-to-head margins, ratings); :func:`play_tables` returns its
@@ -364,7 +370,9 @@ def play_tables(agents: str | Sequence[Any], games: int = 120, seed: int = 0, ru
             for c, part in enumerate(chunks)]
     workers = 1 if ray else (available_cpus() if workers is None else int(workers))
     if workers > 1 and all(map(is_deterministic, players)):
-        jobs = [part for job in jobs for part in split_job(job, -(-workers // len(jobs)), 6 if seatings == "duplicate" else 1)]
+        # No agent draws from the chunk's generator: a chunk's games may be split (by groups).
+        group_size, parts = (6 if seatings == "duplicate" else 1), -(-workers // len(jobs))
+        jobs = [part for job in jobs for part in split_job(job, parts, group_size)]
 
     bar = _progress_bar(total * rules.num_deals, progress, f"{total} games")
     try:

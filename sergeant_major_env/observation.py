@@ -60,6 +60,8 @@ counts are. While a pair exchanges, the decision kind shows whether the receiver
 choosing its return (so a trump was given, R21); the third seat never decides until the
 pair is done, so no decision of it can use that.
 
+:func:`observe_card_sets` gives the same observation with its 14 card planes as uint64
+card sets (the form the heuristic reads; no float planes written and decoded again).
 ``SEGMENTS`` maps each name to its slice, ``SCALES`` each name to its divisor, and
 :func:`decode` turns one observation back into natural units (card ids, seats, counts,
 the voids and the list of tricks). ``VERSION`` numbers this layout: it changes whenever a

@@ -22,6 +22,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from typing import Any, Callable, Sequence
 
@@ -58,6 +59,9 @@ def run_jobs(play: Callable[[Any, Callable[[int], None]], Any], jobs: Sequence[A
         raise RuntimeError("run_jobs is already running in this process")
     context = multiprocessing.get_context("fork")
     deals = context.Value("q", 0)
+    for stream in (sys.stdout, sys.stderr):  # a forked child flushes its copy of what is buffered
+        if stream is not None:
+            stream.flush()
     _INHERITED = (play, jobs, deals)
     executor = ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context, initializer=_leave_interrupts)
     finished = False

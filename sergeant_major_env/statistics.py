@@ -347,19 +347,23 @@ class EvaluationResult:
         header = (f"{self.games} games ({self.seatings} seatings, seed {self.seed}, "
                   f"{self.rules.num_deals} deals a game)")
         lines = [header, ""]
-        cols = f"{'agent':<16}{'games':>7}{'points/game':>13}{'95% CI':>18}{'win rate':>10}{'place':>7}"
+        # Columns as wide as the longest name needs (pimc:rollout=learned), 16 and 28 at least.
+        width = max([16] + [len(s.name) + 2 for s in self.agents])
+        pair_width = max([28] + [len(f"{h.a} vs {h.b}") + 2 for h in self.head_to_head])
+        cols = f"{'agent':<{width}}{'games':>7}{'points/game':>13}{'95% CI':>18}{'win rate':>10}{'place':>7}"
         lines += [cols, "-" * len(cols)]
         for s in sorted(self.agents, key=lambda s: -s.mean_points):
-            lines.append(f"{s.name:<16}{s.games:>7}{s.mean_points:>+13.2f}{format_ci(s.ci95):>18}"
+            lines.append(f"{s.name:<{width}}{s.games:>7}{s.mean_points:>+13.2f}{format_ci(s.ci95):>18}"
                          f"{s.win_rate:>10.1%}{s.mean_place:>7.2f}")
         if self.head_to_head:
-            lines += ["", f"{'head to head':<28}{'margin':>9}{'95% CI':>18}{'ahead':>8}"]
+            lines += ["", f"{'head to head':<{pair_width}}{'margin':>9}{'95% CI':>18}{'ahead':>8}"]
             for h in self.head_to_head:
-                lines.append(f"{h.a + ' vs ' + h.b:<28}{h.margin:>+9.2f}{format_ci(h.ci95):>18}{h.a_ahead:>8.1%}")
+                lines.append(f"{h.a + ' vs ' + h.b:<{pair_width}}{h.margin:>+9.2f}{format_ci(h.ci95):>18}"
+                             f"{h.a_ahead:>8.1%}")
         if self.ratings:
-            lines += ["", self.ratings_title(), f"{'rank':<6}{'agent':<16}{'rating':>8}{'95% CI':>16}"]
+            lines += ["", self.ratings_title(), f"{'rank':<6}{'agent':<{width}}{'rating':>8}{'95% CI':>16}"]
             for rank, r in enumerate(self.ratings, 1):
-                lines.append(f"{rank:<6}{r.name:<16}{r.rating:>+8.0f}{format_rating_ci(r.ci95):>16}")
+                lines.append(f"{rank:<6}{r.name:<{width}}{r.rating:>+8.0f}{format_rating_ci(r.ci95):>16}")
             lines += self.rating_notes()
         return "\n".join(lines)
 

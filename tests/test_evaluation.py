@@ -667,3 +667,21 @@ def test_evaluate_an_agent_failing_during_play_is_one_line(monkeypatch, capsys):
     monkeypatch.setattr(evaluate, "play_tables", incompatible)
     assert evaluate.main(["--agents", "random,random,random", "--no-progress"]) == 1
     assert capsys.readouterr().err == "evaluate.py: error: observation shape (641,) does not match the model's (600,)\n"
+
+
+def test_text_table_columns_fit_long_agent_names():
+    """A name longer than the default column (pimc:rollout=learned) widens it: every row of a
+    block stays as long as its header, and names never run into the numbers."""
+    names = ["pimc:rollout=learned:worlds=12", "first", "second"]
+    result = play_tables([FirstLegal(n) for n in names], games=6, rules=ONE_DEAL, progress=False, names=names,
+                         workers=1)
+    lines = result.format_text().splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("agent"))
+    for line in lines[header + 2:header + 5]:
+        assert len(line) == len(lines[header]) and line.split()[0] in names
+    pairs = next(i for i, line in enumerate(lines) if line.startswith("head to head"))
+    for line in lines[pairs + 1:pairs + 4]:
+        assert len(line) == len(lines[pairs]) and "  " in line.split(" vs ")[1]
+    ranks = next(i for i, line in enumerate(lines) if line.startswith("rank"))
+    for line in lines[ranks + 1:ranks + 4]:
+        assert len(line) == len(lines[ranks]) and line.split()[1] in names

@@ -65,8 +65,8 @@ def test_heuristic_acts_the_same_on_card_sets_and_on_the_float_observation(seed,
                 continue
             part = s.take(games)
             expected = agent.act(observe(part, part.to_act), mask[games], None)
-            np.testing.assert_array_equal(agent.act_on_card_sets(*observe_card_sets(part, part.to_act), mask[games], None),
-                                          expected)
+            card_sets, rest = observe_card_sets(part, part.to_act)
+            np.testing.assert_array_equal(agent.act_on_card_sets(card_sets, rest, mask[games], None), expected)
             np.testing.assert_array_equal(decide(agent, s, games, mask[games], None), expected)
             decisions += games.size
     assert decisions > 100

@@ -25,8 +25,10 @@ def evaluate(learner, games: int, seed: int, rules, tables=TABLES) -> dict:
     out = {}
     for opponent in tables:
         table = [learner, agents.make_agent(opponent), agents.make_agent(opponent)]
+        # In this process (workers=1): a training run's process holds threads (its progress
+        # bar, the logger's writer) that forked workers would copy mid-stride.
         result = play_tables(table, games=games, seed=seed, rules=rules, progress=False,
-                             names=["ppo", opponent, opponent + "#2"])
+                             names=["ppo", opponent, opponent + "#2"], workers=1)
         stats = result.agent("ppo")
         out[opponent] = {"mean_points": stats.mean_points, "ci95": stats.ci95, "win_rate": stats.win_rate,
                          "mean_place": stats.mean_place, "games": result.games, "table": result.to_dict()}
