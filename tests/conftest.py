@@ -227,6 +227,14 @@ def random_play(
         yield before, actions, state
 
 
+def every_kth_state(state: engine.State, rng: np.random.Generator, k: int) -> Iterator[tuple[int, engine.State]]:
+    """``(step, state)`` after every ``k``-th step of :func:`random_play` (steps 0, k, 2k ...):
+    positions of every phase, fewer of them."""
+    for step, (_, _, live) in enumerate(random_play(state, rng)):
+        if step % k == 0:
+            yield step, live
+
+
 def play_to(state: engine.State, rng: np.random.Generator, done, max_steps: int = 5000) -> engine.State:
     """Random legal play of a one-game state until ``done(state)`` holds."""
     for _ in range(max_steps):

@@ -23,6 +23,7 @@ from conftest import (
     MIN_TARGETS,
     TRUMP_TARGETS,
     act,
+    every_kth_state,
     new_deal,
     random_actions,
     random_play,
@@ -577,15 +578,14 @@ def test_observe_card_sets_is_observe_with_the_card_planes_as_sets(seed, rules):
     state = engine.init(engine.game_seeds(seed, 5), rules)
     rng = np.random.default_rng(seed)
     checked = 0
-    for step, (_, _, s) in enumerate(random_play(state, rng)):
-        if step % 3:
-            continue
+    for step, s in every_kth_state(state, rng, 3):
         for games in (np.arange(s.batch_size), np.array([step % s.batch_size])):
             part = s.take(games)
             seats = rng.integers(0, 3, size=games.size)
             card_sets, rest = observation.observe_card_sets(part, seats)
             assert card_sets.dtype == np.uint64 and card_sets.shape == (games.size, 14)
-            assert rest.dtype == np.float32 and rest.shape == (games.size, OBSERVATION_SIZE - observation.CARD_SETS_WIDTH)
+            width = OBSERVATION_SIZE - observation.CARD_SETS_WIDTH
+            assert rest.dtype == np.float32 and rest.shape == (games.size, width)
             planes = ((card_sets[:, :, None] >> np.arange(52, dtype=np.uint64)) & np.uint64(1)).astype(np.float32)
             rebuilt = np.concatenate([planes.reshape(games.size, -1), rest], axis=1)
             np.testing.assert_array_equal(rebuilt, observe(part, seats))
