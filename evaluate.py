@@ -23,7 +23,8 @@ sergeant_major_env.evaluation.play_tables; the statistics are sergeant_major_env
 
 Games are played in chunks of --batch-size games (whole duplicate groups), each chunk with
 its own random generator for the agents (seeded by --seed and the chunk's index), in
---workers processes of this machine (one per CPU by default): the chunks apart and, when
+--workers processes of this machine (one per CPU by default; forked on Linux, elsewhere this
+process alone): the chunks apart and, when
 every agent is deterministic (all but random, a sampling ppo policy and pimc with random
 rollouts), each chunk's games shared out by whole groups. Any --workers gives the same
 numbers; --workers 1 plays in this process alone. --ray plays

@@ -328,8 +328,8 @@ def play_tables(agents: str | Sequence[Any], games: int = 120, seed: int = 0, ru
     ``pip install ray`` (or the ``rllib`` extra); every node must have this project installed.
 
     ``workers``: processes to play in on this machine (:mod:`~sergeant_major_env.processes`,
-    forked, so the agents need not be picklable); None: one per CPU this process may use; 1:
-    this process only. The chunks are played apart, and when every agent is
+    forked on Linux, so the agents need not be picklable; elsewhere this process alone);
+    None: one per CPU this process may use; 1: this process only. The chunks are played apart, and when every agent is
     ``deterministic`` (:mod:`~sergeant_major_env.policies`: all of this project's but
     ``random``, a sampling ``ppo`` and a ``pimc`` with random rollouts) the games are also
     shared out in equal parts of whole duplicate groups, one per worker. Either way each

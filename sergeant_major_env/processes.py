@@ -11,10 +11,10 @@ An error in a job is raised here, once, as the job raised it; a worker that dies
 out of memory) is an error too, never a hang. Ctrl-C (or any error) stops every worker
 before the exception leaves :func:`run_jobs`.
 
-Forking needs the ``fork`` start method (Linux, macOS) and a process that may have
-children (not a daemonic worker); :func:`available_cpus` says how many processes are worth
-starting here. ``evaluation.play_tables`` decides which jobs may run apart
-(``workers``).
+Workers are forked on Linux only (:func:`can_fork`; elsewhere the jobs run in this process,
+one after the other, with the same outcomes), and not from a daemonic worker process;
+:func:`available_cpus` says how many processes are worth starting here.
+``evaluation.play_tables`` decides which jobs may run apart (``workers``).
 """
 
 from __future__ import annotations
@@ -43,8 +43,10 @@ def available_cpus() -> int:
 
 
 def can_fork() -> bool:
-    """Whether this process can fork worker processes (the fork start method, not a daemon)."""
-    return "fork" in multiprocessing.get_all_start_methods() and not multiprocessing.current_process().daemon
+    """Whether this process forks worker processes: on Linux (macOS has fork, but its system
+    libraries are not safe to use in a forked child), and not in a daemonic worker itself."""
+    return (sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+            and not multiprocessing.current_process().daemon)
 
 
 def run_jobs(play: Callable[[Any, Callable[[int], None]], Any], jobs: Sequence[Any], workers: int,
