@@ -138,9 +138,14 @@ def plot_format(path: str) -> str:
     return image_format
 
 
+def plays_human(names: list[str]) -> bool:
+    """Whether a person plays (the human agent): at this process's terminal, so in this process."""
+    return any(name.partition(":")[0].strip() == "human" for name in names)
+
+
 def check_terminal(names: list[str]) -> None:
     """The human agent asks at the terminal: refuse it up front when stdin is not one."""
-    if any(name.partition(":")[0].strip() == "human" for name in names) and not sys.stdin.isatty():
+    if plays_human(names) and not sys.stdin.isatty():
         raise ValueError("--agents human asks a person at the terminal, but standard input is not a terminal; "
                          "run evaluate.py from a terminal (or play one game: see the README's play commands)")
 
@@ -292,7 +297,7 @@ def main(argv=None) -> int:
         result = play_tables(names if args.ray else agents, games=args.games, seed=args.seed, rules=rules,
                              seatings=args.seatings, record=bool(args.record), progress=not args.no_progress,
                              batch_size=args.batch_size, names=labels, ray=args.ray, ray_address=args.address,
-                             make_agent=make_agent, workers=args.workers)
+                             make_agent=make_agent, workers=1 if plays_human(names) else args.workers)
     except KeyboardInterrupt:
         print("evaluate.py: interrupted; no results written", file=sys.stderr)
         return 130
