@@ -41,7 +41,7 @@ Why this fit: Bradley-Terry is the order-free, maximum-likelihood form of Elo (a
 over the same games would depend on their order and on its K factor). It ranks by who
 finishes above whom, not by points, so one very large win does not outweigh many small
 losses; the head-to-head margins above give the sizes in points. It is fitted here in numpy
-(Hunter's MM iterations, :func:`bradley_terry`, with :data:`PRIOR_GAMES` virtual drawn games a
+(Newton's method, :func:`bradley_terry`, with :data:`PRIOR_GAMES` virtual drawn games a
 pair so that an agent that always finished ahead still gets a finite rating): choix, the
 library for such fits, is not installed with this project, and twenty lines of numpy fit
 every bootstrap replicate at once. The intervals come from the bootstrap rather than the
@@ -152,15 +152,18 @@ def pairwise_ahead(scores: np.ndarray, seat_players: np.ndarray, group: np.ndarr
 
 
 def bradley_terry(ahead: np.ndarray, prior_games: float = PRIOR_GAMES, tolerance: float = 1e-9,
-                  max_iterations: int = 10_000) -> np.ndarray:
+                  max_iterations: int = 200) -> np.ndarray:
     """Log-strengths (mean 0) of the Bradley-Terry model fitted to ``ahead[..., a, b]`` (a's
     results against b: 1 a game won, 1/2 a tie): float[..., P], for every leading index at once.
 
-    The model: a finishes ahead of b with probability ``s_a / (s_a + s_b)``. Fitted by Hunter's
-    (2004) MM iterations ``s_a <- W_a / sum_b n_ab / (s_a + s_b)`` (W_a: a's results in all,
-    n_ab: a and b's games together), with ``prior_games`` virtual drawn games added to every pair
-    first; each iteration raises the likelihood, and the prior makes the maximum unique and
-    finite. Stops when no log-strength moves by more than ``tolerance``.
+    The model: a finishes ahead of b with probability ``s_a / (s_a + s_b)``, with ``prior_games``
+    virtual drawn games added to every pair first, which makes the maximum of the likelihood
+    unique and finite. Fitted by Newton's method on the log-strengths (the log-likelihood is
+    concave; each step solves the P x P curvature, made regular along the mean by a rank-one
+    term, and is shortened to at most one unit where it would move further): a few tens of
+    steps even for lopsided tables, where Hunter's MM iterations crawl (a heuristic winning
+    all but a few of 1,200 games against random did not settle in 10,000 of them). Stops when
+    no log-strength moves by more than ``tolerance``.
     """
     ahead = np.asarray(ahead, dtype=float)
     players = ahead.shape[-1]
@@ -168,14 +171,18 @@ def bradley_terry(ahead: np.ndarray, prior_games: float = PRIOR_GAMES, tolerance
     met = ahead + np.swapaxes(ahead, -1, -2)  # n_ab, virtual games included; zero on the diagonal
     results = ahead.sum(axis=-1)             # W_a
     log_strength = np.zeros(ahead.shape[:-1])
+    along_mean = np.ones((players, players))
     for _ in range(max_iterations):
-        strength = np.exp(log_strength)
-        expected = (met / (strength[..., :, None] + strength[..., None, :])).sum(axis=-1)
-        updated = np.log(results / expected)
-        updated -= updated.mean(axis=-1, keepdims=True)  # strengths are relative: fix the mean at 0
-        moved = np.abs(updated - log_strength).max(initial=0.0)
-        log_strength = updated
-        if moved < tolerance:
+        p = 1 / (1 + np.exp(log_strength[..., None, :] - log_strength[..., :, None]))  # P(a ahead of b)
+        gradient = results - (met * p).sum(axis=-1)
+        weight = met * p * (1 - p)
+        curvature = weight.sum(axis=-1)[..., :, None] * np.eye(players) - weight  # minus the Hessian
+        step = np.linalg.solve(curvature + along_mean, gradient[..., None])[..., 0]
+        moved = np.abs(step).max(axis=-1, keepdims=True)
+        step = step / np.maximum(moved, 1.0)  # far from the optimum: no more than one unit a step
+        log_strength = log_strength + step
+        log_strength -= log_strength.mean(axis=-1, keepdims=True)  # strengths are relative: mean 0
+        if moved.max(initial=0.0) < tolerance:
             return log_strength
     raise RuntimeError(f"the Bradley-Terry fit did not settle in {max_iterations} iterations")
 
