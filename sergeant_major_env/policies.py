@@ -113,18 +113,17 @@ def decide(policy: object, state, games: np.ndarray, legal_mask: np.ndarray,
     and the terminal game ask their policies through here."""
     if searches_state(policy):
         actions = policy.act_on_state(state, games, rng)
-    elif games.size > 1 and callable(getattr(policy, "act_on_card_sets", None)):
-        # (One game takes the float path: observe has a faster path for a batch of one.)
-        view = state if games.size == state.batch_size else state.take(games)
-        actions = policy.act_on_card_sets(*observe_card_sets(view, view.to_act), legal_mask, rng)
+    elif not needs_observations(policy):
+        actions = policy.act(zeros_observations(games.size), legal_mask, rng)
     else:
-        if not needs_observations(policy):
-            obs = zeros_observations(games.size)
-        elif games.size == state.batch_size:  # all the games: observe in place
-            obs = observe(state, state.to_act)
-        else:  # observing a copy of the subset is cheaper than slicing a full observation
-            obs = observe(state.take(games), state.to_act[games])
-        actions = policy.act(obs, legal_mask, rng)
+        # All the games: observe in place; else a copy of the subset, cheaper to observe than
+        # slicing a full observation.
+        view = state if games.size == state.batch_size else state.take(games)
+        if games.size > 1 and callable(getattr(policy, "act_on_card_sets", None)):
+            # (One game takes the float path: observe has a faster path for a batch of one.)
+            actions = policy.act_on_card_sets(*observe_card_sets(view, view.to_act), legal_mask, rng)
+        else:
+            actions = policy.act(observe(view, view.to_act), legal_mask, rng)
     return checked_actions(policy, actions, games.size)
 
 
