@@ -9,7 +9,7 @@ name          agent
               mode choice, exchanges, discards)
 ``ppo:PATH``  :class:`PPOAgent`: a policy trained by train.py: a run folder or its
               policy.safetensors (code-free: never unpickles)
-``learned``   the trained policy shipped with the package (:mod:`agents.learned`): a
+``learned``   the trained policy shipped with the package (:mod:`sergeant_major_env.agents.learned`): a
               :class:`PPOAgent` whose ``.metadata`` gives its training and measured strength
 ``pimc``      :class:`PIMCAgent`: determinized Monte Carlo search on sampled deals
               (``pimc:worlds=32:rollout=greedy``; needs the engine state)
@@ -85,7 +85,7 @@ register_agent("rllib", refuse_rllib_checkpoint, takes_argument=True,
 register_agent(RLLIB_UNSAFE_NAME, make_rllib_agent, takes_argument=True,
                help="a policy trained with RLlib's PPO (examples/rllib_selfplay.py): rllib-unsafe-pickle:PATH "
                     "(UNPICKLES the checkpoint: only checkpoints you trust)")
-register_agent("human", HumanAgent, help="a person at the terminal (python play.py)")
+register_agent("human", HumanAgent, help="a person at the terminal (sergeant-major play)")
 
 __all__ = [
     "AECSeat", "Agent", "GreedyAgent", "HeuristicAgent", "HumanAgent", "PIMCAgent", "PPOAgent", "RandomAgent", "aec_action", "agent_help",

@@ -9,7 +9,7 @@ EOFError and KeyboardInterrupt from the input pass through to the caller.
 
 On its own it shows what the observation holds, which is what its seat knows
 (:func:`sergeant_major_env.render.observation_view`). A front end that knows the engine
-state, like the terminal game (``python play.py``), passes ``show`` (the seat's table,
+state, like the terminal game (``sergeant-major play``), passes ``show`` (the seat's table,
 :func:`sergeant_major_env.render.seat_view`) and ``explain`` (``engine.illegal_reason``: the
 rule a refused move breaks).
 

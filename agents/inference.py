@@ -89,7 +89,7 @@ def policy_log_probs(policy):
     legal_mask) -> float[B, 58] (-inf where illegal), or None if it has no probabilities.
 
     A ``ppo:`` policy (and ``learned``) is read from its policy file with
-    :func:`agents.policy_file.load_policy` (torch with the project's threads); a policy with
+    :func:`sergeant_major_env.agents.policy_file.load_policy` (torch with the project's threads); a policy with
     an ``action_log_probs(observations, legal_mask)`` method is used as it is."""
     own = getattr(policy, "action_log_probs", None)
     if callable(own):

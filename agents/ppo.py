@@ -1,7 +1,7 @@
 """``ppo:PATH``: a policy trained by train.py (sb3-contrib ``MaskablePPO``) as a batched agent.
 
 ``PATH`` is a run folder of train.py (which means ``RUN/policy.safetensors``), a
-``.safetensors`` policy file or its ``.json`` (:mod:`agents.policy_file`). Loading it runs no
+``.safetensors`` policy file or its ``.json`` (:mod:`sergeant_major_env.agents.policy_file`). Loading it runs no
 code from the file: the network is rebuilt in plain torch from the JSON and filled from the
 safetensors file. The policy must take the observation of :mod:`sergeant_major_env.observation`
 (the same layout version and size) and act in ``Discrete(58)``.
@@ -14,7 +14,7 @@ Either way the agent plays deterministically, the most likely legal action under
 action mask, exactly as ``MaskablePPO.predict(obs, action_masks=mask, deterministic=True)``,
 so ``rng`` is not used; with ``sample=True`` it samples from the masked policy with the
 caller's ``rng`` instead (train.py's league snapshots). It runs on the CPU with the
-project's torch threads (:mod:`agents.torch_setup`). Needs the optional ``train``
+project's torch threads (:mod:`sergeant_major_env.agents.torch_setup`). Needs the optional ``train``
 dependencies (``pip install -e ".[train]"``).
 
 ``.metadata`` is the policy's metadata (policy.json; for a zip, the run.json of its run

@@ -111,7 +111,7 @@ class FixedAgentRLModule(RLModule):
     and has no weights; keep it out of ``policies_to_train``."""
 
     def setup(self) -> None:
-        from agents import make_agent  # imported here: the env runners build this module
+        from . import make_agent  # imported here: the env runners build this module
 
         self.agent = make_agent(self.model_config["agent"])
         self.rng = np.random.default_rng(self.model_config.get("seed"))

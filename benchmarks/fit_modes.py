@@ -21,8 +21,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.heuristic import NUM_MODE_FEATURES, HeuristicAgent, _mode_features, exchange_gain  # noqa: E402
-from agents.view import View, card_bools  # noqa: E402
+from sergeant_major_env.agents.heuristic import NUM_MODE_FEATURES, HeuristicAgent, _mode_features, exchange_gain  # noqa: E402
+from sergeant_major_env.agents.view import View, card_bools  # noqa: E402
 from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.cards import bits_to_bool  # noqa: E402
 from sergeant_major_env.files import atomic_write, check_writable  # noqa: E402

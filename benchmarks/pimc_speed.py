@@ -12,7 +12,7 @@ seeds ``--seed + g``) and times every call of pimc, printing the mean time per p
 By default the games are played one at a time (the latency a single table sees);
 ``--together`` plays them as one batch (as evaluate.py does, which amortises numpy's fixed
 costs over the games). ``--table`` plays evaluate.py's table instead: ``SPEC,heuristic,heuristic``
-on duplicate deals (six seatings a seed, all games together), as ``python evaluate.py --agents
+on duplicate deals (six seatings a seed, all games together), as ``sergeant-major evaluate --agents
 SPEC,heuristic,heuristic --games N --seed S`` does, and also prints pimc's result.
 
 ``--against TREE`` times the same run with the code of another checkout too (a git worktree
@@ -38,9 +38,9 @@ import numpy as np
 CODE_ROOT = os.environ.get("PIMC_SPEED_CODE_ROOT") or str(Path(__file__).resolve().parents[1])
 sys.path.insert(0, CODE_ROOT)
 
-from agents import make_agent  # noqa: E402
+from sergeant_major_env.agents import make_agent  # noqa: E402
 from sergeant_major_env import Rules, engine  # noqa: E402
-from agents.pimc import distinct_cards  # noqa: E402
+from sergeant_major_env.agents.pimc import distinct_cards  # noqa: E402
 from sergeant_major_env.cards import cards_to_bits, count  # noqa: E402
 from sergeant_major_env.evaluation import play_games, play_tables  # noqa: E402
 from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402

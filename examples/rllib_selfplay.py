@@ -6,7 +6,7 @@
     python examples/rllib_selfplay.py --opponents heuristic,greedy,self  # fixed opponents in two seats
     python examples/rllib_selfplay.py --policy per-seat --num-env-runners 2
     python examples/rllib_selfplay.py --address auto --num-env-runners 32   # an existing Ray cluster
-    python evaluate.py --agents rllib-unsafe-pickle:runs/rllib/checkpoint,heuristic,greedy --games 600
+    sergeant-major evaluate --agents rllib-unsafe-pickle:runs/rllib/checkpoint,heuristic,greedy --games 600
 
 The env is sergeant_major_env.env (PettingZoo AEC, agents player_0..2 = seats 0-2) wrapped by
 RLlib's PettingZooEnv; an agent's reward is its points of each deal (so its episode return is
@@ -123,7 +123,7 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
         parser.error("--opponents needs at least one name: self, or an agent such as heuristic")
     for name in set(args.opponent_names) - {SELF}:
         try:
-            from agents import make_agent
+            from sergeant_major_env.agents import make_agent
 
             make_agent(name)
         except ValueError as error:
@@ -189,7 +189,7 @@ def build_config(args: argparse.Namespace):
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
     from ray.tune.registry import register_env
 
-    from agents.rllib_agent import FixedAgentRLModule, MaskedPPOTorchRLModule
+    from sergeant_major_env.agents.rllib_agent import FixedAgentRLModule, MaskedPPOTorchRLModule
 
     if __name__ != "__main__":
         # Imported as a module (tests, notebooks): the Ray workers cannot import this script,
@@ -319,7 +319,7 @@ def main(argv=None) -> int:
     agent = f"rllib-unsafe-pickle:{checkpoint}"  # this run's own checkpoint: trusted
     if args.policy != "shared":
         agent += "/learner_group/learner/rl_module/seat_0"
-    print(f"evaluate it: python evaluate.py --agents {agent},heuristic,greedy --games 600")
+    print(f"evaluate it: sergeant-major evaluate --agents {agent},heuristic,greedy --games 600")
     return 0
 
 

@@ -1,6 +1,6 @@
 """Tournaments between agents: duplicate deals, batched play (on this machine's cores or on Ray).
 
-    from agents import make_agent
+    from sergeant_major_env.agents import make_agent
     from sergeant_major_env.evaluation import play_tables
     result = play_tables("heuristic,greedy,random", games=1200, seed=0, make_agent=make_agent)
     print(result.format_text())

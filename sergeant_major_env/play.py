@@ -1,8 +1,8 @@
 """The terminal game's reusable pieces: reading a person's moves and playing one game.
 
-The command line is ``python play.py`` (next to train.py and evaluate.py), which resolves
-agent names with ``agents.make_agent``; this module never imports the agents package, so
-other front ends and :class:`agents.human.HumanAgent` can use it:
+The command line is ``sergeant-major play`` (:mod:`sergeant_major_env.cli.play`), which resolves
+agent names with ``sergeant_major_env.agents.make_agent``; this module never imports the agents
+package, so other front ends and :class:`sergeant_major_env.agents.human.HumanAgent` can use it:
 
 * :func:`parse_move` reads a typed card (``QH``, ``qh``, ``10h``, ``T♥``, ``♥Q``) or mode
   (``S`` / ``spades`` / ``♠`` / ``trumps ♠`` ... ``NT``, ``MIN``); anything it cannot read,
@@ -199,9 +199,3 @@ def _ask_person(state: engine.State, human: int, labels: Sequence[str], legal_ma
     print(f"legal: {render.legal_text(legal_mask)}", file=output)
     return ask_move(legal_mask, input_fn, output, show=table,
                     explain=lambda action: reason_for_you(engine.illegal_reason(state, 0, action), human))
-
-
-if __name__ == "__main__":
-    print("the terminal game is played with: python play.py --opponents heuristic,heuristic "
-          "(play.py is next to train.py and evaluate.py; python play.py --help)", file=sys.stderr)
-    sys.exit(2)

@@ -1,4 +1,4 @@
-"""Game records (RULES.md section 11): recording, JSON Lines, replay checking, and a CLI.
+"""Game records (RULES.md section 11): recording, JSON Lines and replay checking.
 
 A record is one JSON object per finished game (``"format": "sergeant-major-record/1"``)::
 
@@ -26,11 +26,11 @@ game's own per-game seed, which alone reproduces the cards of an engine game.
   them), each record's problem worded as :func:`replay` words it alone.
 * :func:`write_jsonl` / :func:`read_jsonl`: one record per line.
 
-Command line (``--help`` on each)::
+Command line (``sergeant-major records``, :mod:`sergeant_major_env.cli.records`; ``--help`` on each)::
 
-    python -m sergeant_major_env.records simulate --games N --seed S --out FILE [--option NAME=VALUE ...] [--overwrite]
-    python -m sergeant_major_env.records check FILE
-    python -m sergeant_major_env.records html FILE [--game N] --out PAGE.html [--overwrite]
+    sergeant-major records simulate --games N --seed S --out FILE [--option NAME=VALUE ...] [--overwrite]
+    sergeant-major records check FILE
+    sergeant-major records html FILE [--game N] --out PAGE.html [--overwrite]
 
 ``simulate`` plays N games with uniformly random legal decisions (game i has seed S + i,
 which must stay at most 2**63 - 1), batched, and writes their records; ``--out`` is checked
@@ -65,6 +65,7 @@ DEAL_KEYS = ("number", "dealer", "playmaker", "third", "hands", "talon", "mode",
 EXCHANGE_KEYS = ("giver", "receiver", "given", "returned")
 TRICK_KEYS = ("leader", "cards", "winner")
 DEFAULT_PLAYERS = ("random", "random", "random")
+CHECK_BATCH = 1024  # records replayed together by ``sergeant-major records check``: one batch per rule set
 
 _CARD_NAMES = tuple(card_name(c) for c in range(NUM_CARDS))
 _CARD_IDS = {name: card for card, name in enumerate(_CARD_NAMES)}  # parse_card's answers, looked up
@@ -740,7 +741,7 @@ def write_jsonl(records: Iterable[dict], path: str) -> int:
     return count
 
 
-def _lines(path: str) -> Iterator[tuple[int, str]]:
+def record_lines(path: str) -> Iterator[tuple[int, str]]:
     """(line number, text) of each non-blank line: each is one record."""
     with open(path, encoding="utf-8") as file:
         for number, line in enumerate(file, start=1):
@@ -748,7 +749,7 @@ def _lines(path: str) -> Iterator[tuple[int, str]]:
                 yield number, line
 
 
-def _decode(number: int, line: str) -> Any:
+def decode_line(number: int, line: str) -> Any:
     """The JSON value of a line, or a RecordError naming the line."""
     try:
         return json.loads(line)
@@ -757,217 +758,19 @@ def _decode(number: int, line: str) -> Any:
         return RecordError(f"line {number} is not valid JSON: {detail}")
 
 
-def _parse_lines(path: str) -> Iterator[tuple[int, Any]]:
+def parse_lines(path: str) -> Iterator[tuple[int, Any]]:
     """(line number, parsed JSON or a RecordError) for each non-blank line."""
-    for number, line in _lines(path):
-        yield number, _decode(number, line)
+    for number, line in record_lines(path):
+        yield number, decode_line(number, line)
 
 
 def read_jsonl(path: str) -> list[dict]:
     """All records of a JSON Lines file; :class:`RecordError` names the first bad line."""
     records = []
-    for number, value in _parse_lines(path):
+    for number, value in parse_lines(path):
         if isinstance(value, RecordError):
             raise value
         if not isinstance(value, dict):
             raise RecordError(f"line {number}: expected a JSON object, got {type(value).__name__}")
         records.append(value)
     return records
-
-
-# ============================================================================ command line
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m sergeant_major_env.records",
-        description="Simulate 3-5-8 games into game records (RULES.md section 11) and check records by replay.")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    sim = commands.add_parser("simulate", help="play random games and write their records as JSON Lines",
-                              description="Play N games with uniformly random legal decisions (game i uses "
-                                          "per-game seed S+i), batched, and write their records as JSON Lines.")
-    sim.add_argument("--games", type=int, required=True, metavar="N", help="number of games, at least 1")
-    sim.add_argument("--seed", type=seed_argument, default=0, metavar="S",
-                     help=f"seed of game 0 (game i plays S+i) and of the random decisions; {SEED_RULE} (default 0)")
-    sim.add_argument("--out", required=True, metavar="FILE",
-                     help="JSON Lines file to write (checked before the first game, written whole or not at all)")
-    sim.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
-    sim.add_argument("--option", "--options", dest="option", action="extend", nargs="+", default=[],
-                     metavar="NAME=VALUE",
-                     help=f"rule options (RULES.md section 9): {', '.join(Rules.names())} (default: the rule book's)")
-    sim.add_argument("--batch-size", type=int, default=1024, metavar="B", help="games stepped together (default 1024)")
-    sim.set_defaults(run=_simulate_command)
-    check = commands.add_parser("check", help="replay every record of a JSON Lines file",
-                                description="Replay every record; exit 0 only if all replay exactly, else print "
-                                            "one line per bad record naming its first problem.")
-    check.add_argument("file", metavar="FILE", help="JSON Lines file of game records")
-    check.set_defaults(run=_check_command)
-    page = commands.add_parser("html", help="write one record as an HTML page that steps through the game",
-                               description="Replay record N of a JSON Lines file through the engine and write "
-                                           "one self-contained HTML file (CSS, script and the game's data "
-                                           "inline; no network, no server) that steps through the game deal "
-                                           "by deal and trick by trick, with arrow keys and buttons.")
-    page.add_argument("file", metavar="FILE", help="JSON Lines file of game records")
-    page.add_argument("--game", type=int, default=1, metavar="N",
-                      help="the record to show, counting records (non-blank lines) from 1 (default 1)")
-    page.add_argument("--out", required=True, metavar="PAGE.html",
-                      help="HTML file to write (checked before the replay, written whole or not at all)")
-    page.add_argument("--overwrite", action="store_true", help="replace PAGE.html if it exists")
-    page.set_defaults(run=_html_command)
-    parser.set_defaults(subparsers={"simulate": sim, "check": check, "html": page})
-    return parser
-
-
-def check_new_file(path: str, overwrite: bool, what: str = "--out file") -> None:
-    """:func:`files.check_writable`, and an existing file is replaced only with ``overwrite``
-    (as train.py's run folders and ``training.ship``): a one-line ValueError otherwise."""
-    check_writable(path, what)
-    if not overwrite and Path(path).exists():
-        raise ValueError(f"{what} {str(path)!r} exists; add --overwrite to replace it")
-
-
-def _progress_bar(total: int):
-    """A tqdm bar on stderr when tqdm is installed (an optional dependency), else None."""
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, unit="game", file=sys.stderr, disable=None)
-
-
-def _simulate_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    try:
-        rules = Rules.from_strings(args.option)
-    except ValueError as error:
-        message = str(error)
-        if "known options" not in message:
-            message += f"; known options: {', '.join(Rules.names())}"
-        parser.error(message)
-    if args.games < 1 or args.batch_size < 1:
-        parser.error(f"--games and --batch-size must be at least 1, got --games {args.games} "
-                     f"--batch-size {args.batch_size}")
-    try:
-        check_game_seeds(args.seed, args.games)
-        check_new_file(args.out, args.overwrite)
-    except ValueError as error:
-        parser.error(str(error))
-    bar = _progress_bar(args.games)
-    try:
-        count = write_jsonl(simulate(args.games, args.seed, rules, batch_size=args.batch_size,
-                                     on_finished=bar.update if bar else None), args.out)
-    except OSError as error:
-        print(f"error: cannot write {args.out}: {error.strerror or error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"interrupted: {args.out} not written", file=sys.stderr)
-        return 130
-    finally:
-        if bar:
-            bar.close()
-    print(f"wrote {count} records to {args.out}", file=sys.stderr)
-    return 0
-
-
-CHECK_BATCH = 1024  # records replayed together by ``check``: one engine batch per rule set
-
-
-def _check_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    total = bad = 0
-    try:
-        for chunk in _chunks(_parse_lines(args.file), CHECK_BATCH):
-            for line, problem in zip([line for line, _ in chunk], _check_safely([value for _, value in chunk])):
-                total += 1
-                if problem:
-                    bad += 1
-                    print(f"record {total} (line {line}): {problem}")
-    except (OSError, UnicodeDecodeError) as error:
-        print(f"error: cannot read {args.file}: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
-        return 2
-    if total == 0:
-        print(f"{args.file} holds no records")
-        return 1
-    if bad:
-        print(f"{bad} of {total} records have problems")
-        return 1
-    print(f"{total} records OK")
-    return 0
-
-
-def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    chunk: list[Any] = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
-def _check_safely(values: list[Any]) -> list[str | None]:
-    """The problem of each parsed line (a RecordError for a line that is not JSON), replayed as
-    one batch; if the batch fails inside the engine, each record alone, so that only the record
-    that trips it gets one line about it rather than a traceback."""
-    records = [value for value in values if not isinstance(value, RecordError)]
-    try:
-        problems = iter(check_records(records))
-    except Exception:  # noqa: BLE001 - a CLI prints one line per record, never a traceback
-        problems = iter([_check_alone(record) for record in records])
-    return [str(value) if isinstance(value, RecordError) else next(problems) for value in values]
-
-
-def _check_alone(record: Any) -> str | None:
-    try:
-        return check_record(record)
-    except Exception as error:  # noqa: BLE001 - a CLI prints one line per record, never a traceback
-        return f"internal error while replaying ({type(error).__name__}: {error}); please report it"
-
-
-def _html_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from .replay_page import page_data, page_html  # it reads records: imported here, not at the top
-
-    try:
-        check_new_file(args.out, args.overwrite)
-        found, total = _nth_line(args.file, args.game)
-    except ValueError as error:
-        parser.error(str(error))
-    except (OSError, UnicodeDecodeError) as error:
-        print(f"error: cannot read {args.file}: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
-        return 2
-    if found is None:
-        parser.error(f"--game {args.game}: {args.file} holds no records" if total == 0 else
-                     f"--game {args.game}: {args.file} holds {total} record(s), so --game must be 1..{total}")
-    line, text = found
-    place = f"record {args.game} (line {line})"
-    try:
-        value = _decode(line, text)
-        if isinstance(value, RecordError):
-            raise value
-        data = page_data(value, title=f"3-5-8 \u00b7 {Path(args.file).name} \u00b7 record {args.game}")
-        write_text(args.out, page_html(data))
-    except RecordError as error:
-        print(f"error: {place}: {error}", file=sys.stderr)
-        return 1
-    except OSError as error:
-        print(f"error: cannot write {args.out}: {error.strerror or error}", file=sys.stderr)
-        return 2
-    print(f"wrote {args.out}: {place} of {args.file}, {len(data['frames'])} frames", file=sys.stderr)
-    return 0
-
-
-def _nth_line(path: str, n: int) -> tuple[tuple[int, str] | None, int]:
-    """((line number, text) of record ``n``, counting from 1, or None and how many records there are)."""
-    total = 0
-    for total, found in enumerate(_lines(path), start=1):
-        if total == n:
-            return found, total
-    return None, total
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
-    return args.run(args, args.subparsers[args.command])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

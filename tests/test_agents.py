@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from conftest import tiny_maskable_ppo
-import agents
-from agents import AECSeat, GreedyAgent, HeuristicAgent, RandomAgent, make_agent, register_agent
-from agents.heuristic import mode_values, plan_values
-from agents.view import View, legal_sets
+import sergeant_major_env.agents as agents
+from sergeant_major_env.agents import AECSeat, GreedyAgent, HeuristicAgent, RandomAgent, make_agent, register_agent
+from sergeant_major_env.agents.heuristic import mode_values, plan_values
+from sergeant_major_env.agents.view import View, legal_sets
 from sergeant_major_env import Rules, engine
 from sergeant_major_env.cards import NUM_ACTIONS, bits_to_bool, highest, random_member
 from sergeant_major_env.engine import DISCARD, GIVE, MODE, OVER, PLAY, RETURN

@@ -386,11 +386,8 @@ def test_json_csv_and_plot_outputs(tmp_path):
     assert [r["agent"] for r in rows] == ["first", "random", "observing"]
     assert set(rows[0]) >= {"agent", "games", "mean_points", "ci95_low", "ci95_high", "win_rate", "mean_place"}
 
-    sys.path.insert(0, str(ROOT))
-    try:
-        import evaluate
-    finally:
-        sys.path.remove(str(ROOT))
+    from sergeant_major_env.cli import evaluate
+
     evaluate.plot(result, str(tmp_path / "r.png"))
     assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "points/game" in result.format_text()
@@ -402,7 +399,7 @@ def test_json_csv_and_plot_outputs(tmp_path):
 def test_ratings_order_heuristic_over_greedy_over_random_with_intervals_apart(agents, games):
     """One table, and a round robin of four (two copies of greedy): one leaderboard, the baselines in
     their order of strength, each interval clear of the next agent's."""
-    from agents import make_agent
+    from sergeant_major_env.agents import make_agent
 
     result = play_tables(agents, games=games, seed=0, make_agent=make_agent, progress=False)
     board = {r.name: r for r in result.ratings}
@@ -458,26 +455,15 @@ def test_evaluate_plot_draws_the_leaderboard_as_its_second_panel(tmp_path):
 # Runs evaluate.py with the real agent registry, or with a stand-in registry of "random" when
 # the agents package is not there (yet).
 _RUNNER = """
-import runpy, sys, types
-try:
-    from agents import make_agent
-except ImportError:
-    from sergeant_major_env.policies import RandomPolicy
-    registry = types.ModuleType("agents")
-    def make_agent(name):
-        if name != "random":
-            raise ValueError(f"unknown agent {name!r}; known agents: random")
-        return RandomPolicy()
-    registry.make_agent = make_agent
-    sys.modules["agents"] = registry
-sys.argv = ["evaluate.py", *sys.argv[1:]]
-runpy.run_path("evaluate.py", run_name="__main__")
+import sys
+from sergeant_major_env.cli import run
+run(["evaluate", *sys.argv[1:]])
 """
 
 # A registry entry "trained:N": an agent that says it was trained with num_deals=N (``.rules``,
 # as the ppo: agent of a training run does).
 _TRAINED_AGENT = """
-from agents import register_agent
+from sergeant_major_env.agents import register_agent
 from sergeant_major_env import Rules
 from sergeant_major_env.policies import RandomPolicy
 
@@ -637,11 +623,8 @@ def test_evaluate_two_models_with_different_rule_options_need_option():
 
 
 def _evaluate_module():
-    sys.path.insert(0, str(ROOT))
-    try:
-        import evaluate
-    finally:
-        sys.path.remove(str(ROOT))
+    from sergeant_major_env.cli import evaluate
+
     return evaluate
 
 
@@ -666,7 +649,7 @@ def test_evaluate_an_agent_failing_during_play_is_one_line(monkeypatch, capsys):
 
     monkeypatch.setattr(evaluate, "play_tables", incompatible)
     assert evaluate.main(["--agents", "random,random,random", "--no-progress"]) == 1
-    assert capsys.readouterr().err == "evaluate.py: error: observation shape (641,) does not match the model's (600,)\n"
+    assert capsys.readouterr().err == "sergeant-major evaluate: error: observation shape (641,) does not match the model's (600,)\n"
 
 
 def test_text_table_columns_fit_long_agent_names():
@@ -690,7 +673,7 @@ def test_text_table_columns_fit_long_agent_names():
 def test_a_lopsided_table_gets_its_ratings():
     """README's `evaluate.py --agents heuristic,random,random --games 1200`: the heuristic above
     both random copies in nearly every game, which once left the ratings' fit unsettled."""
-    from agents import make_agent
+    from sergeant_major_env.agents import make_agent
 
     result = play_tables("heuristic,random,random", games=1200, rules=ONE_DEAL, progress=False, make_agent=make_agent)
     assert [r.name for r in result.ratings][0] == "heuristic"

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import reference_heuristic
-from agents import HeuristicAgent
+from sergeant_major_env.agents import HeuristicAgent
 from sergeant_major_env import Rules, engine
 from sergeant_major_env.cards import NUM_ACTIONS, TRUMPS, bits_to_bool, random_member
 from sergeant_major_env.observation import observe

@@ -8,8 +8,8 @@ import pytest
 
 from sergeant_major_env import Rules, engine
 from sergeant_major_env.policies import RandomPolicy
-from agents import make_agent
-from training.imitation import teacher_labels
+from sergeant_major_env.agents import make_agent
+from sergeant_major_env.training.imitation import teacher_labels
 
 
 def _reference_returns(seed: int, actions: list[int], gamma: float) -> dict[int, float]:
@@ -120,7 +120,7 @@ def _imitation_setup(**changes):
 
 def _agreement(model, teacher_name: str, seed: int) -> float:
     """How often the policy's most likely legal action is the teacher's, on the teacher's own games."""
-    from agents import PPOAgent, make_agent
+    from sergeant_major_env.agents import PPOAgent, make_agent
 
     chunk = next(teacher_labels(make_agent(teacher_name), 32, 32, seed, Rules(num_deals=1), 0.99,
                                 value=lambda obs: np.zeros(len(obs)), rng=np.random.default_rng(9)))
@@ -129,7 +129,7 @@ def _agreement(model, teacher_name: str, seed: int) -> float:
 
 
 def test_imitate_fits_the_policy_to_the_teachers_moves():
-    from training.imitation import imitate
+    from sergeant_major_env.training.imitation import imitate
 
     args, model = _imitation_setup(imitate_steps=2048, imitate_epochs=4)
     before = _agreement(model, "greedy", seed=77)
@@ -140,7 +140,7 @@ def test_imitate_fits_the_policy_to_the_teachers_moves():
 
 
 def test_a_stop_ends_imitation_after_its_round_and_resume_does_the_steps_left():
-    from training.imitation import imitate
+    from sergeant_major_env.training.imitation import imitate
 
     args, model = _imitation_setup()
     stop = _Stop()
@@ -157,7 +157,7 @@ def test_a_stop_ends_imitation_after_its_round_and_resume_does_the_steps_left():
 
 
 def test_a_round_gathers_whole_chunks_in_step_order():
-    from training.imitation import gather_round
+    from sergeant_major_env.training.imitation import gather_round
 
     chunks = teacher_labels(make_agent("greedy"), 8, 4, 5, Rules(num_deals=1), 0.99,
                             value=lambda obs: np.zeros(len(obs)), rng=np.random.default_rng(1))
@@ -172,7 +172,7 @@ def test_a_round_gathers_whole_chunks_in_step_order():
 
 
 def test_a_stop_while_gathering_drops_the_unlearned_round():
-    from training.imitation import gather_round
+    from sergeant_major_env.training.imitation import gather_round
 
     stop = _Stop()
     stop.requested = True
@@ -184,7 +184,7 @@ def test_a_stop_while_gathering_drops_the_unlearned_round():
 def test_the_imitation_rate_falls_linearly_to_zero_over_the_steps():
     import torch
 
-    from training.imitation import LinearRate
+    from sergeant_major_env.training.imitation import LinearRate
 
     optimizer = torch.optim.Adam(torch.nn.Linear(2, 1).parameters(), lr=1.0)
     rate = LinearRate(optimizer, 3e-3, done=500, size=250, total=1000)

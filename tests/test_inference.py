@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents import make_agent
-from agents.inference import play_history, play_log_likelihoods, policy_log_probs, resample, rewind_to_first_lead
+from sergeant_major_env.agents import make_agent
+from sergeant_major_env.agents.inference import play_history, play_log_likelihoods, policy_log_probs, resample, rewind_to_first_lead
 from sergeant_major_env import Rules, engine
 from sergeant_major_env.cards import bits_to_bool, random_member
 from sergeant_major_env.policies import decide

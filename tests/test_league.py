@@ -12,9 +12,9 @@ pytest.importorskip("safetensors")
 
 from sb3_contrib import MaskablePPO  # noqa: E402
 
-from agents import PPOAgent  # noqa: E402
+from sergeant_major_env.agents import PPOAgent  # noqa: E402
 from sergeant_major_env import Rules, SergeantMajorVecEnv  # noqa: E402
-from training.league import League, pool_weights  # noqa: E402
+from sergeant_major_env.training.league import League, pool_weights  # noqa: E402
 
 RULES = Rules(num_deals=1)
 

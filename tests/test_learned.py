@@ -3,7 +3,7 @@
 The policy lives in agents/learned/ (policy.safetensors + policy.json, the code-free format,
 and learned.json, its metadata), is loaded by ``agents.make_agent("learned")``, by
 ``evaluate.py --agents learned,...`` and by ``play.py --opponents learned,...``, ships in every
-install (package data), and is put there by ``python -m training.ship RUN_FOLDER``.
+install (package data), and is put there by ``sergeant-major ship RUN_FOLDER``.
 """
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
-import agents  # noqa: E402
-from agents.learned import (  # noqa: E402
+import sergeant_major_env.agents as agents  # noqa: E402
+from sergeant_major_env.agents.learned import (  # noqa: E402
     LEARNED_FOLDER, METADATA_FILE, POLICY_METADATA_FILE, TENSORS_FILE, file_sha256, load_learned,
     read_learned_metadata)
 from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.engine import DISCARD, GIVE, MODE, OVER, PLAY, RETURN  # noqa: E402
 from sergeant_major_env.observation import OBSERVATION_SIZE, VERSION, observe  # noqa: E402
-from training import ship  # noqa: E402
+from sergeant_major_env.training import ship  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED_FILES = (TENSORS_FILE, POLICY_METADATA_FILE, METADATA_FILE)
@@ -40,11 +40,8 @@ PHASE_NAMES = {MODE: "mode", GIVE: "exchange give", RETURN: "return", DISCARD: "
 
 
 def load_script(name: str):
-    """A top-level script (evaluate.py, play.py) as a module: they are not part of the package."""
-    spec = importlib.util.spec_from_file_location(f"{name}_cli", ROOT / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """A subcommand's module (``sergeant_major_env.cli.evaluate``, ``.play``)."""
+    return importlib.import_module(f"sergeant_major_env.cli.{name}")
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +61,7 @@ def test_learned_metadata_names_its_observation_rules_training_and_strength(lear
     assert learned.name == "learned"
     assert metadata["observation"] == {"version": VERSION, "size": OBSERVATION_SIZE}
     assert Rules.from_dict(metadata["rules"]) == learned.rules
-    assert metadata["training"]["command"].startswith("python train.py")
+    assert metadata["training"]["command"].startswith("sergeant-major train")
     assert metadata["files"] == {name: file_sha256(LEARNED_FOLDER / name) for name in (TENSORS_FILE,
                                                                                       POLICY_METADATA_FILE)}
     opponents = metadata["strength"]["opponents"]
@@ -72,7 +69,7 @@ def test_learned_metadata_names_its_observation_rules_training_and_strength(lear
     for opponent, entry in opponents.items():
         low, high = entry["ci95"]
         assert low <= entry["mean_points"] <= high and entry["games"] >= 6 and entry["games"] % 6 == 0
-        assert entry["command"] == (f"python evaluate.py --agents learned,{opponent},{opponent} "
+        assert entry["command"] == (f"sergeant-major evaluate --agents learned,{opponent},{opponent} "
                                     f"--games {entry['games']} --seed {entry['seed']}")
     assert learned.policy_metadata["observation"]["version"] == VERSION
 
@@ -103,7 +100,7 @@ def test_learned_plays_legal_moves_in_every_phase_of_real_games(learned):
 # ============================================================================ a checkout without the files
 
 def test_missing_shipped_policy_is_a_one_line_error_naming_the_ship_command(tmp_path):
-    with pytest.raises(ValueError, match=r"policy\.safetensors not found.*python -m training\.ship") as error:
+    with pytest.raises(ValueError, match=r"policy\.safetensors not found.*sergeant-major ship") as error:
         load_learned(tmp_path)
     assert "\n" not in str(error.value)
 
@@ -139,12 +136,12 @@ def test_ship_writes_policy_and_strength_that_evaluate_reproduces(tmp_path):
     for name in (TENSORS_FILE, POLICY_METADATA_FILE):
         assert (tmp_path / name).read_bytes() == (LEARNED_FOLDER / name).read_bytes()
     metadata = read_learned_metadata(tmp_path)
-    assert metadata["source"] == str(LEARNED_FOLDER) and metadata["shipped_by"].startswith("python -m training.ship")
+    assert metadata["source"] == str(LEARNED_FOLDER) and metadata["shipped_by"].startswith("sergeant-major ship")
     entry = metadata["strength"]["opponents"]["random"]
     assert (entry["games"], entry["seed"]) == (6, ship.DEFAULT_SEED)
     evaluated = tmp_path / "eval.json"
     command = shlex.split(entry["command"])
-    assert command[:2] == ["python", "evaluate.py"]
+    assert command[:2] == ["sergeant-major", "evaluate"]
     assert load_script("evaluate").main(command[2:] + ["--no-progress", "--json", str(evaluated)]) == 0
     stats = json.loads(evaluated.read_text())["agents"][0]
     assert (stats["name"], stats["mean_points"], stats["ci95"]) == ("learned", entry["mean_points"], entry["ci95"])
@@ -162,10 +159,10 @@ def test_ship_refuses_to_overwrite_a_shipped_policy_without_overwrite(tmp_path, 
 
 
 def test_ship_has_help_and_shows_the_shipped_table():
-    result = subprocess.run([sys.executable, "-m", "training.ship", "--help"], cwd=ROOT, capture_output=True,
-                            text=True, timeout=120)
-    assert result.returncode == 0 and "usage: python -m training.ship" in result.stdout
-    result = subprocess.run([sys.executable, "-m", "training.ship", "--show"], cwd=ROOT, capture_output=True,
+    result = subprocess.run([sys.executable, "-m", "sergeant_major_env", "ship", "--help"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and "usage: sergeant-major ship" in result.stdout
+    result = subprocess.run([sys.executable, "-m", "sergeant_major_env", "ship", "--show"], cwd=ROOT, capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0 and result.stdout.strip() == ship.strength_table(read_learned_metadata())
 
@@ -190,7 +187,7 @@ def test_package_data_ships_every_file_of_the_learned_folder():
     """A non-editable install (pip install ., a wheel) holds the policy: pyproject.toml's package
     data names each data file of agents/learned/."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    patterns = project["tool"]["setuptools"]["package-data"]["agents.learned"]
+    patterns = project["tool"]["setuptools"]["package-data"]["sergeant_major_env.agents.learned"]
     data = [path.name for path in LEARNED_FOLDER.iterdir() if path.is_file() and path.suffix != ".py"]
     assert set(SHIPPED_FILES) <= set(data)
     assert [name for name in data if not any(fnmatch.fnmatch(name, pattern) for pattern in patterns)] == []

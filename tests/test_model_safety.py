@@ -16,8 +16,8 @@ import zipfile
 
 import pytest
 
-import agents
-from agents import make_agent
+import sergeant_major_env.agents as agents
+from sergeant_major_env.agents import make_agent
 
 MARKER = "pickle-ran-code.txt"
 
@@ -107,7 +107,7 @@ def test_rllib_short_name_refuses_before_reading_anything(tmp_path):
 def test_torch_agents_use_one_thread(tmp_path, monkeypatch):
     torch = pytest.importorskip("torch")
     contrib = pytest.importorskip("sb3_contrib")
-    from agents.policy_file import save_policy
+    from sergeant_major_env.agents.policy_file import save_policy
     from sergeant_major_env import SergeantMajorVecEnv
 
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)

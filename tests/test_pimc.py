@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import make_agent
-from agents.pimc import PIMCAgent
+from sergeant_major_env.agents import make_agent
+from sergeant_major_env.agents.pimc import PIMCAgent
 from sergeant_major_env import Rules, engine
 from sergeant_major_env.cards import bits_to_bool, random_member
 from sergeant_major_env.engine import DECISIONS, OVER
@@ -118,7 +118,7 @@ def test_evaluate_py_plays_pimc_against_the_heuristic(tmp_path):
 def test_equivalent_cards_are_searched_once():
     """R16: with JH played, 9H TH QH take the same tricks, so only 9H is searched; 2S 3S are
     one card, AS (4S is still out) another; modes are never merged."""
-    from agents.pimc import distinct_cards
+    from sergeant_major_env.agents.pimc import distinct_cards
     from sergeant_major_env.cards import card_name, cards_to_bits, parse_card
 
     def cards(*names):
@@ -158,7 +158,7 @@ def test_a_person_can_play_against_pimc_and_pimc_can_sit_in_the_aec_env():
     """play.py and AECSeat hand pimc the game state (it reads only its seat's knowledge)."""
     import io
 
-    from agents import AECSeat
+    from sergeant_major_env.agents import AECSeat
     from sergeant_major_env import env as make_env
     from sergeant_major_env import play
     from test_play import FirstLegalTyper
@@ -217,7 +217,7 @@ class _AskedRows:
 def test_rollouts_ask_the_policy_only_where_there_is_a_real_choice():
     """A single legal card, or legal cards that are all one (R16: every card between them
     played), is played without a policy call; the policy sees at most POLICY_ROWS rows a call."""
-    from agents.pimc import POLICY_ROWS, choices
+    from sergeant_major_env.agents.pimc import POLICY_ROWS, choices
 
     asked = _AskedRows()
     pimc = PIMCAgent(worlds=8, rollout=asked)
@@ -242,7 +242,7 @@ def test_rollouts_ask_the_policy_only_where_there_is_a_real_choice():
 def test_exchanged_cards_are_never_merged_as_equivalent():
     """R21: a given or returned card goes to another hand, so 9H and TH are different gifts
     even when equivalent in play; discards and plays merge them."""
-    from agents.pimc import choices
+    from sergeant_major_env.agents.pimc import choices
     from sergeant_major_env.cards import cards_to_bits, parse_card
 
     state = engine.init(engine.game_seeds(3, 3), Rules(num_deals=1))
@@ -256,7 +256,7 @@ def test_exchanged_cards_are_never_merged_as_equivalent():
 
 def test_rollout_option_may_name_a_policy_with_a_colon():
     """``pimc:rollout=ppo:RUN:worlds=8``: the rollout policy's own colon stays in its name."""
-    from agents.pimc import _option_items
+    from sergeant_major_env.agents.pimc import _option_items
 
     assert _option_items("rollout=ppo:runs/x:worlds=8") == [("rollout", "ppo:runs/x"), ("worlds", "8")]
     assert _option_items("worlds=4:seed=3") == [("worlds", "4"), ("seed", "3")]
@@ -377,7 +377,7 @@ def test_prior_needs_probabilities_and_auto_takes_the_rollout_policys():
 def test_prior_sums_the_probabilities_of_equivalent_cards_onto_the_searched_one():
     """R16: a searched card stands for the equivalent cards merged into it, so the prior gives
     it their summed probability: over the searched actions the probabilities add up to 1."""
-    from agents.pimc import choices
+    from sergeant_major_env.agents.pimc import choices
 
     pimc = PIMCAgent(worlds=2, prior="learned")
     merged = 0
@@ -394,7 +394,7 @@ def test_prior_sums_the_probabilities_of_equivalent_cards_onto_the_searched_one(
 def test_a_dominant_prior_plays_the_policys_choice():
     """With a prior weight far above any deal's points, pimc chooses the prior's most likely
     searched action (its equivalent cards summed) wherever it searches."""
-    from agents.pimc import choices
+    from sergeant_major_env.agents.pimc import choices
 
     pimc = PIMCAgent(worlds=2, prior="learned", prior_weight=1e6)
     for state, live in _positions(29, every=11):
@@ -406,7 +406,7 @@ def test_a_dominant_prior_plays_the_policys_choice():
 def test_worlds_of_many_games_sampled_together_are_each_games_own():
     """One sampler call for all the searched games draws each game's worlds from that game's
     stream: exactly the worlds of one call per game (so decisions stay independent of the batch)."""
-    from agents.pimc import _stream
+    from sergeant_major_env.agents.pimc import _stream
 
     pimc = PIMCAgent(worlds=5)
     checked = 0

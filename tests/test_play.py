@@ -1,5 +1,5 @@
 """The terminal game: move parsing and prompts (sergeant_major_env.play), whole games, and the
-command line (the top-level play.py, which resolves agent names with agents.make_agent)."""
+command line (``sergeant-major play``, which resolves agent names with agents.make_agent)."""
 
 from __future__ import annotations
 
@@ -23,11 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def load_cli():
-    """The top-level play.py as a module (it is a script, not part of the package)."""
-    spec = importlib.util.spec_from_file_location("play_cli", ROOT / "play.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """``sergeant-major play`` (``python play.py``): :mod:`sergeant_major_env.cli.play`."""
+    return importlib.import_module("sergeant_major_env.cli.play")
 
 
 @pytest.fixture(scope="module")
@@ -350,7 +347,7 @@ def test_a_failed_record_write_after_the_game_leaves_no_file(tmp_path, cli, monk
     status = cli.main(["--opponents", "random,random", "--seed", "8", "--option", "num_deals=1", "--record",
                        str(path)], input_fn=FirstLegalTyper(out), output=out)
     assert status == 1
-    assert capsys.readouterr().err.strip() == f"play.py: error: cannot write {path}: No space left on device"
+    assert capsys.readouterr().err.strip() == f"sergeant-major play: error: cannot write {path}: No space left on device"
     assert path.read_text() == "old\n"
 
 
@@ -387,7 +384,7 @@ def test_bad_arguments_exit_2_with_one_line(cli, argv, message, capsys):
         cli.main(argv, input_fn=script, output=io.StringIO())
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
-    assert re.search(message, err.splitlines()[-1]) and err.splitlines()[-1].startswith("play.py: error: ")
+    assert re.search(message, err.splitlines()[-1]) and err.splitlines()[-1].startswith("sergeant-major play: error: ")
     assert script.prompts == []
 
 
@@ -399,17 +396,11 @@ def test_play_script_runs_with_piped_input():
     assert "Game left unfinished (seed 5)" in done.stdout
 
 
-def test_the_library_module_points_to_the_script():
-    done = subprocess.run([sys.executable, "-m", "sergeant_major_env.play"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
-    assert done.returncode == 2 and "python play.py" in done.stderr
-
-
 # ============================================================================ layering
 
 def test_the_terminal_library_never_imports_agents():
     """sergeant_major_env.play and .render (and a whole game with library policies) load no
-    module of the top-level agents package; importing agents.human loads no command line."""
+    module of sergeant_major_env.agents; importing the human agent loads no command line."""
     code = """
 import io, sys
 from sergeant_major_env import Rules, play, render
@@ -419,9 +410,9 @@ try:
                    io.StringIO())
 except play.QuitGame:
     pass
-print(sorted(m for m in sys.modules if m == "agents" or m.startswith("agents.")))
-import agents.human
-print(sorted(m for m in ("play", "evaluate", "train") if m in sys.modules))
+print(sorted(m for m in sys.modules if m.startswith(("agents", "sergeant_major_env.agents"))))
+import sergeant_major_env.agents.human
+print(sorted(m for m in sys.modules if m.startswith("sergeant_major_env.cli")))
 """
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -433,7 +424,7 @@ print(sorted(m for m in ("play", "evaluate", "train") if m in sys.modules))
 # ============================================================================ the human agent
 
 def test_human_agent_is_a_batched_agent():
-    from agents.human import HumanAgent
+    from sergeant_major_env.agents.human import HumanAgent
 
     state = engine.init([5], Rules(num_deals=1))
     mask = engine.legal_action_mask(state)
@@ -454,7 +445,7 @@ def test_human_agent_is_a_batched_agent():
 
 
 def test_registry_makes_the_human_agent():
-    import agents
-    from agents.human import HumanAgent
+    import sergeant_major_env.agents as agents
+    from sergeant_major_env.agents.human import HumanAgent
 
     assert isinstance(agents.make_agent("human"), HumanAgent)

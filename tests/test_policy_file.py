@@ -19,8 +19,8 @@ pytest.importorskip("safetensors")
 import torch  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
 
-from agents import PPOAgent, make_agent  # noqa: E402
-from agents.policy_file import TENSORS_FILE, _predict_argmax, load_policy, most_likely_legal, save_policy  # noqa: E402
+from sergeant_major_env.agents import PPOAgent, make_agent  # noqa: E402
+from sergeant_major_env.agents.policy_file import TENSORS_FILE, _predict_argmax, load_policy, most_likely_legal, save_policy  # noqa: E402
 from sergeant_major_env import Rules, SergeantMajorVecEnv, engine  # noqa: E402
 from sergeant_major_env.engine import OVER  # noqa: E402
 from sergeant_major_env.observation import OBSERVATION_SIZE, VERSION, observe  # noqa: E402

@@ -16,7 +16,7 @@ from concurrent.futures.process import BrokenProcessPool
 import numpy as np
 import pytest
 
-from agents import make_agent
+from sergeant_major_env.agents import make_agent
 from sergeant_major_env import Rules
 from sergeant_major_env.evaluation import ChunkJob, play_tables, split_job
 from sergeant_major_env.policies import is_deterministic

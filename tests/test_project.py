@@ -44,7 +44,7 @@ SCRIPTS = sorted(
     [str(p.relative_to(ROOT)) for folder in ("benchmarks", "examples") for p in (ROOT / folder).glob("*.py")]
     + [name for name in ("evaluate.py", "train.py", "play.py") if (ROOT / name).exists()]
 )
-MODULES = ["sergeant_major_env.records", "training.ship"]
+MODULES = ["sergeant_major_env"]
 
 
 @pytest.mark.parametrize("command", [[script] for script in SCRIPTS] + [["-m", module] for module in MODULES],

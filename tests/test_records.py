@@ -18,11 +18,12 @@ from sergeant_major_env import engine
 from sergeant_major_env.cards import MODE_NAMES, parse_card
 from sergeant_major_env.records import (
     DEAL_KEYS, EXCHANGE_KEYS, FORMAT, RECORD_KEYS, TRICK_KEYS, Recorder, RecordError,
-    check_record, check_records, main, read_jsonl, replay, simulate, write_jsonl,
+    check_record, check_records, read_jsonl, replay, simulate, write_jsonl,
 )
+from sergeant_major_env.cli.records import main
 from sergeant_major_env.rules import Rules
 
-CLI = [sys.executable, "-m", "sergeant_major_env.records"]
+CLI = [sys.executable, "-m", "sergeant_major_env", "records"]
 
 
 @pytest.fixture(scope="module")
@@ -747,7 +748,7 @@ def test_interrupted_simulate_leaves_out_as_it_was(tmp_path):
 
 
 def test_cli_simulate_interrupted_by_ctrl_c_says_so_and_writes_nothing(tmp_path, monkeypatch, capsys):
-    import sergeant_major_env.records as records_module
+    import sergeant_major_env.cli.records as records_module
 
     def interrupted(*args, **kwargs):
         yield from simulate(1, seed=0, rules=Rules(num_deals=1))

@@ -22,13 +22,14 @@ import pytest
 
 from sergeant_major_env import engine
 from sergeant_major_env.cards import parse_card
-from sergeant_major_env.records import RecordError, main, simulate, write_jsonl
+from sergeant_major_env.cli.records import main
+from sergeant_major_env.records import RecordError, simulate, write_jsonl
 from sergeant_major_env.render import MODE_TEXT, card_text, hand_text
 from sergeant_major_env.replay_page import page_data, page_html
 
 PLAYERS = ["alice", "bob", "carol"]
 SEATS = [f"seat {seat} ({name})" for seat, name in enumerate(PLAYERS)]
-CLI = [sys.executable, "-m", "sergeant_major_env.records"]
+CLI = [sys.executable, "-m", "sergeant_major_env", "records"]
 ROOT = Path(__file__).resolve().parents[1]
 
 

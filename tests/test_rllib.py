@@ -19,7 +19,7 @@ import pytest
 ray = pytest.importorskip("ray")
 pytest.importorskip("ray.rllib")
 
-from agents import make_agent  # noqa: E402
+from sergeant_major_env.agents import make_agent  # noqa: E402
 from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.evaluation import play_tables  # noqa: E402
 from sergeant_major_env.observation import observe  # noqa: E402

@@ -27,22 +27,14 @@ from sergeant_major_env import SergeantMajorVecEnv, engine  # noqa: E402
 from sergeant_major_env.observation import OBSERVATION_SIZE  # noqa: E402
 from sergeant_major_env.policies import RandomPolicy  # noqa: E402
 
-from agents import make_agent  # noqa: E402
-from training import run_folder  # noqa: E402
-from training.options import parse_pool  # noqa: E402
+from sergeant_major_env.agents import make_agent  # noqa: E402
+from sergeant_major_env.training import run_folder  # noqa: E402
+from sergeant_major_env.training.options import parse_pool  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _load_script(path: Path):
-    """train.py is a script, not a module of the package: load it from its file."""
-    spec = importlib.util.spec_from_file_location("train", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-train = _load_script(ROOT / "train.py")
+train = importlib.import_module("sergeant_major_env.cli.train")  # sergeant-major train, python train.py
 
 TINY = ["--num-envs", "8", "--option", "num_deals=1", "--eval-games", "12", "--final-eval-games", "12",
         "--eval-every", "256", "--snapshot-every", "1", "--n-steps", "32", "--batch-size", "128",
@@ -109,7 +101,7 @@ def test_run_folder_records_everything_needed_to_continue_and_play(run_dir):
     assert record["observation"] == {"version": VERSION, "size": OBSERVATION_SIZE} and record["actions"] == 58
     assert record["network"]["net_arch"] == {"pi": [128, 128], "vf": [128, 128]}
     assert record["options"]["num_envs"] == 8 and record["options"]["n_steps"] == 32
-    assert record["commands"][0].startswith("python train.py --total-timesteps 512")
+    assert record["commands"][0].startswith("sergeant-major train --total-timesteps 512")
     policy = json.loads((out / "policy.json").read_text())
     assert policy["rules"] == record["rules"] and policy["training"]["timesteps"] == 512
 
@@ -323,7 +315,7 @@ def test_bad_options_are_one_line_and_create_nothing(argv, names, bad_inputs, tm
     code, line = _fails([*TINY, "--total-timesteps", "256"] + [a.replace("{bad}", str(bad_inputs)) for a in argv],
                         capsys)
     assert code in (1, 2) and names in line, line
-    assert line.startswith("train.py: error: ")
+    assert line.startswith("sergeant-major train: error: ")
     assert not any(tmp_path.iterdir()), "a failed command left files behind"
     assert sorted(p.name for p in bad_inputs.iterdir()) == before
 
@@ -480,7 +472,7 @@ def test_a_signal_saves_the_run_and_resume_continues_it(tmp_path, stop, status):
     finally:
         process.kill()
     assert process.returncode == status, stderr
-    assert "Traceback" not in stderr and f"python train.py --resume {out}" in stderr
+    assert "Traceback" not in stderr and f"sergeant-major train --resume {out}" in stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["status"] == "interrupted" and summary["interrupted"]["signal"] == stop.name
     done = summary["timesteps"]

@@ -12,8 +12,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 
 from conftest import every_kth_state, rules_strategy, seed_strategy
-from agents import HeuristicAgent
-from agents.view import View
+from sergeant_major_env.agents import HeuristicAgent
+from sergeant_major_env.agents.view import View
 from sergeant_major_env import Rules, engine
 from sergeant_major_env.observation import observe, observe_card_sets
 from sergeant_major_env.policies import decide

@@ -3,16 +3,16 @@
 This folder holds three files, all plain data (nothing in them can run code):
 
 * ``policy.safetensors`` + ``policy.json``: a policy file of train.py, the code-free format
-  of :mod:`agents.policy_file` (``ppo:agents/learned`` loads the same policy);
+  of :mod:`sergeant_major_env.agents.policy_file` (``ppo:agents/learned`` loads the same policy);
 * ``learned.json``: what the policy is (:data:`METADATA_FILE`, written by
-  ``python -m training.ship RUN_FOLDER``): the run it came from and its training command,
+  ``sergeant-major ship RUN_FOLDER``): the run it came from and its training command,
   the observation version and rule options it was trained under, the SHA-256 of the two
   policy files (so a policy swapped without its metadata is refused), and its measured
   strength: for each opponent X, the mean points per game of ``learned`` at the table
   ``learned,X,X`` on duplicate deals, with the 95% interval, the games, the seed and the
   evaluate.py command that gives those numbers.
 
-``make_agent("learned")`` returns an :class:`agents.ppo.PPOAgent` named ``learned`` whose
+``make_agent("learned")`` returns an :class:`sergeant_major_env.agents.ppo.PPOAgent` named ``learned`` whose
 ``.metadata`` is ``learned.json`` (``.policy_metadata`` is policy.json) and ``.rules`` the
 rule options it was trained under. It needs the optional ``train`` dependencies (torch,
 safetensors), as every ``ppo:`` policy does.
@@ -33,7 +33,7 @@ POLICY_METADATA_FILE = "policy.json"
 METADATA_FILE = "learned.json"
 FORMAT = "sergeant-major-env shipped policy"
 FORMAT_VERSION = 1
-SHIP_COMMAND = "python -m training.ship RUN_FOLDER"
+SHIP_COMMAND = "sergeant-major ship RUN_FOLDER"
 
 
 def file_sha256(path: Path) -> str:
@@ -71,7 +71,7 @@ def _check_digests(folder: Path, digests: dict[str, Any]) -> None:
 
 def load_learned(folder: str | Path = LEARNED_FOLDER):
     """The shipped policy of ``folder`` as an agent named ``learned`` (see the module docstring)."""
-    from agents.ppo import PPOAgent
+    from ..ppo import PPOAgent
 
     metadata = read_learned_metadata(folder)
     agent = PPOAgent(Path(folder))

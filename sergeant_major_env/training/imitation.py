@@ -116,7 +116,7 @@ def imitate(model, args, logger, stop, earlier: dict | None = None) -> dict:
     still to do, on new games and with a new optimizer. Returns the record of summary.json."""
     import torch
 
-    from agents import make_agent
+    from sergeant_major_env.agents import make_agent
 
     steps_before = (earlier or {}).get("steps", 0)
     policy = model.policy

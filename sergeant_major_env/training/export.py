@@ -1,10 +1,10 @@
 """What a train.py run writes about itself: run.json first, the model files and summary.json last.
 
 * ``run.json`` (at the start): every option, the rule options, observation layout, network
-  and the command lines, so that --resume continues the run as it was (:mod:`training.run_folder`);
+  and the command lines, so that --resume continues the run as it was (:mod:`sergeant_major_env.training.run_folder`);
 * ``model.zip``: the final SB3 model (MaskablePPO.load unpickles it);
 * ``policy.safetensors`` + ``policy.json``: the final policy as code-free files
-  (:mod:`agents.policy_file`), with how it was trained (:func:`policy_metadata`): agent ``ppo:RUN``;
+  (:mod:`sergeant_major_env.agents.policy_file`), with how it was trained (:func:`policy_metadata`): agent ``ppo:RUN``;
 * ``summary.json``: configuration, timesteps, times and throughput, the final evaluation, the
   league, the machine; "complete" or "interrupted" (:func:`run_summary`).
 
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from agents import policy_file
+from sergeant_major_env.agents import policy_file
 from sergeant_major_env.cards import NUM_ACTIONS
 from sergeant_major_env.observation import OBSERVATION_SIZE
 from sergeant_major_env.observation import VERSION as OBSERVATION_VERSION
@@ -113,7 +113,7 @@ def run_summary(args, out: Path, model, *, stop, clock: Clock, eval_seconds: flo
         "final evaluation" if t >= args.total_timesteps else "ppo"
     return {
         "status": "interrupted" if stop.requested else "complete",
-        "interrupted": {"signal": stop.name, "during": phase, "resume": f"python train.py --resume {out}"}
+        "interrupted": {"signal": stop.name, "during": phase, "resume": f"sergeant-major train --resume {out}"}
         if stop.requested else None,
         "config": {**args.run_options, "rules": args.rules.to_dict(), "pool": args.pool, "out": str(out),
                    "device": args.device, "resume": args.resume, "command": args.command},

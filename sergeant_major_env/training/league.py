@@ -2,8 +2,8 @@
 
 The league ("self" in --opponents): every --snapshot-every PPO updates the learner's policy
 is saved as a policy file, ``RUN/league/self_T.safetensors`` + ``.json`` (T: timesteps done;
-:mod:`agents.policy_file`, code-free, so --resume reads it back without unpickling), and joins
-the league as the agent that file loads into: an :class:`agents.PPOAgent` named ``self@T``
+:mod:`sergeant_major_env.agents.policy_file`, code-free, so --resume reads it back without unpickling), and joins
+the league as the agent that file loads into: an :class:`sergeant_major_env.agents.PPOAgent` named ``self@T``
 that samples from its masked policy (--snapshot-actions sample) or plays its most likely
 legal action (argmax). The latest --league-size snapshots stay, in the league and on disk.
 
@@ -19,8 +19,8 @@ import dataclasses
 import shutil
 from pathlib import Path
 
-from agents import PPOAgent
-from agents import policy_file
+from sergeant_major_env.agents import PPOAgent
+from sergeant_major_env.agents import policy_file
 from sergeant_major_env import Rules
 
 WEAK = ("random", "greedy")

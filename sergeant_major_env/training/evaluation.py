@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-import agents
+import sergeant_major_env.agents as agents
 from sergeant_major_env import files
 from sergeant_major_env.evaluation import play_tables
 

@@ -1,8 +1,8 @@
 """Ship a trained policy as the package's ``learned`` agent, with its measured strength.
 
-    python -m training.ship runs/recipe                         # all four opponents: slow (pimc)
-    python -m training.ship runs/recipe --games 60 --opponents random,greedy,heuristic --overwrite
-    python -m training.ship --show                              # the shipped policy's strength table
+    sergeant-major ship runs/recipe                         # all four opponents: slow (pimc)
+    sergeant-major ship runs/recipe --games 60 --opponents random,greedy,heuristic --overwrite
+    sergeant-major ship --show                              # the shipped policy's strength table
 
 RUN_FOLDER is a train.py run folder, its policy.safetensors or policy.json (the code-free
 policy file of agents.policy_file; an SB3 zip is refused). First the run's policy is loaded
@@ -35,8 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import agents
-from agents.learned import (
+import sergeant_major_env.agents as agents
+from sergeant_major_env.agents.learned import (
     FORMAT, FORMAT_VERSION, LEARNED_FOLDER, METADATA_FILE, POLICY_METADATA_FILE, TENSORS_FILE, file_sha256,
     read_learned_metadata)
 from sergeant_major_env import files
@@ -52,7 +52,7 @@ LEARNED = "learned"
 
 def parse_args(argv=None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
     parser = argparse.ArgumentParser(
-        prog="python -m training.ship", description=__doc__.split("\n\n")[0],
+        prog="sergeant-major ship", description=__doc__.split("\n\n")[0],
         epilog="\n\n".join(__doc__.split("\n\n")[1:]), formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run", nargs="?", metavar="RUN_FOLDER",
                         help="the train.py run folder (or its policy.safetensors / policy.json) to ship")
@@ -111,7 +111,7 @@ def check_destination(folder: Path, overwrite: bool) -> list[Path]:
 def load_run_policy(run: str):
     """(agent, policy.safetensors path, policy.json path) of the run; a one-line ValueError if it
     has no policy file this package can load."""
-    from agents.policy_file import policy_file_paths
+    from sergeant_major_env.agents.policy_file import policy_file_paths
 
     agent = agents.make_agent(f"ppo:{run}")  # checks the observation layout and the tensors
     tensors, metadata = policy_file_paths(run)
@@ -137,7 +137,7 @@ def measure_strength(policy, tables: list[tuple[str, int]], seed: int, rules, pr
             "mean_points": shown["mean_points"], "ci95": shown["ci95"], "win_rate": shown["win_rate"],
             "mean_place": shown["mean_place"], "games": result.games, "groups": stats.groups, "seed": seed,
             "seconds": round(seconds, 1),
-            "command": f"python evaluate.py --agents {LEARNED},{opponent},{opponent} --games {result.games} "
+            "command": f"sergeant-major evaluate --agents {LEARNED},{opponent},{opponent} --games {result.games} "
                        f"--seed {seed}",
         }
         print(f"    {stats.mean_points:+.2f} {format_ci(stats.ci95)} points per game, win rate "
@@ -220,19 +220,19 @@ def main(argv=None) -> int:
     try:
         strength = measure_strength(policy, tables, args.seed, rules, progress=not args.no_progress)
     except KeyboardInterrupt:
-        print("training.ship: interrupted; nothing shipped", file=sys.stderr)
+        print("sergeant-major ship: interrupted; nothing shipped", file=sys.stderr)
         return 130
     except ValueError as error:  # an opponent that cannot play these games
-        print(f"training.ship: error: {error}", file=sys.stderr)
+        print(f"sergeant-major ship: error: {error}", file=sys.stderr)
         return 1
 
     digests = {TENSORS_FILE: file_sha256(tensors), POLICY_METADATA_FILE: file_sha256(policy_json)}
-    command = shlex.join(["python", "-m", "training.ship", *argv])
+    command = shlex.join(["sergeant-major", "ship", *argv])
     metadata = shipped_metadata(args.run, policy.metadata, rules, strength, digests, command)
     try:
         write_shipped(args.into, tensors, policy_json, metadata)
     except OSError as error:
-        print(f"training.ship: error: cannot write {args.into}: {error.strerror or error}", file=sys.stderr)
+        print(f"sergeant-major ship: error: cannot write {args.into}: {error.strerror or error}", file=sys.stderr)
         return 1
     print(f"wrote {', '.join(str(args.into / name) for name in (TENSORS_FILE, POLICY_METADATA_FILE, METADATA_FILE))}")
     print(f"strength (for README.md's \"The shipped agent\"):\n{strength_table(metadata)}")

@@ -138,7 +138,7 @@ def parse(build_parser: Callable[[], argparse.ArgumentParser], argv: list[str] |
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
-    args.command = shlex.join(["python", parser.prog, *argv])
+    args.command = shlex.join([*parser.prog.split(), *argv])
     args.given = given_options(build_parser(), argv)
     names = run_option_names(build_parser())
     try:

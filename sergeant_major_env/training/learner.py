@@ -15,7 +15,7 @@ from stable_baselines3.common.vec_env import VecEnvWrapper
 
 from sergeant_major_env.observation import VERSION as OBSERVATION_VERSION
 
-from agents.policy_file import ACTIVATIONS
+from sergeant_major_env.agents.policy_file import ACTIVATIONS
 
 from . import run_folder
 
@@ -73,7 +73,7 @@ def load_checkpoint(args, env, venv) -> tuple[MaskablePPO, Path]:
         return MaskablePPO.load(path, env=venv, device=args.device)
 
     path, model = run_folder.load_first_good(args.resume_checkpoints, load, log=lambda line: print(
-        f"train.py: {line}", file=sys.stderr, flush=True), fatal=(SpacesMismatch,))
+        f"sergeant-major train: {line}", file=sys.stderr, flush=True), fatal=(SpacesMismatch,))
     done = model.num_timesteps
     set_random_seed(sb3_seed(args.seed + done))
     env.seed(args.seed + done)  # new deals: each slot's next seeds are beyond those already played

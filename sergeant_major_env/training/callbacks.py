@@ -16,7 +16,7 @@ from pathlib import Path
 
 from stable_baselines3.common.callbacks import BaseCallback
 
-from agents import PPOAgent
+from sergeant_major_env.agents import PPOAgent
 from sergeant_major_env import files
 
 from . import run_folder

@@ -1,0 +1,67 @@
+"""The ``sergeant-major`` command: one entry point with a subcommand per job.
+
+    sergeant-major train --name quick --total-timesteps 60000 --option num_deals=2
+    sergeant-major evaluate --agents learned,heuristic,heuristic --games 120
+    sergeant-major play --opponents learned,pimc
+    sergeant-major records simulate --games 10 --out games.jsonl
+    sergeant-major ship runs/recipe
+    sergeant-major agents                                   # the agent names evaluate and play take
+
+``python -m sergeant_major_env ...`` is the same command, and the repository's ``train.py``,
+``evaluate.py`` and ``play.py`` are the same as ``sergeant-major train``, ``evaluate`` and
+``play``. Each subcommand is a module with a ``main(argv) -> int``; a
+subcommand's module is imported only when it runs, so ``--help`` is quick and the optional
+extras are needed only by the subcommands that use them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Sequence
+
+PROG = "sergeant-major"
+
+COMMANDS = {
+    "train": ("sergeant_major_env.cli.train", "train an agent with MaskablePPO (needs the train extra)"),
+    "evaluate": ("sergeant_major_env.cli.evaluate", "play agents against each other on duplicate deals: points, intervals, ratings"),
+    "play": ("sergeant_major_env.cli.play", "play a game at the terminal against agents"),
+    "records": ("sergeant_major_env.cli.records", "simulate game records, check them by replay, draw one as an HTML page"),
+    "ship": ("sergeant_major_env.training.ship", "ship a trained run as the package's `learned` agent (needs the train extra)"),
+    "agents": ("sergeant_major_env.cli.agents", "list the agent names that evaluate, play and train take"),
+}
+"""subcommand -> (its module, one line of help)."""
+
+
+def usage() -> str:
+    width = max(map(len, COMMANDS))
+    lines = [f"usage: {PROG} COMMAND [ARGS ...]   ({PROG} COMMAND --help for a command's options)", "",
+             "3-5-8 (Sergeant Major): train, evaluate and play agents, and work with game records.", "",
+             "commands:"]
+    lines += [f"  {name:<{width}}  {text}" for name, (_, text) in COMMANDS.items()]
+    lines += ["", f"`python -m sergeant_major_env` is the same command; the docs: docs/index.md."]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(usage())
+        return 0
+    if argv[0] in ("-V", "--version"):
+        from .. import __version__
+
+        print(f"{PROG} {__version__}")
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        print(f"{PROG}: error: unknown command {name!r}; commands: {', '.join(COMMANDS)} "
+              f"({PROG} --help)", file=sys.stderr)
+        return 2
+    module = importlib.import_module(COMMANDS[name][0])
+    return module.main(rest)
+
+
+def run(argv: Sequence[str] | None = None) -> None:
+    """The console script: ``main``'s status as the process's exit status."""
+    sys.exit(main(argv))

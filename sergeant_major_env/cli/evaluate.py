@@ -1,0 +1,321 @@
+"""Evaluate 3-5-8 agents against each other on duplicate deals.
+
+    sergeant-major evaluate                                                  # the baselines, 120 games
+    sergeant-major evaluate --agents heuristic,random,random --games 1200 --seed 0
+    sergeant-major evaluate --agents ppo:runs/ppo,heuristic,greedy --games 600 \\
+        --json eval.json --csv eval.csv --plot eval.png --record games.jsonl
+    sergeant-major evaluate --agents heuristic,greedy,random,random --option num_deals=6 exchanges=false
+    sergeant-major evaluate --agents rllib-unsafe-pickle:runs/rllib/checkpoint,heuristic,greedy --games 6000 --batch-size 600 --ray
+    sergeant-major evaluate --agents heuristic,greedy,random --games 60000 --ray --address auto   # a Ray cluster
+
+Agents are names for agents.make_agent ("random", "greedy", "heuristic", "learned", "ppo:PATH", ...);
+naming one twice seats two copies of it. Games come in duplicate groups of six: the same
+deals (seed + j for group j) are played under all six seatings of the three agents, so the
+luck of the cards largely cancels. With four or more agents every 3-agent table plays
+--games games (a round robin, same deals at every table). The table shows each agent's mean
+points per game with a 95% confidence interval (Student t over the duplicate groups), its
+win rate (R6: equal totals share the win) and its mean place (ties share places), then the
+head-to-head margins, then one leaderboard of ratings across all the tables: a Bradley-Terry
+fit of who finished above whom in each game, in Elo points with mean 0 over the agents (a
+gap of 400 points is 10:1 odds of finishing above), with 95% intervals from a bootstrap over
+the duplicate groups (seeded by --seed). The machinery is
+sergeant_major_env.evaluation.play_tables; the statistics are sergeant_major_env.statistics.
+
+Games are played in chunks of --batch-size games (whole duplicate groups), each chunk with
+its own random generator for the agents (seeded by --seed and the chunk's index), in
+--workers processes of this machine (one per CPU by default; forked on Linux, elsewhere this
+process alone): the chunks apart and, when
+every agent is deterministic (all but random, a sampling ppo policy and pimc with random
+rollouts), each chunk's games shared out by whole groups. Any --workers gives the same
+numbers; --workers 1 plays in this process alone. --ray plays
+the chunks as Ray tasks in parallel, on a local Ray (started and stopped here) or on the
+cluster at --address, and gives the same numbers as the run without --ray: lower
+--batch-size to spread a tournament over more workers (the same --batch-size without --ray
+then still gives the same numbers). Ray comes with pip install "sergeant-major-env[rllib]";
+every node of a cluster needs this project installed.
+
+Rule options: a model of a training run (ppo:RUN) is played under the rule options it was
+trained with, unless --option gives the table's options: then a note says where they differ.
+Two models trained under different options need --option (an error names both otherwise).
+
+Every argument is checked before any game is played: the agents, the rule options, the seed
+(S + groups - 1 must stay at most 2**63 - 1), and the output files (their folders must exist
+and be writable; --plot needs matplotlib from the train extra). Output files are written
+whole or not at all (a temporary file, then renamed). --agents human needs a terminal.
+
+Exit status: 0 on success, 2 for bad arguments (an unknown agent or rule option, a bad seed,
+an output file that cannot be written), 1 when the games or the writing fail afterwards,
+130 when interrupted (Ctrl-C: nothing is written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+from sergeant_major_env.agents import make_agent
+from sergeant_major_env import Rules
+from sergeant_major_env.evaluation import (
+    SEATINGS, check_tournament_seed, format_rich, play_tables, resolve_agents, rules_for_table)
+from sergeant_major_env.files import atomic_write, check_writable
+from sergeant_major_env.processes import available_cpus
+from sergeant_major_env.seeding import SEED_RULE, seed_argument
+
+PLOT_EXTRA = 'pip install "sergeant-major-env[train]" (in a checkout: pip install -e ".[train]")'
+OUTPUTS = (("json", "--json"), ("csv", "--csv"), ("plot", "--plot"), ("record", "--record"))
+
+
+def parse_args(argv=None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
+    parser = argparse.ArgumentParser(
+        prog="sergeant-major evaluate", description=__doc__.split("\n\n")[0].strip() + " Example runs and details below.",
+        epilog="\n\n".join(__doc__.split("\n\n")[1:]), formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--agents", default="heuristic,greedy,random", metavar="A,B,C",
+                        help="comma-separated agent names, at least three (default: heuristic,greedy,random)")
+    parser.add_argument("--games", type=int, default=120, metavar="N",
+                        help="games per table, rounded up to a multiple of 6 (default 120)")
+    parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
+                        help=f"group j plays engine seed S+j; also seeds the agents' randomness; {SEED_RULE} "
+                             f"(default 0)")
+    parser.add_argument("--option", "--options", dest="options", action="extend", nargs="+", default=None,
+                        metavar="NAME=VALUE",
+                        help=f"rule options (RULES.md section 9): {', '.join(Rules.names())} (default: the "
+                             f"options a ppo:RUN model was trained with, else the rule book's)")
+    parser.add_argument("--seatings", choices=SEATINGS, default="duplicate",
+                        help="duplicate: each deal under all six seatings (default); fixed: agents in the "
+                             "order given, one game per seed")
+    parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    parser.add_argument("--csv", metavar="FILE", help="write one row per agent as CSV")
+    parser.add_argument("--plot", metavar="FILE.png",
+                        help="bar chart of mean points with 95%% error bars and the ratings' leaderboard (needs "
+                             "matplotlib, the train extra)")
+    parser.add_argument("--record", metavar="FILE",
+                        help="write every game's record (RULES.md section 11) as JSON Lines")
+    parser.add_argument("--batch-size", type=int, default=12_000, metavar="B",
+                        help="most games played together in one batch (default 12000)")
+    parser.add_argument("--workers", type=int, default=None, metavar="W",
+                        help="processes on this machine (same results for any W; 1: this process only) "
+                             "(default: one per CPU, here %d)" % available_cpus())
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--ray", action="store_true",
+                        help="play the chunks of --batch-size games as Ray tasks (same results as without)")
+    parser.add_argument("--address", metavar="ADDR",
+                        help="with --ray: the Ray cluster to join (e.g. auto, ray://head:10001); default: a local Ray")
+    return parser.parse_args(argv), parser
+
+
+# ============================================================================ checks before any game
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Every output file can be written, and no two options name the same file (ValueError)."""
+    seen: dict[Path, str] = {}
+    for attribute, flag in OUTPUTS:
+        path = getattr(args, attribute)
+        if path is None:
+            continue
+        check_writable(path, f"{flag} file")
+        resolved = Path(path).resolve()
+        if resolved in seen:
+            raise ValueError(f"{seen[resolved]} and {flag} name the same file {path!r}; give each its own")
+        seen[resolved] = flag
+    if args.plot is not None:
+        plot_format(args.plot)
+
+
+def plot_format(path: str) -> str:
+    """The image format of ``path`` (its suffix), checked against matplotlib's (ValueError)."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ValueError(f"--plot needs matplotlib, which is not installed: {PLOT_EXTRA}") from None
+    image_format = Path(path).suffix.lstrip(".").lower() or "png"
+    supported = Figure().canvas.get_supported_filetypes()
+    if image_format not in supported:
+        raise ValueError(f"--plot {path!r}: matplotlib cannot write .{image_format} images; "
+                         f"use one of {', '.join('.' + name for name in sorted(supported))}")
+    return image_format
+
+
+def plays_human(names: list[str]) -> bool:
+    """Whether a person plays (the human agent): at this process's terminal, so in this process."""
+    return any(name.partition(":")[0].strip() == "human" for name in names)
+
+
+def check_terminal(names: list[str]) -> None:
+    """The human agent asks at the terminal: refuse it up front when stdin is not one."""
+    if plays_human(names) and not sys.stdin.isatty():
+        raise ValueError("--agents human asks a person at the terminal, but standard input is not a terminal; "
+                         "run evaluate.py from a terminal (or play one game: see the README's play commands)")
+
+
+def group_count(args: argparse.Namespace) -> int:
+    """Duplicate groups (seeds) of each table: group j plays seed S + j."""
+    return math.ceil(args.games / 6) if args.seatings == "duplicate" else args.games
+
+
+# ============================================================================ outputs
+
+def plot(result, path: str) -> None:
+    """Two panels: mean points per game with 95% error bars, and the ratings' leaderboard."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    points_width, ratings_width = 1.6 * len(result.agents) + 2.5, 4.5  # inches
+    figure, (points_axes, ratings_axes) = plt.subplots(
+        1, 2, figsize=(points_width + ratings_width, 4.2), gridspec_kw={"width_ratios": [points_width, ratings_width]})
+    plot_points(points_axes, result)
+    plot_ratings(ratings_axes, result)
+    figure.suptitle(f"3-5-8: {result.games} games, {result.seatings} seatings, "
+                    f"{result.rules.num_deals} deals a game, seed {result.seed}")
+    figure.tight_layout()
+    try:
+        with atomic_write(path, "wb") as file:  # a file object: matplotlib needs the format named
+            figure.savefig(file, dpi=120, format=plot_format(path))
+    finally:
+        plt.close(figure)
+
+
+def error_bars(values, intervals) -> list[list[float]]:
+    """matplotlib's [below, above] error lengths from [low, high] intervals (0 where there is none)."""
+    return [[v - ci[0] if ci else 0.0 for v, ci in zip(values, intervals)],
+            [ci[1] - v if ci else 0.0 for v, ci in zip(values, intervals)]]
+
+
+def plot_points(axes, result) -> None:
+    """Each agent's mean points per game, best first, with its 95% interval."""
+    stats = sorted(result.agents, key=lambda s: -s.mean_points)
+    means = [s.mean_points for s in stats]
+    bars = axes.bar([s.name for s in stats], means, yerr=error_bars(means, [s.ci95 for s in stats]), capsize=6,
+                    color=["tab:green" if m >= 0 else "tab:red" for m in means], alpha=0.8)
+    axes.bar_label(bars, labels=[f"{m:+.2f}" for m in means], padding=3, label_type="center")
+    axes.axhline(0, color="black", linewidth=0.8)
+    axes.set_ylabel("mean points per game (95% CI)")
+
+
+def plot_ratings(axes, result) -> None:
+    """The leaderboard, highest at the top: each rating (Elo points, mean 0) with its 95% interval."""
+    board = result.ratings[::-1]
+    ratings = [r.rating for r in board]
+    rows = range(len(board))
+    axes.errorbar(ratings, rows, xerr=error_bars(ratings, [r.ci95 for r in board]), fmt="o", capsize=5,
+                  color="tab:blue")
+    for row, rating in zip(rows, ratings):
+        axes.annotate(f"{rating:+.0f}", (rating, row), textcoords="offset points", xytext=(0, 7), ha="center")
+    axes.set_yticks(list(rows), [r.name for r in board])
+    axes.set_ylim(-0.6, len(board) - 0.4)
+    axes.axvline(0, color="black", linewidth=0.8)
+    axes.set_xlabel("rating, Elo points (mean 0; 95% bootstrap CI)")
+    axes.set_title("ratings (Bradley-Terry)")
+
+
+def write_outputs(args: argparse.Namespace, result) -> None:
+    if args.json:
+        result.to_json(args.json)
+        print(f"wrote {args.json}")
+    if args.csv:
+        result.to_csv(args.csv)
+        print(f"wrote {args.csv}")
+    if args.plot:
+        plot(result, args.plot)
+        print(f"wrote {args.plot}")
+    if args.record:
+        from sergeant_major_env.records import write_jsonl
+
+        count = write_jsonl(result.records, args.record)
+        print(f"wrote {count} game records to {args.record}")
+
+
+def print_report(args: argparse.Namespace, result, elapsed: float) -> None:
+    """A table on the terminal (rich when installed), then notes on how the games were played."""
+    try:
+        from rich.console import Console
+
+        console = Console()
+        for renderable in format_rich(result):
+            console.print(renderable)
+    except ImportError:
+        print(result.format_text())
+    if args.seatings == "duplicate" and args.games % 6:
+        print(f"(--games {args.games} rounded up to {result.games // len(result.tables)} per table: "
+              f"duplicate groups hold six games)")
+    rate = result.games / elapsed
+    pace = f"{rate:,.0f} games/s" if rate >= 10 else f"{elapsed / result.games:.2f} s a game"
+    print(f"{result.games} games in {elapsed:.1f} s ({pace})")
+    if args.ray and result.games <= args.batch_size:
+        print(f"(--ray: the {result.games} games fit in one chunk of --batch-size {args.batch_size}, so one Ray "
+              f"task played them all; a smaller --batch-size spreads them over more workers)")
+
+
+# ============================================================================ main
+
+def main(argv=None) -> int:
+    args, parser = parse_args(argv)
+
+    # Arguments: every problem is reported before any game is played (exit status 2).
+    try:
+        asked = Rules.from_strings(args.options) if args.options is not None else None
+    except ValueError as error:
+        parser.error(str(error))
+    if args.workers is not None and args.workers < 1:
+        parser.error(f"--workers must be at least 1, got {args.workers}")
+    if args.games < 1 or args.batch_size < 6:
+        parser.error(f"--games must be at least 1 and --batch-size at least 6, got --games {args.games} "
+                     f"--batch-size {args.batch_size}")
+    try:
+        check_tournament_seed(args.seed, group_count(args), args.seatings)
+        check_outputs(args)
+    except ValueError as error:
+        parser.error(str(error))
+    if args.address and not args.ray:
+        parser.error("--address needs --ray (it names the Ray cluster that plays the games)")
+    if args.ray:
+        try:
+            import ray  # noqa: F401  (only checked here; play_tables imports it again)
+        except ImportError:
+            parser.error('--ray needs Ray: pip install "sergeant-major-env[rllib]"')
+    names = [name.strip() for name in args.agents.split(",") if name.strip()]
+    if len(names) < 3:
+        parser.error(f"--agents needs at least three agents (name one twice to seat it twice), got {names}")
+    try:
+        check_terminal(names)
+        agents, labels = resolve_agents(names, make_agent)
+        asked_names = [item.partition("=")[0].strip() for item in args.options or []]
+        rules, notes = rules_for_table(agents, labels, asked, asked_names, asked_by="--option")
+    except ValueError as error:
+        parser.error(str(error))
+    for note in notes:
+        print(note)
+
+    # Play: all games of all tables advance together through the batched engine.
+    start = time.perf_counter()
+    try:
+        # With --ray the agents travel as names: each Ray task builds its own with make_agent.
+        result = play_tables(names if args.ray else agents, games=args.games, seed=args.seed, rules=rules,
+                             seatings=args.seatings, record=bool(args.record), progress=not args.no_progress,
+                             batch_size=args.batch_size, names=labels, ray=args.ray, ray_address=args.address,
+                             make_agent=make_agent, workers=1 if plays_human(names) else args.workers)
+    except KeyboardInterrupt:
+        print("sergeant-major evaluate: interrupted; no results written", file=sys.stderr)
+        return 130
+    except ValueError as error:  # an agent that cannot play these games (e.g. another observation layout)
+        print(f"sergeant-major evaluate: error: {error}", file=sys.stderr)
+        return 1
+    print_report(args, result, time.perf_counter() - start)
+
+    # Files: checked writable before the games; each is written whole or not at all.
+    try:
+        write_outputs(args, result)
+    except (OSError, ValueError) as error:
+        where = getattr(error, "filename", None) or "an output file"
+        print(f"sergeant-major evaluate: error: cannot write {where}: {getattr(error, 'strerror', None) or error}",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""Play 3-5-8 at the terminal against agents.
+
+    sergeant-major play --opponents heuristic,heuristic --seat 0 --seed 1
+    sergeant-major play --opponents pimc,pimc                     # the search bot, the strongest here
+    sergeant-major play --opponents learned,learned               # the trained policy shipped with the package
+    sergeant-major play --opponents greedy,random --seat 2 --seed 7 --option num_deals=3 --record game.jsonl
+
+You hold one seat (--seat, default 0); the opponents are agents made by agents.make_agent
+(random, greedy, heuristic, learned, pimc, ppo:PATH, ...). At each of your decisions the table is
+shown as your seat sees it (deal, mode and trumps, each seat's role, target, tricks and
+score, the talon once face up, the trick on the table, your hand by suit; during your mode
+choice only your first six cards, R9) with your legal moves. Type a card as rank and suit in
+either order and any case: QH, qh, 10h, T♥, ♥Q; a mode as S / spades / ♠ / trumps ♠ ... NT
+(no-trump) or MIN (minimum); "trumps" alone is ambiguous and asked again. ? prints help,
+table the table again, quit (or Ctrl-D, Ctrl-C) leaves. An illegal move is refused with the
+rule it breaks and you are asked again. After each deal its points are shown, and the final
+scores at the end.
+
+Exit status: 0 played or left, 2 bad arguments (checked before the game: agent names, rule
+options, the seed, a --record file that cannot be written), 1 the record could not be
+written after all, 130 Ctrl-C. The game itself is sergeant_major_env.play.play_game.
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import sys
+from typing import Any, Callable, Sequence, TextIO
+
+from sergeant_major_env.agents import make_agent
+from sergeant_major_env import Rules
+from sergeant_major_env.evaluation import make_named_agent
+from sergeant_major_env.files import check_writable
+from sergeant_major_env.play import QuitGame, play_game
+from sergeant_major_env.records import write_jsonl
+from sergeant_major_env.render import YOU
+from sergeant_major_env.seeding import SEED_RULE, seed_argument
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sergeant-major play", description=__doc__.split("\n\n")[0],
+        epilog="\n\n".join(__doc__.split("\n\n")[1:]), formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--opponents", default="heuristic,heuristic", metavar="A,B",
+                        help="agent names for the other two seats, in seat order (default heuristic,heuristic)")
+    parser.add_argument("--seat", type=int, default=0, choices=(0, 1, 2), help="your seat (default 0)")
+    parser.add_argument("--seed", type=seed_argument, default=None, metavar="S",
+                        help=f"the game's seed, {SEED_RULE} (default: a random one, printed so you can replay "
+                             f"the deals)")
+    parser.add_argument("--option", "--options", dest="options", action="extend", nargs="+", default=[],
+                        metavar="NAME=VALUE", help=f"rule options (RULES.md section 9): {', '.join(Rules.names())}")
+    parser.add_argument("--record", metavar="FILE",
+                        help="write the game's record (RULES.md section 11) as JSON Lines (default: none)")
+    return parser
+
+
+def _opponents(parser: argparse.ArgumentParser, text: str) -> tuple[list[str], list[Any]]:
+    """The two opponents' names and agents, or a usage error naming the problem."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if len(names) != 2:
+        parser.error(f"--opponents needs two agent names separated by a comma, got {text!r}")
+    if "human" in names:
+        parser.error("--opponents: you are the human player; name two agents for the other seats "
+                     "(random, greedy, heuristic, learned, pimc, ppo:PATH, ...)")
+    try:
+        return names, [make_named_agent(name, make_agent) for name in names]
+    except ValueError as error:
+        parser.error(str(error))
+
+
+def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = input,
+         output: TextIO | None = None) -> int:
+    """The command line; returns the exit status (see the module docstring). ``input_fn``
+    (called with the prompt, returns a line) and ``output`` (a text stream) are for tests."""
+    output = output if output is not None else sys.stdout
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        rules = Rules.from_strings(args.options)
+        if args.record:
+            check_writable(args.record, "--record")  # before the game, not after it
+    except ValueError as error:
+        parser.error(str(error))
+    opponent_names, opponents = _opponents(parser, args.opponents)
+    seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+    agents: list[Any] = [None] * 3
+    names = [YOU] * 3
+    for seat, agent, name in zip([s for s in range(3) if s != args.seat], opponents, opponent_names):
+        agents[seat], names[seat] = agent, name
+    try:
+        result = play_game(agents, args.seat, seed, rules, input_fn, output, names=names, record=bool(args.record))
+    except (EOFError, QuitGame):
+        print(f"\nGame left unfinished (seed {seed}).", file=output)
+        return 0
+    except KeyboardInterrupt:
+        print(f"\nInterrupted (seed {seed}).", file=output)
+        return 130
+    if args.record:
+        record = result["record"]
+        record["players"] = ["human" if s == args.seat else names[s] for s in range(3)]
+        try:
+            write_jsonl([record], args.record)  # a temporary file renamed: never half written
+        except OSError as error:
+            print(f"sergeant-major play: error: cannot write {args.record}: {error.strerror or error}", file=sys.stderr)
+            return 1
+        print(f"wrote the game record to {args.record}", file=output)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,209 @@
+"""``sergeant-major records``: simulate games into records, check records by replay, draw one as a page.
+
+The records themselves (recording, JSON Lines, replay) are :mod:`sergeant_major_env.records`;
+the page is :mod:`sergeant_major_env.replay_page`. This module is only their command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+from ..files import check_writable, write_text
+from ..records import (CHECK_BATCH, RecordError, decode_line, record_lines, parse_lines, check_game_seeds, check_record,
+                       check_records, simulate, write_jsonl)
+from ..replay_page import page_data, page_html
+from ..rules import Rules
+from ..seeding import SEED_RULE, seed_argument
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sergeant-major records",
+        description="Simulate 3-5-8 games into game records (RULES.md section 11) and check records by replay.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sim = commands.add_parser("simulate", help="play random games and write their records as JSON Lines",
+                              description="Play N games with uniformly random legal decisions (game i uses "
+                                          "per-game seed S+i), batched, and write their records as JSON Lines.")
+    sim.add_argument("--games", type=int, required=True, metavar="N", help="number of games, at least 1")
+    sim.add_argument("--seed", type=seed_argument, default=0, metavar="S",
+                     help=f"seed of game 0 (game i plays S+i) and of the random decisions; {SEED_RULE} (default 0)")
+    sim.add_argument("--out", required=True, metavar="FILE",
+                     help="JSON Lines file to write (checked before the first game, written whole or not at all)")
+    sim.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
+    sim.add_argument("--option", "--options", dest="option", action="extend", nargs="+", default=[],
+                     metavar="NAME=VALUE",
+                     help=f"rule options (RULES.md section 9): {', '.join(Rules.names())} (default: the rule book's)")
+    sim.add_argument("--batch-size", type=int, default=1024, metavar="B", help="games stepped together (default 1024)")
+    sim.set_defaults(run=_simulate_command)
+    check = commands.add_parser("check", help="replay every record of a JSON Lines file",
+                                description="Replay every record; exit 0 only if all replay exactly, else print "
+                                            "one line per bad record naming its first problem.")
+    check.add_argument("file", metavar="FILE", help="JSON Lines file of game records")
+    check.set_defaults(run=_check_command)
+    page = commands.add_parser("html", help="write one record as an HTML page that steps through the game",
+                               description="Replay record N of a JSON Lines file through the engine and write "
+                                           "one self-contained HTML file (CSS, script and the game's data "
+                                           "inline; no network, no server) that steps through the game deal "
+                                           "by deal and trick by trick, with arrow keys and buttons.")
+    page.add_argument("file", metavar="FILE", help="JSON Lines file of game records")
+    page.add_argument("--game", type=int, default=1, metavar="N",
+                      help="the record to show, counting records (non-blank lines) from 1 (default 1)")
+    page.add_argument("--out", required=True, metavar="PAGE.html",
+                      help="HTML file to write (checked before the replay, written whole or not at all)")
+    page.add_argument("--overwrite", action="store_true", help="replace PAGE.html if it exists")
+    page.set_defaults(run=_html_command)
+    parser.set_defaults(subparsers={"simulate": sim, "check": check, "html": page})
+    return parser
+
+
+def check_new_file(path: str, overwrite: bool, what: str = "--out file") -> None:
+    """:func:`files.check_writable`, and an existing file is replaced only with ``overwrite``
+    (as train.py's run folders and ``training.ship``): a one-line ValueError otherwise."""
+    check_writable(path, what)
+    if not overwrite and Path(path).exists():
+        raise ValueError(f"{what} {str(path)!r} exists; add --overwrite to replace it")
+
+
+def _progress_bar(total: int):
+    """A tqdm bar on stderr when tqdm is installed (an optional dependency), else None."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, unit="game", file=sys.stderr, disable=None)
+
+
+def _simulate_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    try:
+        rules = Rules.from_strings(args.option)
+    except ValueError as error:
+        message = str(error)
+        if "known options" not in message:
+            message += f"; known options: {', '.join(Rules.names())}"
+        parser.error(message)
+    if args.games < 1 or args.batch_size < 1:
+        parser.error(f"--games and --batch-size must be at least 1, got --games {args.games} "
+                     f"--batch-size {args.batch_size}")
+    try:
+        check_game_seeds(args.seed, args.games)
+        check_new_file(args.out, args.overwrite)
+    except ValueError as error:
+        parser.error(str(error))
+    bar = _progress_bar(args.games)
+    try:
+        count = write_jsonl(simulate(args.games, args.seed, rules, batch_size=args.batch_size,
+                                     on_finished=bar.update if bar else None), args.out)
+    except OSError as error:
+        print(f"error: cannot write {args.out}: {error.strerror or error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"interrupted: {args.out} not written", file=sys.stderr)
+        return 130
+    finally:
+        if bar:
+            bar.close()
+    print(f"wrote {count} records to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _check_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    total = bad = 0
+    try:
+        for chunk in _chunks(parse_lines(args.file), CHECK_BATCH):
+            for line, problem in zip([line for line, _ in chunk], _check_safely([value for _, value in chunk])):
+                total += 1
+                if problem:
+                    bad += 1
+                    print(f"record {total} (line {line}): {problem}")
+    except (OSError, UnicodeDecodeError) as error:
+        print(f"error: cannot read {args.file}: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
+        return 2
+    if total == 0:
+        print(f"{args.file} holds no records")
+        return 1
+    if bad:
+        print(f"{bad} of {total} records have problems")
+        return 1
+    print(f"{total} records OK")
+    return 0
+
+
+def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    chunk: list[Any] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _check_safely(values: list[Any]) -> list[str | None]:
+    """The problem of each parsed line (a RecordError for a line that is not JSON), replayed as
+    one batch; if the batch fails inside the engine, each record alone, so that only the record
+    that trips it gets one line about it rather than a traceback."""
+    records = [value for value in values if not isinstance(value, RecordError)]
+    try:
+        problems = iter(check_records(records))
+    except Exception:  # noqa: BLE001 - a CLI prints one line per record, never a traceback
+        problems = iter([_check_alone(record) for record in records])
+    return [str(value) if isinstance(value, RecordError) else next(problems) for value in values]
+
+
+def _check_alone(record: Any) -> str | None:
+    try:
+        return check_record(record)
+    except Exception as error:  # noqa: BLE001 - a CLI prints one line per record, never a traceback
+        return f"internal error while replaying ({type(error).__name__}: {error}); please report it"
+
+
+def _html_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    try:
+        check_new_file(args.out, args.overwrite)
+        found, total = _nth_line(args.file, args.game)
+    except ValueError as error:
+        parser.error(str(error))
+    except (OSError, UnicodeDecodeError) as error:
+        print(f"error: cannot read {args.file}: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
+        return 2
+    if found is None:
+        parser.error(f"--game {args.game}: {args.file} holds no records" if total == 0 else
+                     f"--game {args.game}: {args.file} holds {total} record(s), so --game must be 1..{total}")
+    line, text = found
+    place = f"record {args.game} (line {line})"
+    try:
+        value = decode_line(line, text)
+        if isinstance(value, RecordError):
+            raise value
+        data = page_data(value, title=f"3-5-8 \u00b7 {Path(args.file).name} \u00b7 record {args.game}")
+        write_text(args.out, page_html(data))
+    except RecordError as error:
+        print(f"error: {place}: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:
+        print(f"error: cannot write {args.out}: {error.strerror or error}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.out}: {place} of {args.file}, {len(data['frames'])} frames", file=sys.stderr)
+    return 0
+
+
+def _nth_line(path: str, n: int) -> tuple[tuple[int, str] | None, int]:
+    """((line number, text) of record ``n``, counting from 1, or None and how many records there are)."""
+    total = 0
+    for total, found in enumerate(record_lines(path), start=1):
+        if total == n:
+            return found, total
+    return None, total
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    return args.run(args, args.subparsers[args.command])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

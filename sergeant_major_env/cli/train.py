@@ -1,0 +1,390 @@
+"""Train a 3-5-8 player with MaskablePPO (sb3-contrib) over the batched SergeantMajorVecEnv.
+
+    sergeant-major train                                    # the default run: beats the heuristic, ~15 min on 2 cores
+    sergeant-major train --total-timesteps 200000 --option num_deals=3 --name quick
+    sergeant-major train --opponents heuristic=1,self=1 --no-curriculum
+    sergeant-major train --resume runs/quick                # continue a run (its own options) from its checkpoint
+    sergeant-major evaluate --agents ppo:runs/quick,heuristic,heuristic --games 600
+
+One learner plays --num-envs games at once in ONE batched engine state; its seat rotates
+over the games of each slot (seat (slot + game number) % 3), so it learns all three roles
+(dealer, playmaker, third). Rewards are each deal's points (an episode's rewards sum to the
+learner's final score). The two other seats of a game are played by opponents drawn from a
+pool when the game starts (SergeantMajorVecEnv.set_opponent_pool): each opponent round calls
+each pool member once on all the games waiting on it.
+
+Opponent pool (--opponents NAME=WEIGHT,...): any agents.make_agent name ("random",
+"greedy", "heuristic", "ppo:RUN" of an earlier run) and "self", the self-play league: a
+frozen copy of the learner is taken every --snapshot-every updates and the last
+--league-size copies share the weight of "self" equally. A snapshot plays by sampling from
+its masked policy (--snapshot-actions sample; "argmax" plays its most likely legal action).
+"self" has weight 0 until the first snapshot exists.
+
+Curriculum (on by default, --no-curriculum to turn it off): during the first
+--curriculum-end fraction of the run the pool weights move linearly from the weak members
+only (random and greedy, at their --opponents weights) to the full --opponents weights, which
+then hold to the end. Without weak members in the pool the weights are constant.
+
+Imitation warm start (--imitate heuristic, the default; --imitate none starts PPO from random
+play): before PPO, the network learns to copy an agent's moves (behaviour cloning:
+cross-entropy of the masked logits) and the value network the returns of its games, over
+--imitate-steps decisions of games the teacher plays in all three seats (each seat's
+decisions labelled, from the raw engine, in shuffled rounds of --imitate-round decisions with
+a falling learning rate: training/imitation.py). PPO then starts from a player close to the
+teacher instead of from random play.
+
+The defaults are one measured run (README.md, "Training"): 1.2M imitated decisions of the
+heuristic (ReLU 128x128 networks), then 3M PPO timesteps against two heuristics (the player
+to beat), 512 games at once, 2 epochs a rollout (the update is most of the CPU), a small
+learning rate annealed to 0 and a small entropy bonus, so PPO refines the imitated player
+instead of unlearning it.
+
+Evaluation: at the start and every --eval-every timesteps the learner (its most likely
+legal action, no sampling: agents.PPOAgent on the live model) plays --eval-games
+duplicate-deal games (sergeant_major_env.evaluation.play_tables) at the table "learner,
+random, random" and at "learner, heuristic, heuristic", with the same deals each time
+(--eval-seed). Its mean points per game with a 95% interval are logged to TensorBoard
+(eval/*) and to eval_history.json. At the end the saved policy plays --final-eval-games
+games at both tables as agents.make_agent("ppo:OUT"), exactly as evaluate.py plays it: the
+final table of summary.json.
+
+Outputs in --out (default runs/<--name>, or runs/<timestamp>, "-2", "-3" ... if taken; a
+folder that already holds files is refused unless --overwrite, which empties it first):
+run.json (written at the start: every option, the rule options, observation layout version,
+network shape, the command lines that ran it), policy.safetensors + policy.json (the final
+policy as code-free files: agent "ppo:OUT", see agents/policy_file.py), model.zip (the final
+SB3 model, for MaskablePPO.load or agent "ppo-unsafe-pickle:OUT/model.zip": it unpickles),
+summary.json (configuration, timesteps, wall time, env steps per second, final evaluation
+table with 95% CIs, machine load; whether the run completed or was interrupted),
+learning_curve.png (eval mean points vs timesteps with 95% bands, vs random and vs
+heuristic), eval_history.json, checkpoints/model_<timesteps>.zip (every --checkpoint-every
+timesteps and at the end, with the optimizer state, for --resume), league/self_<timesteps>
+.safetensors + .json (the league's snapshots, policy files too) and tb/ (TensorBoard: SB3's
+rollout/train/time curves, eval/*, imitation/*, curriculum/* weights and
+rollout/ep_rew_vs_<opponent>: the learner's mean game score against each opponent kind).
+Every file but TensorBoard's logs is written to a temporary name and renamed once complete.
+Throughput (env steps per second: learner decisions, with the PPO updates included,
+evaluation and checkpoints excluded) is printed and recorded.
+
+Reproducibility: --seed seeds Python, numpy, torch (SB3's set_random_seed), the engine's
+games (slot i plays seeds S+i, S+i+N, ...), the opponents' and the pool's generators and
+the evaluation deals (numpy's and torch's global generators get --seed modulo 2**32, the
+most they take). The same command on the same machine (same library versions, torch on
+CPU with one thread, as set here: agents/torch_setup.py) reproduces the same run: same
+model, same curves. Limits:
+GPU kernels, another torch thread count or library version may change floating-point sums;
+a resumed run is not bit-identical to an uninterrupted one (the games in progress and the
+generators' states are not checkpointed: the resumed env starts new games from seed
+--seed + timesteps done, and the rollout boundary restarts).
+
+Resume (--resume RUN, or one checkpoint RUN/checkpoints/model_T.zip): the run continues with
+its own options, read from RUN/run.json (rule options, network, PPO settings, opponents,
+seeds: everything). An option given again with another value is an error naming both;
+only --total-timesteps (it may be raised), --out, --device, --no-progress, --eval-every,
+--eval-games, --final-eval-games and --checkpoint-every may change. The network, optimizer
+state and timestep count come from the newest checkpoint; a broken one (truncated, bad
+data) is reported and the previous one is used. The league snapshots and the evaluation
+history are reloaded from RUN. Output goes to RUN unless --out names a new folder.
+--resume loads the run's own SB3 checkpoint with MaskablePPO.load, which unpickles it:
+resume only runs you trust (your own). Nothing else train.py reads unpickles.
+
+Interrupts: Ctrl-C (SIGINT) or SIGTERM finishes the current env step (or imitation pass;
+an evaluation in progress is dropped), then saves a checkpoint, the model files and a
+summary marked "interrupted", prints the --resume command and exits with status 130
+(SIGINT) or 143 (SIGTERM). The PPO update of the unfinished rollout is lost: at most
+--num-envs x --n-steps timesteps are counted but not learned from. An interrupted
+imitation continues, with the steps still to do, on --resume.
+
+Longer runs: more imitation (--imitate-steps), wider networks (--net-arch 256,256) and more
+PPO timesteps, with the league in the pool (--opponents heuristic=3,self=1); README.md says
+what has been measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import sergeant_major_env.agents as agents
+from sergeant_major_env import files
+from sergeant_major_env.seeding import seed_argument
+from sergeant_major_env.training import evaluation, imitation, options, run_folder
+from sergeant_major_env.training.options import integer, layer_sizes, number, run_name
+from sergeant_major_env.training.stopping import StopSignals
+
+TRAIN_EXTRA = 'pip install -e ".[train]"'
+TRAIN_EXTRA_MODULES = ("safetensors", "tensorboard", "matplotlib", "tqdm")
+"""The train extra's modules imported only when used (policy files, logs, the plot, the bar)."""
+try:  # The train extra (torch, SB3). Missing, it is reported after parsing (require_train_extra),
+    # so that --help and usage errors work without it.
+    from stable_baselines3.common.logger import configure
+
+    from sergeant_major_env.agents.torch_setup import use_torch_threads
+    from sergeant_major_env import SergeantMajorVecEnv  # an SB3 VecEnv
+    from sergeant_major_env.training import export, learner
+    from sergeant_major_env.training.callbacks import TrainingCallback
+    from sergeant_major_env.training.league import League
+    MISSING_EXTRA = None
+except ImportError as missing:
+    MISSING_EXTRA = missing.name
+
+# The pieces main uses, each in the training package: options.py (parsing, --resume's options),
+# learner.py (a new MaskablePPO or the resumed checkpoint), league.py (snapshots, opponent pool,
+# curriculum), imitation.py (the warm start), callbacks.py (everything periodic while PPO
+# learns), evaluation.py (duplicate tables, the learning curve), export.py (run.json, model
+# files, summary.json), run_folder.py (the folder, checkpoints), stopping.py (SIGINT, SIGTERM).
+
+
+# ============================================================================ options
+
+def build_parser() -> options.OneLineParser:
+    """Every option, one line of help each; --help adds its default and the values it allows."""
+    parser = options.OneLineParser(
+        prog="sergeant-major train", description=__doc__.split("\n\n")[0].strip(), epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+        formatter_class=options.HelpFormatter)
+    option = parser.add_argument_group("run").add_argument
+    option("--total-timesteps", type=integer(1), default=3_000_000, metavar="T",
+           help="learner decisions (env steps) to train for, in all (--resume may raise it)")
+    option("--num-envs", type=integer(1, 1_000_000), default=512, metavar="N", help="games played in parallel")
+    option("--seed", type=seed_argument, default=0, metavar="S", help="seed of everything, 0 to 2**63-1")
+    option("--option", "--options", dest="option", action="extend", nargs="+", default=[], metavar="NAME=VALUE",
+           help="rule options (RULES.md section 9), e.g. num_deals=3 exchanges=false")
+    option("--name", type=run_name, default=None, help="run name: output in runs/NAME (default: a new timestamp)")
+    option("--out", default=None, metavar="DIR", help="output folder (default runs/NAME; on --resume, RUN itself)")
+    option("--overwrite", action="store_true", help="empty the output folder first if it holds a run (else refused)")
+    option("--resume", default=None, metavar="RUN",
+           help="continue a run folder or checkpoint .zip with its own options (it unpickles: your own runs only)")
+    option("--device", default="cpu", help="torch device of the learner: cpu, cuda, cuda:N, mps or auto")
+    option("--no-progress", action="store_true", help="no progress bar")
+
+    option = parser.add_argument_group("opponents").add_argument
+    option("--opponents", default="heuristic=1", metavar="NAME=W,...",
+           help="opponent pool and weights: agents.make_agent names and 'self', the league of learner snapshots")
+    option("--opponent-pairs", choices=("same", "independent"), default="same",
+           help="same: one pool member plays both opponent seats of a game; independent: one draw per seat")
+    option("--no-curriculum", dest="curriculum", action="store_false",
+           help="constant pool weights (default: a curriculum from weak to strong opponents)")
+    option("--curriculum-end", type=number(0, 1, low_open=True), default=0.5, metavar="F",
+           help="fraction of the run after which the --opponents weights hold")
+    option("--snapshot-every", type=integer(1), default=20, metavar="K", help="PPO updates between league snapshots")
+    option("--league-size", type=integer(1), default=3, metavar="M", help="snapshots kept in the league (the latest)")
+    option("--snapshot-actions", choices=("sample", "argmax"), default="sample",
+           help="snapshots play a sample of their masked policy, or its most likely action")
+
+    option = parser.add_argument_group("imitation warm start").add_argument
+    option("--imitate", default="heuristic", metavar="AGENT",
+           help="before PPO, copy this agent's moves and fit the value to its returns ('heuristic', ...)")
+    option("--imitate-steps", type=integer(0), default=1_200_000, metavar="T",
+           help="teacher decisions to learn from (not counted in --total-timesteps)")
+    option("--imitate-lr", type=number(0, 1, low_open=True), default=3e-3, metavar="LR", help="imitation learning rate")
+    option("--imitate-epochs", type=integer(1), default=4, metavar="E", help="passes over each round of teacher decisions")
+    option("--imitate-round", type=integer(1), default=300_000, metavar="L",
+           help="teacher decisions gathered, then fitted in shuffled minibatches (memory: ~3.7 kB each)")
+
+    option = parser.add_argument_group("network and PPO").add_argument
+    option("--net-arch", type=layer_sizes, default="128,128", metavar="H,H",
+           help="hidden layer sizes of the policy and of the (separate) value network")
+    option("--activation", choices=("relu", "tanh"), default="relu",
+           help="activation of the hidden layers (SB3's default is tanh; relu imitated better)")
+    option("--learning-rate", type=number(0, 1, low_open=True), default=2e-4, metavar="LR", help="Adam learning rate")
+    option("--anneal-lr", action=argparse.BooleanOptionalAction, default=True,
+           help="decay the learning rate linearly to 0 over the run (default on; --no-anneal-lr keeps it constant)")
+    option("--n-steps", type=integer(1), default=16, metavar="K", help="steps per game slot per rollout")
+    option("--batch-size", type=integer(2), default=1024, metavar="B", help="minibatch size")
+    option("--n-epochs", type=integer(1), default=2, metavar="E", help="epochs per rollout")
+    option("--gamma", type=number(0, 1), default=0.995, help="discount factor")
+    option("--gae-lambda", type=number(0, 1), default=0.95, help="GAE lambda")
+    option("--clip-range", type=number(0, 1, low_open=True), default=0.2, help="PPO clip range")
+    option("--reward-scale", type=number(0, low_open=True), default=1.0, metavar="C",
+           help="PPO's rewards are each deal's points times C (logged returns stay in points)")
+    option("--ent-coef", type=number(0), default=0.003, help="entropy bonus coefficient")
+    option("--vf-coef", type=number(0), default=0.5, help="value loss coefficient")
+    option("--max-grad-norm", type=number(0, low_open=True), default=0.5, help="gradient clipping norm")
+
+    option = parser.add_argument_group("evaluation and checkpoints").add_argument
+    option("--eval-every", type=integer(0), default=1_000_000, metavar="T",
+           help="timesteps between evaluations (0: only the final one)")
+    option("--eval-games", type=integer(1), default=180, metavar="G",
+           help="games per evaluation table, rounded up to a multiple of 6")
+    option("--final-eval-games", type=integer(1), default=600, metavar="G", help="games per final evaluation table")
+    option("--eval-seed", type=seed_argument, default=1_000_000, metavar="S",
+           help="first engine seed of the evaluation deals, the same at every evaluation")
+    option("--checkpoint-every", type=integer(0), default=1_000_000, metavar="T",
+           help="timesteps between checkpoints (0: only at the end; an interrupt writes one too)")
+    return parser
+
+
+def parse_args(argv=None):
+    """The checked options (training/options.py): every problem is one line and exit status 2,
+    before anything is created; with --resume, the run's own options (run.json)."""
+    return options.parse(build_parser, argv)
+
+
+def usage_error(message: str):
+    build_parser().error(message)
+
+
+def fail(message: str):
+    """A problem found before training (not a usage error): one line, exit status 1."""
+    sys.exit(f"sergeant-major train: error: {message}")
+
+
+def require_train_extra() -> None:
+    """One line naming the extra to install, before any work, if part of it is missing."""
+    import importlib.util
+
+    missing = MISSING_EXTRA or next((m for m in TRAIN_EXTRA_MODULES if importlib.util.find_spec(m) is None), None)
+    if missing is not None:
+        sys.exit(f"sergeant-major train: error: training needs the train extra ({missing} is not installed): {TRAIN_EXTRA}")
+
+
+# ============================================================================ main
+
+def main(argv=None) -> dict:
+    """Train as the options say; returns summary.json's record (after a stop signal: saves, exits 130 or 143)."""
+    started = time.perf_counter()
+    args = parse_args(argv)
+    require_train_extra()
+    check_device(args.device)
+    use_torch_threads()
+    clock = export.Clock(started)  # it reads the load average now
+    opponents = make_opponents(args)
+
+    # The env and the learner (seeded: SB3 seeds python, numpy, torch and the env).
+    env = SergeantMajorVecEnv(args.num_envs, seed=args.seed, rules=args.rules)
+    venv = learner.ScaleReward(env, args.reward_scale) if args.reward_scale != 1 else env
+    model, resumed_from = resume_learner(args, env, venv) if args.resume else (learner.new_model(args, venv), None)
+    check_timesteps_left(args, model.num_timesteps)
+    out, league, history, earlier_imitation = open_run(args, model, resumed_from)
+
+    with StopSignals() as stop:
+        callback = TrainingCallback(args, env, opponents, league, out, history, stop)
+        callback.init_callback(model)
+        callback.set_pool(model.num_timesteps)
+        imitated = warm_start(args, model, stop, earlier_imitation)
+        learn(args, model, callback, out, stop, clock)
+
+        # Save (even when stopped: a signal is only read here), evaluate, summarize.
+        checkpoint = callback.checkpoint(model.num_timesteps)
+        saved = {**export.save_model_files(args, model, out), "checkpoint": str(checkpoint)}
+        final = None if stop.requested else callback.evaluate(  # the saved policy, as evaluate.py plays it
+            model.num_timesteps, agent=agents.make_agent(f"ppo:{out}"), games=args.final_eval_games, final=True)
+        evaluation.plot_curve(history, out / "learning_curve.png", curve_title(args, imitated))
+        summary = export.run_summary(args, out, model, stop=stop, clock=clock, eval_seconds=callback.eval_seconds,
+                                     resumed_from=resumed_from, imitation=imitated, final=final, history=history,
+                                     league=league.names, saved=saved)
+        files.write_json(out / "summary.json", summary, default=float)
+        report(out, summary, final, stop)
+    return summary
+
+
+def check_device(device: str) -> None:
+    """A usage error unless torch can use --device here."""
+    try:
+        options.check_device(device)
+    except ValueError as error:
+        usage_error(str(error))
+
+
+def make_opponents(args) -> dict:
+    """The fixed opponents by name (the league is "self"); a bad name is a usage error."""
+    members = {}
+    try:
+        for name in args.pool:
+            if name != "self":
+                members[name] = agents.make_agent(name)
+        if args.imitate != "none":
+            agents.make_agent(args.imitate)
+    except ValueError as error:
+        usage_error(f"argument --opponents/--imitate: {error}")
+    return members
+
+
+def resume_learner(args, env, venv):
+    """(model, checkpoint) of the resumed run: its newest good checkpoint (MaskablePPO.load, which
+    unpickles the run's own file); none that loads is one line, exit status 1."""
+    if args.resume_note:
+        print(args.resume_note, flush=True)
+    try:
+        return learner.load_checkpoint(args, env, venv)
+    except ValueError as error:
+        fail(f"--resume {args.resume}: {error}")
+
+
+def check_timesteps_left(args, done: int) -> None:
+    """A resumed run trains on only if --total-timesteps is beyond its timesteps (or equal to them
+    when it was interrupted, to finish it)."""
+    finished = args.total_timesteps == done and run_folder.earlier_status(args.resume_run) == "complete"
+    if args.total_timesteps < done or finished:
+        usage_error(f"argument --total-timesteps: the run has done {done:,} timesteps already; give a larger "
+                    f"--total-timesteps to train it further (it was {args.total_timesteps})")
+
+
+def open_run(args, model, resumed_from):
+    """(run folder, league, evaluation history, unfinished imitation record): the folder created
+    now that every check has passed, and removed again if setting it up fails; run.json
+    written, and what the resumed run left (its league, evaluations, unfinished imitation)."""
+    done = model.num_timesteps
+    out, created = run_folder.open_run_folder(args.out_folder, args.in_place, args.overwrite)
+    with run_folder.removed_on_failure(out, created):
+        export.write_run_record(args, out, model, resumed_from)
+        league = League(out, args.league_size, sample=args.snapshot_actions == "sample", rules=args.rules)
+        if "self" in args.pool and args.resume_run:
+            league.load(args.resume_run, done)
+        history = run_folder.earlier_eval_history(args.resume_run, done)
+        earlier_imitation = run_folder.unfinished_imitation(args.resume_run) if args.imitate != "none" else None
+        model.set_logger(configure(str(out / "tb"), ["tensorboard"]))
+    return out, league, history, earlier_imitation
+
+
+def warm_start(args, model, stop, earlier_imitation: dict | None) -> dict | None:
+    """--imitate: behaviour cloning before PPO (on --resume only to finish an interrupted one)."""
+    if (args.imitate != "none" and not args.resume) or earlier_imitation:
+        return imitation.imitate(model, args, model.logger, stop, earlier_imitation)
+    return None
+
+
+def learn(args, model, callback, out, stop, clock) -> None:
+    """PPO up to --total-timesteps (not after a stop signal); its steps and times go to ``clock``."""
+    done = model.num_timesteps
+    start = time.perf_counter()
+    if args.total_timesteps > done and not stop.requested:
+        print(f"training {args.total_timesteps - done:,} timesteps, {args.num_envs} games in parallel, "
+              f"output in {out}", flush=True)
+        model.learn(args.total_timesteps - done, callback=callback, reset_num_timesteps=not args.resume,
+                    progress_bar=False)
+    clock.learned(model.num_timesteps - done, time.perf_counter() - start,
+                  callback.eval_seconds + callback.checkpoint_seconds)
+    if clock.steps:
+        print(f"{clock.steps:,} env steps in {clock.train_seconds:.1f} s: {clock.steps_per_second:,.0f} env steps/s "
+              f"(learner updates included; {callback.eval_seconds:.1f} s of evaluation and "
+              f"{callback.checkpoint_seconds:.1f} s of checkpoints excluded)", flush=True)
+
+
+def curve_title(args, imitated: dict | None) -> str:
+    return (f"MaskablePPO, seed {args.seed}, {args.rules.num_deals} deals a game"
+            + (f", after imitating {args.imitate}" if imitated else ""))
+
+
+def report(out, summary: dict, final: dict | None, stop: StopSignals) -> None:
+    """The last lines: the final evaluation and the files; after a stop signal, how to resume (then exit 128+N)."""
+    for opponent, r in (final or {}).items():
+        print(f"final ({r['games']} games, duplicate): ppo vs {opponent},{opponent}: {r['mean_points']:+.2f} "
+              f"points/game, 95% CI {evaluation.ci_text(r['ci95'])}, win rate {r['win_rate']:.1%}")
+    print(f"wall time {summary['wall_time_s']:.1f} s; wrote {out}/policy.safetensors, policy.json, model.zip, "
+          f"summary.json, learning_curve.png", flush=True)
+    if stop.requested:
+        print(f"sergeant-major train: interrupted by {stop.name} during {summary['interrupted']['during']} at "
+              f"{summary['timesteps']:,} timesteps; the run is saved. Continue it with: sergeant-major train --resume {out}",
+              file=sys.stderr, flush=True)
+        sys.exit(stop.exit_status)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except KeyboardInterrupt:  # Ctrl-C before training started (nothing to save yet)
+        print("sergeant-major train: interrupted before training started; nothing was saved", file=sys.stderr)
+        sys.exit(130)

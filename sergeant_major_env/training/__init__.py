@@ -1,0 +1,25 @@
+"""train.py's pieces, each worth reading (and testing) on its own; train.py's ``main`` puts them together.
+
+* :mod:`sergeant_major_env.training.options`: the argparse types of train.py's option block, and parsing with it
+  (``--resume`` restores the run's own options; one-line errors, before anything is created);
+* :mod:`sergeant_major_env.training.learner`: a new MaskablePPO from the options, or the resumed run's checkpoint;
+* :mod:`sergeant_major_env.training.league`: the self-play league (learner snapshots as policy files, played
+  through ``agents.PPOAgent``), the opponent pool's weights and the curriculum;
+* :mod:`sergeant_major_env.training.imitation`: the warm start: teacher labels from every seat of the teacher's
+  raw-engine games, and behaviour cloning of the policy (and value) on them;
+* :mod:`sergeant_major_env.training.callbacks`: everything periodic while PPO learns (snapshots, pool weights,
+  evaluations, checkpoints, per-opponent returns, the stop request);
+* :mod:`sergeant_major_env.training.evaluation`: duplicate-deal evaluation tables and the learning curve;
+* :mod:`sergeant_major_env.training.export`: run.json, the model files (model.zip, policy.safetensors +
+  policy.json) and summary.json;
+* :mod:`sergeant_major_env.training.run_folder`: run folders (a new one per run, never mixed with an old one;
+  ``run.json`` read back; checkpoints, newest first with a fall-back past broken ones;
+  atomic model saves; what a resumed run left);
+* :mod:`sergeant_major_env.training.stopping`: SIGINT / SIGTERM turned into "stop after this step and save";
+* :mod:`sergeant_major_env.training.ship`: ship a trained policy as the package's ``learned`` agent.
+
+``options``, ``run_folder``, ``stopping``, ``imitation`` and ``evaluation`` import neither torch
+nor SB3 at import time, so train.py's ``--help`` and usage errors work without the ``train``
+extra; ``learner``, ``league``, ``callbacks`` and ``export`` need it, and train.py imports them
+only where it checks that the extra is there.
+"""
