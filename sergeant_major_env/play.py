@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence, TextIO
 import numpy as np
 
 from . import engine, render
-from .cards import MODE_ACTION_OFFSET, RANKS
+from .cards import MODE_ACTION_OFFSET, RANKS, SUIT_SYMBOLS, SUITS
 from .policies import decide, policy_name
 from .rules import Rules
 from .seeding import check_seed
@@ -135,11 +135,12 @@ def ask_move(legal_mask: np.ndarray, input_fn: Callable[[str], str], output: Tex
 
 
 def reason_for_you(reason: str, seat: int) -> str:
-    """:func:`engine.illegal_reason` speaks of "seat N"; the person at seat N reads "you"."""
+    """:func:`engine.illegal_reason` speaks of "seat N" and suit letters; the person at seat N
+    reads "you" and the suit symbols the table shows (``R13: you must follow suit ♦``)."""
     for third_person, second_person in ((f"seat {seat} has", "you have"), (f"seat {seat} does", "you do"),
                                         (f"seat {seat}", "you"), ("seat must", "you must")):
         reason = reason.replace(third_person, second_person)
-    return reason
+    return re.sub(r"\bsuit ([SHDC])\b", lambda m: f"suit {SUIT_SYMBOLS[SUITS.index(m.group(1))]}", reason)
 
 
 # ============================================================================ one game

@@ -265,11 +265,16 @@ def table_text(view: TableView) -> str:
         lines.append(f"last trick: {_trick_text(view.last_trick, names)} (won by {won_by})")
     if view.phase == engine.PLAY:
         number = sum(view.tricks_won) + 1
-        shown = _trick_text(view.trick, names) or f"(empty; {names[view.leader]} leads)"
+        shown = _trick_text(view.trick, names) or f"(empty; {_does(names[view.leader], 'lead')})"
         lines.append(f"trick: {shown}   (trick {number} of {TRICKS_PER_DEAL})")
     if view.viewer >= 0:
         lines.append(_hand_line(view))
     return "\n".join(lines)
+
+
+def _does(name: str, verb: str) -> str:
+    """``you lead`` (or ``You lead``) for the person, ``seat 1 (heuristic) leads`` for anyone else."""
+    return f"{name} {verb}" if name.lower() == YOU else f"{name} {verb}s"
 
 
 def _trick_text(trick: Sequence[tuple[int, int]], names: Sequence[str]) -> str:
@@ -387,7 +392,7 @@ class Narrator:
             elif int(state.phase[0]) != engine.DISCARD:
                 self.say(f"{name} discarded four cards face down.")
         elif phase == engine.PLAY:
-            self.say(f"{name} {'play' if self.names[seat] == YOU else 'plays'} {card_text(action)}.")
+            self.say(f"{_does(name, 'play')} {card_text(action)}.")
             self._trick_done(state)
         if phase in (engine.MODE, engine.GIVE, engine.RETURN) and int(state.phase[0]) == engine.DISCARD:
             playmaker = (int(state.dealer[0]) + engine.PLAYMAKER) % 3

@@ -324,7 +324,11 @@ function show(index) {
       : deal.roles[seat] + (frame.kind !== "deal" ? " \\u00b7 target " + deal.targets[seat] : "")
         + " \\u00b7 tricks " + frame.tricks_won[seat] + " \\u00b7 score " + signed(frame.scores[seat]);
     panel.querySelector(".facts").textContent = facts;
-    panel.querySelector(".hand").replaceChildren(suited(frame.hands[seat]));
+    // A deal's end and the game's end have no cards in hand: the hand's place shows the result.
+    const result = frame.kind === "points" ? "deal points " + signed(deal.points[seat])
+      : last ? "final score " + signed(frame.scores[seat]) : null;
+    panel.querySelector(".hand").replaceChildren(result === null ? suited(frame.hands[seat])
+      : element("span", result, "result"));
     const played = frame.trick.find(entry => entry[0] === seat);
     panel.querySelector(".played").replaceChildren(played ? suited(played[1]) : "");
     panel.classList.toggle("winner", frame.winner === seat);

@@ -449,3 +449,28 @@ def test_registry_makes_the_human_agent():
     from sergeant_major_env.agents.human import HumanAgent
 
     assert isinstance(agents.make_agent("human"), HumanAgent)
+
+
+# ============================================================================ wording a person reads
+
+def test_refusals_name_the_suit_by_the_symbol_the_table_shows():
+    """R13's reason speaks of suit letters (the engine's, as in records); the person reads symbols."""
+    assert play.reason_for_you("R13: seat 1 must follow suit D", 1) == "R13: you must follow suit \u2666"
+    assert play.reason_for_you("R13: seat 2 must follow suit S", 1) == "R13: seat 2 must follow suit \u2660"
+
+
+def test_an_empty_trick_says_you_lead_not_you_leads():
+    from sergeant_major_env.render import _does
+
+    assert _does(render.YOU, "lead") == "you lead"
+    assert _does("seat 2 (heuristic)", "lead") == "seat 2 (heuristic) leads"
+
+
+def test_leaving_a_recorded_game_says_that_nothing_was_written(tmp_path):
+    cli = load_cli()
+    path = tmp_path / "game.jsonl"
+    out = io.StringIO()
+    status = cli.main(["--opponents", "random,random", "--seed", "8", "--option", "num_deals=1", "--record",
+                       str(path)], input_fn=lambda prompt: "quit", output=out)
+    assert status == 0 and not path.exists()
+    assert f"Nothing was written to {path}" in out.getvalue()

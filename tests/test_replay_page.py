@@ -277,3 +277,19 @@ def test_browser_opens_a_deal_by_hash_and_renders_a_screenshot(page, tmp_path):
     subprocess.run([_browser(), "--headless", "--disable-gpu", "--no-sandbox", "--window-size=1000,700",
                     f"--screenshot={shot}", page.resolve().as_uri() + "#deal-3"], capture_output=True, timeout=120)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+
+
+def test_browser_deal_end_frames_show_each_seats_points_where_the_empty_hands_were(page, tmp_path):
+    """At a deal's end every hand is empty: the hand boxes show the deal's points instead (and
+    the final frame each seat's final score), never three empty boxes."""
+    html = page.read_text(encoding="utf-8")
+    data = embedded(html)
+    at = next(i for i, frame in enumerate(data["frames"]) if frame["kind"] == "points")
+    deal = data["deals"][data["frames"][at]["deal"]]
+    driven = tmp_path / "points.html"
+    driven.write_text(html.replace("</body>", f"<script>show({at});</script></body>"), encoding="utf-8")
+    dom = _dom(driven)
+    shown = re.findall(r'<span class="result">(.*?)</span>', dom)
+    assert shown == [f"deal points {points:+d}" if points else "deal points 0" for points in deal["points"]]
+    final = re.findall(r'<span class="result">(.*?)</span>', _dom(page, "#final"))
+    assert final == [f"final score {score:+d}" if score else "final score 0" for score in data["final_scores"]]

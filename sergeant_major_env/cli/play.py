@@ -69,6 +69,14 @@ def _opponents(parser: argparse.ArgumentParser, text: str) -> tuple[list[str], l
         parser.error(str(error))
 
 
+def _unrecorded(path: str | None) -> str:
+    """What a game left before its end says about ``--record``: a record holds a whole game."""
+    if not path:
+        return ""
+    return (f" Nothing was written to {path}: a game record holds a finished game (RULES.md section 11); "
+            f"the same --seed deals the same cards again.")
+
+
 def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = input,
          output: TextIO | None = None) -> int:
     """The command line; returns the exit status (see the module docstring). ``input_fn``
@@ -91,10 +99,10 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
     try:
         result = play_game(agents, args.seat, seed, rules, input_fn, output, names=names, record=bool(args.record))
     except (EOFError, QuitGame):
-        print(f"\nGame left unfinished (seed {seed}).", file=output)
+        print(f"\nGame left unfinished (seed {seed}).{_unrecorded(args.record)}", file=output)
         return 0
     except KeyboardInterrupt:
-        print(f"\nInterrupted (seed {seed}).", file=output)
+        print(f"\nInterrupted (seed {seed}).{_unrecorded(args.record)}", file=output)
         return 130
     if args.record:
         record = result["record"]
