@@ -136,7 +136,8 @@ def test_ship_writes_policy_and_strength_that_evaluate_reproduces(tmp_path):
     for name in (TENSORS_FILE, POLICY_METADATA_FILE):
         assert (tmp_path / name).read_bytes() == (LEARNED_FOLDER / name).read_bytes()
     metadata = read_learned_metadata(tmp_path)
-    assert metadata["source"] == str(LEARNED_FOLDER) and metadata["shipped_by"].startswith("sergeant-major ship")
+    assert metadata["source"] == ship.portable(str(LEARNED_FOLDER)) and not Path(metadata["source"]).is_absolute()
+    assert metadata["shipped_by"].startswith("sergeant-major ship") and str(tmp_path) not in metadata["shipped_by"]
     entry = metadata["strength"]["opponents"]["random"]
     assert (entry["games"], entry["seed"]) == (6, ship.DEFAULT_SEED)
     evaluated = tmp_path / "eval.json"
@@ -196,3 +197,36 @@ def test_package_data_ships_every_file_of_the_learned_folder():
 def test_readme_shows_the_shipped_policys_strength_table():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert ship.strength_table(read_learned_metadata()) in readme
+
+
+# ============================================================================ no machine's paths
+
+def test_no_shipped_file_holds_a_machine_path():
+    """The package's shipped files say where things came from without this machine's folders."""
+    for path in LEARNED_FOLDER.iterdir():
+        if path.suffix in (".json", ".md", ".txt"):
+            text = path.read_text(encoding="utf-8")
+            assert not ship.MACHINE_PATH.search(text), (path.name, ship.MACHINE_PATH.search(text).group(0))
+
+
+def test_ship_writes_commands_and_sources_without_machine_paths(tmp_path, monkeypatch):
+    """A run trained with an absolute --out ships with portable paths: relative to the current
+    folder when inside it, else the folder's name; the policy's numbers stay byte for byte."""
+    run = tmp_path / "somewhere" / "recipe"
+    run.mkdir(parents=True)
+    (run / TENSORS_FILE).write_bytes((LEARNED_FOLDER / TENSORS_FILE).read_bytes())
+    policy = json.loads((LEARNED_FOLDER / POLICY_METADATA_FILE).read_text())
+    policy["training"]["command"] = f"sergeant-major train --out {run} --total-timesteps 512"
+    (run / POLICY_METADATA_FILE).write_text(json.dumps(policy, indent=2))
+    into = tmp_path / "shipped"
+    into.mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert ship.main([str(run), "--into", str(into), "--games", "6", "--opponents", "random", "--no-progress"]) == 0
+    for path in into.iterdir():
+        if path.suffix == ".json":
+            assert str(tmp_path) not in path.read_text(), path.name
+    shipped = read_learned_metadata(into)
+    assert shipped["source"] == "somewhere/recipe"
+    assert shipped["training"]["command"] == "sergeant-major train --out somewhere/recipe --total-timesteps 512"
+    assert (into / TENSORS_FILE).read_bytes() == (LEARNED_FOLDER / TENSORS_FILE).read_bytes()
+    assert ship.portable("ppo:/elsewhere/runs/x --out=/elsewhere/y") == "ppo:x --out=y"

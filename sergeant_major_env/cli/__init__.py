@@ -39,7 +39,7 @@ def usage() -> str:
              "3-5-8 (Sergeant Major): train, evaluate and play agents, and work with game records.", "",
              "commands:"]
     lines += [f"  {name:<{width}}  {text}" for name, (_, text) in COMMANDS.items()]
-    lines += ["", f"`python -m sergeant_major_env` is the same command; the docs: docs/index.md."]
+    lines += ["", f"`python -m sergeant_major_env` is the same command."]
     return "\n".join(lines)
 
 

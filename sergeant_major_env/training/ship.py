@@ -28,7 +28,10 @@ the seed, the destination), 1 when the games or the writing fail afterwards, 130
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import math
+import re
 import shlex
 import sys
 import time
@@ -171,9 +174,39 @@ def shipped_metadata(run: str, policy_metadata: dict[str, Any], rules, strength:
     }
 
 
-def write_shipped(folder: Path, tensors: Path, policy_json: Path, metadata: dict[str, Any]) -> None:
+MACHINE_PATH = re.compile(r"(?<![\w.~-])/[^\s'\",=:;]+")
+"""An absolute (POSIX) path inside a command line: ``/home/me/runs/x`` in ``--out /home/me/runs/x``."""
+
+
+def portable(text: str) -> str:
+    """``text`` with each absolute path written as shipped files keep it: relative to the
+    current folder when inside it, else its last part. No machine's folders travel in the package."""
+    return MACHINE_PATH.sub(lambda match: _portable_path(match.group(0)), text)
+
+
+def _portable_path(path: str) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return Path(path).name or path
+
+
+def portable_policy_json(path: Path) -> bytes:
+    """policy.json as shipped: its own bytes, or, when its training command names a machine's
+    path (``--out /home/me/runs/x``), the same JSON with that command made :func:`portable`."""
+    raw = path.read_bytes()
+    metadata = json.loads(raw)
+    training = metadata.get("training")
+    command = training.get("command") if isinstance(training, dict) else None
+    if not isinstance(command, str) or portable(command) == command:
+        return raw
+    training["command"] = portable(command)
+    return (json.dumps(metadata, indent=2) + "\n").encode("utf-8")
+
+
+def write_shipped(folder: Path, tensors: Path, policy_json: bytes, metadata: dict[str, Any]) -> None:
     """The two policy files, then learned.json with their digests (the last file written)."""
-    copies = {TENSORS_FILE: tensors.read_bytes(), POLICY_METADATA_FILE: policy_json.read_bytes()}
+    copies = {TENSORS_FILE: tensors.read_bytes(), POLICY_METADATA_FILE: policy_json}
     for name, data in copies.items():
         files.write_bytes(folder / name, data)
     if metadata["files"] != {name: file_sha256(folder / name) for name in copies}:
@@ -226,11 +259,12 @@ def main(argv=None) -> int:
         print(f"sergeant-major ship: error: {error}", file=sys.stderr)
         return 1
 
-    digests = {TENSORS_FILE: file_sha256(tensors), POLICY_METADATA_FILE: file_sha256(policy_json)}
-    command = shlex.join(["sergeant-major", "ship", *argv])
-    metadata = shipped_metadata(args.run, policy.metadata, rules, strength, digests, command)
+    shipped_json = portable_policy_json(policy_json)
+    digests = {TENSORS_FILE: file_sha256(tensors), POLICY_METADATA_FILE: hashlib.sha256(shipped_json).hexdigest()}
+    command = portable(shlex.join(["sergeant-major", "ship", *argv]))
+    metadata = shipped_metadata(portable(args.run), json.loads(shipped_json), rules, strength, digests, command)
     try:
-        write_shipped(args.into, tensors, policy_json, metadata)
+        write_shipped(args.into, tensors, shipped_json, metadata)
     except OSError as error:
         print(f"sergeant-major ship: error: cannot write {args.into}: {error.strerror or error}", file=sys.stderr)
         return 1
