@@ -488,11 +488,16 @@ def make_pimc_agent(argument: str | None) -> PIMCAgent:
 
 def _option_items(text: str) -> list[tuple[str, str]]:
     """``NAME=VALUE`` items separated by colons; a piece that does not start a known option
-    continues the value of a policy option (``rollout=ppo:runs/x`` names the policy ``ppo:runs/x``)."""
+    continues the value of a policy option (``rollout=ppo:runs/x`` names the policy ``ppo:runs/x``).
+    Each option may be named once: ``worlds=1:worlds=2`` is a ValueError naming it."""
     items: list[list[str]] = []
     for piece in filter(None, text.split(":")):
         key, sep, value = piece.partition("=")
         if sep and key.strip() in DEFAULTS:
+            earlier = next((item for item in items if item[0] == key.strip()), None)
+            if earlier is not None:
+                raise ValueError(f"pimc: option {key.strip()} given twice ({earlier[0]}={earlier[1]} and "
+                                 f"{piece.strip()}); give each option once")
             items.append([key.strip(), value])
         elif items and items[-1][0] in POLICY_OPTIONS:
             items[-1][1] += ":" + piece

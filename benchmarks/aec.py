@@ -26,14 +26,19 @@ import importlib
 import json
 import random
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-from sergeant_major_env import Rules, engine, env, raw_env
-from sergeant_major_env.cards import NUM_ACTIONS
-from sergeant_major_env.observation import observe
-from sergeant_major_env.seeding import check_seed, seed_argument
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's package
+
+from sergeant_major_env import Rules, engine, env, raw_env  # noqa: E402
+from sergeant_major_env.cards import NUM_ACTIONS  # noqa: E402
+from sergeant_major_env.observation import observe  # noqa: E402
+from sergeant_major_env.rules import add_rule_options  # noqa: E402
+from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402
 
 TARGET = 15_000
 CLASSIC_CARD_GAMES = ("leduc_holdem_v4", "texas_holdem_v4", "hanabi_v5")
@@ -101,8 +106,7 @@ def main() -> None:
                         help="timed runs per variant; the median is reported (default 5)")
     parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
                         help="seed of the games and the random actions (default 0)")
-    parser.add_argument("--option", "--options", dest="option", action="extend", nargs="+", default=[],
-                        metavar="NAME=VALUE", help=f"rule options (RULES.md section 9): {', '.join(Rules.names())} (default: none, the rule book's)")
+    add_rule_options(parser)
     parser.add_argument("--only-env", action="store_true",
                         help="time only env(), skipping raw_env, engine and classic (default: off, time all)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text (default: off)")

@@ -29,6 +29,7 @@ from sergeant_major_env.agents import make_agent  # noqa: E402
 from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.cards import bits_to_bool  # noqa: E402
 from sergeant_major_env.observation import OBSERVATION_SIZE, observe  # noqa: E402
+from sergeant_major_env.rules import add_rule_options  # noqa: E402
 from sergeant_major_env.seeding import MAX_SEED, seed_argument  # noqa: E402
 
 
@@ -109,8 +110,7 @@ def main() -> None:
                         help=f"group j plays game seed S*{SEED_STRIDE}+j; also seeds the agents' randomness (default 0)")
     parser.add_argument("--batch-groups", type=int, default=200, metavar="N",
                         help="groups played in one batch (default 200)")
-    parser.add_argument("--option", "--options", dest="option", action="extend", nargs="+", default=[],
-                        metavar="NAME=VALUE", help=f"rule options (RULES.md section 9): {', '.join(Rules.names())} (default: none, the rule book's)")
+    add_rule_options(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text (default: off)")
     args = parser.parse_args()
     if args.groups < 1 or args.batch_groups < 1:

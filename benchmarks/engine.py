@@ -15,14 +15,19 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-from sergeant_major_env import Rules, engine
-from sergeant_major_env.cards import bits_to_bool, random_member
-from sergeant_major_env.observation import observe
-from sergeant_major_env.seeding import check_seed, seed_argument
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's package
+
+from sergeant_major_env import Rules, engine  # noqa: E402
+from sergeant_major_env.cards import bits_to_bool, random_member  # noqa: E402
+from sergeant_major_env.observation import observe  # noqa: E402
+from sergeant_major_env.rules import add_rule_options  # noqa: E402
+from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402
 
 
 def run_once(batch: int, seconds: float, rules: Rules, seed: int) -> float:
@@ -63,8 +68,7 @@ def main() -> None:
                         help="timed runs; the median is reported (default 5)")
     parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
                         help="seed of the games and the random actions (default 0)")
-    parser.add_argument("--option", "--options", dest="option", action="extend", nargs="+", default=[],
-                        metavar="NAME=VALUE", help=f"rule options (RULES.md section 9): {', '.join(Rules.names())} (default: none, the rule book's)")
+    add_rule_options(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text (default: off)")
     args = parser.parse_args()
     if args.batch < 1 or args.seconds <= 0 or args.repeats < 1:

@@ -65,6 +65,8 @@ SELF = "self"
 
 
 def parse_args(argv=None) -> argparse.Namespace:
+    from sergeant_major_env.rules import add_rule_options
+
     parser = argparse.ArgumentParser(
         prog="rllib_selfplay.py", description=__doc__.split("\n\n")[0].strip(),
         epilog="\n\n".join(__doc__.split("\n\n")[1:]), formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -73,8 +75,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     g.add_argument("--checkpoint-dir", default="runs/rllib/checkpoint", metavar="DIR",
                    help="where the final checkpoint goes (default runs/rllib/checkpoint)")
     g.add_argument("--seed", type=int, default=0, metavar="S", help="RLlib's seed (env resets, networks; default 0)")
-    g.add_argument("--option", "--options", dest="option", action="extend", nargs="+", default=[],
-                   metavar="NAME=VALUE", help="rule options (RULES.md section 9), e.g. num_deals=3")
+    add_rule_options(g)
     g = parser.add_argument_group("policies")
     g.add_argument("--policy", choices=("shared", "per-seat"), default="shared",
                    help="one module for the three seats (default) or one per seat")

@@ -9,9 +9,14 @@
 :func:`play_tables` is the one entry point (``evaluate.py`` is its command line; training
 calls it for periodic evaluation). Agents are objects with the batched interface of
 :mod:`sergeant_major_env.policies` (``act(observations, legal_mask, rng) -> int64[B]``) or
-names, which the caller's resolver ``make_agent`` turns into agents (``agents.make_agent``
-for the project's agents). The library never imports the top-level ``agents`` package: the
-scripts that know it (evaluate.py, train.py) pass its resolver in.
+names, which the caller's resolver ``make_agent`` turns into agents
+(``sergeant_major_env.agents.make_agent`` for the project's agents). This core module never
+imports :mod:`sergeant_major_env.agents`: the commands that know it (evaluate, train) pass its
+resolver in.
+
+It reads in three steps: :func:`plan_tournament` checks the arguments and makes the schedule
+(a :class:`Tournament`), :func:`run_tournament` plays its chunks (here, in worker processes or
+on Ray) and :func:`summarize_tournament` turns the scores into the result.
 
 **Duplicate deals** (``seatings="duplicate"``, the default). Games come in *groups* of six:
 group j uses the engine's per-game seed ``seed + j`` for all six permutations of the three
@@ -43,8 +48,8 @@ duplicate groups, head-to-head margins, ratings); :func:`play_tables` returns it
 :class:`~sergeant_major_env.statistics.EvaluationResult`, which converts to JSON
 (:meth:`~sergeant_major_env.statistics.EvaluationResult.to_dict`), CSV and a text table; with
 ``record`` it also holds every game's record (RULES.md section 11, ``players`` = the agents'
-names by seat). The statistics' names (``summarize``, ``mean_ci``, ``EvaluationResult``...)
-are importable from this module too, as before they had a module of their own.
+names by seat). This module imports the statistics, never the other way round: the
+:class:`~sergeant_major_env.statistics.Schedule` it makes is defined there.
 """
 
 from __future__ import annotations
@@ -57,17 +62,13 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import engine
-from .engine import places, win_credits  # R6; re-exported for callers of this module
 from .cards import NUM_ACTIONS, bits_to_bool
 from .files import check_writable
 from .policies import decide, is_deterministic, policy_name
 from .processes import available_cpus, run_jobs
 from .rules import Rules
 from .seeding import check_seed, check_seed_span
-# The statistics of the games: re-exported, so that callers of this module keep their names.
-from .statistics import (  # noqa: F401
-    T_TABLE, Z95, AgentStats, EvaluationResult, HeadToHead, TableResult, format_ci, format_rich, mean_ci,
-    summarize, t_quantile_95)
+from .statistics import EvaluationResult, Schedule, summarize
 
 SEATINGS = ("duplicate", "fixed")
 PERMUTATIONS = tuple(itertools.permutations(range(3)))  # the six seatings of a duplicate group
@@ -91,8 +92,8 @@ def resolve_agents(agents: str | Sequence[Any], make_agent: AgentMaker | None = 
 
     ``agents`` is a comma-separated string or a sequence of names and agent objects. Names
     are turned into agents by ``make_agent`` (the caller's registry, e.g. ``agents.make_agent``):
-    this library does not know the project's agents (it never imports the ``agents``
-    package), so a name without ``make_agent`` is a ValueError. A name that occurs again
+    this library does not know the project's agents (it never imports
+    ``sergeant_major_env.agents``), so a name without ``make_agent`` is a ValueError. A name that occurs again
     gets a suffix (``random``, ``random#2``) so that every player of the tournament is told
     apart. Raises ValueError for an unknown name or an agent that cannot be made.
     """
@@ -191,17 +192,6 @@ def rules_for_table(players: Sequence[Any], labels: Sequence[str], asked: Rules 
 
 # ============================================================================ schedule
 
-@dataclasses.dataclass
-class Schedule:
-    """Every game of a tournament: its seed, the players in seats 0-2, its table and group."""
-
-    seeds: np.ndarray       # uint64[G]
-    seat_players: np.ndarray  # int64[G, 3]  index into the player list
-    table: np.ndarray       # int64[G]     index into ``tables``
-    group: np.ndarray       # int64[G]     duplicate group (seed index); the unit of the statistics
-    tables: list[tuple[int, ...]]
-
-
 def make_schedule(num_players: int, games: int, seed: int, seatings: str = "duplicate") -> Schedule:
     """The games of every 3-player table (round robin over ``num_players``), see the module docstring."""
     if seatings not in SEATINGS:
@@ -298,7 +288,7 @@ def play_tables(agents: str | Sequence[Any], games: int = 120, seed: int = 0, ru
                 batch_size: int = 12_000, rng_seed: int | None = None,
                 names: Sequence[str] | None = None, ray: bool = False,
                 ray_address: str | None = None, make_agent: AgentMaker | None = None,
-                workers: int | None = None) -> "EvaluationResult":
+                workers: int | None = None) -> EvaluationResult:
     """Play a tournament and return its statistics (see the module docstring).
 
     ``agents``: agent objects and/or names (a list or a comma-separated string), at least
@@ -338,6 +328,45 @@ def play_tables(agents: str | Sequence[Any], games: int = 120, seed: int = 0, ru
 
     Every argument is checked before any game is played; a bad one is a one-line ValueError.
     """
+    plan = plan_tournament(agents, games, seed, rules, seatings, record, batch_size, rng_seed, names, ray,
+                           ray_address, make_agent, workers)
+    outcomes = run_tournament(plan, progress)
+    return summarize_tournament(plan, outcomes)
+
+
+@dataclasses.dataclass(frozen=True)
+class Tournament:
+    """A checked tournament before its first game (:func:`plan_tournament`): who plays, every game
+    of the schedule, and where the games are played. :func:`run_tournament` plays it and
+    :func:`summarize_tournament` turns the outcomes into the result."""
+
+    specs: tuple[Any, ...]    # the agents as given: names travel to Ray tasks as names
+    players: tuple[Any, ...]  # the agent objects, in order
+    names: tuple[str, ...]    # their distinct display names
+    schedule: Schedule
+    rules: Rules
+    seed: int
+    rng_seed: int             # seeds the agents' generators, one stream per chunk (chunk_rng)
+    seatings: str
+    record: bool | str        # keep the records (truthy); a path: also write them there
+    batch_size: int           # most games stepped together (a chunk)
+    workers: int              # processes on this machine (1 with Ray, whose tasks are the workers)
+    ray: bool
+    ray_address: str | None
+    make_agent: AgentMaker | None
+
+    @property
+    def games(self) -> int:
+        """Games of all tables together."""
+        return int(self.schedule.seeds.size)
+
+
+def plan_tournament(agents: str | Sequence[Any], games: int, seed: int, rules: Rules | dict | None,
+                    seatings: str, record: bool | str, batch_size: int, rng_seed: int | None,
+                    names: Sequence[str] | None, ray: bool, ray_address: str | None,
+                    make_agent: AgentMaker | None, workers: int | None) -> Tournament:
+    """Check every argument of :func:`play_tables` (a one-line ValueError for a bad one), make the
+    schedule, then build the agents: the tournament, before any game is played."""
     rules = Rules.from_dict(rules) if isinstance(rules, dict) or rules is None else rules
     if not isinstance(rules, Rules):
         raise TypeError(f"rules must be a Rules or a dict of rule options, got {rules!r}")
@@ -358,40 +387,61 @@ def play_tables(agents: str | Sequence[Any], games: int = 120, seed: int = 0, ru
         names = labels
     elif len(names) != len(players) or len(set(names)) != len(names):
         raise ValueError(f"names must be {len(players)} distinct names, got {list(names)!r}")
-    names = list(names)
-    total = schedule.seeds.size
-    seat_names = [[names[p] for p in row] for row in schedule.seat_players.tolist()] if record else None
-    # Games are independent (a game's cards depend on its seed only), so chunks of
-    # consecutive games can be played one after the other, or in parallel.
-    step = max(6, batch_size - batch_size % 6)
-    chunks = [slice(start, min(start + step, total)) for start in range(0, total, step)]
-    jobs = [ChunkJob(index=c, seeds=schedule.seeds[part], seat_players=schedule.seat_players[part],
-                     rules=rules, rng_seed=rng_seed, seat_names=seat_names[part] if record else None)
-            for c, part in enumerate(chunks)]
-    workers = 1 if ray else (available_cpus() if workers is None else int(workers))
-    if workers > 1 and all(map(is_deterministic, players)):
-        # No agent draws from the chunk's generator: a chunk's games may be split (by groups).
-        group_size, parts = (6 if seatings == "duplicate" else 1), -(-workers // len(jobs))
-        jobs = [part for job in jobs for part in split_job(job, parts, group_size)]
+    return Tournament(
+        specs=tuple(specs), players=tuple(players), names=tuple(names), schedule=schedule, rules=rules, seed=seed,
+        rng_seed=rng_seed, seatings=seatings, record=record, batch_size=int(batch_size),
+        workers=1 if ray else (available_cpus() if workers is None else int(workers)), ray=ray,
+        ray_address=ray_address, make_agent=make_agent)
 
-    bar = _progress_bar(total * rules.num_deals, progress, f"{total} games")
+
+def run_tournament(plan: Tournament, progress: bool = True) -> list[tuple[np.ndarray, list[dict] | None]]:
+    """Play every game of ``plan``: its chunks (:func:`chunk_jobs`) in this process, in worker
+    processes or as Ray tasks; the outcomes (scores, records or None) in chunk order.
+    ``progress``: a tqdm bar of the deals played, on stderr when it is a terminal."""
+    jobs = chunk_jobs(plan)
+    bar = _progress_bar(plan.games * plan.rules.num_deals, progress, f"{plan.games} games")
     try:
-        if ray:
+        if plan.ray:
             # Names travel as names (with their resolver), so that each task builds its own agents.
-            outcomes = play_chunks_on_ray(specs, jobs, ray_address, bar, make_agent)
-        else:
-            outcomes = run_jobs(lambda job, on_deals: play_chunk(players, job, on_deals), jobs, workers,
-                                bar.update if bar is not None else None)
+            return play_chunks_on_ray(list(plan.specs), jobs, plan.ray_address, bar, plan.make_agent)
+        return run_jobs(lambda job, on_deals: play_chunk(plan.players, job, on_deals), jobs, plan.workers,
+                        bar.update if bar is not None else None)
     finally:
         if bar is not None:
             bar.close()
+
+
+def chunk_jobs(plan: Tournament) -> list[ChunkJob]:
+    """The units of work of ``plan``: chunks of at most ``batch_size`` consecutive games (whole
+    duplicate groups), each with its own random generator; with several workers and only
+    deterministic agents, each chunk is split further, by whole groups, to share the games out.
+    Games are independent (a game's cards depend on its seed only), so the chunks can be played
+    one after the other or in parallel with the same result."""
+    schedule, total = plan.schedule, plan.games
+    seat_names = [[plan.names[p] for p in row] for row in schedule.seat_players.tolist()] if plan.record else None
+    step = max(6, plan.batch_size - plan.batch_size % 6)
+    chunks = [slice(start, min(start + step, total)) for start in range(0, total, step)]
+    jobs = [ChunkJob(index=c, seeds=schedule.seeds[part], seat_players=schedule.seat_players[part],
+                     rules=plan.rules, rng_seed=plan.rng_seed, seat_names=seat_names[part] if plan.record else None)
+            for c, part in enumerate(chunks)]
+    if plan.workers > 1 and all(map(is_deterministic, plan.players)):
+        # No agent draws from the chunk's generator: a chunk's games may be split (by groups).
+        group_size, parts = (6 if plan.seatings == "duplicate" else 1), -(-plan.workers // len(jobs))
+        jobs = [part for job in jobs for part in split_job(job, parts, group_size)]
+    return jobs
+
+
+def summarize_tournament(plan: Tournament, outcomes: list[tuple[np.ndarray, list[dict] | None]]) -> EvaluationResult:
+    """The result of ``plan`` from its chunks' outcomes (:func:`~sergeant_major_env.statistics.summarize`),
+    with every game's record when ``plan.record`` asks (and written to its path, if one)."""
     scores = np.concatenate([chunk_scores for chunk_scores, _ in outcomes]).astype(np.int16)
-    records = [r for _, chunk_records in outcomes for r in chunk_records] if record else None
-    if isinstance(record, str) and records is not None:
+    records = [r for _, chunk_records in outcomes for r in chunk_records] if plan.record else None
+    if isinstance(plan.record, str) and records is not None:
         from .records import write_jsonl
 
-        write_jsonl(records, record)
-    result = summarize(names, schedule, scores, rules=rules, seed=seed, seatings=seatings)
+        write_jsonl(records, plan.record)
+    result = summarize(list(plan.names), plan.schedule, scores, rules=plan.rules, seed=plan.seed,
+                       seatings=plan.seatings)
     result.records = records
     return result
 

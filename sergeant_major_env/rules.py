@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,13 +60,21 @@ class Rules:
 
     @classmethod
     def from_strings(cls, assignments: list[str]) -> "Rules":
-        """Parse command-line ``NAME=VALUE`` pairs (``exchanges=false``, ``num_deals=3``)."""
+        """Parse command-line ``NAME=VALUE`` pairs (``exchanges=false``, ``num_deals=3``).
+
+        Each option may be named once: ``num_deals=1 num_deals=2`` is a ValueError naming it
+        (rather than the last one silently winning)."""
         options: dict[str, Any] = {}
+        given: dict[str, str] = {}
         for item in assignments:
             name, sep, text = item.partition("=")
             if not sep:
                 raise ValueError(f"rule option {item!r} is not NAME=VALUE; known options: {', '.join(cls.names())}")
             name = name.strip()
+            if name in given:
+                raise ValueError(f"rule option {name} given twice ({given[name]} and {item.strip()}); "
+                                 f"give each option once")
+            given[name] = item.strip()
             text = text.strip().lower()
             if name == "num_deals":
                 try:
@@ -82,3 +91,25 @@ class Rules:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+RULE_OPTIONS_FLAGS = ("--option", "--options")
+"""The command-line spellings of the rule options, in every command (:func:`add_rule_options`)."""
+
+
+def add_rule_options(parser: Any, dest: str = "option", default: Sequence[str] | None = (),
+                     default_help: str = "the rule book's") -> argparse.Action:
+    """Declare ``--option NAME=VALUE ...`` (also spelled ``--options``) on ``parser`` or an argument group:
+    the one declaration of the rule options (RULES.md section 9) that every command shares.
+
+    The values are collected, unparsed, in ``args.<dest>`` (repeats and several values after one
+    flag extend the list); :meth:`Rules.from_strings` turns them into :class:`Rules`. ``parser``:
+    an ``argparse.ArgumentParser`` or one of its argument groups. ``default``: the value when
+    the flag is not given, as a new list (``None`` tells "not asked" from "asked for nothing").
+    ``default_help``: what the help says is played without the flag.
+    """
+    return parser.add_argument(
+        *RULE_OPTIONS_FLAGS, dest=dest, action="extend", nargs="+", default=None if default is None else list(default),
+        metavar="NAME=VALUE",
+        help=f"rule options (RULES.md section 9): {', '.join(Rules.names())}; each at most once "
+             f"(default: {default_help})")

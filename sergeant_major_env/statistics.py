@@ -1,10 +1,10 @@
 """The statistics of a tournament: confidence intervals, head-to-head margins, ratings, the result.
 
-:func:`summarize` turns the final scores of played games (and the
-:class:`~sergeant_major_env.evaluation.Schedule` that says who sat where, at which table, in
-which duplicate group) into an :class:`EvaluationResult`;
+:func:`summarize` turns the final scores of played games (and the :class:`Schedule` that
+says who sat where, at which table, in which duplicate group) into an :class:`EvaluationResult`;
 :func:`~sergeant_major_env.evaluation.play_tables` calls it after the games. The playing
-itself (schedules, batched play, Ray chunks) is :mod:`~sergeant_major_env.evaluation`.
+itself (making the schedule, batched play, Ray chunks) is :mod:`~sergeant_major_env.evaluation`,
+which imports this module (never the other way round).
 
 The unit of independence is the **group** (the six games of a seed with duplicate deals; one
 game with ``"fixed"`` seatings; with a round robin, group j spans every table, since all
@@ -59,16 +59,13 @@ import csv
 import dataclasses
 import itertools
 import math
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
 from .engine import places, win_credits  # R6
 from .files import atomic_write, write_json
 from .rules import Rules
-
-if TYPE_CHECKING:  # evaluation imports this module: the schedule's type only, for annotations
-    from .evaluation import Schedule
 
 # Two-sided 95% Student-t quantiles t(0.975, df); between entries the value is interpolated
 # linearly in 1/df (exact to 3 decimals at the entries, within 0.003 in between).
@@ -240,6 +237,18 @@ def unrated_gaps(names: Sequence[str], ahead: np.ndarray) -> list[str]:
 
 
 # ============================================================================ results
+
+@dataclasses.dataclass
+class Schedule:
+    """Every game of a tournament: its seed, the players in seats 0-2, its table and group
+    (made by :func:`~sergeant_major_env.evaluation.make_schedule`)."""
+
+    seeds: np.ndarray       # uint64[G]
+    seat_players: np.ndarray  # int64[G, 3]  index into the player list
+    table: np.ndarray       # int64[G]     index into ``tables``
+    group: np.ndarray       # int64[G]     duplicate group (seed index); the unit of the statistics
+    tables: list[tuple[int, ...]]
+
 
 @dataclasses.dataclass
 class AgentStats:

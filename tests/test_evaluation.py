@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from sergeant_major_env import Rules, engine, records
-from sergeant_major_env.evaluation import (
-    PERMUTATIONS, Schedule, make_schedule, mean_ci, places, play_tables, rules_for_table, summarize, t_quantile_95,
-    win_credits)
+from sergeant_major_env.engine import places, win_credits
+from sergeant_major_env.evaluation import PERMUTATIONS, make_schedule, play_tables, rules_for_table
+from sergeant_major_env.statistics import Schedule, mean_ci, summarize, t_quantile_95
 from sergeant_major_env.observation import OBSERVATION_SIZE
 from sergeant_major_env.policies import RandomPolicy
 from sergeant_major_env.seeding import MAX_SEED

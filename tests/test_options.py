@@ -139,6 +139,42 @@ def test_rules_with_a_bad_option_is_one_value_error_line_naming_the_known_option
         call()
 
 
+@pytest.mark.parametrize("assignments", [
+    ["num_deals=1", "num_deals=2"],
+    ["num_deals=3", "exchanges=false", " num_deals = 3"],
+])
+def test_a_rule_option_named_twice_on_the_command_line_is_refused(assignments):
+    """``--option num_deals=1 num_deals=2``: one line naming the option, not the last one winning."""
+    with pytest.raises(ValueError, match=r"^rule option num_deals given twice \(num_deals=\d and num_deals ?= ?\d\); "
+                                         r"give each option once$"):
+        Rules.from_strings(assignments)
+
+
+def test_every_command_declares_the_rule_options_with_the_one_helper():
+    """``--option`` (and ``--options``) is declared by ``add_rule_options`` alone: no parser spells it."""
+    import argparse
+    import re
+    from pathlib import Path
+
+    from sergeant_major_env.rules import RULE_OPTIONS_FLAGS, add_rule_options
+
+    parser = argparse.ArgumentParser()
+    add_rule_options(parser)
+    args = parser.parse_args(["--option", "num_deals=3", "--options", "exchanges=false"])
+    assert Rules.from_strings(args.option) == Rules(num_deals=3, exchanges=False)
+    assert parser.parse_args([]).option == []  # the default list was not extended in place
+    asked = argparse.ArgumentParser()
+    add_rule_options(asked.add_argument_group("rules"), default=None)
+    assert asked.parse_args([]).option is None
+    root = Path(__file__).resolve().parents[1]
+    declared = re.compile(r"""add_argument\(\s*["']--options?["']|option\(\s*["']--options?["']""")
+    spelled = [str(path.relative_to(root)) for folder in ("sergeant_major_env", "agents", "benchmarks", "examples")
+               for path in (root / folder).rglob("*.py") if declared.search(path.read_text())]
+    # cli/train.py's parser is being rebuilt from its typed config; it joins the helper then.
+    assert [path for path in spelled if not path.endswith("cli/train.py")] == []
+    assert RULE_OPTIONS_FLAGS == ("--option", "--options")
+
+
 def test_rules_stay_a_picklable_hashable_frozen_dataclass():
     rules = Rules(num_deals=3, must_overtake=True)
     for protocol in range(pickle.HIGHEST_PROTOCOL + 1):

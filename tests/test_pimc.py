@@ -94,6 +94,16 @@ def test_pimc_options_parse_and_bad_ones_are_refused():
             make_agent(spec)
 
 
+@pytest.mark.parametrize("spec, name", [
+    ("pimc:worlds=1:worlds=2", "worlds"),
+    ("pimc:worlds=4:rollout=greedy:worlds=4", "worlds"),  # the same value twice is still a slip
+    ("pimc:rollout=ppo:runs/x:rollout=greedy", "rollout"),
+])
+def test_a_pimc_option_named_twice_is_refused_not_the_last_one_winning(spec, name):
+    with pytest.raises(ValueError, match=rf"^pimc: option {name} given twice \(.*\); give each option once$"):
+        make_agent(spec)
+
+
 def test_pimc_act_without_the_state_explains_itself():
     with pytest.raises(TypeError, match="act_on_state"):
         PIMCAgent().act(np.zeros((1, 5), np.float32), np.ones((1, 58), bool), np.random.default_rng(0))

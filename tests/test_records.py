@@ -673,6 +673,17 @@ def test_cli_bad_option_exits_2_naming_known_options(tmp_path, capsys, option):
     assert not (tmp_path / "x.jsonl").exists()
 
 
+def test_cli_refuses_a_rule_option_given_twice_in_one_line(tmp_path, capsys):
+    """`--option num_deals=1 num_deals=2` is an error naming the option, not the last one winning."""
+    with pytest.raises(SystemExit) as info:
+        main(["simulate", "--games", "1", "--out", str(tmp_path / "x.jsonl"), "--option", "num_deals=1",
+              "--option", "num_deals=2"])
+    assert info.value.code == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert len(errors) == 1 and "rule option num_deals given twice (num_deals=1 and num_deals=2)" in errors[0]
+    assert not (tmp_path / "x.jsonl").exists()
+
+
 def test_cli_simulate_accepts_options_like_the_other_clis(tmp_path):
     """`--options` is an alias of `--option`, as in evaluate.py, train.py and the terminal game."""
     out = tmp_path / "games.jsonl"

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from sergeant_major_env import evaluation, statistics
+from sergeant_major_env import statistics
 from sergeant_major_env.evaluation import make_schedule
 from sergeant_major_env.statistics import (
     PRIOR_GAMES, RATING_SCALE, bradley_terry, fit_ratings, pairwise_ahead, summarize, unrated_gaps)
@@ -167,10 +167,3 @@ def test_summarize_rates_the_round_robin_across_its_tables():
     assert board["x"].rating == pytest.approx(board["y"].rating, abs=1e-6)
     assert sum(r.rating for r in result.ratings) == pytest.approx(0.0, abs=1e-6)
     assert result.to_dict()["ratings"] == [r.to_dict() for r in result.ratings]
-
-
-def test_the_statistics_keep_their_names_in_evaluation():
-    """Callers that imported the statistics from evaluation before they moved keep working."""
-    for name in ("summarize", "mean_ci", "t_quantile_95", "T_TABLE", "Z95", "AgentStats", "HeadToHead",
-                 "TableResult", "EvaluationResult", "format_ci", "format_rich", "places", "win_credits"):
-        assert getattr(evaluation, name) is getattr(statistics, name), name

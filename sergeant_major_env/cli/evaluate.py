@@ -57,12 +57,12 @@ import time
 from pathlib import Path
 
 from sergeant_major_env.agents import make_agent
-from sergeant_major_env import Rules
-from sergeant_major_env.evaluation import (
-    SEATINGS, check_tournament_seed, format_rich, play_tables, resolve_agents, rules_for_table)
+from sergeant_major_env.evaluation import SEATINGS, check_tournament_seed, play_tables, resolve_agents, rules_for_table
 from sergeant_major_env.files import atomic_write, check_writable
 from sergeant_major_env.processes import available_cpus
+from sergeant_major_env.rules import Rules, add_rule_options
 from sergeant_major_env.seeding import SEED_RULE, seed_argument
+from sergeant_major_env.statistics import format_rich
 
 PLOT_EXTRA = 'pip install "sergeant-major-env[train]" (in a checkout: pip install -e ".[train]")'
 OUTPUTS = (("json", "--json"), ("csv", "--csv"), ("plot", "--plot"), ("record", "--record"))
@@ -79,10 +79,8 @@ def parse_args(argv=None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
     parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
                         help=f"group j plays engine seed S+j; also seeds the agents' randomness; {SEED_RULE} "
                              f"(default 0)")
-    parser.add_argument("--option", "--options", dest="options", action="extend", nargs="+", default=None,
-                        metavar="NAME=VALUE",
-                        help=f"rule options (RULES.md section 9): {', '.join(Rules.names())} (default: the "
-                             f"options a ppo:RUN model was trained with, else the rule book's)")
+    add_rule_options(parser, default=None,
+                     default_help="the options a ppo:RUN model was trained with, else the rule book's")
     parser.add_argument("--seatings", choices=SEATINGS, default="duplicate",
                         help="duplicate: each deal under all six seatings (default); fixed: agents in the "
                              "order given, one game per seed")
@@ -257,7 +255,7 @@ def main(argv=None) -> int:
 
     # Arguments: every problem is reported before any game is played (exit status 2).
     try:
-        asked = Rules.from_strings(args.options) if args.options is not None else None
+        asked = Rules.from_strings(args.option) if args.option is not None else None
     except ValueError as error:
         parser.error(str(error))
     if args.workers is not None and args.workers < 1:
@@ -283,7 +281,7 @@ def main(argv=None) -> int:
     try:
         check_terminal(names)
         agents, labels = resolve_agents(names, make_agent)
-        asked_names = [item.partition("=")[0].strip() for item in args.options or []]
+        asked_names = [item.partition("=")[0].strip() for item in args.option or []]
         rules, notes = rules_for_table(agents, labels, asked, asked_names, asked_by="--option")
     except ValueError as error:
         parser.error(str(error))

@@ -29,12 +29,12 @@ import sys
 from typing import Any, Callable, Sequence, TextIO
 
 from sergeant_major_env.agents import make_agent
-from sergeant_major_env import Rules
 from sergeant_major_env.evaluation import make_named_agent
 from sergeant_major_env.files import check_writable
 from sergeant_major_env.play import QuitGame, play_game
 from sergeant_major_env.records import write_jsonl
 from sergeant_major_env.render import YOU
+from sergeant_major_env.rules import Rules, add_rule_options
 from sergeant_major_env.seeding import SEED_RULE, seed_argument
 
 
@@ -48,8 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=seed_argument, default=None, metavar="S",
                         help=f"the game's seed, {SEED_RULE} (default: a random one, printed so you can replay "
                              f"the deals)")
-    parser.add_argument("--option", "--options", dest="options", action="extend", nargs="+", default=[],
-                        metavar="NAME=VALUE", help=f"rule options (RULES.md section 9): {', '.join(Rules.names())}")
+    add_rule_options(parser)
     parser.add_argument("--record", metavar="FILE",
                         help="write the game's record (RULES.md section 11) as JSON Lines (default: none)")
     return parser
@@ -85,7 +84,7 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        rules = Rules.from_strings(args.options)
+        rules = Rules.from_strings(args.option)
         if args.record:
             check_writable(args.record, "--record")  # before the game, not after it
     except ValueError as error:

@@ -15,7 +15,7 @@ from ..files import check_writable, write_text
 from ..records import (CHECK_BATCH, RecordError, decode_line, record_lines, parse_lines, check_game_seeds, check_record,
                        check_records, simulate, write_jsonl)
 from ..replay_page import page_data, page_html
-from ..rules import Rules
+from ..rules import Rules, add_rule_options
 from ..seeding import SEED_RULE, seed_argument
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,9 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--out", required=True, metavar="FILE",
                      help="JSON Lines file to write (checked before the first game, written whole or not at all)")
     sim.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
-    sim.add_argument("--option", "--options", dest="option", action="extend", nargs="+", default=[],
-                     metavar="NAME=VALUE",
-                     help=f"rule options (RULES.md section 9): {', '.join(Rules.names())} (default: the rule book's)")
+    add_rule_options(sim)
     sim.add_argument("--batch-size", type=int, default=1024, metavar="B", help="games stepped together (default 1024)")
     sim.set_defaults(run=_simulate_command)
     check = commands.add_parser("check", help="replay every record of a JSON Lines file",
