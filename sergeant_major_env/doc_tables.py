@@ -125,14 +125,15 @@ def segment_rows(num_deals: int = 18) -> list[SegmentRow]:
 
 def observation_table(num_deals: int = 18) -> str:
     """The observation by index range (Markdown)."""
-    rows = [(f"{r.first}" if r.first == r.last else f"{r.first}-{r.last}", f"`{r.name}`", r.size, r.scale,
-             f"{_number(r.low)} .. {_number(r.high)}", "yes" if r.derived else "", r.meaning)
+    rows = [(f"{r.first}" if r.first == r.last else f"{r.first}-{r.last}", f"`{r.name}`", r.scale,
+             f"{_number(r.low)} .. {_number(r.high)}", ("*derived*: " if r.derived else "") + r.meaning)
             for r in segment_rows(num_deals)]
     note = (f"\n\n{OBSERVATION_SIZE} float32 entries, layout version {VERSION} (`observation.VERSION`). "
+            "*Derived* segments are computed from the others, to help small networks. "
             f"*Values* are those of an 18-deal game (`scores` spans ±13 × `num_deals` / 50). Seats "
             "are relative to the observer: 0 the observer, 1 its left (next to play after it), 2 its right; "
             "blocks of several seats list them in that order, card planes are 52 wide in card-id order.")
-    return markdown_table(("indices", "segment", "size", "scale", "values", "derived", "meaning"), rows) + note
+    return markdown_table(("indices", "segment", "scale", "values", "meaning"), rows) + note
 
 
 # ----------------------------------------------------------------------------- actions

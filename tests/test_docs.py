@@ -149,7 +149,7 @@ def test_the_observation_table_values_are_the_observation_spaces_bounds():
     table = doc_tables.observation_table()
     lines = [line for line in table.splitlines() if line.startswith("| ") and "`" in line]
     assert len(lines) == len(SEGMENTS)
-    assert lines[0].startswith("| 0-51 | `hand` | 52 | 1 |")
+    assert lines[0].startswith("| 0-51 | `hand` | 1 | 0 .. 1 | own cards")
     assert f"| {OBSERVATION_SIZE - 4}-{OBSERVATION_SIZE - 1} | `unseen_per_suit` |" in table
 
 
