@@ -34,8 +34,9 @@ PAGES = sorted([*DOCS.glob("*.md"), *DOCS.glob("envs/*.md")])
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 _SKIP = re.compile(r"<!--\s*skip-test:\s*(.+?)\s*-->\s*$")
 # Optional packages a block may need (the extra that brings them): skipped without them.
-_NEEDS = {"sb3_contrib": "sb3_contrib", "stable_baselines3": "stable_baselines3",
-          "SergeantMajorVecEnv": "stable_baselines3", '"learned"': "safetensors", "import ray": "ray"}
+_NEEDS = {"sb3_contrib": ("sb3_contrib",), "stable_baselines3": ("stable_baselines3",),
+          "SergeantMajorVecEnv": ("stable_baselines3",), '"learned"': ("torch", "safetensors"),
+          "import ray": ("ray",)}
 
 
 def python_blocks() -> list[tuple[str, int, str, str | None]]:
@@ -66,9 +67,10 @@ def test_the_docs_have_python_examples_on_the_main_pages():
 def test_docs_python_block_runs_as_written(page, line, code, skip, tmp_path):
     if skip:
         pytest.skip(skip)
-    for marker, module in _NEEDS.items():
+    for marker, modules in _NEEDS.items():
         if marker in code:
-            pytest.importorskip(module)
+            for module in modules:
+                pytest.importorskip(module)
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True,
                             text=True, timeout=300)
