@@ -3,7 +3,7 @@
 from .rules import Rules
 
 __version__ = "0.1.0"
-__all__ = ["Rules", "__version__", "env", "raw_env"]
+__all__ = ["Rules", "__version__", "env", "raw_env", "sergeant_major_v0"]
 
 # Environments (part of the "environments" issue). The SB3 vector env needs the optional
 # stable-baselines3 dependency, so it is imported on first use.
@@ -14,12 +14,17 @@ __all__ += ["Policy", "RandomPolicy", "SergeantMajorEnv", "ENV_ID", "SergeantMaj
 
 # Loaded on first use: the PettingZoo AEC env (imports PettingZoo) and the SB3 vector env
 # (needs the optional stable-baselines3). One module __getattr__ serves them all: name -> module.
-_LAZY = {"env": ".aec", "raw_env": ".aec", "SergeantMajorVecEnv": ".vec_env"}
+# ``env`` and ``raw_env`` are the current version's, ``sergeant_major_v0`` (the versioned name,
+# PettingZoo's way: ``from sergeant_major_env import sergeant_major_v0``); see ``versions``.
+_LAZY = {"env": ".sergeant_major_v0", "raw_env": ".sergeant_major_v0", "SergeantMajorVecEnv": ".vec_env"}
+_SUBMODULES = ("sergeant_major_v0",)
 
 
 def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
+    import importlib
 
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name], __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

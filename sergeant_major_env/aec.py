@@ -1,12 +1,43 @@
-"""The PettingZoo AEC environment of 3-5-8: a thin adapter over a batch-of-one engine game.
+"""The PettingZoo AEC environment of 3-5-8, ``sergeant_major_v0``: a thin adapter over a batch-of-one engine game.
 
-    from sergeant_major_env import env
-    game = env(num_deals=2)
+This docstring is the environment's page in PettingZoo's shape; ``docs/envs/aec.md`` is the
+same with the tables generated from the code (the observation by index range, the actions,
+the options).
+
+====================  =========================================================================
+Import                ``from sergeant_major_env import sergeant_major_v0``
+Make                  ``sergeant_major_v0.env()`` (wrapped), ``sergeant_major_v0.raw_env()``
+Agents                ``player_0``, ``player_1``, ``player_2`` (seats 0, 1, 2 of RULES.md, R1)
+Parallel API          no: turn-based, one seat decides at a time
+Manual control        yes: ``sergeant-major play``
+Action space          ``Discrete(58)``: 0..51 a card, 52..57 a mode (RULES.md section 10)
+Observation space     ``Dict(observation=Box(919,) float32, action_mask=Box(58,) int8)``
+Action mask           yes, ``observation["action_mask"]``
+Reward range          -13..+13 points a deal (``reward="points"``)
+Render modes          ``"human"``, ``"ansi"``
+``metadata["name"]``  ``"sergeant_major_v0"``
+====================  =========================================================================
+
+Usage::
+
+    from sergeant_major_env import sergeant_major_v0
+    game = sergeant_major_v0.env(num_deals=2)
     game.reset(seed=7)
     for agent in game.agent_iter():
         observation, reward, termination, truncation, info = game.last()
         action = None if termination or truncation else policy(observation, info)
         game.step(action)
+
+**Observation**: ``observation["observation"]`` is
+:func:`sergeant_major_env.observation.observe` of the agent's seat, what that seat knows
+(its complete information state, seats relative to it), laid out in the segments of
+``observation.SEGMENTS`` (the module's docstring has the table); ``action_mask`` has a 1
+for each legal action of the agent to act, zeros for the others. **Actions**: a card id
+``suit * 13 + rank`` (R3) to play, discard, give or return, or ``52 + mode`` for ♠ ♣ ♥ ♦ NT
+MIN. **Rewards**: each deal's points (R23, R24) when the deal ends (``reward="points"``), or
+the final score or rank once (``"score"``, ``"rank"``); see :class:`raw_env`.
+**Termination**: after the last deal, or at an illegal action (``illegal_action``); no
+truncation.
 
 :func:`env` wraps :class:`raw_env` with the standard PettingZoo wrappers the way the
 ``pettingzoo.classic`` games do (``AssertOutOfBoundsWrapper``, ``OrderEnforcingWrapper``).
@@ -14,6 +45,12 @@ An illegal action ends the game with a penalty for the offender by default, the 
 games' convention, which the raw env applies itself (so its infos can say so); see
 ``illegal_action`` in :class:`raw_env`. The rules themselves live only in
 :mod:`sergeant_major_env.engine`, the env options in :mod:`sergeant_major_env.options`.
+
+**Version history** (:mod:`sergeant_major_env.versions`): the version number (``_v0``, and
+the Gymnasium id ``SergeantMajor-v0``) goes up when the rules' behaviour, the observation
+layout (``observation.VERSION``, which every model file records), the action ids or the
+rewards change. ``sergeant_major_v0`` (package 0.1.0): the rules of RULES.md, observation
+layout version 2 (919 floats), actions 0..57, rewards ``points``/``score``/``rank``.
 """
 
 from __future__ import annotations
@@ -33,6 +70,7 @@ from .cards import NUM_ACTIONS
 from .observation import OBSERVATION_SIZE, observation_bounds, observe
 from .render import referee_view, seat_view
 from .seeding import check_seed
+from .versions import AEC_NAME
 
 AGENTS = ("player_0", "player_1", "player_2")
 """Agent ``player_i`` is seat i of RULES.md (R1)."""
@@ -154,7 +192,7 @@ class raw_env(AECEnv):
     """
 
     metadata = {
-        "name": "sergeant_major_v0",
+        "name": AEC_NAME,
         "is_parallelizable": False,
         "render_modes": list(RENDER_MODES),
         "render_fps": 1,

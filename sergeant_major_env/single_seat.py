@@ -77,11 +77,17 @@ Seeding
     draws the game's seed from the env's ``np_random``. ``s`` follows the one seed rule of
     :mod:`sergeant_major_env.seeding` (an integer 0 to 2**63 - 1), checked first.
 
+Version
+    The ``-v0`` of the id is the environment version, shared with the PettingZoo env
+    ``sergeant_major_v0`` (:mod:`sergeant_major_env.versions`): it goes up when the rules'
+    behaviour, the observation layout (``observation.VERSION``, which model files record),
+    the action ids or the rewards change.
+
 Vectorised (``gymnasium.make_vec("SergeantMajor-v0", num_envs=n, vectorization_mode="sync")``)
     Gymnasium's default ``NEXT_STEP`` autoreset resets a finished env at the step AFTER its
     terminal step and ignores that step's action: the terminal step's ``infos["action_mask"]``
     row is all False, so pass any action (e.g. 0) for the envs that were done at the previous
-    step, and mask the others (the README shows the loop).
+    step, and mask the others (docs/envs/gymnasium.md shows the loop).
 """
 
 from __future__ import annotations
@@ -100,10 +106,13 @@ from .policies import RandomPolicy, check_policy, decide, policy_name
 from .render import seat_labels, seat_view
 from .rules import Rules
 from .seeding import check_seed
+from .versions import GYMNASIUM_ID
 
 _FIRST_GAME = np.zeros(1, dtype=np.intp)
 
-ENV_ID = "SergeantMajor-v0"
+ENV_ID = GYMNASIUM_ID
+"""The Gymnasium id, ``SergeantMajor-v0``: its number is the environment version
+(:mod:`sergeant_major_env.versions`, one rule for the three environments)."""
 
 
 # ----------------------------------------------------------------------------- shared helpers

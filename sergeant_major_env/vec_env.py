@@ -17,6 +17,9 @@ Spaces, rewards, options: as :class:`~sergeant_major_env.single_seat.SergeantMaj
 ended, opponents' turns included: an episode's rewards sum to the final score),
 ``"score"`` or ``"rank"``; rule options as keyword arguments or ``rules=``).
 
+Version: the environment version of ``SergeantMajor-v0`` and ``sergeant_major_v0``
+(:mod:`sergeant_major_env.versions`): the same games, observations, actions and rewards.
+
 Per step (``step_async`` + ``step_wait``): the learner actions of all games are applied in
 one ``engine.step``; then the opponents play. ``step_wait`` returns ``obs float32[N, D]``,
 ``rewards float32[N]``, ``dones bool[N]``, ``infos`` (a dict per game). A game that ends

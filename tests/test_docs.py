@@ -1,0 +1,199 @@
+"""The docs site is true as written and builds.
+
+* every ```python block of docs/*.md and docs/envs/*.md runs on a fresh interpreter, in its own
+  subprocess and a temporary folder (a block preceded by ``<!-- skip-test: reason -->`` is
+  skipped with that reason);
+* ``mkdocs build --strict`` passes (skipped where the ``docs`` extra is not installed);
+* the tables the pages hold are the code's: the observation table covers every index once, in
+  the order of ``observation.SEGMENTS``, and the env options' defaults are the constructors'.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import inspect
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sergeant_major_env import aec, doc_tables, options as env_options, versions
+from sergeant_major_env.cards import MODE_ACTION_OFFSET, NUM_ACTIONS
+from sergeant_major_env.observation import DERIVED, OBSERVATION_SIZE, SCALES, SEGMENTS, observation_bounds
+from sergeant_major_env.rules import Rules
+from sergeant_major_env.single_seat import SergeantMajorEnv
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+PAGES = sorted([*DOCS.glob("*.md"), *DOCS.glob("envs/*.md")])
+_BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+_SKIP = re.compile(r"<!--\s*skip-test:\s*(.+?)\s*-->\s*$")
+# Optional packages a block may need (the extra that brings them): skipped without them.
+_NEEDS = {"sb3_contrib": ("sb3_contrib",), "stable_baselines3": ("stable_baselines3",),
+          "SergeantMajorVecEnv": ("stable_baselines3",), '"learned"': ("torch", "safetensors"),
+          "import ray": ("ray",)}
+
+
+def python_blocks() -> list[tuple[str, int, str, str | None]]:
+    """(page, line, code, skip reason) of every ```python block of the docs pages."""
+    blocks = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for match in _BLOCK.finditer(text):
+            before = text[:match.start()].rstrip("\n").rsplit("\n", 1)[-1]
+            skip = _SKIP.search(before)
+            blocks.append((str(page.relative_to(ROOT)), text.count("\n", 0, match.start()) + 1, match.group(1),
+                           skip.group(1) if skip else None))
+    return blocks
+
+
+BLOCKS = python_blocks()
+
+
+def test_the_docs_have_python_examples_on_the_main_pages():
+    pages = {page for page, *_ in BLOCKS}
+    assert len(BLOCKS) >= 15
+    for page in ("docs/index.md", "docs/agents.md", "docs/envs/aec.md", "docs/envs/gymnasium.md",
+                 "docs/envs/vector.md", "docs/evaluation.md", "docs/records.md"):
+        assert page in pages
+
+
+@pytest.mark.parametrize("page,line,code,skip", BLOCKS, ids=[f"{page}:{line}" for page, line, _, _ in BLOCKS])
+def test_docs_python_block_runs_as_written(page, line, code, skip, tmp_path):
+    if skip:
+        pytest.skip(skip)
+    for marker, modules in _NEEDS.items():
+        if marker in code:
+            for module in modules:
+                pytest.importorskip(module)
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, f"{page} line {line} failed:\n{result.stderr[-3000:]}"
+
+
+def test_mkdocs_build_strict_passes(tmp_path):
+    for module in ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python"):
+        if importlib.util.find_spec(module.split(".")[0]) is None:
+            pytest.skip(f"{module} is not installed (pip install -e '.[docs]')")
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
+                            cwd=ROOT, capture_output=True, text=True, timeout=600,
+                            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert result.returncode == 0, result.stderr[-4000:]
+    page = (tmp_path / "site" / "envs" / "aec" / "index.html").read_text(encoding="utf-8")
+    assert "generated:" not in page and "winners_in_hand" in page  # the markers were replaced
+
+
+# ----------------------------------------------------------------------------- the pages' files
+
+def _nav_files(nav) -> list[str]:
+    files = []
+    for item in nav:
+        value = next(iter(item.values())) if isinstance(item, dict) else item
+        files += _nav_files(value) if isinstance(value, list) else [value]
+    return files
+
+
+def test_every_page_of_the_nav_exists_and_every_page_is_in_the_nav():
+    yaml = pytest.importorskip("yaml")
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    nav = _nav_files(config["nav"])
+    for name in nav:
+        assert (DOCS / name).is_file(), name
+    assert sorted(str(p.relative_to(DOCS)) for p in PAGES) == sorted(nav)
+
+
+def test_the_hook_replaces_every_marker_of_the_pages():
+    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    seen = set()
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        seen |= {m.group(1) for m in doc_tables.MARKER.finditer(text)}
+        out = hooks.on_page_markdown(text, page=None, config=None, files=None)
+        assert "generated:" not in out, page
+    assert seen == set(doc_tables.GENERATED)  # every table is used
+
+
+def test_an_unknown_marker_is_an_error_naming_the_known_ones():
+    with pytest.raises(ValueError, match="unknown generated table 'nope'; known: observation-table"):
+        doc_tables.replace_markers("<!-- generated: nope -->")
+    with pytest.raises(ValueError, match="env must be one of aec, gymnasium, vector"):
+        doc_tables.replace_markers("<!-- generated: spec parallel -->")
+
+
+# ----------------------------------------------------------------------------- the tables
+
+def test_the_observation_table_covers_every_index_once_in_segment_order():
+    rows = doc_tables.segment_rows()
+    covered = np.zeros(OBSERVATION_SIZE, dtype=int)
+    for row in rows:
+        covered[row.first:row.last + 1] += 1
+    assert (covered == 1).all()
+    assert [r.name for r in rows] == list(SEGMENTS)
+    for row in rows:
+        where = SEGMENTS[row.name]
+        assert (row.first, row.last + 1, row.size) == (where.start, where.stop, where.stop - where.start)
+        assert row.scale == SCALES[row.name] and row.derived == (row.name in DERIVED)
+        assert row.meaning and "``" not in row.meaning
+
+
+def test_the_observation_table_values_are_the_observation_spaces_bounds():
+    low, high = observation_bounds(18)
+    for row in doc_tables.segment_rows():
+        assert row.low == low[row.first:row.last + 1].min() and row.high == high[row.first:row.last + 1].max()
+    table = doc_tables.observation_table()
+    lines = [line for line in table.splitlines() if line.startswith("| ") and "`" in line]
+    assert len(lines) == len(SEGMENTS)
+    assert lines[0].startswith("| 0-51 | `hand` | 1 | 0 .. 1 | own cards")
+    assert f"| {OBSERVATION_SIZE - 4}-{OBSERVATION_SIZE - 1} | `unseen_per_suit` |" in table
+
+
+def test_the_action_table_covers_every_action_id_once():
+    ids = []
+    for first_last, _, _ in doc_tables.action_rows():
+        first, _, last = first_last.partition("-")
+        ids += list(range(int(first), int(last or first) + 1))
+    assert ids == list(range(NUM_ACTIONS))
+    assert doc_tables.action_rows()[4][:2] == (str(MODE_ACTION_OFFSET), "mode S")
+
+
+def test_the_rule_options_table_is_the_rules_fields_with_their_defaults_and_docstrings():
+    rows = doc_tables.rule_option_rows()
+    assert [(name, default) for name, default, _ in rows] == [(f.name, f.default) for f in dataclasses.fields(Rules)]
+    assert all(meaning for _, _, meaning in rows)
+    assert "R4" in rows[0][2]
+
+
+def _defaults(function) -> dict[str, str]:
+    return {name: f"`{p.default!r}`" for name, p in inspect.signature(function).parameters.items()
+            if p.default is not inspect.Parameter.empty}
+
+
+def test_the_env_options_tables_give_the_constructors_defaults():
+    aec_rows = {name: default for name, default, _, _ in doc_tables.env_option_rows("aec")}
+    assert {name: aec_rows[name] for name in aec.ENV_OPTIONS} == {n: f"`{v!r}`" for n, v in aec.ENV_OPTIONS.items()}
+    gym_rows = {name: default for name, default, _, _ in doc_tables.env_option_rows("gymnasium")}
+    gym_defaults = _defaults(SergeantMajorEnv.__init__)
+    assert gym_rows == {name: gym_defaults[name] for name in gym_rows}
+    pytest.importorskip("stable_baselines3")
+    from sergeant_major_env.vec_env import SergeantMajorVecEnv
+
+    vec_rows = {name: default for name, default, _, _ in doc_tables.env_option_rows("vector")}
+    vec_defaults = _defaults(SergeantMajorVecEnv.__init__)
+    assert vec_rows.pop("num_envs") == "(required)"
+    assert vec_rows == {name: vec_defaults[name] for name in vec_rows}
+    assert env_options.VEC_ILLEGAL_ACTIONS[0] == "raise"
+
+
+def test_the_version_history_table_lists_every_version_newest_first():
+    table = doc_tables.version_history_table()
+    names = re.findall(r"`sergeant_major_v(\d+)`", table)
+    assert names == [str(v.version) for v in reversed(versions.HISTORY)]
+    assert versions.GYMNASIUM_ID in table
