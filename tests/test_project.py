@@ -54,3 +54,119 @@ def test_every_script_has_help(command):
                             timeout=120)
     assert result.returncode == 0, result.stderr
     assert "usage" in result.stdout.lower()
+
+
+# ============================================================================ the front door: README, docs, project files
+
+README_MAX_LINES = 250
+"""Peers' READMEs are 87 (Gymnasium) to 318 (EnvPool) lines; the detail lives in the docs site (issue 19)."""
+
+
+def readme_text() -> str:
+    return (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_readme_has_at_most_250_lines():
+    lines = readme_text().count("\n")
+    assert lines <= README_MAX_LINES, f"README.md has {lines} lines; at most {README_MAX_LINES} (detail goes in docs/)"
+
+
+_HEX_WORD = re.compile(r"(?<![\w/.#-])([0-9a-f]{7,40})(?![\w/.-])")
+
+
+def commit_like_words(text: str) -> list[str]:
+    """Words of 7-40 lower-case hex digits with a letter and a digit: what a commit hash looks like."""
+    return [w for w in _HEX_WORD.findall(text) if re.search(r"[a-f]", w) and re.search(r"[0-9]", w)]
+
+
+def test_commit_like_words_are_recognised():
+    assert commit_like_words("the code of 1a4c07d, and (df6b39b) too") == ["1a4c07d", "df6b39b"]
+    assert commit_like_words("1200000 games, seed 1000000, sha256, a 919-float row, deadbeef") == []
+
+
+def test_readme_holds_no_commit_hashes_load_averages_worktrees_or_run_histories():
+    text = readme_text()
+    assert commit_like_words(text) == [], "commit hashes belong in docs/results.md, dated"
+    for phrase in ("load average", "worktree"):
+        assert phrase not in text.lower(), f"README.md mentions {phrase!r}: measurement notes belong in docs/results.md"
+    assert not re.search(r"runs/(D|bare2?)\b", text), "the runs of earlier sessions belong in docs/results.md"
+
+
+def tracked_top_level() -> set[str]:
+    """The repository's top-level names that git tracks (a fixed list where git is not at hand)."""
+    try:
+        listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    except OSError:
+        listed = None
+    if listed is not None and listed.returncode == 0 and listed.stdout.strip():
+        return {line.split("/", 1)[0] for line in listed.stdout.splitlines()}
+    return {"README.md", "docs", "agents", "sergeant_major_env", "tests", "benchmarks", "examples",
+            "train.py", "evaluate.py", "play.py", "pyproject.toml", "LICENSE", "CHANGELOG.md", "CITATION.cff"}
+
+
+_OUTPUT_OPTION = re.compile(r"--(?:plot|out|record|json|csv|checkpoint-dir|screenshot)[= ]+[\"']?([^\s\"'`|)]+)")
+
+
+def output_paths(text: str) -> list[str]:
+    """The paths that commands in a page write to (the value of --out, --plot, --record, ...)."""
+    return _OUTPUT_OPTION.findall(text)
+
+
+def test_output_paths_are_found_in_commands():
+    text = "python evaluate.py --plot docs/round_robin.png\n`records html g.jsonl --out=game.html` --screenshot=docs/x.png"
+    assert output_paths(text) == ["docs/round_robin.png", "game.html", "docs/x.png"]
+
+
+def pages() -> list[pathlib.Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def test_no_command_in_readme_or_docs_writes_into_a_tracked_file_or_folder():
+    tracked = tracked_top_level()
+    wrong = [f"{page.relative_to(ROOT)}: {path}" for page in pages()
+             for path in output_paths(page.read_text(encoding="utf-8"))
+             if pathlib.PurePosixPath(path.lstrip("./")).parts[:1] and
+             pathlib.PurePosixPath(path.lstrip("./")).parts[0] in tracked]
+    assert wrong == [], "commands that would overwrite tracked files (write to runs/ or the current folder):\n" + \
+        "\n".join(wrong)
+
+
+def pyproject_version() -> str:
+    match = re.search(r'^version\s*=\s*"([^"]+)"', (ROOT / "pyproject.toml").read_text(encoding="utf-8"), re.M)
+    assert match, "pyproject.toml has no version line"
+    return match.group(1)
+
+
+def test_package_version_is_pyprojects():
+    import sergeant_major_env
+
+    assert sergeant_major_env.__version__ == pyproject_version()
+
+
+def test_license_changelog_and_citation_exist():
+    for name in ("LICENSE", "CHANGELOG.md", "CITATION.cff"):
+        assert (ROOT / name).is_file(), f"{name} is missing"
+    assert "MIT License" in (ROOT / "LICENSE").read_text(encoding="utf-8")
+
+
+def citation_fields() -> dict[str, str]:
+    """CITATION.cff's top-level scalar fields (plain `key: value` lines; CFF is YAML)."""
+    text = (ROOT / "CITATION.cff").read_text(encoding="utf-8")
+    return {m.group(1): m.group(2).strip().strip("\"'") for m in re.finditer(r"^([\w-]+):[ \t]*(\S.*)?$", text, re.M)
+            if m.group(2)}
+
+
+def test_citation_is_cff_1_2_with_the_package_version_and_license():
+    fields = citation_fields()
+    assert fields["cff-version"] == "1.2.0"
+    for key in ("message", "title", "date-released"):
+        assert fields.get(key), f"CITATION.cff needs {key}"
+    assert re.search(r"^authors:\s*\n\s+- (name|family-names):", (ROOT / "CITATION.cff").read_text(encoding="utf-8"), re.M)
+    assert fields["version"] == pyproject_version()
+    assert fields["license"] == "MIT"
+
+
+def test_changelog_has_an_entry_for_the_package_version():
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert re.search(rf"^## \[{re.escape(pyproject_version())}\]", changelog, re.M), (
+        f"CHANGELOG.md has no '## [{pyproject_version()}]' entry")
