@@ -58,8 +58,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: unknown command {name!r}; commands: {', '.join(COMMANDS)} "
               f"({PROG} --help)", file=sys.stderr)
         return 2
-    module = importlib.import_module(COMMANDS[name][0])
-    return module.main(rest)
+    status = importlib.import_module(COMMANDS[name][0]).main(rest)
+    # A main returns its exit status; train's returns its run's summary (a finished run): 0.
+    return status if isinstance(status, int) else 0
 
 
 def run(argv: Sequence[str] | None = None) -> None:
