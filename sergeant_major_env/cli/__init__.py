@@ -12,13 +12,22 @@
 ``play``. Each subcommand is a module with a ``main(argv) -> int``; a
 subcommand's module is imported only when it runs, so ``--help`` is quick and the optional
 extras are needed only by the subcommands that use them.
+
+Every subcommand runs under :func:`sergeant_major_env.interrupts.handled`, installed before
+its module is imported: Ctrl-C (SIGINT), ``kill`` (SIGTERM) and a closed terminal (SIGHUP)
+stop it the same way: its workers stopped, its temporary files removed, one line on stderr,
+exit status 130, 143 or 129. A subcommand that catches the interruption itself says what it
+kept (``records simulate``: the --out file was not written); otherwise the line is
+``sergeant-major COMMAND: interrupted (SIGNAL)``.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
-from typing import Sequence
+from typing import Callable, Sequence
+
+from .. import interrupts
 
 PROG = "sergeant-major"
 
@@ -58,8 +67,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: unknown command {name!r}; commands: {', '.join(COMMANDS)} "
               f"({PROG} --help)", file=sys.stderr)
         return 2
-    module = importlib.import_module(COMMANDS[name][0])
-    return module.main(rest)
+    return guarded(name, lambda: importlib.import_module(COMMANDS[name][0]).main(rest))
+
+
+def guarded(name: str, command: Callable[[], int]) -> int:
+    """``command()``'s status, run under :func:`interrupts.handled`: a stop signal that it does
+    not catch itself is one line (``sergeant-major NAME: interrupted (SIGTERM)``) and 128 + the
+    signal's number, after the cleanup that the unwinding does."""
+    with interrupts.handled():
+        try:
+            status = command()
+            interrupts.check()  # a stop signal whose exception was lost on the way (see interrupts.check)
+            return status
+        except KeyboardInterrupt as error:
+            interrupts.say(f"{PROG} {name}: {interrupts.describe(error)}")
+            return interrupts.exit_status(error)
 
 
 def run(argv: Sequence[str] | None = None) -> None:
