@@ -75,7 +75,8 @@ def check() -> None:
     "Exception ignored in ..."): in a fork handler, a ``__del__``, a weakref callback. The
     signal would then be lost and the command would run on. Long loops call this at safe
     points (:func:`sergeant_major_env.processes.run_jobs` while it waits for its workers),
-    and :func:`sergeant_major_env.cli.guarded` after the command."""
+    and :func:`sergeant_major_env.cli.guarded` after a command that returned 0 as if no
+    signal had come."""
     if _pending is not None:
         raise Interrupted(_pending)
 

@@ -300,3 +300,45 @@ def test_every_command_runs_under_the_handlers(monkeypatch):
     monkeypatch.setattr(cli.importlib, "import_module", fake_import)
     assert cli.main(["records", "check", "x"]) == 143
     assert callable(seen["handler"]) and seen["handler"] not in (signal.SIG_DFL, signal.SIG_IGN)
+
+
+def test_a_command_that_reports_its_own_interruption_gets_no_second_line(monkeypatch, capsys):
+    """A command that catches the interruption and returns its status has said its line."""
+    from sergeant_major_env import cli
+
+    class Command:
+        @staticmethod
+        def main(argv):
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(5)
+            except KeyboardInterrupt:
+                print("records: stopped, nothing written", file=sys.stderr)
+                return 130  # a command that does not use interrupts.exit_status
+            return 0
+
+    monkeypatch.setattr(cli.importlib, "import_module", lambda name: Command)
+    assert cli.main(["records"]) == 130
+    assert capsys.readouterr().err.splitlines() == ["records: stopped, nothing written"]
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the lost exception, on purpose
+def test_a_signal_whose_exception_was_lost_still_stops_with_its_status(monkeypatch, capsys):
+    """An exception raised where Python ignores it (a __del__, a fork handler) loses the
+    signal; the command's status and line still say it came."""
+    from sergeant_major_env import cli
+
+    class Swallowed:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGHUP)
+            time.sleep(5)  # the Interrupted raised here is ignored by Python
+
+    class Command:
+        @staticmethod
+        def main(argv):
+            Swallowed()  # deleted at once
+            return 0
+
+    monkeypatch.setattr(cli.importlib, "import_module", lambda name: Command)
+    assert cli.main(["evaluate"]) == 129
+    assert capsys.readouterr().err.splitlines()[-1] == "sergeant-major evaluate: interrupted (SIGHUP)"

@@ -77,7 +77,8 @@ def guarded(name: str, command: Callable[[], int]) -> int:
     with interrupts.handled():
         try:
             status = command()
-            interrupts.check()  # a stop signal whose exception was lost on the way (see interrupts.check)
+            if status == 0:  # finished as if no signal came: one whose exception was lost (interrupts.check)
+                interrupts.check()
             return status
         except KeyboardInterrupt as error:
             interrupts.say(f"{PROG} {name}: {interrupts.describe(error)}")
