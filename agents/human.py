@@ -15,6 +15,11 @@ rule a refused move breaks).
 
 It imports only library modules (``sergeant_major_env.play``, ``sergeant_major_env.render``),
 which never import this package. Registered in the agent registry as ``"human"``.
+
+A person can sit only at a table shown at a terminal: ``sergeant-major play`` and
+``sergeant-major evaluate --agents human,...`` (:func:`check_terminal`, before any game).
+Everywhere else (a search's rollouts, training opponents, a benchmark) the name is refused
+with one line (:func:`refuse_human`) rather than ending in EOFError from ``input()``.
 """
 
 from __future__ import annotations
@@ -26,6 +31,35 @@ import numpy as np
 
 from sergeant_major_env.play import ask_move
 from sergeant_major_env.render import legal_text, observation_view
+
+
+NAME = "human"
+
+TERMINAL_RULE = ("human needs a terminal at the table: only `sergeant-major play` and "
+                 "`sergeant-major evaluate --agents human,...` seat a person")
+"""The one sentence every refusal of the human agent ends with."""
+
+
+def is_human(spec: object) -> bool:
+    """Whether ``spec`` is the human agent: its name (``human``, ``human:...``) or a :class:`HumanAgent`."""
+    if isinstance(spec, str):
+        return spec.partition(":")[0].strip() == NAME
+    return isinstance(spec, HumanAgent)
+
+
+def check_terminal(names: list[str], flag: str = "--agents", stdin: TextIO | None = None) -> None:
+    """ValueError (one line) when one of ``names`` is the human agent and standard input is
+    not a terminal: the person would never be asked, and ``input()`` would end in EOFError."""
+    stdin = sys.stdin if stdin is None else stdin
+    if any(map(is_human, names)) and not (stdin is not None and stdin.isatty()):
+        raise ValueError(f"{flag} human: standard input is not a terminal; {TERMINAL_RULE}")
+
+
+def refuse_human(spec: object, where: str, reason: str = "no person is asked there") -> None:
+    """ValueError (one line) when ``spec`` names the human agent where no person is asked:
+    ``where`` says where (``pimc: rollout=human``), ``reason`` why."""
+    if is_human(spec):
+        raise ValueError(f"{where}: {reason}; {TERMINAL_RULE}")
 
 
 class HumanAgent:

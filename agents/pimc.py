@@ -392,10 +392,13 @@ class PIMCAgent:
 
 def _policy(policy: str | object, option: str) -> object:
     """An agent for ``option`` (rollout, others, infer, prior): an agent name is built by ``make_agent``."""
+    from .base import make_agent
+    from .human import refuse_human
+
+    refuse_human(policy, f"pimc: {option}={policy if isinstance(policy, str) else 'human'}",
+                 "a search's rollouts cannot ask a person")
     if not isinstance(policy, str):
         return policy
-    from .base import make_agent
-
     if policy.partition(":")[0] == "pimc":
         raise ValueError(f"pimc: the {option} policy cannot itself be pimc")
     return make_agent(policy)

@@ -26,6 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sergeant_major_env.agents import make_agent  # noqa: E402
+from sergeant_major_env.agents.human import refuse_human  # noqa: E402
 from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.cards import random_member  # noqa: E402
 from sergeant_major_env.observation import observe  # noqa: E402
@@ -71,6 +72,8 @@ def main() -> None:
         parser.error(f"--batch must be at least 1 and --seconds positive, got --batch "
                      f"{' '.join(map(str, args.batch))} --seconds {args.seconds:g}")
     try:  # every agent is made before the (slow) snapshot: a bad name is a usage error
+        for name in args.agents:  # input() would end in EOFError
+            refuse_human(name, f"agents_speed.py {name}", "a benchmark has no person at its table")
         agents = {name: make_agent(name) for name in args.agents}
     except ValueError as error:
         parser.error(str(error))

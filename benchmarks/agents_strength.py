@@ -26,6 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sergeant_major_env.agents import make_agent  # noqa: E402
+from sergeant_major_env.agents.human import refuse_human  # noqa: E402
 from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.cards import bits_to_bool  # noqa: E402
 from sergeant_major_env.observation import OBSERVATION_SIZE, observe  # noqa: E402
@@ -121,6 +122,8 @@ def main() -> None:
                      f"at most 2**63 - 1; give a seed of at most {(MAX_SEED - args.groups + 1) // SEED_STRIDE}")
     try:
         rules = Rules.from_strings(args.option)
+        for name in args.agents:  # input() would end in EOFError
+            refuse_human(name, f"agents_strength.py {name}", "a benchmark has no person at its table")
         agents = [make_agent(name) for name in args.agents]  # a bad name is a usage error before any game
     except ValueError as error:
         parser.error(str(error))

@@ -7,6 +7,12 @@ interrupted command leaves either the old file or the new one, never a truncated
 
 Commands that work for minutes before they write call :func:`check_writable` first, so a
 bad output path is a one-line error before the work, not a traceback after it.
+
+One rule for existing outputs, in every command: an output file that exists is refused
+with one line unless the command is given ``--overwrite`` (:func:`check_new_file`).
+The temporary file is removed on every way out that Python sees: an error, a full disk,
+Ctrl-C, and SIGTERM or SIGHUP under :func:`sergeant_major_env.interrupts.handled` (as every
+``sergeant-major`` command runs); only SIGKILL or a power cut can leave a ``.NAME.*.tmp``.
 """
 
 from __future__ import annotations
@@ -27,18 +33,20 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None 
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_write mode must be 'w' or 'wb', got {mode!r}")
     target = Path(path)
-    handle, temporary = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".",
-                                         prefix=f".{target.name}.", suffix=".tmp")
+    temporary = None
     try:
+        handle, temporary = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".",
+                                             prefix=f".{target.name}.", suffix=".tmp")
         with os.fdopen(handle, mode, encoding=None if "b" in mode else encoding) as file:
             yield file
             file.flush()
             os.fsync(file.fileno())
         os.chmod(temporary, 0o666 & ~_umask())
         os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(temporary)
+    except BaseException:  # an error, a full disk, a stop signal: the target stays as it was
+        if temporary is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(temporary)
         raise
 
 
@@ -84,3 +92,12 @@ def check_writable(path: str | os.PathLike, what: str = "output file") -> None:
     os.remove(probe)
     if target.exists() and not os.access(target, os.W_OK):
         raise ValueError(f"{what} {str(target)!r} exists and is not writable")
+
+
+def check_new_file(path: str | os.PathLike, overwrite: bool, what: str = "--out file") -> None:
+    """:func:`check_writable`, and an existing file is replaced only with ``overwrite``: the
+    one rule of every command for its outputs (as train's run folders and ship's
+    destination). A one-line ValueError otherwise; nothing is written."""
+    check_writable(path, what)
+    if not overwrite and Path(path).exists():
+        raise ValueError(f"{what} {str(path)!r} exists; add --overwrite to replace it")

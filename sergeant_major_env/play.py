@@ -19,7 +19,6 @@ for the person: "you") and the person is asked again. The rules are the engine's
 from __future__ import annotations
 
 import re
-import sys
 from typing import Any, Callable, Sequence, TextIO
 
 import numpy as np

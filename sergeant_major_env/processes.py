@@ -8,8 +8,10 @@ progress of the deals played, is summed over the workers in a shared counter and
 reported from this process.
 
 An error in a job is raised here, once, as the job raised it; a worker that dies (killed,
-out of memory) is an error too, never a hang. Ctrl-C (or any error) stops every worker
-before the exception leaves :func:`run_jobs`.
+out of memory) is an error too, never a hang. Ctrl-C, SIGTERM and SIGHUP (under
+:func:`sergeant_major_env.interrupts.handled`, as every ``sergeant-major`` command runs) or
+any error stop and join every worker before the exception leaves :func:`run_jobs`; a worker
+also dies with this process (Linux's parent-death signal), so none outlives a SIGKILL of it.
 
 Workers are forked on Linux only (:func:`can_fork`; elsewhere the jobs run in this process,
 one after the other, with the same outcomes), and not from a daemonic worker process;
@@ -19,6 +21,7 @@ one after the other, with the same outcomes), and not from a daemonic worker pro
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import signal
@@ -26,12 +29,21 @@ import sys
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from typing import Any, Callable, Sequence
 
+from . import interrupts
+from .interrupts import reset_in_worker
+
 _INHERITED: tuple[Callable, Sequence[Any], Any] | None = None
 """(play, jobs, deals counter) of the run in progress: set before the workers fork, so that
 they inherit it rather than receive it pickled."""
 
 PROGRESS_SECONDS = 0.5
 """How often the progress of the workers is reported."""
+
+PR_SET_PDEATHSIG = 1
+"""Linux's prctl option: the signal a process gets when its parent dies (linux/prctl.h)."""
+
+JOIN_SECONDS = 10.0
+"""How long a stopped worker may take to end before it is killed."""
 
 
 def available_cpus() -> int:
@@ -65,12 +77,16 @@ def run_jobs(play: Callable[[Any, Callable[[int], None]], Any], jobs: Sequence[A
         if stream is not None:
             stream.flush()
     _INHERITED = (play, jobs, deals)
-    executor = ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context, initializer=_leave_interrupts)
+    before = set(multiprocessing.active_children())
+    executor = ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context, initializer=_start_worker,
+                                   initargs=(os.getpid(),))
     finished = False
     try:
-        futures = [executor.submit(_run_job, index) for index in range(len(jobs))]  # forks the workers
+        with interrupts.deferred():  # no exception inside the fork handlers: a signal waits until after
+            futures = [executor.submit(_run_job, index) for index in range(len(jobs))]  # forks the workers
         reported = 0
         while True:
+            interrupts.check()  # a stop signal whose exception was lost (see interrupts.check)
             done, pending = wait(futures, timeout=PROGRESS_SECONDS, return_when=FIRST_EXCEPTION)
             total = deals.value
             if total > reported:
@@ -86,17 +102,44 @@ def run_jobs(play: Callable[[Any, Callable[[int], None]], Any], jobs: Sequence[A
         return outcomes
     finally:
         _INHERITED = None
-        if not finished:  # an error or Ctrl-C: stop the jobs still running
-            processes = getattr(executor, "_processes", None) or {}
-            for process in list(processes.values()):
-                process.terminate()
-        executor.shutdown(wait=True, cancel_futures=True)
+        if finished:
+            executor.shutdown(wait=True)
+        else:  # an error or a stop signal: stop the jobs still running, then wait for the workers
+            _stop_workers(executor, set(multiprocessing.active_children()) - before)
 
 
-def _leave_interrupts() -> None:
-    """In a worker: ignore Ctrl-C, which the terminal sends to every process of the group;
-    the parent stops the workers itself (no worker tracebacks)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _stop_workers(executor: ProcessPoolExecutor, started: set) -> None:
+    """Terminate the workers of ``executor`` (and any process forked for it that it did not
+    record yet: a signal can come between a fork and its bookkeeping) and join them."""
+    processes = set((getattr(executor, "_processes", None) or {}).values()) | started
+    for process in processes:
+        process.terminate()
+    executor.shutdown(wait=True, cancel_futures=True)
+    for process in processes:
+        process.join(JOIN_SECONDS)
+        if process.is_alive():
+            process.kill()
+            process.join()
+
+
+def _start_worker(parent: int) -> None:
+    """In a worker, first: the stop signals as a worker takes them
+    (:func:`sergeant_major_env.interrupts.reset_in_worker`), and death with the parent."""
+    reset_in_worker()
+    _die_with_parent(parent)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux to kill this process when its parent dies (``prctl(PR_SET_PDEATHSIG)``), so
+    that a parent killed by SIGKILL leaves no worker behind; if the parent is gone already,
+    end now."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # no prctl here: the parent stops its workers itself
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def _run_job(index: int) -> Any:

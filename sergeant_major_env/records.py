@@ -44,19 +44,16 @@ the game (:mod:`~sergeant_major_env.replay_page`), with the same ``--out`` rules
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
-from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from . import engine
 from .cards import MODE_ACTION_OFFSET, MODE_NAMES, NUM_ACTIONS, NUM_CARDS, MINIMUM, card_name, parse_card
-from .files import atomic_write, check_writable, write_text
+from .files import atomic_write
 from .rules import Rules
-from .seeding import SEED_RULE, check_seed_span, seed_argument
+from .seeding import check_seed_span
 
 FORMAT = "sergeant-major-record/1"
 RECORD_KEYS = ("format", "rules", "seed", "players", "first_dealer", "deals", "scores")

@@ -637,7 +637,7 @@ def test_evaluate_interrupted_says_so_and_writes_nothing(tmp_path, monkeypatch, 
     monkeypatch.setattr(evaluate, "play_tables", interrupted)
     assert evaluate.main(["--agents", "random,random,random", "--json", str(tmp_path / "r.json"),
                           "--no-progress"]) == 130
-    assert "interrupted; no results written" in capsys.readouterr().err
+    assert "interrupted (SIGINT); no results written" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
 
 

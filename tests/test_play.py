@@ -322,6 +322,25 @@ def test_record_option_writes_a_replayable_record(tmp_path, cli):
     assert [p.name for p in tmp_path.iterdir()] == ["game.jsonl"]  # no temporary file left behind
 
 
+def test_record_replaces_an_existing_file_only_with_overwrite(tmp_path, cli, capsys):
+    """One rule for every command's outputs (files.check_new_file): refused before the game
+    without --overwrite, replaced with it."""
+    path = tmp_path / "game.jsonl"
+    path.write_text("old\n")
+    argv = ["--opponents", "random,random", "--seed", "8", "--option", "num_deals=1", "--record", str(path)]
+    script = Script([])
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(argv, input_fn=script, output=io.StringIO())
+    assert exit_info.value.code == 2 and script.prompts == []  # no game was started
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(
+        f"--record file '{path}' exists; add --overwrite to replace it")
+    assert path.read_text() == "old\n"
+    out = io.StringIO()
+    assert cli.main([*argv, "--overwrite"], input_fn=FirstLegalTyper(out), output=out) == 0
+    (record,) = records.read_jsonl(str(path))
+    assert records.check_record(record) is None
+
+
 @pytest.mark.parametrize("where", ["missing/game.jsonl", "."])
 def test_record_path_is_checked_before_the_game(tmp_path, cli, capsys, where):
     """Issue 11: an unwritable --record failed after the game, and the game was lost."""
@@ -345,7 +364,7 @@ def test_a_failed_record_write_after_the_game_leaves_no_file(tmp_path, cli, monk
     monkeypatch.setattr(cli, "write_jsonl", fail)
     out = io.StringIO()
     status = cli.main(["--opponents", "random,random", "--seed", "8", "--option", "num_deals=1", "--record",
-                       str(path)], input_fn=FirstLegalTyper(out), output=out)
+                       str(path), "--overwrite"], input_fn=FirstLegalTyper(out), output=out)
     assert status == 1
     assert capsys.readouterr().err.strip() == f"sergeant-major play: error: cannot write {path}: No space left on device"
     assert path.read_text() == "old\n"

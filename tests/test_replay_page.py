@@ -184,6 +184,70 @@ def test_cli_broken_record_is_one_line_and_no_page(tmp_path, games, capsys):
     assert not (tmp_path / "page.html").exists()
 
 
+def _crafted(games: list[dict]) -> list[tuple[str, str]]:
+    """(a record's JSON Lines text, the start of its one error line) for records that do not replay."""
+    def changed(change) -> str:
+        record = copy.deepcopy(games[0])
+        change(record)
+        return json.dumps(record)
+
+    def drop_seed(record):
+        del record["seed"]
+
+    def card(record):
+        record["deals"][0]["hands"][0][0] = "ZZ"
+
+    def huge_seed(record):
+        record["seed"] = 10**40
+
+    def text_dealer(record):
+        record["first_dealer"] = "north"
+
+    def huge_score(record):
+        record["scores"][2] = 2**70
+
+    whole = json.dumps(games[0])
+    return [
+        (changed(card), "the record does not replay: deal 1, hands[0][0]: unknown card 'ZZ'"),
+        (changed(drop_seed), "the record does not replay: missing key 'seed'"),
+        (whole[: len(whole) // 2], "line 3 is not valid JSON"),  # a record cut short
+        (changed(huge_seed), "the record does not replay: seed: expected an integer"),
+        (changed(text_dealer), "the record does not replay: first_dealer"),
+        (changed(huge_score), "the record does not replay: scores"),
+        ("[1, 2, 3]", "the record does not replay"),
+    ]
+
+
+def test_cli_crafted_records_are_one_line_each_under_python_m(tmp_path, games):
+    """Issue 20, item 1: under `python -m` every record that does not replay printed a
+    traceback (the records module was loaded twice, so its RecordError was not the one caught)."""
+    crafted = _crafted(games)
+    path = tmp_path / "crafted.jsonl"
+    path.write_text("".join(text + "\n" for text, _ in crafted))
+    for number, (_, expected) in enumerate(crafted, start=1):
+        done = subprocess.run([*CLI, "html", str(path), "--game", str(number), "--out", str(tmp_path / "page.html")],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 1, (number, done.stderr)
+        assert "Traceback" not in done.stderr, done.stderr
+        (line,) = done.stderr.strip().splitlines()
+        assert line.startswith(f"error: record {number} (line {number}): {expected}"), line
+        assert not (tmp_path / "page.html").exists()
+
+
+def test_cli_a_failure_inside_the_replay_is_one_line_too(tmp_path, games_file, monkeypatch, capsys):
+    import sergeant_major_env.cli.records as records_cli
+
+    def broken(record, title):
+        raise IndexError("index 99 is out of bounds")
+
+    monkeypatch.setattr(records_cli, "page_data", broken)
+    assert main(["html", str(games_file), "--out", str(tmp_path / "page.html")]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "error: record 1 (line 1): internal error while replaying (IndexError: index 99 is out of bounds); "
+        "please report it"]
+    assert not (tmp_path / "page.html").exists()
+
+
 # ----------------------------------------------------------------------------- in a browser
 
 def _browser() -> str:

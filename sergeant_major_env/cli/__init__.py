@@ -12,13 +12,22 @@
 ``play``. Each subcommand is a module with a ``main(argv) -> int``; a
 subcommand's module is imported only when it runs, so ``--help`` is quick and the optional
 extras are needed only by the subcommands that use them.
+
+Every subcommand runs under :func:`sergeant_major_env.interrupts.handled`, installed before
+its module is imported: Ctrl-C (SIGINT), ``kill`` (SIGTERM) and a closed terminal (SIGHUP)
+stop it the same way: its workers stopped, its temporary files removed, one line on stderr,
+exit status 130, 143 or 129. A subcommand that catches the interruption itself says what it
+kept (``records simulate``: the --out file was not written); otherwise the line is
+``sergeant-major COMMAND: interrupted (SIGNAL)``.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
-from typing import Sequence
+from typing import Callable, Sequence
+
+from .. import interrupts
 
 PROG = "sergeant-major"
 
@@ -39,7 +48,7 @@ def usage() -> str:
              "3-5-8 (Sergeant Major): train, evaluate and play agents, and work with game records.", "",
              "commands:"]
     lines += [f"  {name:<{width}}  {text}" for name, (_, text) in COMMANDS.items()]
-    lines += ["", f"`python -m sergeant_major_env` is the same command."]
+    lines += ["", "`python -m sergeant_major_env` is the same command."]
     return "\n".join(lines)
 
 
@@ -58,9 +67,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: unknown command {name!r}; commands: {', '.join(COMMANDS)} "
               f"({PROG} --help)", file=sys.stderr)
         return 2
-    status = importlib.import_module(COMMANDS[name][0]).main(rest)
-    # A main returns its exit status; train's returns its run's summary (a finished run): 0.
-    return status if isinstance(status, int) else 0
+    return guarded(name, lambda: importlib.import_module(COMMANDS[name][0]).main(rest))
+
+
+def guarded(name: str, command: Callable[[], int]) -> int:
+    """``command()``'s status, run under :func:`interrupts.handled`: a stop signal that it does
+    not catch itself is one line (``sergeant-major NAME: interrupted (SIGTERM)``) and 128 + the
+    signal's number, after the cleanup that the unwinding does."""
+    with interrupts.handled():
+        try:
+            status = command()
+            # A main returns its exit status; train's returns its run's summary (a finished run): 0.
+            status = status if isinstance(status, int) else 0
+            if status == 0:  # finished as if no signal came: one whose exception was lost (interrupts.check)
+                interrupts.check()
+            return status
+        except KeyboardInterrupt as error:
+            interrupts.say(f"{PROG} {name}: {interrupts.describe(error)}")
+            return interrupts.exit_status(error)
 
 
 def run(argv: Sequence[str] | None = None) -> None:

@@ -40,12 +40,15 @@ Two models trained under different options need --option (an error names both ot
 
 Every argument is checked before any game is played: the agents, the rule options, the seed
 (S + groups - 1 must stay at most 2**63 - 1), and the output files (their folders must exist
-and be writable; --plot needs matplotlib from the train extra). Output files are written
-whole or not at all (a temporary file, then renamed). --agents human needs a terminal.
+and be writable; one that exists is refused unless --overwrite; --plot needs matplotlib from
+the train extra). Output files are written whole or not at all (a temporary file, then
+renamed): on a full disk the error names the output that failed and its old file is kept.
+--agents human needs a terminal.
 
 Exit status: 0 on success, 2 for bad arguments (an unknown agent or rule option, a bad seed,
-an output file that cannot be written), 1 when the games or the writing fail afterwards,
-130 when interrupted (Ctrl-C: nothing is written).
+an output file that cannot be written or exists without --overwrite), 1 when the games or
+the writing fail afterwards, 130 when interrupted by Ctrl-C, 143 by SIGTERM (kill), 129 by
+SIGHUP (the terminal closed): the worker processes are stopped and nothing is written.
 """
 
 from __future__ import annotations
@@ -56,9 +59,11 @@ import sys
 import time
 from pathlib import Path
 
+from sergeant_major_env import interrupts
 from sergeant_major_env.agents import make_agent
+from sergeant_major_env.agents.human import check_terminal, is_human
 from sergeant_major_env.evaluation import SEATINGS, check_tournament_seed, play_tables, resolve_agents, rules_for_table
-from sergeant_major_env.files import atomic_write, check_writable
+from sergeant_major_env.files import atomic_write, check_new_file
 from sergeant_major_env.processes import available_cpus
 from sergeant_major_env.rules import Rules, add_rule_options
 from sergeant_major_env.seeding import SEED_RULE, seed_argument
@@ -91,6 +96,8 @@ def parse_args(argv=None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
                              "matplotlib, the train extra)")
     parser.add_argument("--record", metavar="FILE",
                         help="write every game's record (RULES.md section 11) as JSON Lines")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace --json, --csv, --plot and --record files that exist (default: refuse them)")
     parser.add_argument("--batch-size", type=int, default=12_000, metavar="B",
                         help="most games played together in one batch (default 12000)")
     parser.add_argument("--workers", type=int, default=None, metavar="W",
@@ -107,13 +114,14 @@ def parse_args(argv=None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
 # ============================================================================ checks before any game
 
 def check_outputs(args: argparse.Namespace) -> None:
-    """Every output file can be written, and no two options name the same file (ValueError)."""
+    """Every output file can be written (and exists only with --overwrite), and no two options
+    name the same file (ValueError)."""
     seen: dict[Path, str] = {}
     for attribute, flag in OUTPUTS:
         path = getattr(args, attribute)
         if path is None:
             continue
-        check_writable(path, f"{flag} file")
+        check_new_file(path, args.overwrite, f"{flag} file")
         resolved = Path(path).resolve()
         if resolved in seen:
             raise ValueError(f"{seen[resolved]} and {flag} name the same file {path!r}; give each its own")
@@ -138,14 +146,7 @@ def plot_format(path: str) -> str:
 
 def plays_human(names: list[str]) -> bool:
     """Whether a person plays (the human agent): at this process's terminal, so in this process."""
-    return any(name.partition(":")[0].strip() == "human" for name in names)
-
-
-def check_terminal(names: list[str]) -> None:
-    """The human agent asks at the terminal: refuse it up front when stdin is not one."""
-    if plays_human(names) and not sys.stdin.isatty():
-        raise ValueError("--agents human asks a person at the terminal, but standard input is not a terminal; "
-                         "run evaluate.py from a terminal (or play one game: see the README's play commands)")
+    return any(map(is_human, names))
 
 
 def group_count(args: argparse.Namespace) -> int:
@@ -210,21 +211,34 @@ def plot_ratings(axes, result) -> None:
     axes.set_title("ratings (Bradley-Terry)")
 
 
+class OutputError(Exception):
+    """An output file that could not be written: ``flag`` and ``path`` name it."""
+
+    def __init__(self, flag: str, path: str, error: Exception) -> None:
+        self.flag, self.path = flag, path
+        reason = getattr(error, "strerror", None) or str(error) or type(error).__name__
+        super().__init__(f"cannot write {flag} file {path!r}: {reason} (the file there, if any, is kept)")
+
+
 def write_outputs(args: argparse.Namespace, result) -> None:
-    if args.json:
-        result.to_json(args.json)
-        print(f"wrote {args.json}")
-    if args.csv:
-        result.to_csv(args.csv)
-        print(f"wrote {args.csv}")
-    if args.plot:
-        plot(result, args.plot)
-        print(f"wrote {args.plot}")
-    if args.record:
+    """Each output that was asked for, in turn (OutputError names the first that fails; those
+    before it are written, those after it are not tried)."""
+    def write_record(path: str) -> str:
         from sergeant_major_env.records import write_jsonl
 
-        count = write_jsonl(result.records, args.record)
-        print(f"wrote {count} game records to {args.record}")
+        return f"wrote {write_jsonl(result.records, path)} game records to {path}"
+
+    writers = {"json": lambda path: result.to_json(path), "csv": lambda path: result.to_csv(path),
+               "plot": lambda path: plot(result, path), "record": write_record}
+    for attribute, flag in OUTPUTS:
+        path = getattr(args, attribute)
+        if path is None:
+            continue
+        try:
+            said = writers[attribute](path)
+        except (OSError, ValueError) as error:
+            raise OutputError(flag, path, error) from error
+        print(said or f"wrote {path}")
 
 
 def print_report(args: argparse.Namespace, result, elapsed: float) -> None:
@@ -296,9 +310,9 @@ def main(argv=None) -> int:
                              seatings=args.seatings, record=bool(args.record), progress=not args.no_progress,
                              batch_size=args.batch_size, names=labels, ray=args.ray, ray_address=args.address,
                              make_agent=make_agent, workers=1 if plays_human(names) else args.workers)
-    except KeyboardInterrupt:
-        print("sergeant-major evaluate: interrupted; no results written", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as error:  # the workers are stopped already (processes.run_jobs)
+        interrupts.say(f"sergeant-major evaluate: {interrupts.describe(error)}; no results written")
+        return interrupts.exit_status(error)
     except ValueError as error:  # an agent that cannot play these games (e.g. another observation layout)
         print(f"sergeant-major evaluate: error: {error}", file=sys.stderr)
         return 1
@@ -307,13 +321,17 @@ def main(argv=None) -> int:
     # Files: checked writable before the games; each is written whole or not at all.
     try:
         write_outputs(args, result)
-    except (OSError, ValueError) as error:
-        where = getattr(error, "filename", None) or "an output file"
-        print(f"sergeant-major evaluate: error: cannot write {where}: {getattr(error, 'strerror', None) or error}",
-              file=sys.stderr)
+    except OutputError as error:
+        print(f"sergeant-major evaluate: error: {error}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt as error:  # the file being written is left as it was (files.atomic_write)
+        interrupts.say(f"sergeant-major evaluate: {interrupts.describe(error)} while writing the outputs; "
+                       f"the one being written is left as it was")
+        return interrupts.exit_status(error)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from sergeant_major_env.cli import guarded
+
+    sys.exit(guarded("evaluate", main))

@@ -17,20 +17,24 @@ rule it breaks and you are asked again. After each deal its points are shown, an
 scores at the end.
 
 Exit status: 0 played or left, 2 bad arguments (checked before the game: agent names, rule
-options, the seed, a --record file that cannot be written), 1 the record could not be
-written after all, 130 Ctrl-C. The game itself is sergeant_major_env.play.play_game.
+options, the seed, a --record file that cannot be written or exists without --overwrite),
+1 the record could not be written after all, 130 Ctrl-C, 143 SIGTERM (kill), 129 SIGHUP
+(the terminal closed). The game itself is sergeant_major_env.play.play_game.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import secrets
 import sys
 from typing import Any, Callable, Sequence, TextIO
 
+from sergeant_major_env import interrupts
 from sergeant_major_env.agents import make_agent
+from sergeant_major_env.agents.human import is_human
 from sergeant_major_env.evaluation import make_named_agent
-from sergeant_major_env.files import check_writable
+from sergeant_major_env.files import check_new_file
 from sergeant_major_env.play import QuitGame, play_game
 from sergeant_major_env.records import write_jsonl
 from sergeant_major_env.render import YOU
@@ -51,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     add_rule_options(parser)
     parser.add_argument("--record", metavar="FILE",
                         help="write the game's record (RULES.md section 11) as JSON Lines (default: none)")
+    parser.add_argument("--overwrite", action="store_true", help="replace the --record file if it exists")
     return parser
 
 
@@ -59,7 +64,7 @@ def _opponents(parser: argparse.ArgumentParser, text: str) -> tuple[list[str], l
     names = [name.strip() for name in text.split(",") if name.strip()]
     if len(names) != 2:
         parser.error(f"--opponents needs two agent names separated by a comma, got {text!r}")
-    if "human" in names:
+    if any(map(is_human, names)):
         parser.error("--opponents: you are the human player; name two agents for the other seats "
                      "(random, greedy, heuristic, learned, pimc, ppo:PATH, ...)")
     try:
@@ -86,7 +91,7 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
     try:
         rules = Rules.from_strings(args.option)
         if args.record:
-            check_writable(args.record, "--record")  # before the game, not after it
+            check_new_file(args.record, args.overwrite, "--record file")  # before the game, not after it
     except ValueError as error:
         parser.error(str(error))
     opponent_names, opponents = _opponents(parser, args.opponents)
@@ -100,9 +105,11 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
     except (EOFError, QuitGame):
         print(f"\nGame left unfinished (seed {seed}).{_unrecorded(args.record)}", file=output)
         return 0
-    except KeyboardInterrupt:
-        print(f"\nInterrupted (seed {seed}).{_unrecorded(args.record)}", file=output)
-        return 130
+    except KeyboardInterrupt as error:
+        with contextlib.suppress(OSError, ValueError):  # SIGHUP: the terminal may be gone
+            stopped_by = interrupts.signal_name(interrupts.signal_of(error))
+            print(f"\nInterrupted by {stopped_by} (seed {seed}).{_unrecorded(args.record)}", file=output, flush=True)
+        return interrupts.exit_status(error)
     if args.record:
         record = result["record"]
         record["players"] = ["human" if s == args.seat else names[s] for s in range(3)]
@@ -116,4 +123,6 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from sergeant_major_env.cli import guarded
+
+    sys.exit(guarded("play", main))

@@ -2,6 +2,11 @@
 
 The records themselves (recording, JSON Lines, replay) are :mod:`sergeant_major_env.records`;
 the page is :mod:`sergeant_major_env.replay_page`. This module is only their command line.
+
+A record that does not replay costs one line naming its first problem, never a traceback;
+an existing --out file is refused unless --overwrite (:func:`sergeant_major_env.files.check_new_file`);
+Ctrl-C, SIGTERM and SIGHUP leave no temporary file and exit 130, 143 and 129
+(:mod:`sergeant_major_env.interrupts`).
 """
 
 from __future__ import annotations
@@ -11,7 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from ..files import check_writable, write_text
+from .. import interrupts
+from ..files import check_new_file, write_text
 from ..records import (CHECK_BATCH, RecordError, decode_line, record_lines, parse_lines, check_game_seeds, check_record,
                        check_records, simulate, write_jsonl)
 from ..replay_page import page_data, page_html
@@ -56,14 +62,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def check_new_file(path: str, overwrite: bool, what: str = "--out file") -> None:
-    """:func:`files.check_writable`, and an existing file is replaced only with ``overwrite``
-    (as train.py's run folders and ``training.ship``): a one-line ValueError otherwise."""
-    check_writable(path, what)
-    if not overwrite and Path(path).exists():
-        raise ValueError(f"{what} {str(path)!r} exists; add --overwrite to replace it")
-
-
 def _progress_bar(total: int):
     """A tqdm bar on stderr when tqdm is installed (an optional dependency), else None."""
     try:
@@ -96,9 +94,9 @@ def _simulate_command(args: argparse.Namespace, parser: argparse.ArgumentParser)
     except OSError as error:
         print(f"error: cannot write {args.out}: {error.strerror or error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"interrupted: {args.out} not written", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as error:  # the temporary file is gone already (files.atomic_write)
+        interrupts.say(f"sergeant-major records simulate: {interrupts.describe(error)}: {args.out} not written")
+        return interrupts.exit_status(error)
     finally:
         if bar:
             bar.close()
@@ -118,6 +116,10 @@ def _check_command(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     except (OSError, UnicodeDecodeError) as error:
         print(f"error: cannot read {args.file}: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as error:
+        interrupts.say(f"sergeant-major records check: {interrupts.describe(error)} after {total} records "
+                       f"({bad} with problems) of {args.file}")
+        return interrupts.exit_status(error)
     if total == 0:
         print(f"{args.file} holds no records")
         return 1
@@ -176,7 +178,7 @@ def _html_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         value = decode_line(line, text)
         if isinstance(value, RecordError):
             raise value
-        data = page_data(value, title=f"3-5-8 \u00b7 {Path(args.file).name} \u00b7 record {args.game}")
+        data = _page_data(value, f"3-5-8 \u00b7 {Path(args.file).name} \u00b7 record {args.game}")
         write_text(args.out, page_html(data))
     except RecordError as error:
         print(f"error: {place}: {error}", file=sys.stderr)
@@ -186,6 +188,18 @@ def _html_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         return 2
     print(f"wrote {args.out}: {place} of {args.file}, {len(data['frames'])} frames", file=sys.stderr)
     return 0
+
+
+def _page_data(record: Any, title: str) -> dict[str, Any]:
+    """:func:`replay_page.page_data`; a failure inside the engine is a RecordError too (one
+    line, as ``records check`` words it), never a traceback."""
+    try:
+        return page_data(record, title=title)
+    except RecordError:
+        raise
+    except Exception as error:  # noqa: BLE001 - a CLI prints one line per record, never a traceback
+        raise RecordError(f"internal error while replaying ({type(error).__name__}: {error}); "
+                          f"please report it") from None
 
 
 def _nth_line(path: str, n: int) -> tuple[tuple[int, str] | None, int]:
@@ -204,4 +218,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from . import guarded
+
+    sys.exit(guarded("records", main))
