@@ -23,7 +23,8 @@ PACKAGE = "sergeant_major_env"
 FORBIDDEN_IN_CORE = (f"{PACKAGE}.agents", f"{PACKAGE}.training", f"{PACKAGE}.cli")
 CORE = ("engine", "rules", "cards", "observation", "aec", "single_seat", "vec_env", "records", "render",
         "replay_page", "play", "evaluation", "statistics", "worlds", "policies", "files", "seeding", "processes",
-        "options", "versions", "sergeant_major_v0", "doc_tables")
+        "options", "versions", "sergeant_major_v0", "doc_tables", "interrupts", "limits", "web", "web_page",
+        "table_drawing")
 REPO_PYTHON = ("sergeant_major_env", "agents", "tests", "benchmarks", "examples", "train.py", "evaluate.py", "play.py")
 BARE_NAMES = ("agents", "training")
 
