@@ -29,7 +29,7 @@ from sergeant_major_env.policies import RandomPolicy  # noqa: E402
 
 from sergeant_major_env.agents import make_agent  # noqa: E402
 from sergeant_major_env.training import run_folder  # noqa: E402
-from sergeant_major_env.training.options import parse_pool  # noqa: E402
+from sergeant_major_env.training.config import parse_pool  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,7 +45,7 @@ TINY = ["--num-envs", "8", "--option", "num_deals=1", "--eval-games", "12", "--f
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("train") / "run"
-    summary = train.main(["--total-timesteps", "512", "--out", str(out), "--imitate", "greedy",
+    summary = train.train(["--total-timesteps", "512", "--out", str(out), "--imitate", "greedy",
                           "--imitate-steps", "256", *TINY])
     return out, summary
 
@@ -125,7 +125,7 @@ def test_saved_model_plays_as_an_agent(run_dir):
 def test_resume_continues_from_the_checkpoint(run_dir, tmp_path):
     out, _ = run_dir
     resumed = tmp_path / "resumed"
-    summary = train.main(["--resume", str(out), "--out", str(resumed), "--total-timesteps", "768", *TINY])
+    summary = train.train(["--resume", str(out), "--out", str(resumed), "--total-timesteps", "768", *TINY])
     assert summary["resumed_from"].endswith("model_000000000512.zip")
     assert summary["timesteps"] == 768 and summary["timesteps_this_run"] == 256  # continued, not restarted
     assert (resumed / "checkpoints" / "model_000000000768.zip").exists()
@@ -143,7 +143,7 @@ def test_resume_restores_rule_options(run_dir, tmp_path):
     """The README's `python train.py --resume runs/quick` after a run with --option num_deals=...:
     no option given again, the run's own ones (rule options, network, sizes) are used."""
     out, _ = run_dir
-    summary = train.main(["--resume", str(out), "--out", str(tmp_path / "again"), "--total-timesteps", "768",
+    summary = train.train(["--resume", str(out), "--out", str(tmp_path / "again"), "--total-timesteps", "768",
                           "--no-progress"])
     config = summary["config"]
     assert config["rules"]["num_deals"] == 1 and config["num_envs"] == 8 and config["eval_games"] == 12
@@ -188,7 +188,7 @@ def test_broken_newest_checkpoint_falls_back_to_the_previous_one(run_dir, tmp_pa
     copy = _copy_run(run_dir, tmp_path)
     good = (copy / "checkpoints" / "model_000000000512.zip").read_bytes()
     (copy / "checkpoints" / "model_000000000600.zip").write_bytes(good[: len(good) // 2])  # truncated
-    summary = train.main(["--resume", str(copy), "--total-timesteps", "768", "--no-progress"])
+    summary = train.train(["--resume", str(copy), "--total-timesteps", "768", "--no-progress"])
     err = capsys.readouterr().err
     assert "model_000000000600.zip is broken" in err and "falling back to model_000000000512.zip" in err
     assert summary["resumed_from"].endswith("model_000000000512.zip") and summary["timesteps"] == 768
@@ -214,7 +214,7 @@ def test_existing_run_folder_is_refused(run_dir, capsys):
 
 def test_overwrite_empties_the_old_run_first(run_dir, tmp_path):
     copy = _copy_run(run_dir, tmp_path)
-    train.main(["--out", str(copy), "--overwrite", "--total-timesteps", "256", "--eval-every", "0", *TINY])
+    train.train(["--out", str(copy), "--overwrite", "--total-timesteps", "256", "--eval-every", "0", *TINY])
     assert [p.name for p in (copy / "checkpoints").iterdir()] == ["model_000000000256.zip"]  # no old ones mixed in
     assert not (copy / "league").exists() and json.loads((copy / "summary.json").read_text())["timesteps"] == 256
 
@@ -235,8 +235,8 @@ def test_default_run_names_never_collide(tmp_path, monkeypatch):
 
 def test_same_seed_same_run(tmp_path):
     args = ["--total-timesteps", "256", "--eval-every", "0", *TINY]
-    first = train.main([*args, "--out", str(tmp_path / "a")])
-    second = train.main([*args, "--out", str(tmp_path / "b")])
+    first = train.train([*args, "--out", str(tmp_path / "a")])
+    second = train.train([*args, "--out", str(tmp_path / "b")])
     from sb3_contrib import MaskablePPO
 
     a, b = (MaskablePPO.load(tmp_path / name / "model.zip").policy.state_dict() for name in "ab")
@@ -259,10 +259,10 @@ def test_every_option_is_documented(capsys):
 
 
 def _fails(argv, capsys) -> tuple[int, str]:
-    """(exit status, the one line on stderr) of a train.main(argv) that must fail."""
+    """(exit status, the one line on stderr) of a train.train(argv) that must fail."""
     capsys.readouterr()
     with pytest.raises(SystemExit) as error:
-        train.main(argv)
+        train.train(argv)
     err = capsys.readouterr().err
     code = error.value.code if isinstance(error.value.code, int) else 1
     if isinstance(error.value.code, str):  # sys.exit("train.py: error: ...") prints it at exit
@@ -478,6 +478,6 @@ def test_a_signal_saves_the_run_and_resume_continues_it(tmp_path, stop, status):
     done = summary["timesteps"]
     assert (out / "checkpoints" / run_folder.checkpoint_name(done)).exists()
     assert (out / "model.zip").exists() and make_agent(f"ppo:{out}").metadata["training"]["timesteps"] == done
-    resumed = train.main(["--resume", str(out), "--total-timesteps", str(done + 256), "--no-progress"])
+    resumed = train.train(["--resume", str(out), "--total-timesteps", str(done + 256), "--no-progress"])
     assert resumed["status"] == "complete" and resumed["timesteps"] == done + 256
     assert resumed["resumed_from"].endswith(run_folder.checkpoint_name(done))
