@@ -454,21 +454,23 @@ class TrainConfig:
     # ---------------------------------------------------------------- from a stored run
 
     @classmethod
-    def from_stored(cls, options: Any, rules: Any, where: str) -> "TrainConfig":
+    def from_stored(cls, options: Any, rules: Any, where: str, before: Mapping[str, Any] | None = None) -> "TrainConfig":
         """The config of a stored run (``options`` and ``rules`` of its run.json) through the same
         checks as the command line's; a ValueError names ``where`` (the file), the option and what
-        it allows. Options it lacks have their defaults."""
+        it allows. Options it lacks have the values of ``before`` (what runs had before the option
+        existed), else their defaults."""
         if not isinstance(options, Mapping):
             raise ValueError(f"{where}: 'options' must be a JSON object of option names and values, got "
                              f"{type(options).__name__}")
         if not isinstance(rules, Mapping):
             raise ValueError(f"{where}: 'rules' must be a JSON object of rule options ({', '.join(Rules.names())}), "
                              f"got {type(rules).__name__}")
+        options = {**(before or {}), **options}
         known = run_option_names()
         unknown = sorted(str(name) for name in options if name not in known)
         if unknown:
-            raise ValueError(f"{where}: unknown option {unknown[0][:50]!r}; a run's options are "
-                             f"{', '.join(known)}")
+            raise ValueError(f"{where}: unknown option {unknown[0][:50]!r}; a run's options are those "
+                             f"sergeant-major train --help lists, except {', '.join(sorted(set(f.name for f in fields()) - set(known)))}")
         try:
             rule_options = tuple(f"{name}={rule_text(value)}" for name, value in Rules.from_dict(rules).to_dict().items())
         except (TypeError, ValueError) as error:

@@ -100,7 +100,10 @@ def resumed_plan(given: dict[str, Any], command: str) -> Plan:
     line's only where they may change or are not part of the run."""
     run, candidates = run_folder.resume_candidates(Path(given["resume"]))
     where = f"--resume {given['resume']}: {run / run_folder.RUN_FILE}"
-    record = run_folder.read_run_record(run)
+    try:
+        record = run_folder.read_run_record(run)
+    except ValueError as error:
+        raise ValueError(f"--resume {given['resume']}: {error}") from None
     if record is None:
         record = legacy_run_record(run)
         where = f"--resume {given['resume']}: {run / 'summary.json'}"
@@ -108,7 +111,7 @@ def resumed_plan(given: dict[str, Any], command: str) -> Plan:
         return Plan(TrainConfig(**given), command, run, tuple(candidates),
                     f"{run} has no run.json: resuming with the command line's options")
     check_observation(record, where)
-    saved = TrainConfig.from_stored({**OPTIONS_BEFORE_THEY_EXISTED, **record["options"]}, record["rules"], where)
+    saved = TrainConfig.from_stored(record["options"], record["rules"], where, before=OPTIONS_BEFORE_THEY_EXISTED)
     changes = merge_given(saved, given)
     return Plan(saved.replace(**changes), command, run, tuple(candidates),
                 earlier_commands=tuple(record.get("commands", ())))
