@@ -9,7 +9,6 @@ from __future__ import annotations
 import glob
 import importlib.util
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -307,7 +306,8 @@ BAD_OPTIONS = [  # (arguments, the option the one line must name); {bad} is the 
 ]
 
 
-@pytest.mark.parametrize("argv, names", BAD_OPTIONS, ids=[" ".join(a)[:60].replace("\n", "\\n") for a, _ in BAD_OPTIONS])
+@pytest.mark.parametrize("argv, names", BAD_OPTIONS,
+                         ids=[" ".join(a)[:60].replace("\n", "\\n") for a, _ in BAD_OPTIONS])
 def test_bad_options_are_one_line_and_create_nothing(argv, names, bad_inputs, tmp_path, monkeypatch, capsys):
     import torch
 
@@ -483,16 +483,16 @@ def test_a_full_disk_before_the_first_checkpoint_is_one_line_and_leaves_nothing(
     out = tmp_path / "run"
     code, line = _fails(["--out", str(out), "--total-timesteps", "256", "--eval-every", "0", "--checkpoint-every", "0",
                          *TINY, "--imitate", "none"], capsys)
-    assert code == 1 and line == (f"sergeant-major train: error: cannot write {out}/checkpoints/model_000000000256.zip: "
-                                  f"No space left on device; nothing of the run was kept"), line
+    assert code == 1 and line == (f"sergeant-major train: error: cannot write {out}/checkpoints/"
+                                  f"model_000000000256.zip: No space left on device; nothing of the run was kept"), line
     assert not any(tmp_path.iterdir())
 
 
 def test_a_full_disk_after_a_checkpoint_keeps_the_run_resumable(tmp_path, monkeypatch, capsys):
     _disk_full_after(monkeypatch, good_saves=1)
     out = tmp_path / "run"
-    code, line = _fails(["--out", str(out), "--total-timesteps", "512", "--eval-every", "0", "--checkpoint-every", "256",
-                         *TINY, "--imitate", "none"], capsys)
+    code, line = _fails(["--out", str(out), "--total-timesteps", "512", "--eval-every", "0",
+                         "--checkpoint-every", "256", *TINY, "--imitate", "none"], capsys)
     assert code == 1 and "No space left on device; the run is kept at its last checkpoint" in line, line
     assert line.endswith(f"sergeant-major train --resume {out}")
     assert [p.name for p in (out / "checkpoints").iterdir()] == ["model_000000000256.zip"]

@@ -1,10 +1,11 @@
 """Train a 3-5-8 player with MaskablePPO (sb3-contrib) over the batched SergeantMajorVecEnv.
 
     sergeant-major train                                    # the default run: beats the heuristic, ~15 min on 2 cores
-    sergeant-major train --total-timesteps 200000 --option num_deals=3 --name quick
+    sergeant-major train --name quick --option num_deals=2 --imitate-steps 150000 --total-timesteps 60000 \\
+        --eval-every 0 --final-eval-games 120   # quick: 94 s, 1.5 GB (2026-12-02, shared 2-core machine)
     sergeant-major train --opponents heuristic=1,self=1 --no-curriculum
     sergeant-major train --resume runs/quick                # continue a run (its own options) from its checkpoint
-    sergeant-major evaluate --agents ppo:runs/quick,heuristic,heuristic --games 600
+    sergeant-major evaluate --agents ppo:runs/quick,heuristic,heuristic --games 120   # what its last line says
 
 One learner plays --num-envs games at once in ONE batched engine state; its seat rotates
 over the games of each slot (seat (slot + game number) % 3), so it learns all three roles
@@ -45,7 +46,7 @@ duplicate-deal games (sergeant_major_env.evaluation.play_tables) at the table "l
 random, random" and at "learner, heuristic, heuristic", with the same deals each time
 (--eval-seed). Its mean points per game with a 95% interval are logged to TensorBoard
 (eval/*) and to eval_history.json. At the end the saved policy plays --final-eval-games
-games at both tables as agents.make_agent("ppo:OUT"), exactly as evaluate.py plays it: the
+games at both tables as agents.make_agent("ppo:OUT"), exactly as sergeant-major evaluate plays it: the
 final table of summary.json.
 
 Outputs in --out (default runs/<--name>, or runs/<timestamp>, "-2", "-3" ... if taken; a
@@ -77,16 +78,31 @@ a resumed run is not bit-identical to an uninterrupted one (the games in progres
 generators' states are not checkpointed: the resumed env starts new games from seed
 --seed + timesteps done, and the rollout boundary restarts).
 
+Options: every option is a field of one typed, frozen config (training/config.py:
+TrainConfig) from which this parser is built; the config checks every value when it is made
+(ranges, the network's size, the memory the run holds at once against this machine's, the
+derived seeds). A run name (--name) is 1 to 100 letters, digits, '.', '_' or '-'. The human
+agent cannot train nor be imitated (it needs a person at a terminal): refused at once.
+
 Resume (--resume RUN, or one checkpoint RUN/checkpoints/model_T.zip): the run continues with
 its own options, read from RUN/run.json (rule options, network, PPO settings, opponents,
-seeds: everything). An option given again with another value is an error naming both;
-only --total-timesteps (it may be raised), --out, --device, --no-progress, --eval-every,
---eval-games, --final-eval-games and --checkpoint-every may change. The network, optimizer
+seeds: everything), rebuilt through the same checks as the command line's: a value this
+command refuses is refused in run.json too (one line naming the option and what is allowed,
+exit status 2, nothing written). run.json is read only if at most 1 MB and nested at most 32
+deep, and its observation layout must be this package's. An option given again with another
+value is an error naming both; only --total-timesteps (it may be raised), --out, --name,
+--device, --no-progress, --eval-every, --eval-games, --final-eval-games and
+--checkpoint-every may change. The network, optimizer
 state and timestep count come from the newest checkpoint; a broken one (truncated, bad
 data) is reported and the previous one is used. The league snapshots and the evaluation
 history are reloaded from RUN. Output goes to RUN unless --out names a new folder.
 --resume loads the run's own SB3 checkpoint with MaskablePPO.load, which unpickles it:
-resume only runs you trust (your own). Nothing else train.py reads unpickles.
+resume only runs you trust (your own). Nothing else this command reads unpickles.
+
+A file that cannot be written (a full disk): one line, "sergeant-major train: error: cannot
+write FILE: REASON", exit status 1. A new run without a checkpoint yet is removed (nothing is
+left behind); a run with a checkpoint of its own, or one resumed in its own folder, is kept at
+its last checkpoint and the line gives the --resume command that continues it.
 
 Interrupts: Ctrl-C (SIGINT) or SIGTERM finishes the current env step (or imitation pass;
 an evaluation in progress is dropped), then saves a checkpoint, the model files and a

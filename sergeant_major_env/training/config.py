@@ -209,7 +209,7 @@ class Agent(Text):
         value = super().check(value)
         if is_human(value):
             raise ValueError(f"human needs a person at a terminal and cannot train or be imitated; give "
-                             f"{self.allowed.removeprefix('an ')}, got {value!r}")
+                             f"{self.allowed}, got {value!r}")
         return value
 
 
@@ -234,7 +234,8 @@ class Pool(Text):
 class LayerSizes(Check):
     """Hidden layer sizes: 1 to :data:`MAX_LAYERS` integers, each 1 to :data:`MAX_WIDTH` (``128,128``)."""
 
-    allowed = f"hidden layer sizes separated by commas, 1 to {MAX_LAYERS} layers of 1 to {MAX_WIDTH} units (e.g. 128,128)"
+    allowed = (f"hidden layer sizes separated by commas, 1 to {MAX_LAYERS} layers of 1 to {MAX_WIDTH} units "
+               f"(e.g. 128,128)")
 
     def check(self, value: Any) -> tuple[int, ...]:
         if not isinstance(value, (list, tuple)) or not 1 <= len(value) <= MAX_LAYERS or not all(
@@ -454,7 +455,8 @@ class TrainConfig:
     # ---------------------------------------------------------------- from a stored run
 
     @classmethod
-    def from_stored(cls, options: Any, rules: Any, where: str, before: Mapping[str, Any] | None = None) -> "TrainConfig":
+    def from_stored(cls, options: Any, rules: Any, where: str,
+                    before: Mapping[str, Any] | None = None) -> "TrainConfig":
         """The config of a stored run (``options`` and ``rules`` of its run.json) through the same
         checks as the command line's; a ValueError names ``where`` (the file), the option and what
         it allows. Options it lacks have the values of ``before`` (what runs had before the option
@@ -469,10 +471,12 @@ class TrainConfig:
         known = run_option_names()
         unknown = sorted(str(name) for name in options if name not in known)
         if unknown:
+            not_kept = sorted(set(f.name for f in fields()) - set(known))
             raise ValueError(f"{where}: unknown option {unknown[0][:50]!r}; a run's options are those "
-                             f"sergeant-major train --help lists, except {', '.join(sorted(set(f.name for f in fields()) - set(known)))}")
+                             f"sergeant-major train --help lists, except {', '.join(not_kept)}")
         try:
-            rule_options = tuple(f"{name}={rule_text(value)}" for name, value in Rules.from_dict(rules).to_dict().items())
+            rule_options = tuple(f"{name}={rule_text(value)}"
+                                 for name, value in Rules.from_dict(rules).to_dict().items())
         except (TypeError, ValueError) as error:
             raise ValueError(f"{where}: 'rules': {error}") from None
         try:
@@ -546,12 +550,18 @@ def physical_memory() -> int | None:
 def memory_needed(config: TrainConfig) -> int:
     """Bytes a run holds at once, roughly: the networks with gradients and Adam's moments (16
     bytes a weight), one round of imitation (:data:`IMITATION_BYTES_PER_DECISION` each) and
-    PPO's rollout buffer (observation, mask, and six floats per step, for each game slot)."""
+    PPO's rollout buffer (:func:`rollout_bytes`)."""
     network = 16 * network_parameters(config.net_arch)
     imitation = IMITATION_BYTES_PER_DECISION * min(config.imitate_round, config.imitate_steps) \
         if config.imitate != "none" else 0
-    rollout = config.num_envs * config.n_steps * (4 * OBSERVATION_SIZE + NUM_ACTIONS + 6 * 4)
-    return network + imitation + rollout
+    return network + imitation + rollout_bytes(config)
+
+
+def rollout_bytes(config: TrainConfig) -> int:
+    """PPO's rollout buffer: for each of --num-envs x --n-steps steps, the observation, the action
+    mask and seven numbers (action, reward, return, value, log-probability, advantage, episode
+    start), each a float32 (as SB3 and sb3-contrib store them)."""
+    return config.num_envs * config.n_steps * 4 * (OBSERVATION_SIZE + NUM_ACTIONS + 7)
 
 
 def check_memory(config: TrainConfig, available: int | None = None) -> None:
@@ -563,7 +573,7 @@ def check_memory(config: TrainConfig, available: int | None = None) -> None:
         return
     parts = {"net_arch": 16 * network_parameters(config.net_arch),
              "imitate_round": IMITATION_BYTES_PER_DECISION * min(config.imitate_round, config.imitate_steps),
-             "num_envs": config.num_envs * config.n_steps * (4 * OBSERVATION_SIZE + NUM_ACTIONS + 24)}
+             "num_envs": rollout_bytes(config)}
     largest = max(parts, key=parts.get)
     raise ConfigError(largest, f"the run would hold about {needed / 2**30:,.1f} GiB at once, more than this machine's "
                                f"{available / 2**30:,.1f} GiB (networks, an imitation round of --imitate-round "
@@ -591,7 +601,9 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     def _get_help_string(self, action: argparse.Action) -> str:
         notes = []
         shown = getattr(action, "shown_default", None)
-        if action.nargs != 0 and shown not in (None, (), []):
+        if isinstance(action, argparse.BooleanOptionalAction):
+            notes.append(f"default {'on' if shown else 'off'}")
+        elif action.nargs != 0 and shown not in (None, (), []):
             notes.append(f"default {','.join(map(str, shown)) if isinstance(shown, tuple) else shown}")
         allowed = getattr(action.type, "allowed", None)
         if allowed and getattr(action.type, "shown", False) and not action.choices:

@@ -47,7 +47,8 @@ def new_model(config, venv) -> MaskablePPO:
         "MlpPolicy", venv, learning_rate=schedule, n_steps=config.n_steps, batch_size=config.batch_size,
         n_epochs=config.n_epochs, gamma=config.gamma, gae_lambda=config.gae_lambda, clip_range=config.clip_range,
         ent_coef=config.ent_coef, vf_coef=config.vf_coef, max_grad_norm=config.max_grad_norm,
-        policy_kwargs=dict(net_arch=dict(pi=list(config.net_arch), vf=list(config.net_arch)), activation_fn=ACTIVATIONS[config.activation]),
+        policy_kwargs=dict(net_arch=dict(pi=list(config.net_arch), vf=list(config.net_arch)),
+                           activation_fn=ACTIVATIONS[config.activation]),
         seed=sb3_seed(config.seed),
         device=config.device, verbose=0)
 

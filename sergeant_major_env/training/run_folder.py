@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import datetime
 import json
-import os
 import shutil
 import zipfile
 from pathlib import Path
