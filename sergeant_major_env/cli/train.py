@@ -194,12 +194,10 @@ def require_train_extra() -> None:
 
 def main(argv=None) -> int:
     """``sergeant-major train``: train as the options say; 0 when the run is complete (after a
-    stop signal it saves and exits 130 or 143; a problem is one line and exit status 1 or 2)."""
-    try:
-        train(argv)
-    except KeyboardInterrupt:  # Ctrl-C before training started (nothing to save yet)
-        print(f"{PROG}: interrupted before training started; nothing was saved", file=sys.stderr)
-        return 130
+    stop signal it saves and exits 130 or 143; a problem is one line and exit status 1 or 2).
+    A stop signal before training starts is the dispatcher's (:mod:`sergeant_major_env.interrupts`):
+    one line, nothing saved, no folder left."""
+    train(argv)
     return 0
 
 
@@ -394,5 +392,7 @@ def evaluate_command(out, summary: dict) -> str:
     return shlex.join(["sergeant-major", "evaluate", "--agents", f"ppo:{out},heuristic,heuristic", "--games", games])
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # as `sergeant-major train`, with its handling of stop signals
+    from sergeant_major_env.cli import run
+
+    run(["train", *sys.argv[1:]])
