@@ -101,18 +101,15 @@ class _Logger:
 
 
 def _imitation_setup(**changes):
-    import argparse
-
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
     from sergeant_major_env import SergeantMajorVecEnv
+    from sergeant_major_env.training.config import TrainConfig
 
-    args = argparse.Namespace(imitate="greedy", seed=4, num_envs=16, n_steps=16, rules=Rules(num_deals=1), gamma=0.99,
-                              reward_scale=1.0, imitate_lr=1e-3, imitate_steps=1024, imitate_epochs=2, imitate_round=512,
-                              batch_size=128,
-                              vf_coef=0.5, max_grad_norm=0.5, no_progress=True)
-    vars(args).update(changes)
+    args = TrainConfig(imitate="greedy", seed=4, num_envs=16, n_steps=16, option=("num_deals=1",), gamma=0.99,
+                       reward_scale=1.0, imitate_lr=1e-3, imitate_steps=1024, imitate_epochs=2, imitate_round=512,
+                       batch_size=128, vf_coef=0.5, max_grad_norm=0.5, no_progress=True).replace(**changes)
     model = MaskablePPO("MlpPolicy", SergeantMajorVecEnv(4, seed=0, rules=args.rules), n_steps=8, batch_size=8,
                         seed=0, device="cpu", policy_kwargs={"net_arch": dict(pi=[64], vf=[64])})
     return args, model

@@ -9,7 +9,6 @@ from __future__ import annotations
 import glob
 import importlib.util
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -29,7 +28,7 @@ from sergeant_major_env.policies import RandomPolicy  # noqa: E402
 
 from sergeant_major_env.agents import make_agent  # noqa: E402
 from sergeant_major_env.training import run_folder  # noqa: E402
-from sergeant_major_env.training.options import parse_pool  # noqa: E402
+from sergeant_major_env.training.config import parse_pool  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,7 +44,7 @@ TINY = ["--num-envs", "8", "--option", "num_deals=1", "--eval-games", "12", "--f
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("train") / "run"
-    summary = train.main(["--total-timesteps", "512", "--out", str(out), "--imitate", "greedy",
+    summary = train.train(["--total-timesteps", "512", "--out", str(out), "--imitate", "greedy",
                           "--imitate-steps", "256", *TINY])
     return out, summary
 
@@ -125,7 +124,7 @@ def test_saved_model_plays_as_an_agent(run_dir):
 def test_resume_continues_from_the_checkpoint(run_dir, tmp_path):
     out, _ = run_dir
     resumed = tmp_path / "resumed"
-    summary = train.main(["--resume", str(out), "--out", str(resumed), "--total-timesteps", "768", *TINY])
+    summary = train.train(["--resume", str(out), "--out", str(resumed), "--total-timesteps", "768", *TINY])
     assert summary["resumed_from"].endswith("model_000000000512.zip")
     assert summary["timesteps"] == 768 and summary["timesteps_this_run"] == 256  # continued, not restarted
     assert (resumed / "checkpoints" / "model_000000000768.zip").exists()
@@ -143,7 +142,7 @@ def test_resume_restores_rule_options(run_dir, tmp_path):
     """The README's `python train.py --resume runs/quick` after a run with --option num_deals=...:
     no option given again, the run's own ones (rule options, network, sizes) are used."""
     out, _ = run_dir
-    summary = train.main(["--resume", str(out), "--out", str(tmp_path / "again"), "--total-timesteps", "768",
+    summary = train.train(["--resume", str(out), "--out", str(tmp_path / "again"), "--total-timesteps", "768",
                           "--no-progress"])
     config = summary["config"]
     assert config["rules"]["num_deals"] == 1 and config["num_envs"] == 8 and config["eval_games"] == 12
@@ -188,7 +187,7 @@ def test_broken_newest_checkpoint_falls_back_to_the_previous_one(run_dir, tmp_pa
     copy = _copy_run(run_dir, tmp_path)
     good = (copy / "checkpoints" / "model_000000000512.zip").read_bytes()
     (copy / "checkpoints" / "model_000000000600.zip").write_bytes(good[: len(good) // 2])  # truncated
-    summary = train.main(["--resume", str(copy), "--total-timesteps", "768", "--no-progress"])
+    summary = train.train(["--resume", str(copy), "--total-timesteps", "768", "--no-progress"])
     err = capsys.readouterr().err
     assert "model_000000000600.zip is broken" in err and "falling back to model_000000000512.zip" in err
     assert summary["resumed_from"].endswith("model_000000000512.zip") and summary["timesteps"] == 768
@@ -214,7 +213,7 @@ def test_existing_run_folder_is_refused(run_dir, capsys):
 
 def test_overwrite_empties_the_old_run_first(run_dir, tmp_path):
     copy = _copy_run(run_dir, tmp_path)
-    train.main(["--out", str(copy), "--overwrite", "--total-timesteps", "256", "--eval-every", "0", *TINY])
+    train.train(["--out", str(copy), "--overwrite", "--total-timesteps", "256", "--eval-every", "0", *TINY])
     assert [p.name for p in (copy / "checkpoints").iterdir()] == ["model_000000000256.zip"]  # no old ones mixed in
     assert not (copy / "league").exists() and json.loads((copy / "summary.json").read_text())["timesteps"] == 256
 
@@ -235,8 +234,8 @@ def test_default_run_names_never_collide(tmp_path, monkeypatch):
 
 def test_same_seed_same_run(tmp_path):
     args = ["--total-timesteps", "256", "--eval-every", "0", *TINY]
-    first = train.main([*args, "--out", str(tmp_path / "a")])
-    second = train.main([*args, "--out", str(tmp_path / "b")])
+    first = train.train([*args, "--out", str(tmp_path / "a")])
+    second = train.train([*args, "--out", str(tmp_path / "b")])
     from sb3_contrib import MaskablePPO
 
     a, b = (MaskablePPO.load(tmp_path / name / "model.zip").policy.state_dict() for name in "ab")
@@ -259,10 +258,10 @@ def test_every_option_is_documented(capsys):
 
 
 def _fails(argv, capsys) -> tuple[int, str]:
-    """(exit status, the one line on stderr) of a train.main(argv) that must fail."""
+    """(exit status, the one line on stderr) of a train.train(argv) that must fail."""
     capsys.readouterr()
     with pytest.raises(SystemExit) as error:
-        train.main(argv)
+        train.train(argv)
     err = capsys.readouterr().err
     code = error.value.code if isinstance(error.value.code, int) else 1
     if isinstance(error.value.code, str):  # sys.exit("train.py: error: ...") prints it at exit
@@ -301,10 +300,14 @@ BAD_OPTIONS = [  # (arguments, the option the one line must name); {bad} is the 
     (["--opponents", "random=x"], "--opponents"), (["--opponents", "nobody"], "--opponents"),
     (["--opponents", "ppo:{bad}/bad_data.zip"], "ppo-unsafe-pickle"), (["--imitate", "nobody"], "--imitate"),
     (["--device", "cuda"], "--device"),
+    (["--name", "x" * 300], "--name"), (["--name", "two\nlines"], "--name"), (["--name", "a b"], "--name"),
+    (["--opponents", "human=1"], "human"), (["--opponents", "heuristic,human"], "human"),
+    (["--imitate", "human"], "human"), (["--net-arch", "65536,65536"], "--net-arch"),
 ]
 
 
-@pytest.mark.parametrize("argv, names", BAD_OPTIONS, ids=[" ".join(a) for a, _ in BAD_OPTIONS])
+@pytest.mark.parametrize("argv, names", BAD_OPTIONS,
+                         ids=[" ".join(a)[:60].replace("\n", "\\n") for a, _ in BAD_OPTIONS])
 def test_bad_options_are_one_line_and_create_nothing(argv, names, bad_inputs, tmp_path, monkeypatch, capsys):
     import torch
 
@@ -336,8 +339,180 @@ def test_help_and_usage_errors_work_without_the_train_extra(tmp_path):
     usage = run("--gamma", "5")
     assert usage.returncode == 2 and "--gamma" in usage.stderr
     refused = run("--total-timesteps", "256")
-    assert refused.returncode == 1 and 'pip install -e ".[train]"' in refused.stderr
+    assert refused.returncode == 1 and 'pip install "sergeant-major-env[train]"' in refused.stderr
+    assert 'pip install -e ".[train]"' in refused.stderr  # in a checkout
     assert len(refused.stderr.strip().splitlines()) == 1 and not any(tmp_path.iterdir())
+
+
+# ----------------------------------------------------------------------------- --resume of a crafted run.json
+
+def _set(key, value):
+    return lambda record: record["options"].__setitem__(key, value)
+
+
+CRAFTED_RUNS = [  # (id, how run.json is changed, what the one line must name, what it must say is allowed)
+    ("deep nesting", "[" * 100_000 + "]" * 100_000, "nests", "at most 32"),
+    ("over 1 MB", " " * 1_000_001 + "{}", "larger than", "1,000,000 bytes"),
+    ("not JSON", "{not json", "not readable JSON", "JSON"),
+    ("options a list", lambda r: r.__setitem__("options", [1, 2]), "'options'", "JSON object"),
+    ("num_envs 0", _set("num_envs", 0), "num_envs", "an integer from 1 to 1000000"),
+    ("num_envs text", _set("num_envs", "abc"), "num_envs", "an integer from 1 to 1000000"),
+    ("num_envs 10**12", _set("num_envs", 10**12), "num_envs", "an integer from 1 to 1000000"),
+    ("num_envs as text", _set("num_envs", "8"), "num_envs", "an integer"),
+    ("seed -1", _set("seed", -1), "seed", "an integer from 0 to 2**63 - 1"),
+    ("seed text", _set("seed", "x"), "seed", "an integer from 0 to 2**63 - 1"),
+    ("opponents a number", _set("opponents", 5), "opponents", "NAME=WEIGHT"),
+    ("opponents human", _set("opponents", "human=1"), "opponents", "agent names"),
+    ("opponents no weight", _set("opponents", "random=0"), "opponents", "positive weight"),
+    ("imitate human", _set("imitate", "human"), "imitate", "not human"),
+    ("rules a list", lambda r: r.__setitem__("rules", [1]), "'rules'", "num_deals"),
+    ("rules num_deals 40", lambda r: r["rules"].__setitem__("num_deals", 40), "num_deals", "from 1 to 18"),
+    ("rules unknown", lambda r: r["rules"].__setitem__("jokers", True), "jokers", "known options"),
+    ("net_arch too wide", _set("net_arch", [10**6, 10**6]), "net_arch", "1 to 65536 units"),
+    ("net_arch too many weights", _set("net_arch", [65536, 65536]), "net_arch", "at most 50,000,000"),
+    ("net_arch text", _set("net_arch", "128,128"), "net_arch", "hidden layer sizes"),
+    ("learning_rate NaN", _set("learning_rate", float("nan")), "learning_rate", "a number above 0 and at most 1"),
+    ("gamma 5", _set("gamma", 5), "gamma", "a number from 0 to 1"),
+    ("batch_size 0", _set("batch_size", 0), "batch_size", "an integer, 2 or more"),
+    ("n_steps -1", _set("n_steps", -1), "n_steps", "an integer, 1 or more"),
+    ("anneal_lr a number", _set("anneal_lr", 1), "anneal_lr", "true or false"),
+    ("activation unknown", _set("activation", "gelu"), "activation", "one of relu, tanh"),
+    ("option unknown", _set("bogus", 1), "bogus", "a run's options are"),
+    ("imitation too big", lambda r: r["options"].update(imitate_round=10**9, imitate_steps=10**9), "imitate_round",
+     "GiB"),
+    ("observation version", lambda r: r["observation"].__setitem__("version", 1), "observation", "this package's"),
+    ("format version", lambda r: r.__setitem__("format_version", 99), "format version", "version 1"),
+    ("commands", lambda r: r.__setitem__("commands", "rm -rf"), "commands", "list of command lines"),
+]
+
+
+@pytest.mark.parametrize("change, names, allowed", [c[1:] for c in CRAFTED_RUNS], ids=[c[0] for c in CRAFTED_RUNS])
+def test_resume_checks_a_crafted_run_json_as_the_command_line_before_writing(run_dir, tmp_path, monkeypatch, capsys,
+                                                                            change, names, allowed):
+    """A resumed run's options pass the command line's checks (issue 20 item 2): one line naming the
+    option and what is allowed, exit status 2, run.json byte-identical, nothing new anywhere."""
+    run = tmp_path / "crafted"
+    (run / "checkpoints").mkdir(parents=True)
+    shutil.copy(run_dir[0] / "checkpoints" / "model_000000000512.zip", run / "checkpoints")
+    if isinstance(change, str):
+        text = change
+    else:
+        record = json.loads((run_dir[0] / "run.json").read_text())
+        change(record)
+        text = json.dumps(record)
+    (run / "run.json").write_text(text)
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    monkeypatch.chdir(tmp_path)
+    code, line = _fails(["--resume", str(run), "--total-timesteps", "768", "--no-progress"], capsys)
+    assert code == 2 and line.startswith("sergeant-major train: error: --resume "), line
+    assert names in line and allowed in line, line
+    assert len(line) < 600
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+
+
+def test_a_run_json_option_given_again_with_its_own_value_is_accepted():
+    """The command line and run.json give the same typed values (a list in JSON is the tuple the parser makes)."""
+    from sergeant_major_env.training.config import TrainConfig
+
+    stored = TrainConfig.from_stored({"net_arch": [64, 64], "gamma": 1, "activation": "tanh"}, {"num_deals": 2},
+                                     "run.json")
+    parsed = train.build_parser().parse_args(["--net-arch", "64,64", "--gamma", "1"])
+    assert stored.net_arch == parsed.net_arch == (64, 64) and stored.gamma == parsed.gamma == 1.0
+    assert stored.rules.num_deals == 2 and stored.option == ("num_deals=2", "exchanges=true", "must_overtake=false",
+                                                             "must_overtrump=false", "dealer_builds_talon=false")
+
+
+# ----------------------------------------------------------------------------- the config
+
+def test_the_parser_is_built_from_the_config_every_option_with_its_default(tmp_path, monkeypatch, capsys):
+    import dataclasses
+
+    from sergeant_major_env.training import config
+
+    monkeypatch.chdir(tmp_path)
+    assert train.parse_args([]).config == config.TrainConfig()  # the parser's defaults are the config's
+    with pytest.raises(SystemExit):
+        train.parse_args(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    helps = config.field_help()
+    for field in dataclasses.fields(config.TrainConfig):
+        assert config.flag_of(field.name) in text and helps[field.name], field.name
+        if field.metadata["kind"] in ("value", "list") and field.default not in (None, ()):
+            shown = ",".join(map(str, field.default)) if isinstance(field.default, tuple) else str(field.default)
+            assert f"default {shown}" in text, field.name
+    assert len(dataclasses.fields(config.TrainConfig)) == 41
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.TrainConfig().seed = 1
+
+
+def test_a_run_beyond_this_machines_memory_is_refused_naming_the_option():
+    from sergeant_major_env.training.config import ConfigError, TrainConfig, check_memory, memory_needed
+
+    config = TrainConfig()
+    check_memory(config, available=memory_needed(config))  # just fits
+    with pytest.raises(ConfigError, match="--imitate-round: the run would hold about"):
+        check_memory(config, available=memory_needed(config) - 1)
+
+
+# ----------------------------------------------------------------------------- a full disk
+
+def _disk_full_after(monkeypatch, good_saves: int) -> None:
+    """Model saves after the first ``good_saves`` fail as torch's save does on a full disk (ENOSPC)."""
+    import errno
+
+    import torch
+
+    calls = []
+    real_save, real_model_save = torch.save, run_folder.save_sb3_model
+
+    def save(*args, **kwargs):
+        if len(calls) > good_saves:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_save(*args, **kwargs)
+
+    def model_save(model, path):
+        calls.append(path)
+        return real_model_save(model, path)
+
+    monkeypatch.setattr(torch, "save", save)
+    monkeypatch.setattr(run_folder, "save_sb3_model", model_save)
+
+
+def test_a_full_disk_before_the_first_checkpoint_is_one_line_and_leaves_nothing(tmp_path, monkeypatch, capsys):
+    _disk_full_after(monkeypatch, good_saves=0)
+    out = tmp_path / "run"
+    code, line = _fails(["--out", str(out), "--total-timesteps", "256", "--eval-every", "0", "--checkpoint-every", "0",
+                         *TINY, "--imitate", "none"], capsys)
+    assert code == 1 and line == (f"sergeant-major train: error: cannot write {out}/checkpoints/"
+                                  f"model_000000000256.zip: No space left on device; nothing of the run was kept"), line
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_full_disk_after_a_checkpoint_keeps_the_run_resumable(tmp_path, monkeypatch, capsys):
+    _disk_full_after(monkeypatch, good_saves=1)
+    out = tmp_path / "run"
+    code, line = _fails(["--out", str(out), "--total-timesteps", "512", "--eval-every", "0",
+                         "--checkpoint-every", "256", *TINY, "--imitate", "none"], capsys)
+    assert code == 1 and "No space left on device; the run is kept at its last checkpoint" in line, line
+    assert line.endswith(f"sergeant-major train --resume {out}")
+    assert [p.name for p in (out / "checkpoints").iterdir()] == ["model_000000000256.zip"]
+    assert not list(out.rglob("*.tmp")) and not (out / "summary.json").exists()
+    monkeypatch.undo()  # space again
+    summary = train.train(["--resume", str(out), "--total-timesteps", "512", "--no-progress"])
+    assert summary["status"] == "complete" and summary["timesteps"] == 512
+
+
+# ----------------------------------------------------------------------------- what a run prints
+
+def test_the_progress_bar_stops_at_its_total_and_the_last_line_says_how_to_evaluate(tmp_path, capsys):
+    """300 timesteps in rollouts of 8 x 32 = 256 steps: PPO takes 512, the bar shows 300/300."""
+    out = tmp_path / "run"
+    argv = [a for a in TINY if a != "--no-progress"]
+    train.train(["--out", str(out), "--total-timesteps", "300", "--eval-every", "0", *argv, "--imitate", "none"])
+    captured = capsys.readouterr()
+    assert "300/300" in captured.err and "512/300" not in captured.err
+    assert captured.out.splitlines()[-1] == (f"evaluate it: sergeant-major evaluate --agents ppo:{out},heuristic,"
+                                             f"heuristic --games 12")
 
 
 def test_pool_parsing_sums_the_weights_of_each_name():
@@ -478,6 +653,6 @@ def test_a_signal_saves_the_run_and_resume_continues_it(tmp_path, stop, status):
     done = summary["timesteps"]
     assert (out / "checkpoints" / run_folder.checkpoint_name(done)).exists()
     assert (out / "model.zip").exists() and make_agent(f"ppo:{out}").metadata["training"]["timesteps"] == done
-    resumed = train.main(["--resume", str(out), "--total-timesteps", str(done + 256), "--no-progress"])
+    resumed = train.train(["--resume", str(out), "--total-timesteps", str(done + 256), "--no-progress"])
     assert resumed["status"] == "complete" and resumed["timesteps"] == done + 256
     assert resumed["resumed_from"].endswith(run_folder.checkpoint_name(done))

@@ -1,10 +1,11 @@
 """Train a 3-5-8 player with MaskablePPO (sb3-contrib) over the batched SergeantMajorVecEnv.
 
     sergeant-major train                                    # the default run: beats the heuristic, ~15 min on 2 cores
-    sergeant-major train --total-timesteps 200000 --option num_deals=3 --name quick
+    sergeant-major train --name quick --option num_deals=2 --imitate-steps 150000 --total-timesteps 60000 \\
+        --eval-every 0 --final-eval-games 120   # quick: 94 s, 1.5 GB (2026-12-02, shared 2-core machine)
     sergeant-major train --opponents heuristic=1,self=1 --no-curriculum
     sergeant-major train --resume runs/quick                # continue a run (its own options) from its checkpoint
-    sergeant-major evaluate --agents ppo:runs/quick,heuristic,heuristic --games 600
+    sergeant-major evaluate --agents ppo:runs/quick,heuristic,heuristic --games 120   # what its last line says
 
 One learner plays --num-envs games at once in ONE batched engine state; its seat rotates
 over the games of each slot (seat (slot + game number) % 3), so it learns all three roles
@@ -45,7 +46,7 @@ duplicate-deal games (sergeant_major_env.evaluation.play_tables) at the table "l
 random, random" and at "learner, heuristic, heuristic", with the same deals each time
 (--eval-seed). Its mean points per game with a 95% interval are logged to TensorBoard
 (eval/*) and to eval_history.json. At the end the saved policy plays --final-eval-games
-games at both tables as agents.make_agent("ppo:OUT"), exactly as evaluate.py plays it: the
+games at both tables as agents.make_agent("ppo:OUT"), exactly as sergeant-major evaluate plays it: the
 final table of summary.json.
 
 Outputs in --out (default runs/<--name>, or runs/<timestamp>, "-2", "-3" ... if taken; a
@@ -77,16 +78,31 @@ a resumed run is not bit-identical to an uninterrupted one (the games in progres
 generators' states are not checkpointed: the resumed env starts new games from seed
 --seed + timesteps done, and the rollout boundary restarts).
 
+Options: every option is a field of one typed, frozen config (training/config.py:
+TrainConfig) from which this parser is built; the config checks every value when it is made
+(ranges, the network's size, the memory the run holds at once against this machine's, the
+derived seeds). A run name (--name) is 1 to 100 letters, digits, '.', '_' or '-'. The human
+agent cannot train nor be imitated (it needs a person at a terminal): refused at once.
+
 Resume (--resume RUN, or one checkpoint RUN/checkpoints/model_T.zip): the run continues with
 its own options, read from RUN/run.json (rule options, network, PPO settings, opponents,
-seeds: everything). An option given again with another value is an error naming both;
-only --total-timesteps (it may be raised), --out, --device, --no-progress, --eval-every,
---eval-games, --final-eval-games and --checkpoint-every may change. The network, optimizer
+seeds: everything), rebuilt through the same checks as the command line's: a value this
+command refuses is refused in run.json too (one line naming the option and what is allowed,
+exit status 2, nothing written). run.json is read only if at most 1 MB and nested at most 32
+deep, and its observation layout must be this package's. An option given again with another
+value is an error naming both; only --total-timesteps (it may be raised), --out, --name,
+--device, --no-progress, --eval-every, --eval-games, --final-eval-games and
+--checkpoint-every may change. The network, optimizer
 state and timestep count come from the newest checkpoint; a broken one (truncated, bad
 data) is reported and the previous one is used. The league snapshots and the evaluation
 history are reloaded from RUN. Output goes to RUN unless --out names a new folder.
 --resume loads the run's own SB3 checkpoint with MaskablePPO.load, which unpickles it:
-resume only runs you trust (your own). Nothing else train.py reads unpickles.
+resume only runs you trust (your own). Nothing else this command reads unpickles.
+
+A file that cannot be written (a full disk): one line, "sergeant-major train: error: cannot
+write FILE: REASON", exit status 1. A new run without a checkpoint yet is removed (nothing is
+left behind); a run with a checkpoint of its own, or one resumed in its own folder, is kept at
+its last checkpoint and the line gives the --resume command that continues it.
 
 Interrupts: Ctrl-C (SIGINT) or SIGTERM finishes the current env step (or imitation pass;
 an evaluation in progress is dropped), then saves a checkpoint, the model files and a
@@ -102,19 +118,20 @@ what has been measured.
 
 from __future__ import annotations
 
-import argparse
-import os
+import shlex
+import shutil
 import sys
 import time
+from pathlib import Path
 
 import sergeant_major_env.agents as agents
 from sergeant_major_env import files
-from sergeant_major_env.seeding import seed_argument
 from sergeant_major_env.training import evaluation, imitation, options, run_folder
-from sergeant_major_env.training.options import integer, layer_sizes, number, run_name
+from sergeant_major_env.training.config import TrainConfig
+from sergeant_major_env.training.options import Plan
 from sergeant_major_env.training.stopping import StopSignals
 
-TRAIN_EXTRA = 'pip install -e ".[train]"'
+TRAIN_EXTRA = 'pip install "sergeant-major-env[train]" (in a checkout of the repository: pip install -e ".[train]")'
 TRAIN_EXTRA_MODULES = ("safetensors", "tensorboard", "matplotlib", "tqdm")
 """The train extra's modules imported only when used (policy files, logs, the plot, the bar)."""
 try:  # The train extra (torch, SB3). Missing, it is reported after parsing (require_train_extra),
@@ -130,9 +147,12 @@ try:  # The train extra (torch, SB3). Missing, it is reported after parsing (req
 except ImportError as missing:
     MISSING_EXTRA = missing.name
 
-# The pieces main uses, each in the training package: options.py (parsing, --resume's options),
-# learner.py (a new MaskablePPO or the resumed checkpoint), league.py (snapshots, opponent pool,
-# curriculum), imitation.py (the warm start), callbacks.py (everything periodic while PPO
+PROG = "sergeant-major train"
+
+# The pieces main uses, each in the training package: config.py (every option, typed and
+# checked: TrainConfig), options.py (the command line and --resume's run read into a Plan),
+# learner.py (a new MaskablePPO or the resumed checkpoint), league.py (snapshots, opponent
+# pool, curriculum), imitation.py (the warm start), callbacks.py (everything periodic while PPO
 # learns), evaluation.py (duplicate tables, the learning curve), export.py (run.json, model
 # files, summary.json), run_folder.py (the folder, checkpoints), stopping.py (SIGINT, SIGTERM).
 
@@ -140,86 +160,16 @@ except ImportError as missing:
 # ============================================================================ options
 
 def build_parser() -> options.OneLineParser:
-    """Every option, one line of help each; --help adds its default and the values it allows."""
-    parser = options.OneLineParser(
-        prog="sergeant-major train", description=__doc__.split("\n\n")[0].strip(), epilog="\n\n".join(__doc__.split("\n\n")[1:]),
-        formatter_class=options.HelpFormatter)
-    option = parser.add_argument_group("run").add_argument
-    option("--total-timesteps", type=integer(1), default=3_000_000, metavar="T",
-           help="learner decisions (env steps) to train for, in all (--resume may raise it)")
-    option("--num-envs", type=integer(1, 1_000_000), default=512, metavar="N", help="games played in parallel")
-    option("--seed", type=seed_argument, default=0, metavar="S", help="seed of everything, 0 to 2**63-1")
-    option("--option", "--options", dest="option", action="extend", nargs="+", default=[], metavar="NAME=VALUE",
-           help="rule options (RULES.md section 9), e.g. num_deals=3 exchanges=false")
-    option("--name", type=run_name, default=None, help="run name: output in runs/NAME (default: a new timestamp)")
-    option("--out", default=None, metavar="DIR", help="output folder (default runs/NAME; on --resume, RUN itself)")
-    option("--overwrite", action="store_true", help="empty the output folder first if it holds a run (else refused)")
-    option("--resume", default=None, metavar="RUN",
-           help="continue a run folder or checkpoint .zip with its own options (it unpickles: your own runs only)")
-    option("--device", default="cpu", help="torch device of the learner: cpu, cuda, cuda:N, mps or auto")
-    option("--no-progress", action="store_true", help="no progress bar")
-
-    option = parser.add_argument_group("opponents").add_argument
-    option("--opponents", default="heuristic=1", metavar="NAME=W,...",
-           help="opponent pool and weights: agents.make_agent names and 'self', the league of learner snapshots")
-    option("--opponent-pairs", choices=("same", "independent"), default="same",
-           help="same: one pool member plays both opponent seats of a game; independent: one draw per seat")
-    option("--no-curriculum", dest="curriculum", action="store_false",
-           help="constant pool weights (default: a curriculum from weak to strong opponents)")
-    option("--curriculum-end", type=number(0, 1, low_open=True), default=0.5, metavar="F",
-           help="fraction of the run after which the --opponents weights hold")
-    option("--snapshot-every", type=integer(1), default=20, metavar="K", help="PPO updates between league snapshots")
-    option("--league-size", type=integer(1), default=3, metavar="M", help="snapshots kept in the league (the latest)")
-    option("--snapshot-actions", choices=("sample", "argmax"), default="sample",
-           help="snapshots play a sample of their masked policy, or its most likely action")
-
-    option = parser.add_argument_group("imitation warm start").add_argument
-    option("--imitate", default="heuristic", metavar="AGENT",
-           help="before PPO, copy this agent's moves and fit the value to its returns ('heuristic', ...)")
-    option("--imitate-steps", type=integer(0), default=1_200_000, metavar="T",
-           help="teacher decisions to learn from (not counted in --total-timesteps)")
-    option("--imitate-lr", type=number(0, 1, low_open=True), default=3e-3, metavar="LR", help="imitation learning rate")
-    option("--imitate-epochs", type=integer(1), default=4, metavar="E", help="passes over each round of teacher decisions")
-    option("--imitate-round", type=integer(1), default=300_000, metavar="L",
-           help="teacher decisions gathered, then fitted in shuffled minibatches (memory: ~3.7 kB each)")
-
-    option = parser.add_argument_group("network and PPO").add_argument
-    option("--net-arch", type=layer_sizes, default="128,128", metavar="H,H",
-           help="hidden layer sizes of the policy and of the (separate) value network")
-    option("--activation", choices=("relu", "tanh"), default="relu",
-           help="activation of the hidden layers (SB3's default is tanh; relu imitated better)")
-    option("--learning-rate", type=number(0, 1, low_open=True), default=2e-4, metavar="LR", help="Adam learning rate")
-    option("--anneal-lr", action=argparse.BooleanOptionalAction, default=True,
-           help="decay the learning rate linearly to 0 over the run (default on; --no-anneal-lr keeps it constant)")
-    option("--n-steps", type=integer(1), default=16, metavar="K", help="steps per game slot per rollout")
-    option("--batch-size", type=integer(2), default=1024, metavar="B", help="minibatch size")
-    option("--n-epochs", type=integer(1), default=2, metavar="E", help="epochs per rollout")
-    option("--gamma", type=number(0, 1), default=0.995, help="discount factor")
-    option("--gae-lambda", type=number(0, 1), default=0.95, help="GAE lambda")
-    option("--clip-range", type=number(0, 1, low_open=True), default=0.2, help="PPO clip range")
-    option("--reward-scale", type=number(0, low_open=True), default=1.0, metavar="C",
-           help="PPO's rewards are each deal's points times C (logged returns stay in points)")
-    option("--ent-coef", type=number(0), default=0.003, help="entropy bonus coefficient")
-    option("--vf-coef", type=number(0), default=0.5, help="value loss coefficient")
-    option("--max-grad-norm", type=number(0, low_open=True), default=0.5, help="gradient clipping norm")
-
-    option = parser.add_argument_group("evaluation and checkpoints").add_argument
-    option("--eval-every", type=integer(0), default=1_000_000, metavar="T",
-           help="timesteps between evaluations (0: only the final one)")
-    option("--eval-games", type=integer(1), default=180, metavar="G",
-           help="games per evaluation table, rounded up to a multiple of 6")
-    option("--final-eval-games", type=integer(1), default=600, metavar="G", help="games per final evaluation table")
-    option("--eval-seed", type=seed_argument, default=1_000_000, metavar="S",
-           help="first engine seed of the evaluation deals, the same at every evaluation")
-    option("--checkpoint-every", type=integer(0), default=1_000_000, metavar="T",
-           help="timesteps between checkpoints (0: only at the end; an interrupt writes one too)")
-    return parser
+    """Every option of :class:`TrainConfig`, one line of help each; --help adds its default and
+    the values it allows."""
+    return options.build_parser(PROG, description=__doc__.split("\n\n")[0].strip(),
+                                epilog="\n\n".join(__doc__.split("\n\n")[1:]))
 
 
-def parse_args(argv=None):
+def parse_args(argv=None) -> Plan:
     """The checked options (training/options.py): every problem is one line and exit status 2,
     before anything is created; with --resume, the run's own options (run.json)."""
-    return options.parse(build_parser, argv)
+    return options.parse(build_parser(), argv)
 
 
 def usage_error(message: str):
@@ -227,8 +177,8 @@ def usage_error(message: str):
 
 
 def fail(message: str):
-    """A problem found before training (not a usage error): one line, exit status 1."""
-    sys.exit(f"sergeant-major train: error: {message}")
+    """A problem found before or during training (not a usage error): one line, exit status 1."""
+    sys.exit(f"{PROG}: error: {message}")
 
 
 def require_train_extra() -> None:
@@ -237,46 +187,60 @@ def require_train_extra() -> None:
 
     missing = MISSING_EXTRA or next((m for m in TRAIN_EXTRA_MODULES if importlib.util.find_spec(m) is None), None)
     if missing is not None:
-        sys.exit(f"sergeant-major train: error: training needs the train extra ({missing} is not installed): {TRAIN_EXTRA}")
+        fail(f"training needs the train extra ({missing} is not installed): {TRAIN_EXTRA}")
 
 
 # ============================================================================ main
 
-def main(argv=None) -> dict:
+def main(argv=None) -> int:
+    """``sergeant-major train``: train as the options say; 0 when the run is complete (after a
+    stop signal it saves and exits 130 or 143; a problem is one line and exit status 1 or 2).
+    A stop signal before training starts is the dispatcher's (:mod:`sergeant_major_env.interrupts`):
+    one line, nothing saved, no folder left."""
+    train(argv)
+    return 0
+
+
+def train(argv=None) -> dict:
     """Train as the options say; returns summary.json's record (after a stop signal: saves, exits 130 or 143)."""
     started = time.perf_counter()
-    args = parse_args(argv)
+    plan = parse_args(argv)
+    config = plan.config
     require_train_extra()
-    check_device(args.device)
+    check_device(config.device)
     use_torch_threads()
     clock = export.Clock(started)  # it reads the load average now
-    opponents = make_opponents(args)
+    opponents = make_opponents(config)
 
     # The env and the learner (seeded: SB3 seeds python, numpy, torch and the env).
-    env = SergeantMajorVecEnv(args.num_envs, seed=args.seed, rules=args.rules)
-    venv = learner.ScaleReward(env, args.reward_scale) if args.reward_scale != 1 else env
-    model, resumed_from = resume_learner(args, env, venv) if args.resume else (learner.new_model(args, venv), None)
-    check_timesteps_left(args, model.num_timesteps)
-    out, league, history, earlier_imitation = open_run(args, model, resumed_from)
+    env = SergeantMajorVecEnv(config.num_envs, seed=config.seed, rules=config.rules)
+    venv = learner.ScaleReward(env, config.reward_scale) if config.reward_scale != 1 else env
+    model, resumed_from = resume_learner(plan, env, venv) if config.resume else (learner.new_model(config, venv), None)
+    check_timesteps_left(plan, model.num_timesteps)
+    out, created = open_run_folder(plan)
+    with write_failures(plan, out, created, model):
+        with run_folder.removed_on_failure(out, created):  # a failed start leaves no folder behind
+            league, history, earlier_imitation = start_run(plan, out, model, resumed_from)
+        with StopSignals() as stop:
+            callback = TrainingCallback(config, env, opponents, league, out, history, stop)
+            callback.init_callback(model)
+            callback.set_pool(model.num_timesteps)
+            imitated = warm_start(config, model, stop, earlier_imitation)
+            learn(config, model, callback, out, stop, clock)
 
-    with StopSignals() as stop:
-        callback = TrainingCallback(args, env, opponents, league, out, history, stop)
-        callback.init_callback(model)
-        callback.set_pool(model.num_timesteps)
-        imitated = warm_start(args, model, stop, earlier_imitation)
-        learn(args, model, callback, out, stop, clock)
-
-        # Save (even when stopped: a signal is only read here), evaluate, summarize.
-        checkpoint = callback.checkpoint(model.num_timesteps)
-        saved = {**export.save_model_files(args, model, out), "checkpoint": str(checkpoint)}
-        final = None if stop.requested else callback.evaluate(  # the saved policy, as evaluate.py plays it
-            model.num_timesteps, agent=agents.make_agent(f"ppo:{out}"), games=args.final_eval_games, final=True)
-        evaluation.plot_curve(history, out / "learning_curve.png", curve_title(args, imitated))
-        summary = export.run_summary(args, out, model, stop=stop, clock=clock, eval_seconds=callback.eval_seconds,
-                                     resumed_from=resumed_from, imitation=imitated, final=final, history=history,
-                                     league=league.names, saved=saved)
-        files.write_json(out / "summary.json", summary, default=float)
-        report(out, summary, final, stop)
+            # Save (even when stopped: a signal is only read here), evaluate, summarize.
+            checkpoint = callback.checkpoint(model.num_timesteps)
+            saved = {**export.save_model_files(plan, model, out), "checkpoint": str(checkpoint)}
+            final = None if stop.requested else callback.evaluate(  # the saved policy, as evaluate plays it
+                model.num_timesteps, agent=agents.make_agent(f"ppo:{out}"), games=config.final_eval_games,
+                final=True)
+            evaluation.plot_curve(history, out / "learning_curve.png", curve_title(config, imitated))
+            summary = export.run_summary(plan, out, model, stop=stop, clock=clock,
+                                         eval_seconds=callback.eval_seconds, resumed_from=resumed_from,
+                                         imitation=imitated, final=final, history=history, league=league.names,
+                                         saved=saved)
+            files.write_json(out / "summary.json", summary, default=float)
+    report(out, summary, final, stop)
     return summary
 
 
@@ -288,72 +252,109 @@ def check_device(device: str) -> None:
         usage_error(str(error))
 
 
-def make_opponents(args) -> dict:
+def make_opponents(config: TrainConfig) -> dict:
     """The fixed opponents by name (the league is "self"); a bad name is a usage error."""
     members = {}
     try:
-        for name in args.pool:
+        for name in config.pool:
             if name != "self":
                 members[name] = agents.make_agent(name)
-        if args.imitate != "none":
-            agents.make_agent(args.imitate)
+        if config.imitate != "none":
+            agents.make_agent(config.imitate)
     except ValueError as error:
         usage_error(f"argument --opponents/--imitate: {error}")
     return members
 
 
-def resume_learner(args, env, venv):
+def resume_learner(plan: Plan, env, venv):
     """(model, checkpoint) of the resumed run: its newest good checkpoint (MaskablePPO.load, which
     unpickles the run's own file); none that loads is one line, exit status 1."""
-    if args.resume_note:
-        print(args.resume_note, flush=True)
+    if plan.resume_note:
+        print(plan.resume_note, flush=True)
     try:
-        return learner.load_checkpoint(args, env, venv)
+        return learner.load_checkpoint(plan.config, plan.resume_checkpoints, env, venv)
     except ValueError as error:
-        fail(f"--resume {args.resume}: {error}")
+        fail(f"--resume {plan.config.resume}: {error}")
 
 
-def check_timesteps_left(args, done: int) -> None:
+def check_timesteps_left(plan: Plan, done: int) -> None:
     """A resumed run trains on only if --total-timesteps is beyond its timesteps (or equal to them
     when it was interrupted, to finish it)."""
-    finished = args.total_timesteps == done and run_folder.earlier_status(args.resume_run) == "complete"
-    if args.total_timesteps < done or finished:
+    total = plan.config.total_timesteps
+    finished = total == done and run_folder.earlier_status(plan.resume_run) == "complete"
+    if total < done or finished:
         usage_error(f"argument --total-timesteps: the run has done {done:,} timesteps already; give a larger "
-                    f"--total-timesteps to train it further (it was {args.total_timesteps})")
+                    f"--total-timesteps to train it further (it was {total})")
 
 
-def open_run(args, model, resumed_from):
-    """(run folder, league, evaluation history, unfinished imitation record): the folder created
-    now that every check has passed, and removed again if setting it up fails; run.json
+def open_run_folder(plan: Plan) -> tuple[Path, bool]:
+    """(the run folder, whether this command created it), now that every check has passed."""
+    try:
+        return run_folder.open_run_folder(plan.out_folder, plan.in_place, plan.config.overwrite)
+    except OSError as error:
+        fail(f"cannot create the run folder {error.filename or plan.out_folder or 'runs/'}: "
+             f"{error.strerror or error}")
+
+
+def start_run(plan: Plan, out: Path, model, resumed_from):
+    """(league, evaluation history, unfinished imitation record) of the run in ``out``: run.json
     written, and what the resumed run left (its league, evaluations, unfinished imitation)."""
-    done = model.num_timesteps
-    out, created = run_folder.open_run_folder(args.out_folder, args.in_place, args.overwrite)
-    with run_folder.removed_on_failure(out, created):
-        export.write_run_record(args, out, model, resumed_from)
-        league = League(out, args.league_size, sample=args.snapshot_actions == "sample", rules=args.rules)
-        if "self" in args.pool and args.resume_run:
-            league.load(args.resume_run, done)
-        history = run_folder.earlier_eval_history(args.resume_run, done)
-        earlier_imitation = run_folder.unfinished_imitation(args.resume_run) if args.imitate != "none" else None
-        model.set_logger(configure(str(out / "tb"), ["tensorboard"]))
-    return out, league, history, earlier_imitation
+    config, done = plan.config, model.num_timesteps
+    export.write_run_record(plan, out, model, resumed_from)
+    league = League(out, config.league_size, sample=config.snapshot_actions == "sample", rules=config.rules)
+    if "self" in config.pool and plan.resume_run:
+        league.load(plan.resume_run, done)
+    history = run_folder.earlier_eval_history(plan.resume_run, done)
+    earlier_imitation = run_folder.unfinished_imitation(plan.resume_run) if config.imitate != "none" else None
+    model.set_logger(configure(str(out / "tb"), ["tensorboard"]))
+    return league, history, earlier_imitation
 
 
-def warm_start(args, model, stop, earlier_imitation: dict | None) -> dict | None:
+class write_failures:
+    """A file of the run that cannot be written (a full disk, a quota, a read-only folder) ends
+    the command with one line and exit status 1. A run with a checkpoint of its own (or resumed
+    in its own folder) is kept, resumable, and the line says how; a new run without one is
+    removed (``run_folder.removed_on_failure``), leaving nothing behind."""
+
+    def __init__(self, plan: Plan, out: Path, created: bool, model) -> None:
+        self.plan, self.out, self.created, self.model = plan, out, created, model
+
+    def __enter__(self) -> "write_failures":
+        return self
+
+    def __exit__(self, kind, error, traceback) -> bool:
+        if not isinstance(error, OSError):
+            return False
+        logger = getattr(self.model, "_logger", None)
+        if logger is not None:
+            logger.close()  # TensorBoard's open event file
+        what = error.filename or self.out
+        reason = error.strerror or str(error)
+        if self.plan.in_place or run_folder.find_checkpoints(self.out):
+            fail(f"cannot write {what}: {reason}; the run is kept at its last checkpoint: free some space and "
+                 f"continue it with {PROG} --resume {shlex.quote(str(self.out))}")
+        if self.created:
+            shutil.rmtree(self.out, ignore_errors=True)
+        elif self.out.is_dir():
+            run_folder.empty_folder(self.out)  # it was empty (or emptied by --overwrite) when the run began
+        fail(f"cannot write {what}: {reason}; nothing of the run was kept")
+
+
+def warm_start(config: TrainConfig, model, stop, earlier_imitation: dict | None) -> dict | None:
     """--imitate: behaviour cloning before PPO (on --resume only to finish an interrupted one)."""
-    if (args.imitate != "none" and not args.resume) or earlier_imitation:
-        return imitation.imitate(model, args, model.logger, stop, earlier_imitation)
+    if (config.imitate != "none" and not config.resume) or earlier_imitation:
+        return imitation.imitate(model, config, model.logger, stop, earlier_imitation)
     return None
 
 
-def learn(args, model, callback, out, stop, clock) -> None:
+def learn(config: TrainConfig, model, callback, out, stop, clock) -> None:
     """PPO up to --total-timesteps (not after a stop signal); its steps and times go to ``clock``."""
     done = model.num_timesteps
     start = time.perf_counter()
-    if args.total_timesteps > done and not stop.requested:
-        print(f"training {args.total_timesteps - done:,} timesteps, {args.num_envs} games in parallel, "
+    if config.total_timesteps > done and not stop.requested:
+        print(f"training {config.total_timesteps - done:,} timesteps, {config.num_envs} games in parallel, "
               f"output in {out}", flush=True)
-        model.learn(args.total_timesteps - done, callback=callback, reset_num_timesteps=not args.resume,
+        model.learn(config.total_timesteps - done, callback=callback, reset_num_timesteps=not config.resume,
                     progress_bar=False)
     clock.learned(model.num_timesteps - done, time.perf_counter() - start,
                   callback.eval_seconds + callback.checkpoint_seconds)
@@ -363,28 +364,35 @@ def learn(args, model, callback, out, stop, clock) -> None:
               f"{callback.checkpoint_seconds:.1f} s of checkpoints excluded)", flush=True)
 
 
-def curve_title(args, imitated: dict | None) -> str:
-    return (f"MaskablePPO, seed {args.seed}, {args.rules.num_deals} deals a game"
-            + (f", after imitating {args.imitate}" if imitated else ""))
+def curve_title(config: TrainConfig, imitated: dict | None) -> str:
+    return (f"MaskablePPO, seed {config.seed}, {config.rules.num_deals} deals a game"
+            + (f", after imitating {config.imitate}" if imitated else ""))
 
 
 def report(out, summary: dict, final: dict | None, stop: StopSignals) -> None:
-    """The last lines: the final evaluation and the files; after a stop signal, how to resume (then exit 128+N)."""
+    """The last lines: the final evaluation, the files and how to evaluate the run; after a stop
+    signal, how to resume (then exit 128+N)."""
     for opponent, r in (final or {}).items():
         print(f"final ({r['games']} games, duplicate): ppo vs {opponent},{opponent}: {r['mean_points']:+.2f} "
               f"points/game, 95% CI {evaluation.ci_text(r['ci95'])}, win rate {r['win_rate']:.1%}")
     print(f"wall time {summary['wall_time_s']:.1f} s; wrote {out}/policy.safetensors, policy.json, model.zip, "
           f"summary.json, learning_curve.png", flush=True)
     if stop.requested:
-        print(f"sergeant-major train: interrupted by {stop.name} during {summary['interrupted']['during']} at "
-              f"{summary['timesteps']:,} timesteps; the run is saved. Continue it with: sergeant-major train --resume {out}",
-              file=sys.stderr, flush=True)
+        print(f"{PROG}: interrupted by {stop.name} during {summary['interrupted']['during']} at "
+              f"{summary['timesteps']:,} timesteps; the run is saved. Continue it with: {PROG} --resume "
+              f"{shlex.quote(str(out))}", file=sys.stderr, flush=True)
         sys.exit(stop.exit_status)
+    print(f"evaluate it: {evaluate_command(out, summary)}", flush=True)
 
 
-if __name__ == "__main__":
-    try:
-        main()
-    except KeyboardInterrupt:  # Ctrl-C before training started (nothing to save yet)
-        print("sergeant-major train: interrupted before training started; nothing was saved", file=sys.stderr)
-        sys.exit(130)
+def evaluate_command(out, summary: dict) -> str:
+    """The command that plays the run's policy (under the rule options it was trained with)
+    against two heuristics, as the final evaluation did."""
+    games = str(summary["config"]["final_eval_games"])
+    return shlex.join(["sergeant-major", "evaluate", "--agents", f"ppo:{out},heuristic,heuristic", "--games", games])
+
+
+if __name__ == "__main__":  # as `sergeant-major train`, with its handling of stop signals
+    from sergeant_major_env.cli import run
+
+    run(["train", *sys.argv[1:]])

@@ -1,7 +1,11 @@
 """train.py's pieces, each worth reading (and testing) on its own; train.py's ``main`` puts them together.
 
-* :mod:`sergeant_major_env.training.options`: the argparse types of train.py's option block, and parsing with it
-  (``--resume`` restores the run's own options; one-line errors, before anything is created);
+* :mod:`sergeant_major_env.training.config`: every option of ``sergeant-major train`` as one typed, frozen
+  :class:`~sergeant_major_env.training.config.TrainConfig` (a docstring per field), checked when made; the
+  parser is built from it;
+* :mod:`sergeant_major_env.training.options`: the command line read into a checked plan (``--resume``
+  rebuilds the run's own options from run.json through the same checks; one-line errors, before
+  anything is created);
 * :mod:`sergeant_major_env.training.learner`: a new MaskablePPO from the options, or the resumed run's checkpoint;
 * :mod:`sergeant_major_env.training.league`: the self-play league (learner snapshots as policy files, played
   through ``agents.PPOAgent``), the opponent pool's weights and the curriculum;
@@ -18,7 +22,7 @@
 * :mod:`sergeant_major_env.training.stopping`: SIGINT / SIGTERM turned into "stop after this step and save";
 * :mod:`sergeant_major_env.training.ship`: ship a trained policy as the package's ``learned`` agent.
 
-``options``, ``run_folder``, ``stopping``, ``imitation`` and ``evaluation`` import neither torch
+``config``, ``options``, ``run_folder``, ``stopping``, ``imitation`` and ``evaluation`` import neither torch
 nor SB3 at import time, so train.py's ``--help`` and usage errors work without the ``train``
 extra; ``learner``, ``league``, ``callbacks`` and ``export`` need it, and train.py imports them
 only where it checks that the extra is there.

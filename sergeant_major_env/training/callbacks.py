@@ -28,15 +28,15 @@ from .stopping import StopSignals, TrainingStopped
 class TrainingCallback(BaseCallback):
     """League snapshots, curriculum weights, per-opponent returns, evaluations (appended to
     ``history`` and eval_history.json), checkpoints, progress bar; the stop request after
-    every env step. ``args`` are train.py's options, ``opponents`` the fixed pool members by
+    every env step. ``config`` is the run's :class:`~.config.TrainConfig`, ``opponents`` the fixed pool members by
     name, ``out`` the run folder."""
 
-    def __init__(self, args, env, opponents: dict, league: League, out: Path, history: list,
+    def __init__(self, config, env, opponents: dict, league: League, out: Path, history: list,
                  stop: StopSignals) -> None:
         super().__init__()
-        self.args, self.env, self.opponents, self.league, self.out = args, env, opponents, league, out
+        self.config, self.env, self.opponents, self.league, self.out = config, env, opponents, league, out
         self.history, self.stop = history, stop
-        self.rollout = args.num_envs * args.n_steps
+        self.rollout = config.num_envs * config.n_steps
         self.next_eval = float("inf")
         self.next_checkpoint = 0
         self.eval_seconds = self.checkpoint_seconds = 0.0
@@ -45,33 +45,33 @@ class TrainingCallback(BaseCallback):
     def _on_training_start(self) -> None:
         t = self.num_timesteps
         self.start_timesteps = t
-        self.next_checkpoint = (t // self.args.checkpoint_every + 1) * self.args.checkpoint_every \
-            if self.args.checkpoint_every else float("inf")
-        if self.args.eval_every:  # evaluate at the start too, unless the history already has it
-            self.next_eval = t if not self.history or self.history[-1]["timesteps"] < t else t + self.args.eval_every
-        if not self.args.no_progress:
+        self.next_checkpoint = (t // self.config.checkpoint_every + 1) * self.config.checkpoint_every \
+            if self.config.checkpoint_every else float("inf")
+        if self.config.eval_every:  # evaluate at the start too, unless the history already has it
+            self.next_eval = t if not self.history or self.history[-1]["timesteps"] < t else t + self.config.eval_every
+        if not self.config.no_progress:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=self.args.total_timesteps, initial=t, unit="step", unit_scale=True,
+            self.bar = tqdm(total=self.config.total_timesteps, initial=t, unit="step", unit_scale=True,
                             dynamic_ncols=True, desc="train")
 
     def _on_rollout_start(self) -> None:  # after the update of the previous rollout
-        t, args = self.num_timesteps, self.args
+        t, config = self.num_timesteps, self.config
         updates = t // self.rollout
-        if "self" in args.pool and t > self.start_timesteps and updates % args.snapshot_every == 0:
+        if "self" in config.pool and t > self.start_timesteps and updates % config.snapshot_every == 0:
             self.league.add(self.model.policy, t)
         self.set_pool(t)
         if t >= self.next_eval:
             self.evaluate(t)
-            self.next_eval = t + args.eval_every
+            self.next_eval = t + config.eval_every
         if t >= self.next_checkpoint:
             self.checkpoint(t)
-            self.next_checkpoint = (t // args.checkpoint_every + 1) * args.checkpoint_every
+            self.next_checkpoint = (t // config.checkpoint_every + 1) * config.checkpoint_every
 
     def set_pool(self, t: int) -> None:
         """The env's opponent pool for the games that start from now (its weights logged)."""
-        args = self.args
-        weights = pool_weights(args.pool, t / args.total_timesteps, args.curriculum, args.curriculum_end)
+        config = self.config
+        weights = pool_weights(config.pool, t / config.total_timesteps, config.curriculum, config.curriculum_end)
         if "self" in weights and not self.league.snapshots:
             weights["self"] = 0.0  # no snapshot yet
         for name, weight in weights.items():
@@ -79,7 +79,7 @@ class TrainingCallback(BaseCallback):
         policies, shares = self.league.pool(weights, self.opponents)
         if sum(shares) <= 0:  # e.g. --opponents self=1 before the first snapshot: play the learner itself
             policies, shares = [PPOAgent.from_sb3(self.model, "self@live", sample=True)], [1.0]
-        self.env.set_opponent_pool(policies, shares, pairs=args.opponent_pairs)
+        self.env.set_opponent_pool(policies, shares, pairs=config.opponent_pairs)
 
     def _on_step(self) -> bool:
         for info in self.locals["infos"]:
@@ -87,8 +87,8 @@ class TrainingCallback(BaseCallback):
                 left, right = (name.split("@")[0] for name in info["opponents"])
                 key = left if left == right else f"{left}+{right}"
                 self.logger.record_mean(f"rollout/ep_rew_vs_{key}", info["episode"]["r"])
-        if self.bar is not None:
-            self.bar.update(self.training_env.num_envs)
+        if self.bar is not None:  # never past its total: the last rollout may go beyond --total-timesteps
+            self.bar.update(max(0, min(self.training_env.num_envs, self.bar.total - self.bar.n)))
         return not self.stop.requested  # False ends model.learn after this step
 
     def evaluate(self, t: int, agent=None, games: int | None = None, final: bool = False) -> dict | None:
@@ -99,7 +99,7 @@ class TrainingCallback(BaseCallback):
         learner = agent if agent is not None else PPOAgent.from_sb3(self.model, "learner")
         try:
             with self.stop.abandonable():
-                result = evaluate(learner, games or self.args.eval_games, self.args.eval_seed, self.args.rules)
+                result = evaluate(learner, games or self.config.eval_games, self.config.eval_seed, self.config.rules)
         except TrainingStopped:
             self.eval_seconds += time.perf_counter() - start
             return None

@@ -71,59 +71,61 @@ def package_versions() -> dict:
     return versions
 
 
-def write_run_record(args, out: Path, model, resumed_from: Path | None) -> None:
+def write_run_record(plan, out: Path, model, resumed_from: Path | None) -> None:
     """run.json: everything needed to continue the run and to play its policy (the command
-    lines of the resumed run first)."""
-    earlier = run_folder.read_run_record(args.resume_run) if args.resume_run else None
+    lines of the resumed run first). ``plan``: the checked command line (:class:`~.options.Plan`)."""
+    config = plan.config
     run_folder.write_run_record(out, {
-        "options": args.run_options,
-        "rules": args.rules.to_dict(),
+        "options": config.run_options(),
+        "rules": config.rules.to_dict(),
         "observation": {"version": OBSERVATION_VERSION, "size": OBSERVATION_SIZE},
         "actions": NUM_ACTIONS,
         "network": policy_file.describe_sb3_policy(model.policy),
-        "commands": (earlier or {}).get("commands", []) + [args.command],
+        "commands": [*plan.earlier_commands, plan.command],
         "resumed_from": None if resumed_from is None else str(resumed_from),
-        "device": args.device,
+        "device": config.device,
         "packages": package_versions(),
     })
 
 
-def policy_metadata(args, timesteps: int) -> dict:
+def policy_metadata(plan, timesteps: int) -> dict:
     """What policy.json says beside the network: how the policy was trained."""
-    return {"rules": args.rules.to_dict(),
-            "training": {"command": args.command, "timesteps": timesteps, "seed": args.seed,
-                         "options": args.run_options},
+    config = plan.config
+    return {"rules": config.rules.to_dict(),
+            "training": {"command": plan.command, "timesteps": timesteps, "seed": config.seed,
+                         "options": config.run_options()},
             "packages": package_versions()}
 
 
-def save_model_files(args, model, out: Path) -> dict[str, str]:
+def save_model_files(plan, model, out: Path) -> dict[str, str]:
     """RUN/model.zip and RUN/policy.safetensors + policy.json; their paths by summary.json's names."""
     model_path = run_folder.save_sb3_model(model, out / "model.zip")
-    policy_path = policy_file.save_policy(model.policy, out, policy_metadata(args, model.num_timesteps))
+    policy_path = policy_file.save_policy(model.policy, out, policy_metadata(plan, model.num_timesteps))
     return {"policy": str(policy_path), "policy_metadata": str(policy_path.with_suffix(".json")),
             "model": str(model_path)}
 
 
-def run_summary(args, out: Path, model, *, stop, clock: Clock, eval_seconds: float, resumed_from: Path | None,
+def run_summary(plan, out: Path, model, *, stop, clock: Clock, eval_seconds: float, resumed_from: Path | None,
                 imitation: dict | None, final: dict | None, history: list, league: list[str], saved: dict) -> dict:
     """summary.json's record of the run now. ``eval_seconds``: this command's time in evaluations;
     ``saved``: the paths of the files written at the end, by summary.json's names."""
+    config = plan.config
     t = model.num_timesteps
     phase = "imitation" if imitation and not imitation["complete"] else \
-        "final evaluation" if t >= args.total_timesteps else "ppo"
+        "final evaluation" if t >= config.total_timesteps else "ppo"
     return {
         "status": "interrupted" if stop.requested else "complete",
         "interrupted": {"signal": stop.name, "during": phase, "resume": f"sergeant-major train --resume {out}"}
         if stop.requested else None,
-        "config": {**args.run_options, "rules": args.rules.to_dict(), "pool": args.pool, "out": str(out),
-                   "device": args.device, "resume": args.resume, "command": args.command},
+        "config": {**config.run_options(), "rules": config.rules.to_dict(), "pool": config.pool, "out": str(out),
+                   "device": config.device, "resume": config.resume, "command": plan.command},
         "timesteps": t,
         "resumed_from": None if resumed_from is None else str(resumed_from),
         **clock.times(eval_seconds),
         "ppo_updates": model._n_updates // max(model.n_epochs, 1),
         "imitation": imitation,
         "final_evaluation": None if final is None else {
-            "agent": f"ppo:{out}", "games_per_table": args.final_eval_games, "seed": args.eval_seed,
+            "agent": f"ppo:{out}", "games_per_table": config.final_eval_games, "seed": config.eval_seed,
             **{f"vs_{o}": r for o, r in final.items()}},
         "eval_history": history,
         "league": league,

@@ -33,8 +33,7 @@ from sergeant_major_env.observation import observe
 from sergeant_major_env.policies import decide
 from sergeant_major_env.rules import Rules
 
-IMITATION_SEED = 2_000_000_000
-"""The imitation games' seeds start here (+ --seed): apart from the training and evaluation deals."""
+from .config import IMITATION_SEED  # the imitation games' seeds start here (+ --seed)
 
 
 @dataclasses.dataclass
@@ -97,19 +96,19 @@ def seat_returns(seats: np.ndarray, points: np.ndarray, ended: np.ndarray, boots
 
 # ============================================================================ train.py's warm start
 
-def imitate(model, args, logger, stop, earlier: dict | None = None) -> dict:
+def imitate(model, config, logger, stop, earlier: dict | None = None) -> dict:
     """Behaviour cloning warm start of ``model`` (MaskablePPO) on :func:`teacher_labels` of the
-    ``args.imitate`` agent: ``args.num_envs`` games in one engine state, so every engine step
-    labels a decision in every game. Labels are gathered in rounds of ``args.imitate_round``
-    decisions (whole chunks of ``args.n_steps`` steps); on each round the policy minimises the
+    ``config.imitate`` agent: ``config.num_envs`` games in one engine state, so every engine step
+    labels a decision in every game. Labels are gathered in rounds of ``config.imitate_round``
+    decisions (whole chunks of ``config.n_steps`` steps); on each round the policy minimises the
     cross-entropy of its masked logits against the teacher's moves and the value network the
     squared error to each deciding seat's discounted return (bootstrapped with its own value at
-    the chunk's end), ``args.imitate_epochs`` passes in shuffled minibatches of
-    ``args.batch_size``, with a learning rate falling linearly from ``args.imitate_lr`` to 0 over
-    ``args.imitate_steps`` decisions. Rounds, not chunks: minibatches drawn from many games and
+    the chunk's end), ``config.imitate_epochs`` passes in shuffled minibatches of
+    ``config.batch_size``, with a learning rate falling linearly from ``config.imitate_lr`` to 0 over
+    ``config.imitate_steps`` decisions. Rounds, not chunks: minibatches drawn from many games and
     deal phases at once, and the falling rate, agreed with the teacher on 86.6% of held-out
-    decisions against 81% (chunk by chunk, constant rate) at the same cost. ``args`` are
-    train.py's options; ``logger`` gets imitation/* records.
+    decisions against 81% (chunk by chunk, constant rate) at the same cost. ``config`` is
+    the run's :class:`~.config.TrainConfig`; ``logger`` gets imitation/* records.
 
     A stop signal (``stop.requested``) ends it after the current pass (the record says
     ``complete: false``); ``earlier`` (that record, on --resume) continues it with the steps
@@ -125,43 +124,43 @@ def imitate(model, args, logger, stop, earlier: dict | None = None) -> dict:
         with torch.no_grad():
             return policy.predict_values(torch.as_tensor(observations, device=policy.device)).cpu().numpy()[:, 0]
 
-    chunks = teacher_labels(make_agent(args.imitate), args.num_envs, args.n_steps,
-                            args.seed + IMITATION_SEED + steps_before, args.rules, args.gamma, value,
-                            np.random.default_rng([args.seed, 3, steps_before]), reward_scale=args.reward_scale)
-    optimizer = torch.optim.Adam(policy.parameters(), lr=args.imitate_lr)
+    chunks = teacher_labels(make_agent(config.imitate), config.num_envs, config.n_steps,
+                            config.seed + IMITATION_SEED + steps_before, config.rules, config.gamma, value,
+                            np.random.default_rng([config.seed, 3, steps_before]), reward_scale=config.reward_scale)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=config.imitate_lr)
     done_steps, start = steps_before, time.perf_counter()
     bar = None
-    if not args.no_progress:
+    if not config.no_progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=args.imitate_steps, initial=done_steps, unit="step", unit_scale=True,
-                   desc=f"imitate {args.imitate}")
+        bar = tqdm(total=config.imitate_steps, initial=done_steps, unit="step", unit_scale=True,
+                   desc=f"imitate {config.imitate}")
     fit = None
-    while done_steps < args.imitate_steps and not stop.requested:
+    while done_steps < config.imitate_steps and not stop.requested:
         policy.set_training_mode(False)  # the chunks' bootstrap values, as PPO's rollouts compute them
-        labels = gather_round(chunks, min(args.imitate_round, args.imitate_steps - done_steps), stop)
+        labels = gather_round(chunks, min(config.imitate_round, config.imitate_steps - done_steps), stop)
         if labels is None:
             break
         policy.set_training_mode(True)
-        rate = LinearRate(optimizer, args.imitate_lr, done_steps, len(labels.actions), args.imitate_steps)
-        fit = fit_round(policy, optimizer, labels, args, rate, stop)
+        rate = LinearRate(optimizer, config.imitate_lr, done_steps, len(labels.actions), config.imitate_steps)
+        fit = fit_round(policy, optimizer, labels, config, rate, stop)
         done_steps += len(labels.actions)
         for name in ("policy_loss", "value_loss", "accuracy"):
             logger.record(f"imitation/{name}", fit[name])
         logger.dump(done_steps)
         if bar is not None:
-            bar.update(len(labels.actions))
+            bar.update(min(len(labels.actions), bar.total - bar.n))  # a round's whole chunks may go beyond
             bar.set_postfix_str(f"accuracy {fit['accuracy']:.2f}")
     if bar is not None:
         bar.close()
     policy.set_training_mode(False)
     seconds = time.perf_counter() - start + (earlier or {}).get("seconds", 0.0)
-    complete = done_steps >= args.imitate_steps
-    print(f"imitated {args.imitate} for {done_steps:,} decisions in {seconds:.1f} s"
+    complete = done_steps >= config.imitate_steps
+    print(f"imitated {config.imitate} for {done_steps:,} decisions in {seconds:.1f} s"
           + ("" if fit is None else f" (last minibatch: accuracy {fit['accuracy']:.2f}, value loss "
                                     f"{fit['value_loss']:.2f})")
           + ("" if complete else " - interrupted"), flush=True)
-    return {"teacher": args.imitate, "steps": done_steps, "complete": complete, "seconds": round(seconds, 2),
+    return {"teacher": config.imitate, "steps": done_steps, "complete": complete, "seconds": round(seconds, 2),
             **(fit or {"accuracy": None, "policy_loss": None, "value_loss": None})}
 
 
@@ -193,20 +192,20 @@ class LinearRate:
             group["lr"] = self.peak * max(0.0, left)
 
 
-def fit_round(policy, optimizer, labels: Labels, args, rate: LinearRate, stop) -> dict[str, float]:
-    """``args.imitate_epochs`` passes over one round of labels in shuffled minibatches of
-    ``args.batch_size``: cross-entropy of the masked logits plus ``args.vf_coef`` times the value
-    error, gradients clipped to ``args.max_grad_norm``; a stop signal ends it after the current
+def fit_round(policy, optimizer, labels: Labels, config, rate: LinearRate, stop) -> dict[str, float]:
+    """``config.imitate_epochs`` passes over one round of labels in shuffled minibatches of
+    ``config.batch_size``: cross-entropy of the masked logits plus ``config.vf_coef`` times the value
+    error, gradients clipped to ``config.max_grad_norm``; a stop signal ends it after the current
     pass. Returns the last minibatch's figures."""
     import torch
     from torch.nn.functional import cross_entropy, mse_loss
 
     o, m, a, r = (torch.as_tensor(x, device=policy.device) for x in (
         labels.observations, labels.masks, labels.actions, labels.returns))
-    minibatches = args.imitate_epochs * -(-len(a) // args.batch_size)
+    minibatches = config.imitate_epochs * -(-len(a) // config.batch_size)
     done = 0
-    for _ in range(args.imitate_epochs):
-        for idx in torch.randperm(len(a), device=policy.device).split(args.batch_size):
+    for _ in range(config.imitate_epochs):
+        for idx in torch.randperm(len(a), device=policy.device).split(config.batch_size):
             rate.set(done / minibatches)
             done += 1
             features = policy.extract_features(o[idx], policy.pi_features_extractor)
@@ -215,8 +214,8 @@ def fit_round(policy, optimizer, labels: Labels, args, rate: LinearRate, stop) -
             policy_loss = cross_entropy(logits, a[idx])
             value_loss = mse_loss(policy.value_net(latent_vf).reshape(-1), r[idx])
             optimizer.zero_grad()
-            (policy_loss + args.vf_coef * value_loss).backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), args.max_grad_norm)
+            (policy_loss + config.vf_coef * value_loss).backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), config.max_grad_norm)
             optimizer.step()
         if stop.requested:
             break

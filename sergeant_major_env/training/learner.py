@@ -39,25 +39,26 @@ def sb3_seed(seed: int) -> int:
     return seed % 2**32  # numpy's global generator (SB3's set_random_seed) takes at most 2**32 - 1
 
 
-def new_model(args, venv) -> MaskablePPO:
-    """A MaskablePPO with train.py's options ``args`` (separate policy and value MLPs)."""
-    lr = args.learning_rate
-    schedule = (lambda remaining: lr * remaining) if args.anneal_lr else lr
+def new_model(config, venv) -> MaskablePPO:
+    """A MaskablePPO with the run's :class:`~.config.TrainConfig` (separate policy and value MLPs)."""
+    lr = config.learning_rate
+    schedule = (lambda remaining: lr * remaining) if config.anneal_lr else lr
     return MaskablePPO(
-        "MlpPolicy", venv, learning_rate=schedule, n_steps=args.n_steps, batch_size=args.batch_size,
-        n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
-        ent_coef=args.ent_coef, vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm,
-        policy_kwargs=dict(net_arch=dict(pi=args.net_arch, vf=args.net_arch), activation_fn=ACTIVATIONS[args.activation]),
-        seed=sb3_seed(args.seed),
-        device=args.device, verbose=0)
+        "MlpPolicy", venv, learning_rate=schedule, n_steps=config.n_steps, batch_size=config.batch_size,
+        n_epochs=config.n_epochs, gamma=config.gamma, gae_lambda=config.gae_lambda, clip_range=config.clip_range,
+        ent_coef=config.ent_coef, vf_coef=config.vf_coef, max_grad_norm=config.max_grad_norm,
+        policy_kwargs=dict(net_arch=dict(pi=list(config.net_arch), vf=list(config.net_arch)),
+                           activation_fn=ACTIVATIONS[config.activation]),
+        seed=sb3_seed(config.seed),
+        device=config.device, verbose=0)
 
 
 class SpacesMismatch(ValueError):
     """A checkpoint for other observations or actions: an error, not a broken file to skip."""
 
 
-def load_checkpoint(args, env, venv) -> tuple[MaskablePPO, Path]:
-    """(model, path) of the newest good checkpoint of the resumed run (``args.resume_checkpoints``),
+def load_checkpoint(config, checkpoints, env, venv) -> tuple[MaskablePPO, Path]:
+    """(model, path) of the newest good checkpoint of the resumed run (``checkpoints``, in order),
     loaded for this env with MaskablePPO.load: it unpickles the run's own file. Broken ones are
     skipped with one line each on stderr; a ValueError when none loads or one was made for other
     spaces. The env and the global generators are then seeded past the timesteps done."""
@@ -69,12 +70,12 @@ def load_checkpoint(args, env, venv) -> tuple[MaskablePPO, Path]:
             raise SpacesMismatch(
                 f"checkpoint {path} was trained on observations of shape {shape} with {actions} actions; this run's "
                 f"env gives shape {expected[0]} with {expected[1]} actions (observation version "
-                f"{OBSERVATION_VERSION}, rule options {args.rules.to_dict()})")
-        return MaskablePPO.load(path, env=venv, device=args.device)
+                f"{OBSERVATION_VERSION}, rule options {config.rules.to_dict()})")
+        return MaskablePPO.load(path, env=venv, device=config.device)
 
-    path, model = run_folder.load_first_good(args.resume_checkpoints, load, log=lambda line: print(
+    path, model = run_folder.load_first_good(list(checkpoints), load, log=lambda line: print(
         f"sergeant-major train: {line}", file=sys.stderr, flush=True), fatal=(SpacesMismatch,))
     done = model.num_timesteps
-    set_random_seed(sb3_seed(args.seed + done))
-    env.seed(args.seed + done)  # new deals: each slot's next seeds are beyond those already played
+    set_random_seed(sb3_seed(config.seed + done))
+    env.seed(config.seed + done)  # new deals: each slot's next seeds are beyond those already played
     return model, path

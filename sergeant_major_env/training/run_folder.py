@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import datetime
 import json
-import os
 import shutil
 import zipfile
 from pathlib import Path
@@ -128,52 +127,95 @@ def removed_on_failure(folder: Path, created: bool) -> Iterator[None]:
 # ============================================================================ run.json
 
 def write_run_record(folder: Path, record: dict[str, Any]) -> None:
-    files.write_json(folder / RUN_FILE, {"format": RUN_FORMAT, "format_version": RUN_FORMAT_VERSION, **record})
+    """``folder/run.json`` (atomically); an OSError (a full disk) names it."""
+    try:
+        files.write_json(folder / RUN_FILE, {"format": RUN_FORMAT, "format_version": RUN_FORMAT_VERSION, **record})
+    except OSError as error:
+        if error.filename is None:
+            raise OSError(error.errno, error.strerror or str(error), str(folder / RUN_FILE)) from error
+        raise
 
 
 def read_run_record(folder: Path) -> dict[str, Any] | None:
-    """The run's run.json, or None when it has none (a run from before run.json)."""
+    """The run's run.json, or None when it has none (a run from before run.json). A one-line
+    ValueError when it is not a readable run record: over :data:`MAX_RECORD_BYTES`, nested
+    deeper than :data:`MAX_DEPTH`, not JSON, another format, or its command lines not text."""
     path = folder / RUN_FILE
     if not path.is_file():
         return None
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{str(path)!r} is not readable JSON: {error}") from None
+    record = read_bounded_json(path, MAX_RECORD_BYTES)
     if not isinstance(record, dict) or record.get("format") != RUN_FORMAT or "options" not in record:
         raise ValueError(f"{str(path)!r} is not a train.py run record")
     if record.get("format_version") != RUN_FORMAT_VERSION:
-        raise ValueError(f"{str(path)!r} has run format version {record.get('format_version')!r}; this train.py "
-                         f"reads version {RUN_FORMAT_VERSION}")
+        shown = repr(record.get("format_version"))[:40]
+        raise ValueError(f"{str(path)!r} has run format version {shown}; this train.py reads version "
+                         f"{RUN_FORMAT_VERSION}")
+    commands = record.get("commands", [])
+    if not isinstance(commands, list) or not all(isinstance(command, str) for command in commands):
+        raise ValueError(f"{str(path)!r}: 'commands' must be a list of command lines (text)")
     return record
 
 
-def read_json_or_none(path: Path) -> Any:
+MAX_RECORD_BYTES = 1_000_000
+"""run.json's size, at most (a run's record is a few kB)."""
+MAX_OUTPUT_BYTES = 64_000_000
+"""summary.json's and eval_history.json's size, at most, when a resumed run reads them."""
+MAX_DEPTH = 32
+"""How deeply the JSON a resumed run reads may nest (a run's records nest 4 deep)."""
+
+
+def read_bounded_json(path: Path, max_bytes: int, max_depth: int = MAX_DEPTH) -> Any:
+    """The JSON value in ``path``, read only if it is at most ``max_bytes`` long and nests at
+    most ``max_depth`` deep (checked before parsing: no RecursionError); else a one-line
+    ValueError naming the file and the limit."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        with open(path, "rb") as file:
+            data = file.read(max_bytes + 1)
+    except OSError as error:
+        raise ValueError(f"{str(path)!r} cannot be read: {error.strerror or error}") from None
+    if len(data) > max_bytes:
+        raise ValueError(f"{str(path)!r} is larger than {max_bytes:,} bytes: not a file train.py wrote")
+    depth = json_depth(data)
+    if depth > max_depth:
+        raise ValueError(f"{str(path)!r} nests {depth} levels deep; at most {max_depth} are allowed")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise ValueError(f"{str(path)!r} is not readable JSON: {str(error)[:200]}") from None
+
+
+def json_depth(data: bytes) -> int:
+    """How deeply the arrays and objects of JSON text ``data`` nest (brackets inside strings
+    do not count)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in data:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):  # [ {
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return deepest
+
+
+def read_json_or_none(path: Path) -> Any:
+    """The JSON in ``path`` (bounded as :func:`read_bounded_json`), or None if there is none
+    or it is not readable."""
+    if not path.is_file():
         return None
-
-
-def merge_resumed_options(given: dict[str, Any], saved: dict[str, Any], may_change: set[str],
-                          flag: Callable[[str], str]) -> dict[str, Any]:
-    """The options of a resumed run: ``saved`` (the run's), with the ``given`` ones (those on
-    the command line) that may change. A given option in neither ``may_change`` nor equal
-    to the run's value is a one-line ValueError naming both values."""
-    merged = dict(saved)
-    for dest, value in given.items():
-        if dest in may_change or dest not in saved:
-            merged[dest] = value
-        elif value != saved[dest]:
-            raise ValueError(f"{flag(dest)} {_show(value)} conflicts with the resumed run's {_show(saved[dest])}: "
-                             f"leave it out to continue the run as it was, or start a new run")
-    return merged
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, list):
-        return ",".join(str(v) for v in value)
-    return str(value)
+    try:
+        return read_bounded_json(path, MAX_OUTPUT_BYTES)
+    except ValueError:
+        return None
 
 
 # ============================================================================ what an earlier run left
@@ -193,13 +235,41 @@ def earlier_status(run: Path | None) -> str | None:
 def unfinished_imitation(run: Path | None) -> dict | None:
     """The imitation record of the run if its imitation was interrupted, else None."""
     record = (earlier_summary(run) or {}).get("imitation")
-    return record if isinstance(record, dict) and record.get("complete") is False else None
+    if not isinstance(record, dict) or record.get("complete") is not False:
+        return None
+    steps, seconds = record.get("steps", 0), record.get("seconds", 0.0)
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0 or isinstance(seconds, bool) \
+            or not isinstance(seconds, (int, float)) or not 0 <= seconds < float("inf"):
+        return None  # not what train.py wrote: the imitation is not continued
+    return record
 
 
 def earlier_eval_history(run: Path | None, done: int) -> list[dict]:
     """The run's evaluations (eval_history.json) up to ``done`` timesteps (``[]`` without a run)."""
     history = read_json_or_none(run / "eval_history.json") if run is not None else None
-    return [h for h in history if h["timesteps"] <= done] if isinstance(history, list) else []
+    if not isinstance(history, list):
+        return []
+    return [row for row in history if history_row_ok(row) and row["timesteps"] <= done]
+
+
+def history_row_ok(row: Any) -> bool:
+    """An evaluation as train.py writes it: its timesteps, and for each table a mean with its
+    interval (two numbers, or none)."""
+    if not isinstance(row, dict) or isinstance(row.get("timesteps"), bool) or not isinstance(row.get("timesteps"), int):
+        return False
+    for key, table in row.items():
+        if key in ("timesteps", "final"):
+            continue
+        if not isinstance(table, dict) or not _is_number(table.get("mean_points")):
+            return False
+        ci = table.get("ci95")
+        if ci is not None and not (isinstance(ci, list) and len(ci) == 2 and all(map(_is_number, ci))):
+            return False
+    return True
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 # ============================================================================ checkpoints
@@ -267,7 +337,13 @@ def load_first_good(candidates: list[Path], load: Callable[[Path], Any], log: Ca
 
 
 def save_sb3_model(model, path: Path) -> Path:
-    """``model.save`` to a temporary file beside ``path``, renamed once complete."""
-    with files.atomic_write(path, "wb") as file:
-        model.save(file)
+    """``model.save`` to a temporary file beside ``path``, renamed once complete. An OSError
+    (a full disk) names ``path``."""
+    try:
+        with files.atomic_write(path, "wb") as file:
+            model.save(file)
+    except OSError as error:
+        if error.filename is None:
+            raise OSError(error.errno, error.strerror or str(error), str(path)) from error
+        raise
     return path

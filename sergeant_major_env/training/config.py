@@ -1,0 +1,654 @@
+"""``sergeant-major train``'s options as one typed, checked, frozen config (CleanRL's ``Args``).
+
+:class:`TrainConfig` declares every option once: its type, default, the values it allows
+(a :class:`Check`), its flag, its group and its line of help. The command line's parser is
+built from it (:func:`add_arguments`), and ``--resume`` rebuilds a run's config from its
+``run.json`` through the same checks (:meth:`TrainConfig.from_stored`): a value the command
+line refuses is refused in a stored run too, with one line naming the option and what is
+allowed, before anything is written.
+
+Checks run in :meth:`TrainConfig.__post_init__`, so no unchecked config exists:
+
+* each option by its :class:`Check` (a stored value must have the option's JSON type: the
+  text ``"5"`` is not the integer 5);
+* the rule options (``--option NAME=VALUE``, RULES.md section 9) by :class:`~sergeant_major_env.rules.Rules`;
+* the opponent pool's weights, and no ``human`` agent (a person at a terminal cannot play
+  the thousands of games training needs, nor be imitated);
+* the network's size (:data:`MAX_LAYERS`, :data:`MAX_PARAMETERS`) and the memory a run
+  needs at once against this machine's (:func:`memory_needed`);
+* the seeds the run derives from ``--seed`` and ``--eval-seed`` (the one seed rule).
+
+No torch here: ``--help`` and usage errors work without the train extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import os
+import re
+from typing import Any, Mapping
+
+from sergeant_major_env.cards import NUM_ACTIONS
+from sergeant_major_env.observation import OBSERVATION_SIZE
+from sergeant_major_env.rules import Rules
+from sergeant_major_env.seeding import MAX_SEED, SEED_RULE
+
+IMITATION_SEED = 2_000_000_000
+"""The imitation games' seeds start here (+ --seed): apart from the training and evaluation deals."""
+MAX_LAYERS = 16
+"""Hidden layers of a network, at most."""
+MAX_WIDTH = 65536
+"""Units of a hidden layer, at most."""
+MAX_PARAMETERS = 50_000_000
+"""Weights of the policy and value networks together, at most: 200 MB of float32, 800 MB with
+their gradients and Adam's two moments."""
+MAX_TEXT = 1000
+"""Characters of a text option (an agent list, a path), at most."""
+IMITATION_BYTES_PER_DECISION = 3_700
+"""Memory of one teacher decision held for a round of imitation (observation, mask, action,
+return, and torch's copies)."""
+NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]{1,100}")
+"""A run name (``--name``): 1 to 100 of these characters, not ``.`` or ``..``."""
+
+
+# ============================================================================ checks
+
+class Check:
+    """The values an option allows: :meth:`check` takes a value of the option's type (from the
+    parser or from run.json) and returns it normalised, or raises a one-line ValueError;
+    :meth:`parse` reads the command line's text first. As an argparse ``type=`` (``__call__``)
+    the error becomes a usage error."""
+
+    allowed = "a value"
+    """What is allowed, in words."""
+    shown = True
+    """Whether ``--help`` shows :attr:`allowed` after the option's help."""
+
+    def check(self, value: Any) -> Any:
+        return value
+
+    def parse(self, text: str) -> Any:
+        return self.check(text)
+
+    def refuse(self, value: Any) -> ValueError:
+        shown = repr(value)
+        return ValueError(f"must be {self.allowed}, got {shown if len(shown) <= 80 else shown[:77] + '...'}")
+
+    def __call__(self, text: str) -> Any:
+        try:
+            return self.parse(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+
+class Integer(Check):
+    """An integer from ``low`` (to ``high``)."""
+
+    def __init__(self, low: int, high: int | None = None) -> None:
+        self.low, self.high = low, high
+        self.allowed = f"an integer, {low} or more" if high is None else f"an integer from {low} to {high}"
+
+    def check(self, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < self.low or \
+                (self.high is not None and value > self.high):
+            raise self.refuse(value)
+        return value
+
+    def parse(self, text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise self.refuse(text) from None
+        try:
+            return self.check(value)
+        except ValueError:
+            raise self.refuse(text) from None
+
+
+class Number(Check):
+    """A finite number in [low, high] (``low_open``: above low)."""
+
+    def __init__(self, low: float, high: float = math.inf, low_open: bool = False) -> None:
+        self.low, self.high, self.low_open = low, high, low_open
+        if high == math.inf:
+            self.allowed = f"a number above {low:g}" if low_open else f"a number, {low:g} or more"
+        else:
+            self.allowed = (f"a number above {low:g} and at most {high:g}" if low_open
+                            else f"a number from {low:g} to {high:g}")
+
+    def check(self, value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                or value < self.low or (self.low_open and value == self.low) or value > self.high:
+            raise self.refuse(value)
+        return float(value)
+
+    def parse(self, text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise self.refuse(text) from None
+        try:
+            return self.check(value)
+        except ValueError:
+            raise self.refuse(text) from None
+
+
+class Seed(Check):
+    """A seed by the one seed rule (:mod:`sergeant_major_env.seeding`)."""
+
+    allowed = SEED_RULE
+
+    def check(self, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
+            raise self.refuse(value)
+        return value
+
+    def parse(self, text: str) -> int:
+        try:
+            return self.check(int(text))
+        except ValueError:
+            raise self.refuse(text) from None
+
+
+class Choice(Check):
+    """One of ``choices`` (argparse shows them as its own ``choices``)."""
+
+    def __init__(self, *choices: str) -> None:
+        self.choices = choices
+        self.allowed = "one of " + ", ".join(choices)
+
+    def check(self, value: Any) -> str:
+        if value not in self.choices or not isinstance(value, str):
+            raise self.refuse(value)
+        return value
+
+
+class Flag(Check):
+    """true or false (a flag on the command line)."""
+
+    allowed = "true or false"
+
+    def check(self, value: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.refuse(value)
+        return value
+
+
+class Text(Check):
+    """One line of text, 1 to :data:`MAX_TEXT` characters (``optional``: or none)."""
+
+    shown = False  # "one line of text" says nothing a reader needs
+
+    def __init__(self, optional: bool = False) -> None:
+        self.optional = optional
+        self.allowed = f"one line of text of at most {MAX_TEXT} characters" + (" (or none)" if optional else "")
+
+    def check(self, value: Any) -> str | None:
+        if value is None and self.optional:
+            return None
+        if not isinstance(value, str) or not value or len(value) > MAX_TEXT or "\n" in value or "\r" in value \
+                or "\0" in value:
+            raise self.refuse(value)
+        return value
+
+
+class Agent(Text):
+    """An agent name (``sergeant-major agents`` lists them), not ``human``: training plays
+    thousands of games at once, with no terminal; ``none_allowed``: or ``none``."""
+
+    shown = True
+
+    def __init__(self, none_allowed: bool = False) -> None:
+        super().__init__()
+        self.allowed = "an agent name (sergeant-major agents lists them; not human)" + \
+            (" or none" if none_allowed else "")
+
+    def check(self, value: Any) -> str:
+        value = super().check(value)
+        if is_human(value):
+            raise ValueError(f"human needs a person at a terminal and cannot train or be imitated; give "
+                             f"{self.allowed}, got {value!r}")
+        return value
+
+
+class Pool(Text):
+    """Opponents and their weights: ``NAME=WEIGHT,...`` (:func:`parse_pool`), no ``human``."""
+
+    shown = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.allowed = "NAME=WEIGHT,... of agent names (not human) and 'self', weights >= 0, one positive"
+
+    def check(self, value: Any) -> str:
+        value = super().check(value)
+        for name in parse_pool(value):
+            if is_human(name):
+                raise ValueError(f"human needs a person at a terminal and cannot train; the pool takes agent "
+                                 f"names (sergeant-major agents lists them) and 'self', got {value!r}")
+        return value
+
+
+class LayerSizes(Check):
+    """Hidden layer sizes: 1 to :data:`MAX_LAYERS` integers, each 1 to :data:`MAX_WIDTH` (``128,128``)."""
+
+    allowed = (f"hidden layer sizes separated by commas, 1 to {MAX_LAYERS} layers of 1 to {MAX_WIDTH} units "
+               f"(e.g. 128,128)")
+
+    def check(self, value: Any) -> tuple[int, ...]:
+        if not isinstance(value, (list, tuple)) or not 1 <= len(value) <= MAX_LAYERS or not all(
+                isinstance(size, int) and not isinstance(size, bool) and 1 <= size <= MAX_WIDTH for size in value):
+            raise self.refuse(value)
+        return tuple(value)
+
+    def parse(self, text: str) -> tuple[int, ...]:
+        try:
+            return self.check([int(x) for x in text.split(",")])
+        except ValueError:
+            raise self.refuse(text) from None
+
+
+class RunName(Check):
+    """``--name``: a folder name under runs/ (:data:`NAME_PATTERN`), or none."""
+
+    allowed = "1 to 100 letters, digits, '.', '_' or '-' (it makes runs/NAME; --out DIR takes a path)"
+
+    def check(self, value: Any) -> str | None:
+        if value is None:
+            return None
+        if not isinstance(value, str) or not NAME_PATTERN.fullmatch(value) or value in (".", ".."):
+            raise self.refuse(value)
+        return value
+
+
+class RuleOptions(Check):
+    """``--option NAME=VALUE ...``: rule options of RULES.md section 9 (each checked by Rules)."""
+
+    allowed = f"NAME=VALUE rule options (RULES.md section 9: {', '.join(Rules.names())})"
+    shown = False  # the option's help says it
+
+    def check(self, value: Any) -> tuple[str, ...]:
+        if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value) \
+                or len(value) > 100:
+            raise self.refuse(value)
+        Rules.from_strings(list(value))
+        return tuple(value)
+
+    def parse(self, text: str) -> str:  # one item of the list (argparse extends it)
+        return Text().check(text)
+
+
+def is_human(name: str) -> bool:
+    """Whether agent name ``name`` is the human agent (a person at the terminal)."""
+    return name.partition(":")[0].strip() == "human"
+
+
+def parse_pool(text: str) -> dict[str, float]:
+    """'random=1,heuristic=2,self=2' -> {name: weight}; a name alone has weight 1."""
+    pool: dict[str, float] = {}
+    for item in (x.strip() for x in text.split(",")):
+        if not item:
+            continue
+        name, sep, weight = item.rpartition("=") if "=" in item else (item, "", "1")
+        try:
+            w = float(weight)
+        except ValueError:
+            raise ValueError(f"bad weight in {item!r} (weights are numbers >= 0)") from None
+        if w < 0 or not math.isfinite(w):
+            raise ValueError(f"weights must be >= 0, got {item!r}")
+        pool[name.strip()] = pool.get(name.strip(), 0.0) + w
+    if not pool or sum(pool.values()) <= 0:
+        raise ValueError(f"needs at least one opponent with a positive weight, got {text!r}")
+    return pool
+
+
+# ============================================================================ the options
+
+def opt(default: Any, check: Check, group: str, *, flag: str | None = None, metavar: str | None = None,
+           kind: str = "value", run: bool = True) -> Any:
+    """A :class:`TrainConfig` field: ``default``, its ``check``, its ``group`` of ``--help``, its
+    ``flag`` (default ``--the-name``), how the command line gives it (``kind``: "value", "flag"
+    (present: true), "no-flag" (present: false), "on-off" (``--x``/``--no-x``), "list"), and
+    whether it is part of what the run is (``run``: kept in run.json, restored by --resume)."""
+    return dataclasses.field(default=default, metadata={
+        "check": check, "group": group, "flag": flag, "metavar": metavar, "kind": kind, "run": run})
+
+
+RUN, OPPONENTS, IMITATION, NETWORK, EVALUATION = (
+    "run", "opponents", "imitation warm start", "network and PPO", "evaluation and checkpoints")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """Every option of ``sergeant-major train``: one field each, checked when made.
+
+    The attribute docstrings are the options' lines of ``--help``. Options with
+    ``run=False`` (where and how this command runs) are not part of the run: run.json does
+    not keep them and ``--resume`` takes them from the command line.
+    """
+
+    total_timesteps: int = opt(3_000_000, Integer(1), RUN, metavar="T")
+    """learner decisions (env steps) to train for, in all (--resume may raise it)"""
+    num_envs: int = opt(512, Integer(1, 1_000_000), RUN, metavar="N")
+    """games played in parallel"""
+    seed: int = opt(0, Seed(), RUN, metavar="S")
+    """seed of everything"""
+    option: tuple[str, ...] = opt((), RuleOptions(), RUN, flag="--option --options", metavar="NAME=VALUE",
+                                  kind="list", run=False)
+    """rule options (RULES.md section 9: num_deals, exchanges, must_overtake, must_overtrump,
+    dealer_builds_talon), e.g. num_deals=3 exchanges=false"""
+    name: str | None = opt(None, RunName(), RUN, run=False)
+    """run name: output in runs/NAME (default: a new timestamp)"""
+    out: str | None = opt(None, Text(optional=True), RUN, metavar="DIR", run=False)
+    """output folder (default runs/NAME; on --resume, RUN itself)"""
+    overwrite: bool = opt(False, Flag(), RUN, kind="flag", run=False)
+    """empty the output folder first if it holds a run (else refused)"""
+    resume: str | None = opt(None, Text(optional=True), RUN, metavar="RUN", run=False)
+    """continue a run folder or checkpoint .zip with its own options (it unpickles: your own runs only)"""
+    device: str = opt("cpu", Text(), RUN, run=False)
+    """torch device of the learner: cpu, cuda, cuda:N, mps or auto"""
+    no_progress: bool = opt(False, Flag(), RUN, kind="flag", run=False)
+    """no progress bar"""
+
+    opponents: str = opt("heuristic=1", Pool(), OPPONENTS, metavar="NAME=W,...")
+    """opponent pool and weights: agent names and 'self', the league of learner snapshots"""
+    opponent_pairs: str = opt("same", Choice("same", "independent"), OPPONENTS)
+    """same: one pool member plays both opponent seats of a game; independent: one draw per seat"""
+    curriculum: bool = opt(True, Flag(), OPPONENTS, flag="--no-curriculum", kind="no-flag")
+    """constant pool weights (default: a curriculum from weak to strong opponents)"""
+    curriculum_end: float = opt(0.5, Number(0, 1, low_open=True), OPPONENTS, metavar="F")
+    """fraction of the run after which the --opponents weights hold"""
+    snapshot_every: int = opt(20, Integer(1), OPPONENTS, metavar="K")
+    """PPO updates between league snapshots"""
+    league_size: int = opt(3, Integer(1, 1000), OPPONENTS, metavar="M")
+    """snapshots kept in the league (the latest)"""
+    snapshot_actions: str = opt("sample", Choice("sample", "argmax"), OPPONENTS)
+    """snapshots play a sample of their masked policy, or its most likely action"""
+
+    imitate: str = opt("heuristic", Agent(none_allowed=True), IMITATION, metavar="AGENT")
+    """before PPO, copy this agent's moves and fit the value to its returns ('heuristic', ...; 'none': no warm start)"""
+    imitate_steps: int = opt(1_200_000, Integer(0), IMITATION, metavar="T")
+    """teacher decisions to learn from (not counted in --total-timesteps)"""
+    imitate_lr: float = opt(3e-3, Number(0, 1, low_open=True), IMITATION, metavar="LR")
+    """imitation learning rate"""
+    imitate_epochs: int = opt(4, Integer(1, 1000), IMITATION, metavar="E")
+    """passes over each round of teacher decisions"""
+    imitate_round: int = opt(300_000, Integer(1), IMITATION, metavar="L")
+    """teacher decisions gathered, then fitted in shuffled minibatches (memory: ~3.7 kB each)"""
+
+    net_arch: tuple[int, ...] = opt((128, 128), LayerSizes(), NETWORK, metavar="H,H")
+    """hidden layer sizes of the policy and of the (separate) value network"""
+    activation: str = opt("relu", Choice("relu", "tanh"), NETWORK)
+    """activation of the hidden layers (SB3's default is tanh; relu imitated better)"""
+    learning_rate: float = opt(2e-4, Number(0, 1, low_open=True), NETWORK, metavar="LR")
+    """Adam learning rate"""
+    anneal_lr: bool = opt(True, Flag(), NETWORK, kind="on-off")
+    """decay the learning rate linearly to 0 over the run (--no-anneal-lr keeps it constant)"""
+    n_steps: int = opt(16, Integer(1), NETWORK, metavar="K")
+    """steps per game slot per rollout"""
+    batch_size: int = opt(1024, Integer(2), NETWORK, metavar="B")
+    """minibatch size"""
+    n_epochs: int = opt(2, Integer(1, 1000), NETWORK, metavar="E")
+    """epochs per rollout"""
+    gamma: float = opt(0.995, Number(0, 1), NETWORK)
+    """discount factor"""
+    gae_lambda: float = opt(0.95, Number(0, 1), NETWORK)
+    """GAE lambda"""
+    clip_range: float = opt(0.2, Number(0, 1, low_open=True), NETWORK)
+    """PPO clip range"""
+    reward_scale: float = opt(1.0, Number(0, 1e6, low_open=True), NETWORK, metavar="C")
+    """PPO's rewards are each deal's points times C (logged returns stay in points)"""
+    ent_coef: float = opt(0.003, Number(0, 1e6), NETWORK)
+    """entropy bonus coefficient"""
+    vf_coef: float = opt(0.5, Number(0, 1e6), NETWORK)
+    """value loss coefficient"""
+    max_grad_norm: float = opt(0.5, Number(0, 1e6, low_open=True), NETWORK)
+    """gradient clipping norm"""
+
+    eval_every: int = opt(1_000_000, Integer(0), EVALUATION, metavar="T")
+    """timesteps between evaluations (0: only the final one)"""
+    eval_games: int = opt(180, Integer(1, 1_000_000), EVALUATION, metavar="G")
+    """games per evaluation table, rounded up to a multiple of 6"""
+    final_eval_games: int = opt(600, Integer(1, 1_000_000), EVALUATION, metavar="G")
+    """games per final evaluation table"""
+    eval_seed: int = opt(1_000_000, Seed(), EVALUATION, metavar="S")
+    """first engine seed of the evaluation deals, the same at every evaluation"""
+    checkpoint_every: int = opt(1_000_000, Integer(0), EVALUATION, metavar="T")
+    """timesteps between checkpoints (0: only at the end; an interrupt writes one too)"""
+
+    def __post_init__(self) -> None:
+        """Every option by its check (normalised: lists become tuples, numbers floats), then the
+        checks across options. A :class:`ConfigError` names the option."""
+        for field in dataclasses.fields(self):
+            try:
+                object.__setattr__(self, field.name, field.metadata["check"].check(getattr(self, field.name)))
+            except ValueError as error:
+                raise ConfigError(field.name, str(error)) from None
+        check_network(self)
+        check_memory(self)
+        check_derived_seeds(self)
+
+    # ---------------------------------------------------------------- what follows from the options
+
+    @property
+    def rules(self) -> Rules:
+        """The rule options (``--option``)."""
+        return Rules.from_strings(list(self.option))
+
+    @property
+    def pool(self) -> dict[str, float]:
+        """The opponent pool, {agent name or 'self': weight}."""
+        return parse_pool(self.opponents)
+
+    def run_options(self) -> dict[str, Any]:
+        """What run.json keeps of the run, as JSON values: every option with ``run=True`` (the
+        rule options are kept apart, as ``rules``)."""
+        return {name: list(value) if isinstance(value, tuple) else value
+                for name, value in dataclasses.asdict(self).items() if name in run_option_names()}
+
+    def replace(self, **changes: Any) -> "TrainConfig":
+        """This config with ``changes``, checked again."""
+        return dataclasses.replace(self, **changes)
+
+    # ---------------------------------------------------------------- from a stored run
+
+    @classmethod
+    def from_stored(cls, options: Any, rules: Any, where: str,
+                    before: Mapping[str, Any] | None = None) -> "TrainConfig":
+        """The config of a stored run (``options`` and ``rules`` of its run.json) through the same
+        checks as the command line's; a ValueError names ``where`` (the file), the option and what
+        it allows. Options it lacks have the values of ``before`` (what runs had before the option
+        existed), else their defaults."""
+        if not isinstance(options, Mapping):
+            raise ValueError(f"{where}: 'options' must be a JSON object of option names and values, got "
+                             f"{type(options).__name__}")
+        if not isinstance(rules, Mapping):
+            raise ValueError(f"{where}: 'rules' must be a JSON object of rule options ({', '.join(Rules.names())}), "
+                             f"got {type(rules).__name__}")
+        options = {**(before or {}), **options}
+        known = run_option_names()
+        unknown = sorted(str(name) for name in options if name not in known)
+        if unknown:
+            not_kept = sorted(set(f.name for f in fields()) - set(known))
+            raise ValueError(f"{where}: unknown option {unknown[0][:50]!r}; a run's options are those "
+                             f"sergeant-major train --help lists, except {', '.join(not_kept)}")
+        try:
+            rule_options = tuple(f"{name}={rule_text(value)}"
+                                 for name, value in Rules.from_dict(rules).to_dict().items())
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"{where}: 'rules': {error}") from None
+        try:
+            return cls(**options, option=rule_options)
+        except ConfigError as error:
+            shown = error.field if error.field in known else "rules" if error.field == "option" else error.field
+            raise ValueError(f"{where}: option {shown}: {error.message}") from None
+
+
+class ConfigError(ValueError):
+    """A refused option: ``field`` (the option's name) and ``message`` (what it allows, what it got)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"argument {flag_of(field)}: {message}")
+        self.field, self.message = field, message
+
+
+def rule_text(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def fields() -> tuple[dataclasses.Field, ...]:
+    return dataclasses.fields(TrainConfig)
+
+
+def run_option_names() -> list[str]:
+    """The options that describe the run (kept in run.json), in order."""
+    return [field.name for field in fields() if field.metadata["run"]]
+
+
+def flag_of(name: str) -> str:
+    """The command line's flag of option ``name`` (its first spelling)."""
+    field = next((f for f in fields() if f.name == name), None)
+    if field is None or field.metadata["flag"] is None:
+        return "--" + name.replace("_", "-")
+    return field.metadata["flag"].split()[0]
+
+
+def defaults() -> TrainConfig:
+    return TrainConfig()
+
+
+# ============================================================================ checks across options
+
+def network_parameters(net_arch: tuple[int, ...]) -> int:
+    """Weights and biases of the policy network (observation -> hidden layers -> 58 logits) plus
+    the value network (the same hidden layers -> 1 value)."""
+    def mlp(outputs: int) -> int:
+        sizes = [OBSERVATION_SIZE, *net_arch, outputs]
+        return sum(a * b + b for a, b in zip(sizes, sizes[1:]))
+
+    return mlp(NUM_ACTIONS) + mlp(1)
+
+
+def check_network(config: TrainConfig) -> None:
+    parameters = network_parameters(config.net_arch)
+    if parameters > MAX_PARAMETERS:
+        raise ConfigError("net_arch", f"{','.join(map(str, config.net_arch))} makes networks of {parameters:,} "
+                                      f"weights; at most {MAX_PARAMETERS:,} are allowed (e.g. 256,256 has "
+                                      f"{network_parameters((256, 256)):,})")
+
+
+def physical_memory() -> int | None:
+    """This machine's memory in bytes (None where the system does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def memory_needed(config: TrainConfig) -> int:
+    """Bytes a run holds at once, roughly: the networks with gradients and Adam's moments (16
+    bytes a weight), one round of imitation (:data:`IMITATION_BYTES_PER_DECISION` each) and
+    PPO's rollout buffer (:func:`rollout_bytes`)."""
+    network = 16 * network_parameters(config.net_arch)
+    imitation = IMITATION_BYTES_PER_DECISION * min(config.imitate_round, config.imitate_steps) \
+        if config.imitate != "none" else 0
+    return network + imitation + rollout_bytes(config)
+
+
+def rollout_bytes(config: TrainConfig) -> int:
+    """PPO's rollout buffer: for each of --num-envs x --n-steps steps, the observation, the action
+    mask and seven numbers (action, reward, return, value, log-probability, advantage, episode
+    start), each a float32 (as SB3 and sb3-contrib store them)."""
+    return config.num_envs * config.n_steps * 4 * (OBSERVATION_SIZE + NUM_ACTIONS + 7)
+
+
+def check_memory(config: TrainConfig, available: int | None = None) -> None:
+    """A ConfigError when :func:`memory_needed` is beyond this machine's memory, naming the
+    option that needs the most."""
+    available = physical_memory() if available is None else available
+    needed = memory_needed(config)
+    if available is None or needed <= available:
+        return
+    parts = {"net_arch": 16 * network_parameters(config.net_arch),
+             "imitate_round": IMITATION_BYTES_PER_DECISION * min(config.imitate_round, config.imitate_steps),
+             "num_envs": rollout_bytes(config)}
+    largest = max(parts, key=parts.get)
+    raise ConfigError(largest, f"the run would hold about {needed / 2**30:,.1f} GiB at once, more than this machine's "
+                               f"{available / 2**30:,.1f} GiB (networks, an imitation round of --imitate-round "
+                               f"decisions, PPO's rollout of --num-envs x --n-steps steps)")
+
+
+def check_derived_seeds(config: TrainConfig) -> None:
+    """The seeds the run derives from --seed and --eval-seed stay within the one seed rule."""
+    largest = config.seed + IMITATION_SEED + config.imitate_steps + config.total_timesteps + config.num_envs
+    if largest > MAX_SEED:
+        raise ConfigError("seed", f"{config.seed} is too large: the run's games use seeds up to --seed + "
+                                  f"{largest - config.seed} ({largest}), above the largest seed {MAX_SEED}")
+    games = max(config.eval_games, config.final_eval_games)
+    if config.eval_seed + games > MAX_SEED:
+        raise ConfigError("eval_seed", f"{config.eval_seed} is too large: the evaluation deals use seeds up to "
+                                       f"--eval-seed + {games}, above the largest seed {MAX_SEED}")
+
+
+# ============================================================================ the command line
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """``--help``: each option's line of help (its field's docstring), then its default and the
+    values its check allows."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        notes = []
+        shown = getattr(action, "shown_default", None)
+        if isinstance(action, argparse.BooleanOptionalAction):
+            notes.append(f"default {'on' if shown else 'off'}")
+        elif action.nargs != 0 and shown not in (None, (), []):
+            notes.append(f"default {','.join(map(str, shown)) if isinstance(shown, tuple) else shown}")
+        allowed = getattr(action.type, "allowed", None)
+        if allowed and getattr(action.type, "shown", False) and not action.choices:
+            notes.append(allowed)
+        return (action.help or "") + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Every :class:`TrainConfig` option as an argument of ``parser``, in groups, WITHOUT
+    defaults (``argparse.SUPPRESS``): the parsed namespace holds only what the command line
+    gives, and :class:`TrainConfig` supplies the rest. ``--help`` still shows each default."""
+    helps = field_help()
+    groups: dict[str, Any] = {}
+    for field in fields():
+        meta = field.metadata
+        group = groups.get(meta["group"]) or groups.setdefault(meta["group"], parser.add_argument_group(meta["group"]))
+        flags = (meta["flag"] or "--" + field.name.replace("_", "-")).split()
+        kwargs: dict[str, Any] = {"dest": field.name, "default": argparse.SUPPRESS, "help": helps[field.name]}
+        kind, check = meta["kind"], meta["check"]
+        if kind == "flag":
+            kwargs["action"] = "store_true"
+        elif kind == "no-flag":
+            kwargs["action"] = "store_false"
+        elif kind == "on-off":
+            kwargs["action"] = argparse.BooleanOptionalAction
+        elif kind == "list":
+            kwargs.update(action="extend", nargs="+", type=check, metavar=meta["metavar"])
+        elif isinstance(check, Choice):
+            kwargs.update(choices=check.choices)
+        else:
+            kwargs.update(type=check, metavar=meta["metavar"])
+        action = group.add_argument(*flags, **kwargs)
+        action.shown_default = field.default
+
+
+def field_help() -> dict[str, str]:
+    """{option: its attribute docstring}, read from this module's source (the one place of each line)."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(TrainConfig))
+    body = tree.body[0].body
+    helps = {}
+    for node, following in zip(body, body[1:]):
+        if isinstance(node, ast.AnnAssign) and isinstance(following, ast.Expr) and \
+                isinstance(following.value, ast.Constant) and isinstance(following.value.value, str):
+            helps[node.target.id] = following.value.value.strip()
+    return helps
