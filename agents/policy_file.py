@@ -358,13 +358,19 @@ def _expected_shapes(observation_size: int, num_actions: int, pi: list[int], vf:
             _uninitialized(observation_size, num_actions, pi, vf, "tanh").state_dict().items()}
 
 
+def _few(names: list[str], shown: int = 3) -> str:
+    """``[a, b, c] and 97 more``: a list a message names without repeating all of it."""
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return f"{[shorten(name) for name in names[:shown]]}{more}"
+
+
 def _check_tensors(tensors: dict[str, torch.Tensor], network: PolicyNetwork, where: str) -> None:
     expected = {name: tuple(p.shape) for name, p in network.state_dict().items()}
     found = {name: tuple(t.shape) for name, t in tensors.items()}
     if set(found) != set(expected):
         missing, extra = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
-        raise ValueError(f"policy {where} does not match its policy.json network: missing tensors {missing}, "
-                         f"unexpected tensors {extra}")
+        raise ValueError(f"policy {where} does not match its policy.json network: missing tensors {_few(missing)}, "
+                         f"unexpected tensors {_few(extra)}")
     for name, shape in expected.items():
         if found[name] != shape:
             raise ValueError(f"policy {where}: tensor {name} has shape {found[name]}, its policy.json network "
