@@ -287,7 +287,7 @@ def play_games(players: Sequence[Any], seeds: np.ndarray, seat_players: np.ndarr
     actor_table = np.concatenate([seat_players, np.full((batch, 1), -1, dtype=np.int64)], axis=1)
     recorder = finished = None
     if recorder_names is not None:
-        from .records import Recorder
+        from .records import Recorder, fit_player_names
 
         recorder = Recorder(state, ["?"] * 3)
         finished = [None] * batch
@@ -314,7 +314,7 @@ def play_games(players: Sequence[Any], seeds: np.ndarray, seat_players: np.ndarr
             if len(recorder.finished) - before != ended.size:
                 raise RuntimeError("records.Recorder did not finish one record per ended game")
             for g, record in zip(ended.tolist(), recorder.finished[before:]):
-                record["players"] = list(recorder_names[g])
+                record["players"] = fit_player_names(recorder_names[g])
                 finished[g] = record
         if on_deals is not None:
             ended_deals = int(np.count_nonzero(state.deal_ended))

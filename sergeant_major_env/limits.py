@@ -107,6 +107,15 @@ def shorten(value: Any, limit: int = ECHO_CHARS) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def cut_middle(text: str, limit: int) -> str:
+    """``text`` when it has at most ``limit`` characters, else its start and end around ``...``,
+    ``limit`` characters in all (a long name keeps what tells it apart: often its end)."""
+    if len(text) <= limit:
+        return text
+    tail = (limit - 3) // 2
+    return f"{text[:limit - 3 - tail]}...{text[len(text) - tail:]}"
+
+
 def seconds_argument(text: str) -> float:
     """An ``argparse`` ``type=`` for a benchmark's ``--seconds``: a finite number of seconds from
     :data:`MIN_SECONDS` to :data:`MAX_SECONDS` (NaN, infinity and 1e-9 are usage errors)."""
