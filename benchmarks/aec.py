@@ -32,6 +32,7 @@ import numpy as np
 
 from sergeant_major_env import Rules, engine, env, raw_env
 from sergeant_major_env.cards import NUM_ACTIONS
+from sergeant_major_env.limits import seconds_argument
 from sergeant_major_env.observation import observe
 from sergeant_major_env.seeding import check_seed, seed_argument
 
@@ -96,7 +97,8 @@ def median_runs(run, repeats: int, seconds: float, seed: int) -> tuple[float, li
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=2.0, metavar="S", help="length of one timed run (default 2)")
+    parser.add_argument("--seconds", type=seconds_argument, default=2.0, metavar="S",
+                        help="length of one timed run, 0.01 to 3600 (default 2)")
     parser.add_argument("--repeats", type=int, default=5, metavar="N",
                         help="timed runs per variant; the median is reported (default 5)")
     parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",

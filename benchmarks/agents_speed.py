@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sergeant_major_env.agents import make_agent  # noqa: E402
 from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.cards import random_member  # noqa: E402
+from sergeant_major_env.limits import seconds_argument  # noqa: E402
 from sergeant_major_env.observation import observe  # noqa: E402
 from sergeant_major_env.policies import searches_state  # noqa: E402
 from sergeant_major_env.seeding import seed_argument  # noqa: E402
@@ -59,8 +60,8 @@ def main() -> None:
                         help="agents to time, agents.make_agent names (default: random greedy heuristic)")
     parser.add_argument("--batch", type=int, nargs="+", default=[1024], metavar="B",
                         help="games each call decides for; several sizes give one line each (default 1024)")
-    parser.add_argument("--seconds", type=float, default=2.0, metavar="S",
-                        help="how long each agent is timed (default 2)")
+    parser.add_argument("--seconds", type=seconds_argument, default=2.0, metavar="S",
+                        help="how long each agent is timed, 0.01 to 3600 (default 2)")
     parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
                         help="seed of the snapshot's games and of the agents' randomness (default 0)")
     parser.add_argument("--one-at-a-time", action="store_true",
@@ -71,6 +72,7 @@ def main() -> None:
         parser.error(f"--batch must be at least 1 and --seconds positive, got --batch "
                      f"{' '.join(map(str, args.batch))} --seconds {args.seconds:g}")
     try:  # every agent is made before the (slow) snapshot: a bad name is a usage error
+        engine.check_batch_fits(max(args.batch), "--batch: a batch")
         agents = {name: make_agent(name) for name in args.agents}
     except ValueError as error:
         parser.error(str(error))

@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sergeant_major_env.agents import make_agent  # noqa: E402
 from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.cards import bits_to_bool  # noqa: E402
+from sergeant_major_env.limits import check_fits  # noqa: E402
 from sergeant_major_env.observation import OBSERVATION_SIZE, observe  # noqa: E402
 from sergeant_major_env.seeding import MAX_SEED, seed_argument  # noqa: E402
 
@@ -121,6 +122,8 @@ def main() -> None:
                      f"at most 2**63 - 1; give a seed of at most {(MAX_SEED - args.groups + 1) // SEED_STRIDE}")
     try:
         rules = Rules.from_strings(args.option)
+        engine.check_batch_fits(6 * min(args.groups, args.batch_groups), f"--batch-groups {args.batch_groups}: a batch")
+        check_fits(f"--groups {args.groups}", args.groups * 8 * len(set(args.agents)), "give fewer --groups")
         agents = [make_agent(name) for name in args.agents]  # a bad name is a usage error before any game
     except ValueError as error:
         parser.error(str(error))
