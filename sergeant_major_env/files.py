@@ -134,5 +134,6 @@ def json_depth(text: str) -> int:
 
 
 def _short_path(path: str | os.PathLike, limit: int = 80) -> str:
-    text = repr(str(path))
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    """A path as a message quotes it: at most ``limit`` characters, a long one ``'...'`` and its end."""
+    text = str(path)
+    return repr(text if len(text) <= limit - 2 else "..." + text[len(text) - (limit - 5):])
