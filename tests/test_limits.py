@@ -45,6 +45,15 @@ def test_check_fits_is_one_line_naming_both_sizes_and_what_to_do(small_machine):
         limits.check_fits("a thing", 1.5 * 2**30, "give less")
 
 
+def test_everyday_sizes_do_not_ask_the_system(monkeypatch):
+    """An env's reset and a vec env's autoreset call engine.init: no /proc read for them."""
+    def asked():
+        raise AssertionError("available_bytes was called")
+    monkeypatch.setattr(limits, "available_bytes", asked)
+    limits.check_fits("a reset", limits.ALWAYS_FITS)
+    engine.init([5])
+
+
 def test_a_system_that_does_not_say_checks_nothing(monkeypatch):
     monkeypatch.setattr(limits, "available_bytes", lambda: None)
     limits.check_fits("anything", 10**30)
