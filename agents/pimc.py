@@ -80,16 +80,24 @@ candidates  4          worlds drawn per world kept, with inference
 max_rows    60000      most rollout games advanced together (memory bound)
 seed        0          seeds the worlds (with the seat's observation, see above)
 ==========  =========  ==============================================================
+
+Bounds (one game's search is held in memory at once; each is checked when the agent is
+made, with the memory the search needs against what this machine has available): worlds
+x rollouts at most :data:`MAX_SEARCH_WIDTH` (100,000), worlds x candidates at most
+:data:`MAX_DRAWN` (400,000), max_rows at most :data:`MAX_ROWS` (4,000,000); ``epsilon``,
+``prune``, ``infer_power`` and ``prior_weight`` finite numbers (``inf`` and ``nan`` refused).
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 
 import numpy as np
 
 from sergeant_major_env import engine
 from sergeant_major_env.cards import MODE_ACTION_OFFSET, NUM_ACTIONS, bits_to_bool, cards_to_bits, count, lowest
+from sergeant_major_env.limits import check_count, check_fits, shorten
 from sergeant_major_env.observation import observe
 from sergeant_major_env.policies import decide, is_deterministic
 from sergeant_major_env.seeding import check_seed
@@ -110,6 +118,37 @@ policy's temporaries out of the CPU caches (the heuristic, measured here: 11.3 u
 calls of 1024 rows, 12.0 in calls of 8192; before its speed-up of e9e9b19, 24 and 32)."""
 
 
+MAX_SEARCH_WIDTH = 100_000
+"""Most ``worlds`` x ``rollouts``: a game's search rolls out that many games per choice, all at
+once (100,000 x 20 choices x 1.5 KB: 3 GB), and keeps float64[58, worlds x rollouts] values."""
+
+MAX_DRAWN = 400_000
+"""Most ``worlds`` x ``candidates`` (the worlds drawn per game with inference: 400,000 engine
+states of 390 bytes, 160 MB)."""
+
+MAX_ROWS = 4_000_000
+"""Most ``max_rows`` (rollout games advanced together: 4,000,000 x 1.5 KB, 6 GB)."""
+
+MAX_CHOICES = 20
+"""Most distinct choices of one decision (the playmaker's discard from 20 cards): the rollout
+games of one game's search are at most this many times ``worlds`` x ``rollouts``."""
+
+
+def search_bytes(worlds: int, rollouts: int, max_rows: int) -> int:
+    """Memory a search holds at its peak: the rollout games advanced together (``max_rows``, or
+    one game's whole search where that is more) and one game's values."""
+    width = int(worlds) * int(rollouts)
+    rows = max(int(max_rows), MAX_CHOICES * width)
+    return rows * engine.BATCH_BYTES_PER_GAME + NUM_ACTIONS * width * 8
+
+
+def _number(value) -> float:
+    """``value`` as a float when it is a real number (not a bool), else NaN (refused by every check)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return math.nan
+    return float(value)
+
+
 class PIMCAgent:
     """The search bot of the module docstring. Needs the engine state: callers that hold one
     (``evaluate.py``, the vec env and single-seat env opponents) call :meth:`act_on_state`."""
@@ -120,15 +159,21 @@ class PIMCAgent:
                  epsilon: float = 0.0, prune: float = 0.0, others: str | object = "heuristic",
                  infer: str | object = "none", infer_power: float = 0.5, prior: str | object = "none",
                  prior_weight: float = 0.5, candidates: int = 4, max_rows: int = 60_000, seed: int = 0) -> None:
-        for label, value, low in (("worlds", worlds, 1), ("rollouts", rollouts, 1), ("horizon", horizon, 0),
-                                  ("candidates", candidates, 1), ("max_rows", max_rows, 1)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-                raise ValueError(f"pimc: {label} must be an integer >= {low}, got {value!r}")
-        if not 0.0 <= float(epsilon) <= 1.0:
-            raise ValueError(f"pimc: epsilon must be in [0, 1], got {epsilon!r}")
+        for label, value, low, high in (("worlds", worlds, 1, MAX_SEARCH_WIDTH),
+                                        ("rollouts", rollouts, 1, MAX_SEARCH_WIDTH), ("horizon", horizon, 0, None),
+                                        ("candidates", candidates, 1, MAX_DRAWN), ("max_rows", max_rows, 1, MAX_ROWS)):
+            check_count(value, f"pimc: {label}", low, high)
+        if worlds * rollouts > MAX_SEARCH_WIDTH or worlds * candidates > MAX_DRAWN:
+            raise ValueError(f"pimc: worlds x rollouts must be at most {MAX_SEARCH_WIDTH:,} and worlds x candidates at "
+                             f"most {MAX_DRAWN:,} (the search of one game is held in memory at once), got worlds="
+                             f"{worlds}, rollouts={rollouts}, candidates={candidates}")
+        if not 0.0 <= _number(epsilon) <= 1.0:
+            raise ValueError(f"pimc: epsilon must be a number in [0, 1], got {shorten(epsilon)}")
         for label, value in (("prune", prune), ("infer_power", infer_power), ("prior_weight", prior_weight)):
-            if not float(value) >= 0.0:
-                raise ValueError(f"pimc: {label} must be a number >= 0, got {value!r}")
+            if not (math.isfinite(_number(value)) and _number(value) >= 0.0):
+                raise ValueError(f"pimc: {label} must be a finite number >= 0, got {shorten(value)}")
+        check_fits(f"pimc: a search of {worlds} worlds x {rollouts} rollouts (max_rows={max_rows})",
+                   search_bytes(worlds, rollouts, max_rows), "give fewer worlds, rollouts or max_rows")
         self.seed = check_seed(seed, "pimc: seed")
         self.worlds, self.rollouts, self.horizon = int(worlds), int(rollouts), int(horizon)
         self.epsilon, self.prune, self.max_rows = float(epsilon), float(prune), int(max_rows)
@@ -485,7 +530,7 @@ def make_pimc_agent(argument: str | None) -> PIMCAgent:
             options[key] = type(DEFAULTS[key])(value.strip())
         except ValueError:
             kind = {int: "an integer", float: "a number"}.get(type(DEFAULTS[key]), "text")
-            raise ValueError(f"pimc: {key} must be {kind}, got {value!r}") from None
+            raise ValueError(f"pimc: {key} must be {kind}, got {shorten(value)}") from None
     return PIMCAgent(**options)
 
 
@@ -505,5 +550,5 @@ def _option_items(text: str) -> list[tuple[str, str]]:
         elif items and items[-1][0] in POLICY_OPTIONS:
             items[-1][1] += ":" + piece
         else:
-            raise ValueError(f"pimc: bad option {piece!r}; expected NAME=VALUE with NAME one of {', '.join(DEFAULTS)}")
+            raise ValueError(f"pimc: bad option {shorten(piece)}; expected NAME=VALUE with NAME one of {', '.join(DEFAULTS)}")
     return [(key, value) for key, value in items]

@@ -20,7 +20,6 @@ the same way, so a loaded policy plays exactly as the model it was saved from.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from torch import nn
 
 from sergeant_major_env import files
 from sergeant_major_env.cards import NUM_ACTIONS
+from sergeant_major_env.limits import check_fits, shorten
 from sergeant_major_env.observation import OBSERVATION_SIZE
 from sergeant_major_env.observation import VERSION as OBSERVATION_VERSION
 
@@ -43,6 +43,21 @@ ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
 
 MASKED_LOGIT = -1e8
 """The logit MaskablePPO gives illegal actions (sb3_contrib's MaskableCategorical)."""
+
+MAX_METADATA_BYTES = 1_000_000
+"""Largest policy.json read (train.py writes about 2 KB)."""
+
+MAX_METADATA_DEPTH = 32
+"""Deepest nesting of objects and lists in a policy.json (train.py's is 4 levels deep)."""
+
+MAX_LAYERS = 32
+"""Most hidden layers of each network (policy, value) a policy file may describe."""
+
+MAX_LAYER_SIZE = 16_384
+"""Largest hidden layer a policy file may describe."""
+
+MAX_HEADER_BYTES = 1_000_000
+"""Most bytes of a tensors file beyond its numbers (the safetensors header: names, shapes)."""
 
 _OWN_KEYS = ("format", "format_version", "tensors", "observation", "actions", "network")
 
@@ -218,29 +233,73 @@ def policy_file_paths(path: str | Path) -> tuple[Path, Path]:
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
-    """The checked policy.json of ``path`` (see :func:`policy_file_paths`)."""
+    """The checked policy.json of ``path`` (see :func:`policy_file_paths`): read with bounds
+    (:data:`MAX_METADATA_BYTES`, :data:`MAX_METADATA_DEPTH`), its format, observation layout,
+    actions and network described as this package reads them, each problem one line."""
     _, metadata_path = policy_file_paths(path)
-    try:
-        metadata = json.loads(metadata_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"policy metadata {str(metadata_path)!r} is not readable JSON: {error}") from None
+    where = _path(metadata_path)
+    metadata = files.read_json(metadata_path, MAX_METADATA_BYTES, MAX_METADATA_DEPTH, "policy metadata")
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
-        raise ValueError(f"{str(metadata_path)!r} is not a policy file's metadata (no \"format\": {FORMAT!r})")
+        raise ValueError(f"{where!r} is not a policy file's metadata (no \"format\": {FORMAT!r})")
     if metadata.get("format_version") != FORMAT_VERSION:
-        raise ValueError(f"policy {str(metadata_path)!r} has format version {metadata.get('format_version')!r}; "
+        raise ValueError(f"policy {where} has format version {_short(metadata.get('format_version'))}; "
                          f"this package reads version {FORMAT_VERSION}")
-    _check_observation(metadata, str(metadata_path))
+    _check_observation(metadata, where)
+    network_layers(metadata, where)
     return metadata
 
 
 def _check_observation(metadata: dict[str, Any], where: str) -> None:
-    observation = metadata.get("observation") or {}
+    observation = metadata.get("observation")
+    if not isinstance(observation, dict):
+        raise ValueError(f"policy {where}: \"observation\" must be an object with the observation's \"version\" "
+                         f"and \"size\", got {_short(observation)}")
     version, size = observation.get("version"), observation.get("size")
     if (version, size) != (OBSERVATION_VERSION, OBSERVATION_SIZE):
-        raise ValueError(f"model {where} was trained on observation version {version} ({size} floats); this "
-                         f"package observes version {OBSERVATION_VERSION} ({OBSERVATION_SIZE} floats)")
+        raise ValueError(f"model {where} was trained on observation version {_short(version)} ({_short(size)} "
+                         f"floats); this package observes version {OBSERVATION_VERSION} ({OBSERVATION_SIZE} floats)")
     if metadata.get("actions") != NUM_ACTIONS:
-        raise ValueError(f"model {where} has {metadata.get('actions')} actions; this package has {NUM_ACTIONS}")
+        raise ValueError(f"model {where} has {_short(metadata.get('actions'))} actions; this package has {NUM_ACTIONS}")
+
+
+def network_layers(metadata: dict[str, Any], where: str) -> tuple[list[int], list[int], str]:
+    """(policy layers, value layers, activation) of policy.json's ``network``, checked: an object
+    whose ``net_arch`` gives ``pi`` and ``vf`` lists of at most :data:`MAX_LAYERS` layer sizes
+    from 1 to :data:`MAX_LAYER_SIZE`, and an ``activation`` this package knows; a one-line
+    ValueError saying what is wrong otherwise."""
+    network = metadata.get("network")
+    if not isinstance(network, dict):
+        raise ValueError(f"policy {where}: \"network\" must be an object (net_arch, activation), got {_short(network)}")
+    layers = network.get("net_arch")
+    sizes = [layers.get("pi"), layers.get("vf")] if isinstance(layers, dict) else [None, None]
+    if not all(isinstance(s, list) and len(s) <= MAX_LAYERS
+               and all(type(n) is int and 1 <= n <= MAX_LAYER_SIZE for n in s) for s in sizes):
+        raise ValueError(f"policy {where}: network net_arch must give 'pi' and 'vf' lists of at most {MAX_LAYERS} "
+                         f"layer sizes from 1 to {MAX_LAYER_SIZE}, got {_short(layers)}")
+    activation = network.get("activation")
+    if not isinstance(activation, str) or activation not in ACTIVATIONS:
+        raise ValueError(f"policy {where}: activation {_short(activation)} is not one of {', '.join(ACTIVATIONS)}")
+    return sizes[0], sizes[1], activation
+
+
+def parameter_count(policy_layers: list[int], value_layers: list[int]) -> int:
+    """Numbers in a :class:`PolicyNetwork` of these layers (weights and biases), computed from
+    the sizes alone."""
+    def mlp(layers: list[int], out: int) -> int:
+        widths = [OBSERVATION_SIZE, *layers]
+        return sum((a + 1) * b for a, b in zip(widths, widths[1:])) + (widths[-1] + 1) * out
+    return mlp(policy_layers, NUM_ACTIONS) + mlp(value_layers, 1)
+
+
+def _short(value: Any) -> str:
+    """A value a message echoes, at most 60 characters; a path keeps its end (the file name)."""
+    return shorten(value)
+
+
+def _path(path: Path) -> str:
+    """A file's path as messages show it: whole up to 80 characters, else ``...`` and its end."""
+    text = str(path)
+    return text if len(text) <= 80 else "..." + text[-77:]
 
 
 def read_tensors(path: str | Path) -> dict[str, torch.Tensor]:
@@ -256,29 +315,33 @@ def read_tensors(path: str | Path) -> dict[str, torch.Tensor]:
 
 def load_policy(path: str | Path) -> tuple[PolicyNetwork, dict[str, Any]]:
     """(network, metadata) of a policy file or run folder; nothing is unpickled. One-line
-    ValueErrors for a missing file, another format, another observation layout, or tensors
-    that do not fit the network the JSON describes."""
+    ValueErrors for a missing file, another format, another observation layout, a network
+    larger than its tensors file (checked before anything is allocated), tensors that do not
+    fit the network the JSON describes, or weights that are not finite (NaN, infinity)."""
     tensors_path, _ = policy_file_paths(path)
     metadata = read_metadata(path)
-    network = _build_network(metadata, str(tensors_path))
+    where = _path(tensors_path)
+    policy_layers, value_layers, activation = network_layers(metadata, where)
+    _check_size(parameter_count(policy_layers, value_layers), tensors_path, where)
+    shapes = _uninitialized(OBSERVATION_SIZE, NUM_ACTIONS, policy_layers, value_layers, activation)  # no memory yet
     tensors = read_tensors(tensors_path)
-    _check_tensors(tensors, network, str(tensors_path))
+    _check_tensors(tensors, shapes, where)
+    network = shapes.to_empty(device="cpu")
     network.load_state_dict(tensors, strict=True)
     return network, metadata
 
 
-def _build_network(metadata: dict[str, Any], where: str) -> PolicyNetwork:
-    network = metadata.get("network") or {}
-    layers = network.get("net_arch") or {}
-    activation = network.get("activation")
-    sizes = [layers.get("pi"), layers.get("vf")]
-    if not all(isinstance(s, list) and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in s)
-               for s in sizes):
-        raise ValueError(f"policy {where}: network net_arch must give 'pi' and 'vf' lists of positive layer sizes, "
-                         f"got {layers!r}")
-    if activation not in ACTIVATIONS:
-        raise ValueError(f"policy {where}: activation {activation!r} is not one of {', '.join(ACTIVATIONS)}")
-    return _uninitialized(OBSERVATION_SIZE, NUM_ACTIONS, sizes[0], sizes[1], activation).to_empty(device="cpu")
+def _check_size(parameters: int, tensors_path: Path, where: str) -> None:
+    """Before a byte of the tensors is read: the tensors file holds the network's parameters
+    as float32 plus a header, so a file much bigger than the network its policy.json describes
+    is refused, and the tensors must fit this machine's memory (twice: the file's tensors and
+    the network's). A network described bigger than its file is refused by the tensors' shapes,
+    also before torch allocates it."""
+    needed, size = 4 * parameters, tensors_path.stat().st_size
+    if size > needed + MAX_HEADER_BYTES:
+        raise ValueError(f"policy {where}: its policy.json network has {parameters:,} parameters ({needed:,} bytes "
+                         f"as float32), but the tensors file has {size:,} bytes: they do not belong together")
+    check_fits(f"policy {where}", 2 * min(size, needed))
 
 
 def _uninitialized(*network) -> PolicyNetwork:
@@ -295,16 +358,26 @@ def _expected_shapes(observation_size: int, num_actions: int, pi: list[int], vf:
             _uninitialized(observation_size, num_actions, pi, vf, "tanh").state_dict().items()}
 
 
+def _few(names: list[str], shown: int = 3) -> str:
+    """``[a, b, c] and 97 more``: a list a message names without repeating all of it."""
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return f"{[shorten(name) for name in names[:shown]]}{more}"
+
+
 def _check_tensors(tensors: dict[str, torch.Tensor], network: PolicyNetwork, where: str) -> None:
     expected = {name: tuple(p.shape) for name, p in network.state_dict().items()}
     found = {name: tuple(t.shape) for name, t in tensors.items()}
     if set(found) != set(expected):
         missing, extra = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
-        raise ValueError(f"policy {where} does not match its policy.json network: missing tensors {missing}, "
-                         f"unexpected tensors {extra}")
+        raise ValueError(f"policy {where} does not match its policy.json network: missing tensors {_few(missing)}, "
+                         f"unexpected tensors {_few(extra)}")
     for name, shape in expected.items():
         if found[name] != shape:
             raise ValueError(f"policy {where}: tensor {name} has shape {found[name]}, its policy.json network "
                              f"needs {shape}")
         if tensors[name].dtype != torch.float32:
             raise ValueError(f"policy {where}: tensor {name} is {tensors[name].dtype}, expected torch.float32")
+        bad = int((~torch.isfinite(tensors[name])).sum())
+        if bad:
+            raise ValueError(f"policy {where}: tensor {name} holds {bad:,} values that are NaN or infinite; a "
+                             f"policy's weights are finite numbers")

@@ -29,6 +29,7 @@ from sergeant_major_env.agents import make_agent  # noqa: E402
 from sergeant_major_env.agents.human import refuse_human  # noqa: E402
 from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.cards import random_member  # noqa: E402
+from sergeant_major_env.limits import seconds_argument  # noqa: E402
 from sergeant_major_env.observation import observe  # noqa: E402
 from sergeant_major_env.policies import searches_state  # noqa: E402
 from sergeant_major_env.seeding import seed_argument  # noqa: E402
@@ -60,8 +61,8 @@ def main() -> None:
                         help="agents to time, agents.make_agent names (default: random greedy heuristic)")
     parser.add_argument("--batch", type=int, nargs="+", default=[1024], metavar="B",
                         help="games each call decides for; several sizes give one line each (default 1024)")
-    parser.add_argument("--seconds", type=float, default=2.0, metavar="S",
-                        help="how long each agent is timed (default 2)")
+    parser.add_argument("--seconds", type=seconds_argument, default=2.0, metavar="S",
+                        help="how long each agent is timed, 0.01 to 3600 (default 2)")
     parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
                         help="seed of the snapshot's games and of the agents' randomness (default 0)")
     parser.add_argument("--one-at-a-time", action="store_true",
@@ -74,6 +75,7 @@ def main() -> None:
     try:  # every agent is made before the (slow) snapshot: a bad name is a usage error
         for name in args.agents:  # input() would end in EOFError
             refuse_human(name, f"agents_speed.py {name}", "a benchmark has no person at its table")
+        engine.check_batch_fits(max(args.batch), "--batch: a batch")
         agents = {name: make_agent(name) for name in args.agents}
     except ValueError as error:
         parser.error(str(error))

@@ -29,6 +29,7 @@ from sergeant_major_env.agents import make_agent  # noqa: E402
 from sergeant_major_env.agents.human import refuse_human  # noqa: E402
 from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.cards import bits_to_bool  # noqa: E402
+from sergeant_major_env.limits import check_fits  # noqa: E402
 from sergeant_major_env.observation import OBSERVATION_SIZE, observe  # noqa: E402
 from sergeant_major_env.rules import add_rule_options  # noqa: E402
 from sergeant_major_env.seeding import MAX_SEED, seed_argument  # noqa: E402
@@ -124,6 +125,8 @@ def main() -> None:
         rules = Rules.from_strings(args.option)
         for name in args.agents:  # input() would end in EOFError
             refuse_human(name, f"agents_strength.py {name}", "a benchmark has no person at its table")
+        engine.check_batch_fits(6 * min(args.groups, args.batch_groups), f"--batch-groups {args.batch_groups}: a batch")
+        check_fits(f"--groups {args.groups}", args.groups * 8 * len(set(args.agents)), "give fewer --groups")
         agents = [make_agent(name) for name in args.agents]  # a bad name is a usage error before any game
     except ValueError as error:
         parser.error(str(error))

@@ -28,6 +28,7 @@ from sergeant_major_env.cards import bits_to_bool, random_member  # noqa: E402
 from sergeant_major_env.observation import observe  # noqa: E402
 from sergeant_major_env.rules import add_rule_options  # noqa: E402
 from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402
+from sergeant_major_env.limits import seconds_argument  # noqa: E402
 
 
 def run_once(batch: int, seconds: float, rules: Rules, seed: int) -> float:
@@ -63,7 +64,8 @@ def decisions_per_game(rules: Rules, games: int = 256) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batch", type=int, default=4096, metavar="B", help="games advanced together (default 4096)")
-    parser.add_argument("--seconds", type=float, default=3.0, metavar="S", help="length of one timed run (default 3)")
+    parser.add_argument("--seconds", type=seconds_argument, default=3.0, metavar="S",
+                        help="length of one timed run, 0.01 to 3600 (default 3)")
     parser.add_argument("--repeats", type=int, default=5, metavar="N",
                         help="timed runs; the median is reported (default 5)")
     parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
@@ -78,6 +80,7 @@ def main() -> None:
         rules = Rules.from_strings(args.option)
         last = args.seed + args.repeats + args.batch - 1  # run i plays seeds seed + 1 + i, ... + batch - 1
         check_seed(last, "the last game's seed (--seed + --repeats + --batch - 1)")
+        engine.check_batch_fits(args.batch, "--batch: a batch")
     except ValueError as error:
         parser.error(str(error))
 

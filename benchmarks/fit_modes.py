@@ -26,8 +26,13 @@ from sergeant_major_env.agents.view import View, card_bools  # noqa: E402
 from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.cards import bits_to_bool  # noqa: E402
 from sergeant_major_env.files import atomic_write, check_writable  # noqa: E402
+from sergeant_major_env.limits import check_fits  # noqa: E402
 from sergeant_major_env.observation import observe  # noqa: E402
 from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402
+
+
+BYTES_PER_GAME = 6_000
+"""Memory the mode choices of one game hold until the fit (18 deals, a feature row each)."""
 
 
 def collect(games: int, seed: int, batch: int, params: dict | None = None):
@@ -91,6 +96,9 @@ def main() -> None:
     try:
         last = args.seed * 10_000_000 + args.games - 1
         check_seed(last, "the last game's seed (--seed * 10000000 + --games - 1)")
+        engine.check_batch_fits(min(args.batch, args.games), f"--batch {args.batch}: a batch")
+        check_fits(f"--games {args.games}: the mode choices of {args.games:,} games", args.games * BYTES_PER_GAME,
+                   "give fewer --games")
         if args.out:
             check_writable(args.out, "--out file")
     except ValueError as error:

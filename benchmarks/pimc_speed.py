@@ -43,6 +43,7 @@ from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.agents.pimc import distinct_cards  # noqa: E402
 from sergeant_major_env.cards import cards_to_bits, count  # noqa: E402
 from sergeant_major_env.evaluation import play_games, play_tables  # noqa: E402
+from sergeant_major_env.policies import searches_state  # noqa: E402
 from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402
 
 
@@ -103,9 +104,14 @@ def main() -> None:
         last = args.seed + args.games - 1
         check_seed(last, "the last game's seed (--seed + --games - 1)")
         rules = Rules(num_deals=args.num_deals)
-        timed = Timed(make_agent(args.agent))
+        engine.check_batch_fits(6 * args.games, f"--games {args.games}: a table")
+        agent = make_agent(args.agent)
     except ValueError as error:
         parser.error(str(error))
+    if not searches_state(agent):
+        parser.error(f"--agent {args.agent[:60]!r} does not search the engine state (as pimc does); this benchmark "
+                     f"times search agents: time other agents with benchmarks/agents_speed.py")
+    timed = Timed(agent)
     if args.against is not None:
         compare(args)
         return

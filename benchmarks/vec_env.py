@@ -33,8 +33,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from sergeant_major_env import RandomPolicy, Rules  # noqa: E402
 from sergeant_major_env.files import check_writable, write_json  # noqa: E402
+from sergeant_major_env.limits import check_fits, seconds_argument  # noqa: E402
 from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402
 from sergeant_major_env.single_seat import SergeantMajorEnv  # noqa: E402
+from sergeant_major_env.vec_env import BYTES_PER_ENV  # noqa: E402
 
 TARGET_RATE, TARGET_RATIO = 200_000, 20.0
 
@@ -152,7 +154,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="Target: N=1024 >= 200,000 learner decisions/s and >= 20x DummyVecEnv.")
-    parser.add_argument("--seconds", type=float, default=2.0, metavar="S", help="length of each timed run (default 2)")
+    parser.add_argument("--seconds", type=seconds_argument, default=2.0, metavar="S",
+                        help="length of each timed run, 0.01 to 3600 (default 2)")
     parser.add_argument("--repeats", type=int, default=5, metavar="N",
                         help="runs per case; the median is reported (default 5)")
     parser.add_argument("--sizes", default="1,64,1024", metavar="N,N,...",
@@ -184,6 +187,8 @@ def main(argv=None) -> int:
         Rules(num_deals=args.num_deals)
         last = args.seed + args.repeats + max(sizes + [args.dummy_envs])  # run r: games seed + r, ... + N - 1
         check_seed(last, "the largest first seed of a run (--seed + --repeats + the largest N)")
+        check_fits(f"--sizes {max(sizes)}: {max(sizes):,} environments", max(sizes) * BYTES_PER_ENV,
+                   "give smaller --sizes")
         if args.json not in (None, "-"):
             check_writable(args.json, "--json file")
     except ValueError as error:

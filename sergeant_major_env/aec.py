@@ -69,6 +69,7 @@ from . import engine, options as env_options, records
 from .cards import NUM_ACTIONS
 from .observation import OBSERVATION_SIZE, observation_bounds, observe
 from .render import referee_view, seat_view
+from .rules import Rules
 from .seeding import check_seed
 from .versions import AEC_NAME
 
@@ -79,6 +80,9 @@ ENV_OPTIONS = {"reward": env_options.DEFAULT_REWARD,
                "illegal_action": env_options.AEC_ILLEGAL_ACTIONS[0],
                "illegal_reward": env_options.ILLEGAL_REWARD}
 """The env's own options and their defaults (allowed values: :mod:`sergeant_major_env.options`)."""
+CONSTRUCTOR_OPTIONS = (*Rules.names(), *ENV_OPTIONS, "render_mode", "render_seat", "learner_seat", "seed")
+"""Names a ``reset(options=...)`` may not give: they are the constructor's (or ``reset``'s own
+``seed``; ``learner_seat`` is the single-seat env's)."""
 NOT_TO_ACT = -1
 """``infos[agent]["decision"]`` of an agent that is not the one to act."""
 _FIRST_GAME = np.zeros(1, dtype=np.intp)
@@ -88,8 +92,20 @@ RENDER_MODES = ("human", "ansi")
 def env(render_mode: str | None = None, render_seat: int | None = None, **options: Any) -> AECEnv:
     """The AEC environment with PettingZoo's standard wrappers; options as :class:`raw_env`."""
     game = raw_env(render_mode=render_mode, render_seat=render_seat, **options)
-    game = wrappers.AssertOutOfBoundsWrapper(game)
+    game = CheckedActionsWrapper(game)
     return wrappers.OrderEnforcingWrapper(game)
+
+
+class CheckedActionsWrapper(wrappers.AssertOutOfBoundsWrapper):
+    """PettingZoo's bounds wrapper, with the env's own one-line ValueError for an action that is
+    not an id 0..57 (:func:`options.check_action`): ``step(58)``, ``step(1.5)`` and ``step(2**70)``
+    alike, where the base class asserts or overflows converting to a C long."""
+
+    def step(self, action) -> None:
+        agent = self.agent_selection
+        if not (action is None and (self.terminations.get(agent) or self.truncations.get(agent))):
+            action = env_options.check_action(action, f"{type(self.unwrapped).__name__}.step({agent})")
+        super().step(action)
 
 
 class raw_env(AECEnv):
@@ -247,8 +263,11 @@ class raw_env(AECEnv):
     # ------------------------------------------------------------------ AEC API
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        """Start a new game (``options`` is accepted for the API and ignored: rule options are
-        given to the constructor)."""
+        """Start a new game. The env has no reset options: ``options`` that are not a dict, or
+        that name an option of the constructor (a rule option such as ``num_deals``, ``reward``,
+        ``learner_seat``...), are a ValueError worded as the single-seat env's, before anything
+        changes; other keys are ignored (PettingZoo's API test passes ``{"options": 1}``)."""
+        env_options.check_reset_options(options, (), f"{type(self).__name__}.reset", only=CONSTRUCTOR_OPTIONS)
         if seed is not None:
             seed = check_seed(seed, f"{type(self).__name__}.reset: seed")  # before anything changes
             self._np_random = np.random.default_rng(seed)

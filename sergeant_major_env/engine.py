@@ -54,7 +54,8 @@ from .cards import (
     suit_of,
 )
 from .rules import Rules
-from .seeding import check_seed
+from .limits import check_count, check_fits, shorten
+from .seeding import check_seed_span
 
 MODE, GIVE, RETURN, DISCARD, PLAY, OVER = range(6)
 DECISIONS = ("mode", "exchange_give", "exchange_return", "discard", "play", "game_over")
@@ -207,19 +208,48 @@ def _reset(state: State, games, when: str) -> None:
 
 
 def game_seeds(seed: int, batch_size: int) -> np.ndarray:
-    """The per-game seeds of a batch started from ``seed``: ``seed, seed + 1, ...``."""
-    seed = check_seed(seed)
+    """The per-game seeds of a batch started from ``seed``: ``seed, seed + 1, ...``; each within
+    the seed rule (:mod:`~sergeant_major_env.seeding`: the last, ``seed + batch_size - 1``, at
+    most 2**63 - 1) and the batch within this machine's memory (a one-line ValueError)."""
+    batch_size = check_count(batch_size, "engine.game_seeds: batch_size", 0)
+    seed = check_seed_span(seed, batch_size)
+    check_batch_fits(batch_size, "engine.game_seeds")
     return (np.uint64(seed) + np.arange(batch_size, dtype=np.uint64)).astype(np.uint64)
+
+
+BYTES_PER_GAME = sum(int(np.prod(f.metadata["shape"], dtype=np.int64)) * np.dtype(f.metadata["dtype"]).itemsize
+                     for f in _ARRAY_FIELDS)
+"""Bytes of one game's :class:`State` (its arrays)."""
+
+BATCH_BYTES_PER_GAME = 4 * BYTES_PER_GAME
+"""What a batch holds at once per game while it is stepped (the state, a copy, the legal
+actions, an observation's temporaries): the measure of :func:`check_batch_fits`."""
+
+
+def check_batch_fits(batch_size: int, what: str = "a batch") -> None:
+    """A one-line ValueError when ``batch_size`` games would not fit in this machine's available
+    memory (:func:`sergeant_major_env.limits.check_fits`), before anything is allocated."""
+    check_fits(f"{what} of {batch_size:,} games", batch_size * BATCH_BYTES_PER_GAME, "give a smaller batch")
 
 
 def init(seeds, rules: Rules | None = None) -> State:
     """B new games, game i from ``seeds[i]`` (use :func:`game_seeds` for ``seed, seed+1, ...``).
 
     A game depends on its own seed only: the same seed gives the same game in any batch.
+    ``seeds`` is a 1-D sequence (a single number is refused: ``init(5)`` is not five games),
+    ``rules`` a :class:`Rules` or None (the rule book's); anything else, or a batch this
+    machine cannot hold, is a one-line ValueError.
     """
-    seeds = np.atleast_1d(np.asarray(seeds))
+    if rules is not None and not isinstance(rules, Rules):
+        raise ValueError(f"engine.init: rules must be a Rules (Rules.from_dict(options) makes one from a dict) "
+                         f"or None, got {shorten(rules)}")
+    if np.ndim(seeds) == 0:
+        raise ValueError(f"engine.init: seeds must be a 1-D sequence of per-game seeds (one game each), got "
+                         f"{shorten(seeds)}; for N games from seed S give engine.game_seeds(S, N)")
+    seeds = np.asarray(seeds)
     if seeds.ndim != 1 or seeds.size == 0 or not np.issubdtype(seeds.dtype, np.integer) or (seeds < 0).any():
         raise ValueError("seeds must be a non-empty 1-D sequence of non-negative integers")
+    check_batch_fits(seeds.size, "engine.init")
     state = _empty(rules if rules is not None else Rules(), seeds.size)
     state.seed[:] = seeds.astype(np.uint64)
     _start_game(state, np.arange(seeds.size))

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import sys
 from typing import Any, Callable, Sequence
 
@@ -64,6 +65,7 @@ import numpy as np
 from . import engine
 from .cards import NUM_ACTIONS, bits_to_bool
 from .files import check_writable
+from .limits import check_fits
 from .policies import decide, is_deterministic, policy_name
 from .processes import available_cpus, run_jobs
 from .rules import Rules
@@ -201,6 +203,7 @@ def make_schedule(num_players: int, games: int, seed: int, seatings: str = "dupl
     if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 1:
         raise ValueError(f"games must be a positive integer, got {games!r}")
     groups = -(-int(games) // 6) if seatings == "duplicate" else int(games)
+    check_tournament_fits(num_players, games, seatings)
     check_tournament_seed(seed, groups, seatings)
     tables = list(itertools.combinations(range(num_players), 3))
     if seatings == "duplicate":
@@ -218,6 +221,33 @@ def make_schedule(num_players: int, games: int, seed: int, seatings: str = "dupl
         group=np.tile(group, len(tables)),
         tables=tables,
     )
+
+
+BYTES_PER_GAME = 1_000
+"""Memory a tournament holds for each game until its statistics are done (its schedule, scores
+and the statistics' arrays: 807 bytes at the peak, measured with tracemalloc for 60,000 games
+of one table)."""
+
+BYTES_PER_RECORD = 250_000
+"""Memory a recorded game holds (its record as Python objects, 118 KB measured, in the worker
+and again once sent back)."""
+
+
+def check_tournament_fits(num_players: int, games: int, seatings: str = "duplicate", record: bool = False,
+                          batch_size: int = 0, workers: int = 1) -> None:
+    """A one-line ValueError, before anything is allocated, when a tournament of ``games`` per
+    table for ``num_players`` agents would not fit in this machine's available memory
+    (:mod:`~sergeant_major_env.limits`): every game's schedule and statistics
+    (:data:`BYTES_PER_GAME`), with ``record`` every game's record (:data:`BYTES_PER_RECORD`),
+    and ``workers`` engine batches of ``batch_size`` games (``engine.BATCH_BYTES_PER_GAME``)."""
+    tables = math.comb(int(num_players), 3)
+    per_table = 6 * -(-int(games) // 6) if seatings == "duplicate" else int(games)
+    total = tables * per_table
+    needed = total * (BYTES_PER_GAME + (BYTES_PER_RECORD if record else 0)) \
+        + max(1, int(workers)) * min(int(batch_size), total) * engine.BATCH_BYTES_PER_GAME
+    what = f"a tournament of {total:,} games" + (f" ({tables:,} tables of {per_table:,})" if tables > 1 else "") \
+        + (" with their records" if record else "")
+    check_fits(what, needed, "give fewer games" + (" or record none" if record else ""))
 
 
 def check_tournament_seed(seed: Any, groups: int, seatings: str = "duplicate") -> int:
@@ -247,7 +277,7 @@ def play_games(players: Sequence[Any], seeds: np.ndarray, seat_players: np.ndarr
     actor_table = np.concatenate([seat_players, np.full((batch, 1), -1, dtype=np.int64)], axis=1)
     recorder = finished = None
     if recorder_names is not None:
-        from .records import Recorder
+        from .records import Recorder, fit_player_names
 
         recorder = Recorder(state, ["?"] * 3)
         finished = [None] * batch
@@ -274,7 +304,7 @@ def play_games(players: Sequence[Any], seeds: np.ndarray, seat_players: np.ndarr
             if len(recorder.finished) - before != ended.size:
                 raise RuntimeError("records.Recorder did not finish one record per ended game")
             for g, record in zip(ended.tolist(), recorder.finished[before:]):
-                record["players"] = list(recorder_names[g])
+                record["players"] = fit_player_names(recorder_names[g])
                 finished[g] = record
         if on_deals is not None:
             ended_deals = int(np.count_nonzero(state.deal_ended))

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import IO, Any, Iterator
@@ -101,3 +102,55 @@ def check_new_file(path: str | os.PathLike, overwrite: bool, what: str = "--out 
     check_writable(path, what)
     if not overwrite and Path(path).exists():
         raise ValueError(f"{what} {str(path)!r} exists; add --overwrite to replace it")
+
+
+# ============================================================================ reading
+
+def read_json(path: str | os.PathLike, max_bytes: int, max_depth: int, what: str = "JSON file") -> Any:
+    """The JSON value of the file at ``path``, read with bounds: a file larger than ``max_bytes``
+    or nested deeper than ``max_depth`` (objects and lists within each other) is refused before
+    it is parsed, as is unreadable or invalid JSON, each with one ``ValueError`` line naming
+    ``what`` and the file. Nothing in the file is run, and no traceback (no RecursionError,
+    no MemoryError) reaches the caller."""
+    name = _short_path(path)
+    try:
+        with open(path, "rb") as file:
+            data = file.read(max_bytes + 1)
+    except OSError as error:
+        raise ValueError(f"{what} {name} cannot be read: {error.strerror or error}") from None
+    if len(data) > max_bytes:
+        raise ValueError(f"{what} {name} is larger than {max_bytes:,} bytes: not such a file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{what} {name} is not UTF-8 text (byte {error.start})") from None
+    depth = json_depth(text)
+    if depth > max_depth:
+        raise ValueError(f"{what} {name} is nested {depth} levels deep; such a file has at most {max_depth}")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{what} {name} is not valid JSON: {error.msg} (line {error.lineno}, column "
+                         f"{error.colno})") from None
+    except (ValueError, RecursionError) as error:  # e.g. an integer of more than 4300 digits
+        raise ValueError(f"{what} {name} is not valid JSON: {str(error)[:80]}") from None
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def json_depth(text: str) -> int:
+    """The deepest nesting of objects and lists in JSON ``text`` (0 for a plain value), counted
+    from its brackets outside strings, without parsing it (so without recursion)."""
+    depth = deepest = 0
+    for bracket in _BRACKETS.findall(_JSON_STRING.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _short_path(path: str | os.PathLike, limit: int = 80) -> str:
+    """A path as a message quotes it: at most ``limit`` characters, a long one ``'...'`` and its end."""
+    text = str(path)
+    return repr(text if len(text) <= limit - 2 else "..." + text[len(text) - (limit - 5):])

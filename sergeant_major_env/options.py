@@ -52,6 +52,7 @@ import numpy as np
 
 from . import engine
 from .cards import NUM_ACTIONS, bits_to_bool
+from .limits import shorten
 from .policies import RandomPolicy
 from .rules import Rules
 
@@ -136,6 +137,26 @@ def split_options(options: Mapping[str, Any], env_defaults: Mapping[str, Any], w
     return make_rules(None, rule_options, where), chosen
 
 
+def check_reset_options(options: Any, known: Sequence[str], where: str,
+                        only: Sequence[str] | None = None) -> dict[str, Any]:
+    """``reset(options=...)`` of an env as a dict of its ``known`` options. Anything else is one
+    ValueError line, before the env changes: options that are not a dict, and unknown keys
+    (rule options are given to the constructor: a game's rules and spaces are fixed when the
+    env is made). ``only``: refuse only these unknown keys and ignore the others (the AEC env,
+    which PettingZoo's API test resets with ``options={"options": 1}``)."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ValueError(f"{where}: options must be a dict or None, got {type(options).__name__}")
+    unknown = sorted(str(key) for key in options if key not in known and (only is None or key in only))
+    if unknown:
+        rules = [name for name in unknown if name in Rules.names()]
+        hint = f"; rule options such as {rules[0]} are given to the constructor" if rules else ""
+        raise ValueError(f"{where}: unknown reset option(s) {', '.join(name[:40] for name in unknown[:5])}; "
+                         f"known: {', '.join(known) or 'none'}{hint}")
+    return {key: value for key, value in options.items() if key in known}
+
+
 def check_action(action: Any, where: str) -> int:
     """One action id as a Python int: an integer 0..57 (RULES.md section 10), not a bool.
 
@@ -149,7 +170,8 @@ def check_action(action: Any, where: str) -> int:
         else:
             if 0 <= index < NUM_ACTIONS:
                 return int(index)
-    raise ValueError(f"{where}: an action is an integer id 0..{NUM_ACTIONS - 1} (RULES.md section 10), got {action!r}")
+    raise ValueError(f"{where}: an action is an integer id 0..{NUM_ACTIONS - 1} (RULES.md section 10), "
+                     f"got {shorten(action)}")
 
 
 # ----------------------------------------------------------------------------- rewards

@@ -52,6 +52,7 @@ import numpy as np
 from . import engine
 from .cards import MODE_ACTION_OFFSET, MODE_NAMES, NUM_ACTIONS, NUM_CARDS, MINIMUM, card_name, parse_card
 from .files import atomic_write
+from .limits import cut_middle, shorten
 from .rules import Rules
 from .seeding import check_seed_span
 
@@ -66,6 +67,26 @@ CHECK_BATCH = 1024  # records replayed together by ``sergeant-major records chec
 
 _CARD_NAMES = tuple(card_name(c) for c in range(NUM_CARDS))
 _CARD_IDS = {name: card for card, name in enumerate(_CARD_NAMES)}  # parse_card's answers, looked up
+
+
+MAX_PLAYER_NAME = 200
+"""Longest player name a record holds (an agent spec with its path fits; a 100 KB name would
+be repeated in every caption of a replay page). :func:`fit_player_names` shortens longer
+names when a game is recorded; :func:`parse_record` refuses them in a file."""
+
+MAX_RECORD_CHARS = 1_000_000
+"""Longest line of a records file read: a record of 18 deals is about 26,000 characters. A
+longer line is refused without being read whole (:func:`record_lines`, :func:`decode_line`)."""
+
+
+def fit_player_names(names: Sequence[Any]) -> list[str]:
+    """Three player names as a record holds them: each at most :data:`MAX_PLAYER_NAME`
+    characters (a longer one keeps its start and end around ``...``); a one-line ValueError
+    unless there are three strings."""
+    names = list(names)
+    if len(names) != 3 or not all(isinstance(name, str) for name in names):
+        raise ValueError(f"players must be three names, got {shorten(names)}")
+    return [cut_middle(name, MAX_PLAYER_NAME) for name in names]
 
 
 class RecordError(ValueError):
@@ -92,9 +113,7 @@ class Recorder:
     """
 
     def __init__(self, state: engine.State, players: Sequence[str] | None = None) -> None:
-        players = list(DEFAULT_PLAYERS if players is None else players)
-        if len(players) != 3 or not all(isinstance(p, str) for p in players):
-            raise ValueError(f"players must be three names, got {players!r}")
+        players = fit_player_names(DEFAULT_PLAYERS if players is None else players)
         fresh = (state.deal == 0) & (state.phase == engine.MODE) & (state.modes_used == 0).all(axis=1)
         if not fresh.all():
             raise ValueError(f"Recorder needs games at their start (deal 1, before the mode choice); "
@@ -322,7 +341,10 @@ def parse_record(record: Any) -> dict[str, Any]:
         raise _fail("format", f"expected {FORMAT!r}, got {record['format']!r}")
     players = _list(record["players"], "players", 3)
     if not all(isinstance(p, str) for p in players):
-        raise _fail("players", f"expected three names (strings), got {players!r}")
+        raise _fail("players", f"expected three names (strings), got {shorten(players)}")
+    for seat, name in enumerate(players):
+        if len(name) > MAX_PLAYER_NAME:
+            raise _fail(f"players[{seat}]", f"a name is at most {MAX_PLAYER_NAME} characters, got {len(name):,}")
     return {
         "rules": _parse_rules(record["rules"]),
         "seed": _integer(record["seed"], "seed", 0, 2**64 - 1),
@@ -739,15 +761,25 @@ def write_jsonl(records: Iterable[dict], path: str) -> int:
 
 
 def record_lines(path: str) -> Iterator[tuple[int, str]]:
-    """(line number, text) of each non-blank line: each is one record."""
+    """(line number, text) of each non-blank line: each is one record. A line longer than
+    :data:`MAX_RECORD_CHARS` is never held whole: its first ``MAX_RECORD_CHARS + 1``
+    characters stand for it (:func:`decode_line` refuses them), the rest is skipped."""
     with open(path, encoding="utf-8") as file:
-        for number, line in enumerate(file, start=1):
+        number = 0
+        while line := file.readline(MAX_RECORD_CHARS + 1):
+            number += 1
+            if len(line) > MAX_RECORD_CHARS and not line.endswith("\n"):
+                while (rest := file.readline(MAX_RECORD_CHARS)) and not rest.endswith("\n"):
+                    pass  # the rest of the long line, a piece at a time
             if line.strip():
                 yield number, line
 
 
 def decode_line(number: int, line: str) -> Any:
     """The JSON value of a line, or a RecordError naming the line."""
+    if len(line) > MAX_RECORD_CHARS:
+        return RecordError(f"line {number} is longer than {MAX_RECORD_CHARS:,} characters (a record of 18 deals "
+                           f"is about 26,000): not a record")
     try:
         return json.loads(line)
     except (ValueError, RecursionError) as error:

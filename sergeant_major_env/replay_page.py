@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from typing import Any, Sequence
 
 import numpy as np
 
 from . import engine
 from .cards import MINIMUM, MODE_ACTION_OFFSET, SUIT_SYMBOLS, suit_of
+from .limits import cut_middle
 from .records import RecordError, check_record, parse_record
 from .render import MODE_TEXT, card_text, hand_text, seat_labels
 
@@ -39,7 +41,7 @@ def page_data(record: dict[str, Any], title: str = "3-5-8 game") -> dict[str, An
     for deal in game["deals"]:
         story.play_deal(deal)
     story.game_over()
-    return {"format": FORMAT, "title": title, "players": list(record["players"]), "seats": list(story.seats),
+    return {"format": FORMAT, "title": fit_title(title), "players": list(record["players"]), "seats": list(story.seats),
             "seed": game["seed"], "rules": game["rules"].to_dict(), "suits": SUIT_SYMBOLS,
             "deals": story.deals, "frames": story.frames, "final_scores": story.final_scores}
 
@@ -171,12 +173,30 @@ class _Story:
 
 
 def page_html(data: dict[str, Any]) -> str:
-    """One HTML file holding ``data`` (JSON) and the CSS and script that show it."""
+    """One HTML file holding ``data`` (JSON) and the CSS and script that show it.
+
+    The template's placeholders are filled in one pass (:data:`_PLACEHOLDER`), so text put in
+    for one placeholder is never searched for another: a title (a file name) holding
+    ``__DATA__`` stays that text, and the game's JSON is not copied into the title."""
     payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     # Inside <script> only "</" could end the element early; \u003c is the same character to JSON.
     payload = payload.replace("<", "\\u003c")
-    return (_TEMPLATE.replace("__TITLE__", html.escape(data["title"]))
-            .replace("__DATA__", payload))
+    values = {"__TITLE__": html.escape(data["title"]), "__DATA__": payload}
+    return _PLACEHOLDER.sub(lambda match: values[match.group(0)], _TEMPLATE)
+
+
+_PLACEHOLDER = re.compile(r"__TITLE__|__DATA__")
+"""The template's placeholders, each filled once (:func:`page_html`)."""
+
+MAX_TITLE = 200
+"""Longest page title kept (a longer one, from a long file name, keeps its start and end)."""
+
+
+def fit_title(title: Any) -> str:
+    """``title`` as a page shows it: text of at most :data:`MAX_TITLE` characters."""
+    if not isinstance(title, str):
+        raise ValueError(f"the page title must be text, got {type(title).__name__}")
+    return cut_middle(title, MAX_TITLE)
 
 
 _TEMPLATE = """<!DOCTYPE html>

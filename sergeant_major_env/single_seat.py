@@ -181,11 +181,8 @@ class SergeantMajorEnv(gymnasium.Env):
         where = f"{type(self).__name__}.reset"
         if seed is not None:
             seed = check_seed(seed, f"{where}: seed")
-        options = dict(options or {})
+        options = env_options.check_reset_options(options, ("learner_seat",), where)
         seat_option = options.pop("learner_seat", self.learner_seat_option)
-        if options:
-            raise ValueError(f"{where}: unknown reset option(s) {', '.join(sorted(map(str, options)))}; "
-                             f"known: learner_seat")
         seat_option = env_options.check_learner_seat(seat_option, where)
         super().reset(seed=seed)  # only once every argument is known to be good
         self._ended_by_illegal_action = False

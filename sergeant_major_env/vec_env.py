@@ -90,6 +90,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from . import engine, options as env_options
 from .cards import NUM_ACTIONS, bits_to_bool
 from .engine import IllegalActionError
+from .limits import check_fits, shorten
 from .observation import observe
 from .policies import check_policy, decide, policy_name
 from .rules import Rules
@@ -101,6 +102,11 @@ POOL_PAIRS = ("same", "independent")
 # The opponents' loop cannot take more rounds than the longest run of opponent decisions
 # (a deal's mode choice, exchanges, discards and plays): this only guards against a bug.
 _MAX_OPPONENT_ROUNDS = 10_000
+
+BYTES_PER_ENV = 10_000
+"""Memory one environment of the vec env holds at its peak (its engine game, observation,
+buffers and info dict: 9.5 KB measured with tracemalloc over reset and steps of 20,000 envs);
+``num_envs`` is checked against what this machine has available before anything is made."""
 
 
 class SergeantMajorVecEnv(VecEnv):
@@ -119,7 +125,8 @@ class SergeantMajorVecEnv(VecEnv):
     ) -> None:
         where = type(self).__name__
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"{where}: num_envs must be a positive integer, got {num_envs!r}")
+            raise ValueError(f"{where}: num_envs must be a positive integer, got {shorten(num_envs)}")
+        check_fits(f"{where}: {int(num_envs):,} environments", int(num_envs) * BYTES_PER_ENV, "give fewer num_envs")
         seed = check_seed(seed, f"{where}: seed")
         self.rules = env_options.make_rules(rules, rule_options, where)
         self.reward_kind = env_options.check_reward(reward, where)

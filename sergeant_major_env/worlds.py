@@ -43,7 +43,8 @@ from __future__ import annotations
 import numpy as np
 
 from .cards import bit, bits_to_bool, bool_to_bits, count
-from .engine import DISCARD, MODE, PLAY, PLAYMAKER, State
+from .engine import DISCARD, MODE, PLAY, PLAYMAKER, State, check_batch_fits
+from .limits import check_count, shorten
 
 _ALL = np.uint64((1 << 52) - 1)
 _ZERO = np.uint64(0)
@@ -179,10 +180,18 @@ def _lowest_by_key(cards: np.ndarray, k: np.ndarray, keys: np.ndarray) -> np.nda
 
 def sample_worlds(state: State, games, worlds: int, rng: np.random.Generator) -> State:
     """``worlds`` worlds for each of ``games`` (row ``i * worlds + w`` is world w of ``games[i]``),
-    consistent with what the seat to act knows and uniform among such (module docstring)."""
-    games = np.asarray(games, dtype=np.intp).reshape(-1)
-    if worlds < 1:
-        raise ValueError(f"worlds must be at least 1, got {worlds}")
+    consistent with what the seat to act knows and uniform among such (module docstring).
+
+    ``state`` an engine :class:`State`, ``games`` game numbers 0..B-1 of it (a game may be
+    listed twice), ``worlds`` a positive integer, ``rng`` a numpy ``Generator``
+    (``np.random.default_rng(seed)``); the worlds must fit this machine's memory. Anything
+    else is one ValueError line, before anything is drawn."""
+    games = _checked_games(state, games)
+    worlds = check_count(worlds, "sample_worlds: worlds")
+    if not all(callable(getattr(rng, draw, None)) for draw in ("random", "gumbel", "integers")):
+        raise ValueError(f"sample_worlds: rng must be a numpy Generator (np.random.default_rng(seed)), got "
+                         f"{shorten(rng)}")
+    check_batch_fits(games.size * worlds, f"sample_worlds: {games.size:,} games x {worlds:,} worlds, a batch")
     known = knowledge(state, games)
     repeat = np.repeat(np.arange(games.size), worlds)
     out = state.take(games[repeat])
@@ -217,6 +226,19 @@ def sample_worlds(state: State, games, worlds: int, rng: np.random.Generator) ->
     out.last_returned = np.where(took_part, out.last_returned, -1).astype(np.int8)
     out.seed = rng.integers(0, 2**63, size=r, dtype=np.int64).astype(np.uint64)
     return out
+
+
+def _checked_games(state: State, games) -> np.ndarray:
+    """``games`` as ``intp[k]``: integers 0..B-1 of ``state`` (a one-line ValueError otherwise)."""
+    if not isinstance(state, State):
+        raise ValueError(f"sample_worlds: state must be an engine State, got {shorten(state)}")
+    index = np.asarray(games).reshape(-1)
+    if index.dtype.kind not in "iu":
+        raise ValueError(f"sample_worlds: games must be game numbers 0..{state.batch_size - 1}, got {shorten(games)}")
+    bad = index[(index < 0) | (index >= state.batch_size)]
+    if bad.size:
+        raise ValueError(f"sample_worlds: games must be game numbers 0..{state.batch_size - 1}, got {bad[0]}")
+    return index.astype(np.intp)
 
 
 def _card_ids(sets: np.ndarray, k: int) -> np.ndarray:

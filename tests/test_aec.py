@@ -279,11 +279,38 @@ def test_a_mode_already_chosen_is_illegal():
         game.step(0)  # a card, not a mode
 
 
-def test_out_of_space_action_is_refused_by_the_bounds_wrapper():
+@pytest.mark.parametrize("action", [NUM_ACTIONS, 2**70, -2**70, 1.5, True, "3"])
+def test_the_wrapped_env_refuses_an_action_outside_the_space_with_the_envs_one_line(action):
+    """Not PettingZoo's bare AssertionError, nor an OverflowError converting 2**70 to a C long."""
     game = env()
     game.reset(seed=0)
-    with pytest.raises(AssertionError, match="action space"):
-        game.step(NUM_ACTIONS)
+    agent = game.agent_selection
+    before = game.unwrapped.engine_state.copy()
+    with pytest.raises(ValueError, match=rf"^raw_env.step\({agent}\): an action is an integer id 0..57 "
+                                         rf"\(RULES.md section 10\), got .{{1,60}}$"):
+        game.step(action)
+    for name, value in before.arrays().items():
+        np.testing.assert_array_equal(value, getattr(game.unwrapped.engine_state, name), err_msg=name)
+    assert game.agent_selection == agent and not any(game.terminations.values())
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"num_deals": 3}, r"unknown reset option\(s\) num_deals; known: none; rule options such as num_deals are "
+                       r"given to the constructor"),
+    ("x", r"options must be a dict or None, got str"),
+    ({"learner_seat": 1}, r"unknown reset option\(s\) learner_seat; known: none"),
+    ({"reward": "deal"}, r"unknown reset option\(s\) reward; known: none"),
+])
+def test_reset_refuses_options_it_does_not_take_as_the_single_seat_env_does(options, message):
+    game = raw_env(num_deals=2)
+    game.reset(seed=5)
+    before = game.engine_state.copy()
+    with pytest.raises(ValueError, match=rf"^raw_env.reset: {message}$"):
+        game.reset(seed=6, options=options)
+    for name, value in before.arrays().items():  # the game in progress is left as it was
+        np.testing.assert_array_equal(value, getattr(game.engine_state, name), err_msg=name)
+    game.reset(seed=6, options={})  # an empty dict and None are the API's "no options"
+    game.reset(seed=6, options=None)
 
 
 @pytest.mark.parametrize("options", [{}, {"illegal_action": "terminate"}], ids=["default", "explicit"])

@@ -87,3 +87,58 @@ def test_benchmark_bad_arguments_are_one_line_before_any_work(script, argv, mess
                           text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert message in done.stderr.splitlines()[-1]
+
+
+# ---------------------------------------------------------------- sizes and times (issue 20, items 7 and 8)
+
+TIMED = ("aec.py", "agents_speed.py", "engine.py", "vec_env.py")
+"""The benchmarks with a --seconds option: one shared type, sergeant_major_env.limits.seconds_argument."""
+
+
+def run_benchmark(script: str, argv: list[str]) -> subprocess.CompletedProcess:
+    """The script as a user runs it, importing this checkout's package."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, f"benchmarks/{script}", *argv], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, env=env)
+
+
+def one_usage_error(done: subprocess.CompletedProcess) -> str:
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    errors = [line for line in done.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and len(errors[0]) < 300, done.stderr
+    return errors[0]
+
+
+@pytest.mark.parametrize("script, seconds", [
+    *(("engine.py", seconds) for seconds in ("nan", "inf", "-inf", "1e-9", "0", "-1", "3601", "abc")),
+    *((script, seconds) for script in TIMED[:2] + TIMED[3:] for seconds in ("nan", "inf", "1e-9")),
+])
+def test_seconds_outside_0_01_to_3600_is_one_usage_line(script, seconds):
+    """Not an UnboundLocalError (nan), a ZeroDivisionError (1e-9), a run that never ends (inf)
+    or "0% of the target": one line naming the range, exit status 2, nothing timed."""
+    line = one_usage_error(run_benchmark(script, [f"--seconds={seconds}"]))
+    assert line.endswith(f"argument --seconds: must be a number of seconds from 0.01 to 3600, got {seconds!r}")
+
+
+def test_the_smallest_seconds_runs():
+    done = run_benchmark("engine.py", ["--batch", "2", "--seconds", "0.01", "--repeats", "1", "--json"])
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("script, argv, message", [
+    ("engine.py", ["--batch", "100000000"], "--batch: a batch of 100,000,000 games would need about"),
+    ("agents_speed.py", ["--batch", "1000000000"], "--batch: a batch of 1,000,000,000 games would need about"),
+    ("vec_env.py", ["--sizes", "1,1000000000"], "--sizes 1000000000: 1,000,000,000 environments would need about"),
+    ("pimc_speed.py", ["--games", "100000000000"], "a table of 600,000,000,000 games would need about"),
+    ("agents_strength.py", ["greedy", "random", "random", "--groups", "100000000000"], "--groups 100000000000 would"),
+    ("fit_modes.py", ["--games", "100000000000"], "the mode choices of 100,000,000,000 games would need about"),
+])
+def test_sizes_beyond_this_machines_memory_are_one_usage_line_before_any_work(script, argv, message):
+    line = one_usage_error(run_benchmark(script, argv))
+    assert message in line and "GiB available" in line, line
+
+
+def test_pimc_speed_refuses_an_agent_that_does_not_search_the_state():
+    """It times act_on_state: --agent heuristic was an AttributeError after the first game started."""
+    line = one_usage_error(run_benchmark("pimc_speed.py", ["--agent", "heuristic"]))
+    assert "--agent 'heuristic' does not search the engine state" in line and "agents_speed.py" in line

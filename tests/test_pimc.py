@@ -87,9 +87,10 @@ def test_pimc_horizon_and_epsilon_options_give_legal_choices():
 def test_pimc_options_parse_and_bad_ones_are_refused():
     agent = make_agent("pimc:worlds=8:rollout=greedy:horizon=5:epsilon=0.1")
     assert (agent.worlds, agent.horizon, agent.epsilon, agent.rollout_policy.name) == (8, 5, 0.1, "greedy")
-    for spec, message in (("pimc:worlds=0", "worlds must be an integer >= 1"), ("pimc:size=3", "bad option"),
+    for spec, message in (("pimc:worlds=0", "worlds must be an integer from 1 to 100,000"),
+                          ("pimc:size=3", "bad option"),
                           ("pimc:worlds=many", "worlds must be an integer"), ("pimc:rollout=pimc", "cannot itself"),
-                          ("pimc:epsilon=2", "epsilon must be in"), ("pimc:rollout=nobody", "unknown agent")):
+                          ("pimc:epsilon=2", "epsilon must be a number in"), ("pimc:rollout=nobody", "unknown agent")):
         with pytest.raises(ValueError, match=message):
             make_agent(spec)
 
@@ -102,6 +103,39 @@ def test_pimc_options_parse_and_bad_ones_are_refused():
 def test_a_pimc_option_named_twice_is_refused_not_the_last_one_winning(spec, name):
     with pytest.raises(ValueError, match=rf"^pimc: option {name} given twice \(.*\); give each option once$"):
         make_agent(spec)
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("pimc:rollouts=100000000", r"rollouts must be an integer from 1 to 100,000, got 100000000$"),
+    ("pimc:worlds=100000000", r"worlds must be an integer from 1 to 100,000, got 100000000$"),
+    ("pimc:worlds=1000:rollouts=1000", r"worlds x rollouts must be at most 100,000 and worlds x candidates at most"),
+    ("pimc:worlds=1000:candidates=1000", r"worlds x rollouts must be at most 100,000 and worlds x candidates at most"),
+    ("pimc:max_rows=10000000000", r"max_rows must be an integer from 1 to 4,000,000"),
+    pytest.param("pimc:worlds=" + "9" * 5000, r"worlds must be an integer, got '9{50,60}\.\.\.$",
+                 id="worlds-of-5000-digits"),
+    ("pimc:prune=inf", r"prune must be a finite number >= 0, got inf$"),
+    ("pimc:prune=nan", r"prune must be a finite number >= 0, got nan$"),
+    ("pimc:prior_weight=inf", r"prior_weight must be a finite number >= 0, got inf$"),
+    ("pimc:infer_power=-inf", r"infer_power must be a finite number >= 0, got -inf$"),
+    ("pimc:epsilon=nan", r"epsilon must be a number in \[0, 1\], got nan$"),
+])
+def test_pimc_sizes_beyond_the_documented_maxima_and_non_finite_numbers_are_one_short_line(spec, message):
+    """rollouts=100000000 once tried to allocate 691 GiB; prune=inf and prior_weight=inf were
+    accepted (issue 20, items 7 and 9). Refused when the agent is made, before any search."""
+    with pytest.raises(ValueError, match=r"^pimc: " + message) as error:
+        make_agent(spec)
+    assert len(str(error.value)) < 250
+
+
+def test_pimc_search_memory_is_checked_against_this_machine(monkeypatch):
+    from sergeant_major_env import limits
+    from sergeant_major_env.agents.pimc import search_bytes
+
+    assert search_bytes(16, 1, 60_000) < 200 * 2**20  # the defaults: about 94 MB at the peak
+    monkeypatch.setattr(limits, "available_bytes", lambda: 50 * 2**20)
+    with pytest.raises(ValueError, match=r"^pimc: a search of 16 worlds x 1 rollouts \(max_rows=60000\) would need "
+                                         r"about 89.3 MiB of memory; this machine has 50.0 MiB available; give fewer"):
+        PIMCAgent()
 
 
 def test_pimc_act_without_the_state_explains_itself():
@@ -380,7 +414,7 @@ def test_prior_needs_probabilities_and_auto_takes_the_rollout_policys():
     assert make_agent("pimc:prior=learned")._prior is not None
     with pytest.raises(ValueError, match="prior needs a policy with action probabilities"):
         make_agent("pimc:prior=greedy")
-    with pytest.raises(ValueError, match="prior_weight must be a number >= 0"):
+    with pytest.raises(ValueError, match="prior_weight must be a finite number >= 0"):
         make_agent("pimc:prior=learned:prior_weight=-1")
 
 

@@ -199,7 +199,7 @@ def test_another_observation_version_is_one_line_naming_both(saved, tmp_path):
 
 @pytest.mark.parametrize("damage, expected", [
     (lambda f: (f / "policy.json").unlink(), "policy.json' not found"),
-    (lambda f: (f / "policy.json").write_text("{not json"), "not readable JSON"),
+    (lambda f: (f / "policy.json").write_text("{not json"), "not valid JSON"),
     (lambda f: _edit_metadata(f, lambda m: m.update(format="something else")), "not a policy file's metadata"),
     (lambda f: _edit_metadata(f, lambda m: m.update(format_version=99)), "format version 99"),
     (lambda f: _edit_metadata(f, lambda m: m["network"].update(net_arch={"pi": [64], "vf": [48]})),
@@ -219,3 +219,76 @@ def test_missing_policies_name_the_path(tmp_path):
     assert "nothing-here" in _one_line_error(f"ppo:{tmp_path / 'nothing-here'}")
     assert "has no policy.safetensors" in _one_line_error(f"ppo:{tmp_path}")
     assert "ppo:PATH" in _one_line_error("ppo")
+
+
+# ---------------------------------------------------------------- hostile policy files (issue 20, items 7 and 9)
+
+@pytest.mark.parametrize("change, expected", [
+    (lambda m: m.update(observation=[1, 2]), '"observation" must be an object'),
+    (lambda m: m.update(network=[1, 2]), '"network" must be an object'),
+    (lambda m: m["network"].update(net_arch=[64, 32]), "net_arch must give 'pi' and 'vf' lists"),
+    (lambda m: m["network"].update(net_arch={"pi": "64", "vf": [48]}), "net_arch must give 'pi' and 'vf' lists"),
+    (lambda m: m["network"].update(net_arch={"pi": [64, 32.0], "vf": [48]}), "net_arch must give"),
+    (lambda m: m["network"].update(activation=["tanh"]), "activation ['tanh'] is not one of tanh, relu"),
+])
+def test_policy_json_pieces_of_the_wrong_type_say_what_is_wrong(saved, tmp_path, change, expected):
+    """Not "AttributeError: 'list' object has no attribute 'get'": the schema's own words."""
+    copy = _copy(saved[0], tmp_path)
+    _edit_metadata(copy, change)
+    message = _one_line_error(f"ppo:{copy}")
+    assert expected in message and "Error" not in message, message
+
+
+def test_a_policy_json_with_100000_layers_is_refused_at_once_in_a_short_line(saved, tmp_path):
+    import time
+
+    copy = _copy(saved[0], tmp_path)
+    _edit_metadata(copy, lambda m: m["network"].update(net_arch={"pi": [64] * 100_000, "vf": [48]}))
+    start = time.perf_counter()
+    message = _one_line_error(f"ppo:{copy}")
+    assert time.perf_counter() - start < 5
+    assert "at most 32 layer sizes from 1 to 16384" in message and len(message) < 400, message
+
+
+@pytest.mark.parametrize("layers", [[10**9], [16_384] * 32])
+def test_a_huge_layer_is_refused_before_torch_allocates_it(saved, tmp_path, layers):
+    """A layer beyond MAX_LAYER_SIZE by the schema; a network within it but far bigger than the
+    tensors file by the tensors' shapes, on torch's meta device: no torch allocation message."""
+    copy = _copy(saved[0], tmp_path)
+    _edit_metadata(copy, lambda m: m["network"].update(net_arch={"pi": layers, "vf": [48]}))
+    message = _one_line_error(f"ppo:{copy}")
+    assert ("layer sizes from 1 to 16384" in message or "does not match its policy.json network" in message) \
+        and "DefaultCPUAllocator" not in message and len(message) < 600, message
+
+
+def test_a_tensors_file_far_bigger_than_its_network_is_refused_before_it_is_read(saved, tmp_path):
+    copy = _copy(saved[0], tmp_path)
+    with open(copy / "policy.safetensors", "ab") as file:
+        file.write(b"\0" * 2_000_000)
+    assert "they do not belong together" in _one_line_error(f"ppo:{copy}")
+
+
+def test_a_deeply_nested_policy_json_is_one_line_not_a_recursion_error(saved, tmp_path):
+    copy = _copy(saved[0], tmp_path)
+    metadata = json.loads((copy / "policy.json").read_text())
+    text = json.dumps(metadata)[:-1] + ', "deep": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    (copy / "policy.json").write_text(text)
+    assert "is nested 100001 levels deep; such a file has at most 32" in _one_line_error(f"ppo:{copy}")
+
+
+def test_a_huge_policy_json_is_refused_by_its_size(saved, tmp_path):
+    copy = _copy(saved[0], tmp_path)
+    _edit_metadata(copy, lambda m: m.update(note="x" * 2_000_000))
+    assert "is larger than 1,000,000 bytes" in _one_line_error(f"ppo:{copy}")
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_weights_that_are_not_finite_are_refused_at_load(saved, tmp_path, value):
+    from safetensors.torch import load_file, save_file
+
+    copy = _copy(saved[0], tmp_path)
+    tensors = load_file(str(copy / "policy.safetensors"))
+    tensors["action_net.weight"][3, 5] = value
+    save_file(tensors, str(copy / "policy.safetensors"))
+    message = _one_line_error(f"ppo:{copy}")
+    assert "tensor action_net.weight holds 1 values that are NaN or infinite" in message, message

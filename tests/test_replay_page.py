@@ -130,6 +130,28 @@ def test_player_names_cannot_break_out_of_the_page(games):
     assert embedded(html)["players"] == record["players"]
 
 
+@pytest.mark.parametrize("title", ["games __DATA__.jsonl", "__TITLE__ __DATA__ __TITLE__", "a__DATA__b__DATA__"])
+def test_placeholders_in_the_title_stay_text(games, title):
+    """The template is filled in one pass: a file name holding __DATA__ does not pull the game's
+    JSON into the title (issue 20, item 11), and __TITLE__ in it is not filled again."""
+    record = copy.deepcopy(games[0])
+    html = page_html(page_data(record, title=title))
+    assert re.search(r"<title>(.*)</title>", html).group(1) == title
+    assert html.count('"format":"sergeant-major-replay-page/1"') == 1  # the game's JSON once, in its script
+    assert embedded(html)["title"] == title and embedded(html)["players"] == PLAYERS
+
+
+def test_a_long_title_is_cut_and_a_long_player_name_is_refused(games):
+    """A 100 KB name would be repeated in every caption (a 48 MB page): records hold names of
+    at most 200 characters, and a title keeps 200."""
+    record = copy.deepcopy(games[0])
+    html = page_html(page_data(record, title="t" * 100_000))
+    assert len(re.search(r"<title>(.*)</title>", html).group(1)) == 200
+    record["players"] = ["x" * 100_000, "b", "c"]
+    with pytest.raises(RecordError, match=r"players\[0\]: a name is at most 200 characters, got 100,000$"):
+        page_data(record)
+
+
 def _cli(argv, cwd) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     return subprocess.run([*CLI, *argv], capture_output=True, text=True, timeout=120, cwd=cwd, env=env)

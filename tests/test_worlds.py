@@ -258,11 +258,32 @@ def test_worlds_play_out_in_the_engine():
 
 def test_bad_arguments_are_refused():
     state = engine.init([0])
-    with pytest.raises(ValueError, match="worlds must be at least 1"):
+    with pytest.raises(ValueError, match="worlds must be an integer >= 1, got 0"):
         sample_worlds(state, [0], 0, np.random.default_rng(0))
     state.phase[0], state.to_act[0] = OVER, -1
     with pytest.raises(ValueError, match="seat to act"):
         sample_worlds(state, [0], 2, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("games, worlds, rng, message", [
+    ([1], 2, "rng", r"games must be game numbers 0..0, got 1$"),
+    ([-1], 2, "rng", r"games must be game numbers 0..0, got -1$"),
+    ([0.5], 2, "rng", r"games must be game numbers 0..0, got \[0.5\]$"),
+    ([0], 2, None, r"rng must be a numpy Generator \(np.random.default_rng\(seed\)\), got None$"),
+    ([0], 2.0, "rng", r"worlds must be an integer >= 1, got 2.0$"),
+    ([0], 10**12, "rng", r"would need about [\d,.]+ GiB of memory; this machine has [\d,.]+ [GM]iB available"),
+])
+def test_bad_games_rng_and_sizes_are_one_line_before_anything_is_drawn(games, worlds, rng, message):
+    """Not numpy's wrap-around of -1 or an IndexError, an AttributeError on None, or an
+    allocation of a trillion worlds (issue 20, items 7 and 9)."""
+    state = engine.init([0])
+    before = state.copy()
+    generator = np.random.default_rng(0)
+    with pytest.raises(ValueError, match=r"^sample_worlds: .*" + message):
+        sample_worlds(state, games, worlds, generator if rng == "rng" else rng)
+    assert generator.random() == np.random.default_rng(0).random()  # nothing drawn
+    for name, value in before.arrays().items():
+        np.testing.assert_array_equal(value, getattr(state, name), err_msg=name)
 
 
 # Fields a world redraws or blanks because the seat to act may not know them; every other

@@ -21,9 +21,10 @@ safetensors), as every ``ppo:`` policy does.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
+
+from sergeant_major_env import files
 
 LEARNED_FOLDER = Path(__file__).resolve().parent
 """Where the shipped policy lives (inside the installed package)."""
@@ -34,6 +35,10 @@ METADATA_FILE = "learned.json"
 FORMAT = "sergeant-major-env shipped policy"
 FORMAT_VERSION = 1
 SHIP_COMMAND = "sergeant-major ship RUN_FOLDER"
+MAX_METADATA_BYTES = 1_000_000
+"""Largest learned.json read (the shipped one is about 4 KB)."""
+MAX_METADATA_DEPTH = 32
+"""Deepest nesting of objects and lists in learned.json (the shipped one: 5 levels)."""
 
 
 def file_sha256(path: Path) -> str:
@@ -50,15 +55,13 @@ def read_learned_metadata(folder: str | Path = LEARNED_FOLDER) -> dict[str, Any]
             raise ValueError(f"agent 'learned': the shipped policy is missing ({folder / name} not found); "
                              f"this install or checkout has no trained policy: ship one with {SHIP_COMMAND}")
     path = folder / METADATA_FILE
-    try:
-        metadata = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"agent 'learned': {path} is not readable JSON: {error}") from None
+    metadata = files.read_json(path, MAX_METADATA_BYTES, MAX_METADATA_DEPTH, "agent 'learned': metadata")
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT \
             or metadata.get("format_version") != FORMAT_VERSION:
         raise ValueError(f"agent 'learned': {path} is not a shipped policy's metadata (expected \"format\": "
                          f"{FORMAT!r}, \"format_version\": {FORMAT_VERSION})")
-    _check_digests(folder, metadata.get("files") or {})
+    digests = metadata.get("files")
+    _check_digests(folder, digests if isinstance(digests, dict) else {})
     return metadata
 
 

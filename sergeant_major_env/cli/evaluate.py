@@ -62,7 +62,8 @@ from pathlib import Path
 from sergeant_major_env import interrupts
 from sergeant_major_env.agents import make_agent
 from sergeant_major_env.agents.human import check_terminal, is_human
-from sergeant_major_env.evaluation import SEATINGS, check_tournament_seed, play_tables, resolve_agents, rules_for_table
+from sergeant_major_env.evaluation import (
+    SEATINGS, check_tournament_fits, check_tournament_seed, play_tables, resolve_agents, rules_for_table)
 from sergeant_major_env.files import atomic_write, check_new_file
 from sergeant_major_env.processes import available_cpus
 from sergeant_major_env.rules import Rules, add_rule_options
@@ -292,6 +293,11 @@ def main(argv=None) -> int:
     names = [name.strip() for name in args.agents.split(",") if name.strip()]
     if len(names) < 3:
         parser.error(f"--agents needs at least three agents (name one twice to seat it twice), got {names}")
+    try:
+        check_tournament_fits(len(names), args.games, args.seatings, record=bool(args.record),
+                              batch_size=args.batch_size, workers=1 if args.ray else args.workers or available_cpus())
+    except ValueError as error:
+        parser.error(f"--games {args.games}: {error}")
     try:
         check_terminal(names)
         agents, labels = resolve_agents(names, make_agent)

@@ -36,7 +36,7 @@ from sergeant_major_env.agents.human import is_human
 from sergeant_major_env.evaluation import make_named_agent
 from sergeant_major_env.files import check_new_file
 from sergeant_major_env.play import QuitGame, play_game
-from sergeant_major_env.records import write_jsonl
+from sergeant_major_env.records import fit_player_names, write_jsonl
 from sergeant_major_env.render import YOU
 from sergeant_major_env.rules import Rules, add_rule_options
 from sergeant_major_env.seeding import SEED_RULE, seed_argument
@@ -112,7 +112,7 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
         return interrupts.exit_status(error)
     if args.record:
         record = result["record"]
-        record["players"] = ["human" if s == args.seat else names[s] for s in range(3)]
+        record["players"] = fit_player_names(["human" if s == args.seat else names[s] for s in range(3)])
         try:
             write_jsonl([record], args.record)  # a temporary file renamed: never half written
         except OSError as error:
