@@ -48,6 +48,7 @@ import io
 import json
 import re
 import secrets
+import signal
 import sys
 import threading
 import time
@@ -629,6 +630,7 @@ def serve(opponents: Callable[[], Sequence[Any]], names: Sequence[str], options:
     try:
         server.serve_forever(poll_interval=0.5)
     except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not break the clean stop
         unfinished = server.stop_games()
         server.server_close()
         left = f"; {unfinished} unfinished game(s) not recorded" if unfinished and options.record else ""
