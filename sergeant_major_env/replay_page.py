@@ -7,7 +7,8 @@ points, and the final scores. Everything a frame says comes from the engine stat
 moment (the record supplies only the cards dealt and the decisions), and every card, mode and
 role is written with the one renderer's vocabulary (:mod:`sergeant_major_env.render`).
 
-:func:`page_html` puts that data, as JSON, into one HTML file with its CSS and script inline:
+:func:`page_html` puts that data, as JSON, into one HTML file with its CSS and script inline (the
+card and table drawing shared with the page played in the browser, :mod:`.table_drawing`):
 no network, no server. The script only shows frames (arrow keys and buttons step; the URL
 hash ``#frame-N``, ``#deal-D`` or ``#final`` opens a frame); it knows no rule of the game.
 """
@@ -26,6 +27,7 @@ from .cards import MINIMUM, MODE_ACTION_OFFSET, SUIT_SYMBOLS, suit_of
 from .limits import cut_middle
 from .records import RecordError, check_record, parse_record
 from .render import MODE_TEXT, card_text, hand_text, seat_labels
+from .table_drawing import CSS, script
 
 FORMAT = "sergeant-major-replay-page/1"
 
@@ -181,11 +183,12 @@ def page_html(data: dict[str, Any]) -> str:
     payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     # Inside <script> only "</" could end the element early; \u003c is the same character to JSON.
     payload = payload.replace("<", "\\u003c")
-    values = {"__TITLE__": html.escape(data["title"]), "__DATA__": payload}
+    values = {"__COMMON_CSS__": CSS, "__COMMON_JS__": script(), "__TITLE__": html.escape(data["title"]),
+              "__DATA__": payload}
     return _PLACEHOLDER.sub(lambda match: values[match.group(0)], _TEMPLATE)
 
 
-_PLACEHOLDER = re.compile(r"__TITLE__|__DATA__")
+_PLACEHOLDER = re.compile(r"__COMMON_CSS__|__COMMON_JS__|__TITLE__|__DATA__")
 """The template's placeholders, each filled once (:func:`page_html`)."""
 
 MAX_TITLE = 200
@@ -206,38 +209,16 @@ _TEMPLATE = """<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>__TITLE__</title>
 <style>
-  body { font-family: system-ui, sans-serif; margin: 0; background: #0f5132; color: #f8f9fa; }
-  header, main, footer { max-width: 1100px; margin: 0 auto; padding: 0.6rem 1rem; }
-  h1 { font-size: 1.3rem; margin: 0.2rem 0; }
-  #status { font-size: 1rem; opacity: 0.9; }
+__COMMON_CSS__
   #table { display: inline-block; min-height: 1.3rem; margin-top: 0.3rem; padding: 0 0.5rem; border-radius: 6px;
            background: #fff; color: #212529; }
   #table:empty { visibility: hidden; }
   #caption { background: #fff; color: #212529; border-radius: 8px; padding: 0.7rem 1rem; min-height: 3rem;
              font-size: 1.05rem; }
-  #seats { display: grid; grid-template-columns: repeat(3, 1fr); gap: 0.8rem; margin: 0.8rem 0; }
-  .seat { background: #146c43; border-radius: 8px; padding: 0.6rem 0.8rem; border: 3px solid transparent; }
-  .seat.winner { border-color: #ffc107; }
-  .seat h2 { font-size: 1.05rem; margin: 0 0 0.3rem 0; }
-  .facts { font-size: 0.9rem; opacity: 0.9; }
-  .hand { font-family: ui-monospace, monospace; font-size: 1.05rem; margin-top: 0.4rem; min-height: 1.4rem;
-          background: #fff; color: #212529; border-radius: 6px; padding: 0.3rem 0.5rem; }
-  .played { margin-top: 0.4rem; font-size: 1.6rem; min-height: 2rem; }
-  .played > span { background: #fff; color: #212529; border-radius: 6px; padding: 0 0.4rem; }
-  .suit-0, .suit-1 { color: #212529; }
-  .suit-2, .suit-3 { color: #c1121f; }
   #controls { display: flex; gap: 0.4rem; align-items: center; flex-wrap: wrap; }
   #controls button { font-size: 1rem; padding: 0.3rem 0.7rem; border-radius: 6px; border: 0; cursor: pointer; }
   #controls input { flex: 1; min-width: 8rem; }
   #position { min-width: 7rem; text-align: right; font-variant-numeric: tabular-nums; }
-  table { border-collapse: collapse; width: 100%; background: #fff; color: #212529; border-radius: 8px; }
-  th, td { padding: 0.2rem 0.5rem; text-align: right; font-variant-numeric: tabular-nums; }
-  th:first-child, td:first-child, .mode { text-align: left; }
-  tr.current { background: #fff3cd; }
-  td.unknown { color: transparent; }
-  #final { background: #ffc107; color: #212529; border-radius: 8px; padding: 0.6rem 1rem; margin: 0.8rem 0; }
-  #final[hidden] { display: none; }
-  .help { font-size: 0.85rem; opacity: 0.85; }
 </style>
 </head>
 <body>
@@ -274,28 +255,7 @@ _TEMPLATE = """<!DOCTYPE html>
 const data = JSON.parse(document.getElementById("replay-data").textContent);
 const frames = data.frames;
 let at = 0;
-
-function element(tag, text, className) {
-  const node = document.createElement(tag);
-  if (text !== undefined) node.textContent = text;
-  if (className) node.className = className;
-  return node;
-}
-
-// Card and hand texts come from the renderer; colour each suit symbol by its suit.
-function suited(text) {
-  const box = document.createElement("span");
-  let plain = "";
-  for (const ch of text) {
-    const suit = data.suits.indexOf(ch);
-    if (suit < 0) { plain += ch; continue; }
-    if (plain) { box.append(plain); plain = ""; }
-    box.append(element("span", ch, "suit-" + suit));
-  }
-  if (plain) box.append(plain);
-  return box;
-}
-
+__COMMON_JS__
 function buildSeats() {
   const seats = document.getElementById("seats");
   data.seats.forEach((name, seat) => {
@@ -308,27 +268,11 @@ function buildSeats() {
 }
 
 function buildSheet() {
-  const head = document.querySelector("#sheet thead");
-  const row = element("tr");
-  row.append(element("th", "deal"), element("th", "mode", "mode"));
-  data.seats.forEach(name => row.append(element("th", name)));
-  head.append(row);
+  sheetHead(document.querySelector("#sheet thead"), data.seats);
   const body = document.querySelector("#sheet tbody");
-  data.deals.forEach(deal => {
-    const line = element("tr");
-    line.append(element("td", String(deal.number)), element("td", deal.mode, "mode"));
-    deal.points.forEach((points, seat) => line.append(element("td", signed(points) + " (" + signed(deal.scores[seat]) + ")")));
-    body.append(line);
-  });
-  const final = document.querySelector("#final-table tbody");
-  data.seats.forEach((name, seat) => {
-    const line = element("tr");
-    line.append(element("td", name, "final-name"), element("td", signed(data.final_scores[seat]), "final-score"));
-    final.append(line);
-  });
+  data.deals.forEach(deal => body.append(sheetRow(deal.number, deal.mode, deal.points, deal.scores)));
+  fillFinal(document.querySelector("#final-table tbody"), data.seats, data.final_scores);
 }
-
-function signed(n) { return (n > 0 ? "+" : "") + n; }
 
 function show(index) {
   at = Math.max(0, Math.min(frames.length - 1, index));
@@ -350,7 +294,7 @@ function show(index) {
     panel.querySelector(".hand").replaceChildren(result === null ? suited(frame.hands[seat])
       : element("span", result, "result"));
     const played = frame.trick.find(entry => entry[0] === seat);
-    panel.querySelector(".played").replaceChildren(played ? suited(played[1]) : "");
+    panel.querySelector(".played").replaceChildren(played ? cardFace(played[1]) : "");
     panel.classList.toggle("winner", frame.winner === seat);
   });
   // The sheet shows only what has happened: a deal's mode once chosen, its points once over.

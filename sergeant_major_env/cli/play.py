@@ -4,6 +4,7 @@
     sergeant-major play --opponents pimc,pimc                     # the search bot, the strongest here
     sergeant-major play --opponents learned,learned               # the trained policy shipped with the package
     sergeant-major play --opponents greedy,random --seat 2 --seed 7 --option num_deals=3 --record game.jsonl
+    sergeant-major play --web --opponents learned,pimc            # in your browser (docs/web.md)
 
 You hold one seat (--seat, default 0); the opponents are agents made by agents.make_agent
 (random, greedy, heuristic, learned, pimc, ppo:PATH, ...). At each of your decisions the table is
@@ -15,6 +16,12 @@ either order and any case: QH, qh, 10h, T♥, ♥Q; a mode as S / spades / ♠ /
 table the table again, quit (or Ctrl-D, Ctrl-C) leaves. An illegal move is refused with the
 rule it breaks and you are asked again. After each deal its points are shown, and the final
 scores at the end.
+
+With --web the game is played in your browser instead: a local server (sergeant_major_env.web)
+on --host (default 127.0.0.1) and --port (default: a free one) prints its address and opens
+the page (unless --no-browser); the bots' moves are shown --pace seconds apart; "play again"
+starts a new game with new cards; --record then holds every game finished. Ctrl-C stops it
+(exit status 130).
 
 Exit status: 0 played or left, 2 bad arguments (checked before the game: agent names, rule
 options, the seed, a --record file that cannot be written or exists without --overwrite),
@@ -56,7 +63,32 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--record", metavar="FILE",
                         help="write the game's record (RULES.md section 11) as JSON Lines (default: none)")
     parser.add_argument("--overwrite", action="store_true", help="replace the --record file if it exists")
+    web = parser.add_argument_group("in a browser (docs/web.md)")
+    web.add_argument("--web", action="store_true",
+                     help="play in your browser: a local server on --host/--port; the page opens by itself")
+    web.add_argument("--port", type=int, default=None, metavar="N", help="with --web: the port (default: a free one)")
+    web.add_argument("--host", default=None, help="with --web: the address to listen on (default 127.0.0.1)")
+    web.add_argument("--no-browser", action="store_true", help="with --web: only print the address")
+    web.add_argument("--pace", type=float, default=None, metavar="SECONDS",
+                     help="with --web: seconds between the bots' moves on the page, 0..10 (default 0.8)")
     return parser
+
+
+def _web(parser: argparse.ArgumentParser, args: argparse.Namespace, rules: Rules) -> int:
+    """``--web``: serve the game to a browser (sergeant_major_env.web) until Ctrl-C."""
+    from sergeant_major_env.web import WebOptions, serve
+
+    names, _ = _opponents(parser, args.opponents)  # checked once here; each game makes its own agents
+    port = 0 if args.port is None else args.port
+    if not 0 <= port <= 65535:
+        parser.error(f"--port must be 0..65535 (0: a free port), got {port}")
+    try:
+        options = WebOptions(seat=args.seat, seed=args.seed, rules=rules, record=args.record,
+                             pace=0.8 if args.pace is None else args.pace)
+    except ValueError as error:
+        parser.error(str(error))
+    return serve(lambda: [make_named_agent(name, make_agent) for name in names], names, options,
+                 host=args.host or "127.0.0.1", port=port, open_browser=not args.no_browser)
 
 
 def _opponents(parser: argparse.ArgumentParser, text: str) -> tuple[list[str], list[Any]]:
@@ -94,6 +126,12 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
             check_new_file(args.record, args.overwrite, "--record file")  # before the game, not after it
     except ValueError as error:
         parser.error(str(error))
+    if args.web:
+        return _web(parser, args, rules)
+    web_only = [flag for flag, used in (("--port", args.port is not None), ("--host", args.host is not None),
+                                        ("--no-browser", args.no_browser), ("--pace", args.pace is not None)) if used]
+    if web_only:
+        parser.error(f"{', '.join(web_only)}: only with --web")
     opponent_names, opponents = _opponents(parser, args.opponents)
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
     agents: list[Any] = [None] * 3

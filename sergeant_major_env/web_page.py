@@ -1,0 +1,392 @@
+"""The page of ``sergeant-major play --web``: one self-contained HTML file (HTML, CSS, script; no
+network, no external font), drawn with the replay page's card and table drawing
+(:mod:`sergeant_major_env.table_drawing`).
+
+The script knows no rule of the game. It draws each *event* the server sends (what happened,
+in the renderer's words, and the seat's view after it), the bots' moves one at a time at the
+pace setting, and sends the person's move: a click on a legal move, or the keyboard (arrow
+keys move between the legal moves, Enter plays the one in focus; typing a card, ``qh``,
+``10h``, ``th``, plays it; in the mode choice ``s c h d`` choose trumps, ``n`` no-trump, ``m``
+minimum). A move the server refuses (a stale page, a second click) is shown as the server's
+one line; a click on a move that is not legal shows the engine's reason and sends nothing.
+
+Hooks for tests and people's own automation: every move the person can click carries its
+action id (RULES.md section 10) in ``data-action``, the legal ones ``data-legal="true"``; the
+final scores are in the element with id ``final-scores`` (one row per seat, cells
+``final-name`` and ``final-score``); ``document.body.dataset.state`` is ``"your-turn"`` when the
+page waits for the person, ``"waiting"`` while the bots play or the page catches up, and
+``"over"`` at the end.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .table_drawing import CSS, script
+
+
+def page(pace: float) -> str:
+    """The page, showing the bots' moves ``pace`` seconds apart unless the person changes it."""
+    return _TEMPLATE.replace("__COMMON_CSS__", CSS).replace("__COMMON_JS__", script()).replace(
+        "__PACE__", json.dumps(float(pace)))
+
+
+_TEMPLATE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>3-5-8 against the bots</title>
+<style>
+__COMMON_CSS__
+  #message { min-height: 1.5rem; margin: 0.3rem 0; padding: 0.3rem 0.8rem; border-radius: 6px; }
+  #message:not(:empty) { background: #fff3cd; color: #212529; }
+  #middle { display: flex; gap: 1.2rem; flex-wrap: wrap; align-items: center; min-height: 1.5rem; }
+  #middle:empty { display: none; }
+  #you { background: #146c43; border-radius: 8px; padding: 0.6rem 0.8rem; }
+  #hint { font-size: 1.05rem; min-height: 1.4rem; }
+  #hand, #modes { margin-top: 0.4rem; min-height: 3.9rem; }
+  #modes:empty { display: none; }
+  button.card, button.mode-choice { cursor: pointer; padding: 0; transition: transform 0.1s; }
+  button.mode-choice { font: 600 1rem system-ui, sans-serif; padding: 0.5rem 0.8rem; margin: 0.15rem;
+                       border-radius: 6px; border: 1px solid #adb5bd; background: #fff; color: #212529; }
+  [data-legal="true"] { border: 2px solid #ffc107; transform: translateY(-5px); }
+  [data-legal="true"]:hover, [data-legal="true"]:focus { transform: translateY(-9px); outline: 3px solid #ffc107; }
+  [aria-disabled="true"] { opacity: 0.55; cursor: not-allowed; }
+  .played .last { opacity: 0.6; }
+  .played .note { font-size: 0.8rem; opacity: 0.8; margin-left: 0.3rem; }
+  .label { font-size: 0.85rem; opacity: 0.85; margin-right: 0.3rem; }
+  .columns { display: grid; grid-template-columns: 3fr 2fr; gap: 0.8rem; margin-top: 0.8rem; }
+  #log { background: #fff; color: #212529; border-radius: 8px; margin: 0; padding: 0.4rem 0.8rem; list-style: none;
+         height: 16rem; overflow-y: auto; font-size: 0.92rem; }
+  footer { display: flex; gap: 1rem; align-items: center; flex-wrap: wrap; }
+  footer input { width: 4rem; }
+  footer button, #final button { font-size: 1rem; padding: 0.3rem 0.8rem; border-radius: 6px; border: 0; cursor: pointer; }
+</style>
+</head>
+<body data-state="waiting">
+<header>
+  <h1 id="title">3-5-8 against the bots</h1>
+  <div id="status">connecting to the game server...</div>
+</header>
+<main>
+  <div id="message" role="status" aria-live="polite"></div>
+  <section id="final" hidden>
+    <h2>Game over: final scores</h2>
+    <table id="final-scores"><tbody></tbody></table>
+    <p><span id="final-note"></span> <a id="replay-link" target="_blank">the replay page of this game</a>
+    <button id="again">Play again</button></p>
+  </section>
+  <div id="seats"></div>
+  <div id="middle"></div>
+  <section id="you" aria-label="your decision">
+    <div id="hint"></div>
+    <div id="modes"></div>
+    <div id="hand" aria-label="your hand"></div>
+  </section>
+  <div class="columns">
+    <section><h2>What happened</h2><ul id="log"></ul></section>
+    <section><h2>Score sheet: points (total)</h2><table id="sheet"><thead></thead><tbody></tbody></table></section>
+  </div>
+</main>
+<footer>
+  <label>bots' pace <input id="pace" type="number" min="0" max="10" step="0.1"> s a move</label>
+  <button id="new-game">new game</button>
+  <span class="help">Keys: &larr; &rarr; between your legal moves, Enter plays; type a card (qh, 10h); in the mode
+  choice s c h d (trumps), n (no-trump), m (minimum).</span>
+</footer>
+<script>
+"use strict";
+__COMMON_JS__
+const SHORT_MODES = ["\\u2660", "\\u2663", "\\u2665", "\\u2666", "NT", "MIN"];
+const $ = id => document.getElementById(id);
+let game = null, token = null, next = 0, queue = [], drawing = false, lastDraw = 0;
+let info = null, view = null, busy = false, pace = __PACE__, typed = "", ending = null;
+
+function say(text) { $("message").textContent = text || ""; }
+function sleep(ms) { return new Promise(resolve => setTimeout(resolve, ms)); }
+function moveName(action) { return action >= 52 ? MODE_TEXT[action - 52] : cardText(action); }
+
+async function request(method, path, body) {
+  const options = { method, headers: { "X-Token": token || "" } };
+  if (body !== undefined) {
+    options.body = JSON.stringify(body);
+    options.headers["Content-Type"] = "application/json";
+  }
+  let response;
+  try { response = await fetch(path, options); }
+  catch (error) { throw { status: 0, text: "cannot reach the game server: is it still running?" }; }
+  if (!response.ok) throw { status: response.status, text: (await response.text()).trim() };
+  return response.json();
+}
+
+// ------------------------------------------------------------------ games
+
+async function newGame() {
+  say("");
+  let answer;
+  try { answer = await request("POST", "/api/games", {}); }
+  catch (error) { say(error.text); return; }
+  token = answer.token;
+  try { sessionStorage.setItem("sergeant-major-game", JSON.stringify({ game: answer.game, token })); } catch (e) {}
+  start(answer, false);
+}
+
+async function resume() {
+  let saved = null;
+  try { saved = JSON.parse(sessionStorage.getItem("sergeant-major-game")); } catch (e) {}
+  if (!saved) return newGame();
+  token = saved.token;
+  try { start(await request("GET", "/api/games/" + saved.game + "?since=0"), true); }
+  catch (error) { newGame(); }
+}
+
+function start(answer, catchingUp) {
+  game = answer.game; next = 0; queue = []; view = null; ending = null;
+  info = { seat: answer.seat, names: answer.names };
+  $("title").textContent = "3-5-8: " + answer.names.join(", ");
+  $("final").hidden = true;
+  $("log").replaceChildren();
+  sheetHead(document.querySelector("#sheet thead"), answer.names);
+  document.querySelector("#sheet tbody").replaceChildren();
+  buildSeats();
+  take(answer, catchingUp);
+  poll(game);
+}
+
+function take(answer, catchingUp) {
+  if (answer.game !== game) return;
+  for (const event of answer.events) {
+    if (event.n < next) continue;  // already drawn or queued (a poll and a move may both bring it)
+    event.fast = !!catchingUp;
+    queue.push(event);
+    next = event.n + 1;
+  }
+  if (answer.over) ending = answer;
+  if (answer.error) say("The game stopped: " + answer.error);
+  drain();
+}
+
+async function poll(id) {
+  while (id === game) {
+    try {
+      const answer = await request("GET", "/api/games/" + id + "?since=" + next + "&wait=15");
+      if (id !== game) return;
+      take(answer);
+      if (answer.over || answer.error) return;
+    } catch (error) {
+      if (id !== game) return;
+      say(error.text);
+      if (error.status === 403 || error.status === 404) return;
+      await sleep(2000);
+    }
+  }
+}
+
+// The bots' moves one at a time: each is drawn at least ``pace`` seconds after the last event.
+async function drain() {
+  if (drawing) return;
+  drawing = true;
+  document.body.dataset.state = "waiting";
+  while (queue.length) {
+    const event = queue[0];
+    const bot = event.actor >= 0 && event.actor !== info.seat;
+    const wait = lastDraw + pace * 1000 - Date.now();
+    if (bot && !event.fast && wait > 0) await sleep(wait);
+    if (queue[0] !== event) continue;  // a new game started meanwhile
+    queue.shift();
+    draw(event);
+    lastDraw = Date.now();
+  }
+  drawing = false;
+  render();
+}
+
+function draw(event) {
+  view = event.view;
+  const log = $("log");
+  for (const line of event.text) {
+    const item = element("li");
+    item.append(suited(line));
+    log.append(item);
+  }
+  log.scrollTop = log.scrollHeight;
+  if (view.deal_over) {
+    document.querySelector("#sheet tbody").append(
+      sheetRow(view.deal, view.mode >= 0 ? MODE_TEXT[view.mode] : "", view.deal_over.points, view.scores));
+  }
+  render();
+}
+
+// ------------------------------------------------------------------ drawing
+
+function buildSeats() {
+  const seats = $("seats");
+  seats.replaceChildren();
+  info.names.forEach((name, seat) => {
+    const panel = element("section", undefined, "seat");
+    panel.id = "seat-" + seat;
+    panel.append(element("h2", name, "name"), element("div", "", "facts"), element("div", "", "facts modes-left"),
+                 element("div", "", "played"));
+    seats.append(panel);
+  });
+}
+
+function yourTurn() {
+  return view && view.to_act === info.seat && view.move !== null && !queue.length && !drawing && !busy;
+}
+
+function render() {
+  if (!view) return;
+  const v = view, over = !!v.final_scores;
+  const turn = over ? "game over" : v.deal_over ? "deal over"
+    : v.to_act === info.seat && v.decision_text ? "your turn: " + v.decision_text
+    : v.to_act >= 0 ? info.names[v.to_act] + " to play" : "";
+  $("status").textContent = "Deal " + v.deal + " of " + v.num_deals + " \\u00b7 "
+    + (v.mode >= 0 ? MODE_TEXT[v.mode] : "mode not chosen yet") + " \\u00b7 " + turn;
+  info.names.forEach((name, seat) => {
+    const panel = $("seat-" + seat);
+    panel.querySelector(".facts").textContent = v.roles[seat]
+      + (v.targets ? " \\u00b7 target " + v.targets[seat] : "")
+      + " \\u00b7 tricks " + v.tricks_won[seat] + " \\u00b7 score " + signed(v.scores[seat]);
+    panel.querySelector(".modes-left").replaceChildren(
+      suited("modes left (R8): " + (v.modes_open[seat].map(m => SHORT_MODES[m]).join(" ") || "none")));
+    const played = panel.querySelector(".played");
+    const now = v.trick.find(entry => entry[0] === seat);
+    const last = v.last_trick && v.last_trick.cards.find(entry => entry[0] === seat);
+    if (now) played.replaceChildren(cardFace(now[1]));
+    else if (last) {
+      const face = cardFace(last[1]);
+      face.classList.add("last");
+      played.replaceChildren(face, element("span", v.last_trick.winner === seat ? "won the last trick" : "", "note"));
+    } else played.replaceChildren();
+    const winner = v.deal_over ? v.deal_over.winner : -1;
+    panel.classList.toggle("winner", winner === seat);
+    panel.classList.toggle("to-act", v.to_act === seat && !over);
+  });
+  drawMiddle(v);
+  drawYou(v);
+  if (over && ending && !queue.length) showFinal();
+}
+
+function cards(label, list) {
+  const box = element("div");
+  box.append(element("span", label, "label"), ...list.map(card => cardFace(card)));
+  return box;
+}
+
+function drawMiddle(v) {
+  const parts = [];
+  if (v.talon.length) parts.push(cards("talon (face up):", v.talon));
+  if (v.discards.length) parts.push(cards("your discards (face down):", v.discards));
+  if (v.given.length) parts.push(cards("you gave:", v.given));
+  if (v.received.length) parts.push(cards("you received:", v.received));
+  if (v.exchanges.length && !v.talon.length) {
+    const lines = v.exchanges.map(p => info.names[p.giver] + " \\u2192 " + info.names[p.receiver] + ": "
+                                       + p.done + " of " + p.due + " card(s)");
+    parts.push(element("div", "exchanges (R18-R20): " + lines.join("; ")));
+  }
+  if (v.deal_over) {
+    parts.push(element("div", "deal " + v.deal + " points: " + v.deal_over.points.map(
+      (p, seat) => info.names[seat] + " " + signed(p)).join(", ")));
+  }
+  $("middle").replaceChildren(...parts);
+}
+
+function moveButton(action, face, legal) {
+  face.dataset.action = String(action);
+  if (legal) face.dataset.legal = "true";
+  else face.setAttribute("aria-disabled", "true");
+  face.addEventListener("click", () => choose(action));
+  return face;
+}
+
+function drawYou(v) {
+  const mine = yourTurn();
+  document.body.dataset.state = v.final_scores ? "over" : mine ? "your-turn" : "waiting";
+  $("hint").replaceChildren(suited(mine ? v.hint : v.final_scores ? "The game is over."
+    : v.first_six ? "Your first six cards (R9)." : "Your hand."));
+  const modes = $("modes");
+  modes.replaceChildren();
+  if (mine && v.decision === "mode") {
+    for (let m = 0; m < 6; m++) {
+      const button = element("button", undefined, "mode-choice");
+      button.append(suited(MODE_TEXT[m]));
+      modes.append(moveButton(52 + m, button, v.legal.includes(52 + m)));
+    }
+  }
+  const hand = [...v.hand].sort((a, b) => Math.floor(a / 13) - Math.floor(b / 13) || b - a);
+  const cardMoves = mine && v.decision !== "mode";
+  $("hand").replaceChildren(...hand.map(card => cardMoves
+    ? moveButton(card, cardFace(card, "button"), v.legal.includes(card))
+    : cardFace(card)));
+  if (mine && ["BODY", "BUTTON"].includes(document.activeElement.tagName)) {
+    const first = document.querySelector('[data-legal="true"]');
+    if (first) first.focus({ preventScroll: true });
+  }
+}
+
+function showFinal() {
+  $("final").hidden = false;
+  fillFinal(document.querySelector("#final-scores tbody"), info.names, ending.final_scores);
+  $("final-note").textContent = "Seed " + ending.seed + ".";
+  $("replay-link").href = ending.replay;
+  document.body.dataset.state = "over";
+}
+
+// ------------------------------------------------------------------ moves
+
+async function choose(action) {
+  if (!yourTurn()) { say("Wait: it is not your turn."); return; }
+  if (!view.legal.includes(action)) {
+    say(moveName(action) + " is not allowed now: " + (view.refusals[String(action)] || "not a move of this decision"));
+    return;
+  }
+  if (busy) return;  // a second click while the first is on its way
+  busy = true;
+  say("");
+  document.body.dataset.state = "waiting";
+  try { take(await request("POST", "/api/games/" + game + "/move", { move: view.move, action, since: next })); }
+  catch (error) { say(error.text); }
+  finally { busy = false; render(); }
+}
+
+document.addEventListener("keydown", event => {
+  if (event.target.tagName === "INPUT" || event.ctrlKey || event.metaKey || event.altKey) return;
+  const moves = [...document.querySelectorAll('[data-legal="true"]')];
+  if (event.key === "ArrowRight" || event.key === "ArrowLeft") {
+    if (!moves.length) return;
+    const at = moves.indexOf(document.activeElement), step = event.key === "ArrowRight" ? 1 : -1;
+    moves[at < 0 ? 0 : (at + step + moves.length) % moves.length].focus();
+    event.preventDefault();
+    return;
+  }
+  if (event.key.length !== 1) return;
+  const key = event.key.toLowerCase();
+  if (view && view.final_scores && key === "n") { newGame(); return; }
+  if (!yourTurn()) return;
+  if (view.decision === "mode") {
+    const mode = "schdnm".indexOf(key);
+    if (mode >= 0) choose(52 + mode);
+    return;
+  }
+  typed = (typed + key).slice(-3);
+  const match = /(10|[2-9tjqka])([schd])$/.exec(typed);
+  if (match) {
+    typed = "";
+    choose("schd".indexOf(match[2]) * 13 + RANKS.indexOf(match[1] === "10" ? "T" : match[1].toUpperCase()));
+  }
+});
+
+$("pace").value = pace;
+$("pace").addEventListener("change", () => {
+  const value = Number($("pace").value);
+  if (value >= 0 && value <= 10) pace = value; else $("pace").value = pace;
+});
+$("again").addEventListener("click", newGame);
+$("new-game").addEventListener("click", newGame);
+resume();
+</script>
+</body>
+</html>
+"""

@@ -1,0 +1,155 @@
+"""``play --web`` in a real browser: Playwright driving the system Chromium plays whole games by
+clicking (skipped cleanly where Playwright or Chromium is missing).
+
+* a one-deal game against ``random``, some moves by keyboard: the final scores shown in
+  ``#final-scores`` are the engine's, and a click on an illegal card changes nothing;
+* a three-deal game whose seed and seat (found here with the engine) give the person every
+  decision kind: the mode (R8, R9), an exchange give and a free return (R19-R21), the four
+  discards and play; the replay link and "play again" work at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+
+import numpy as np
+import pytest
+
+from sergeant_major_env import engine, web
+from sergeant_major_env.policies import RandomPolicy, decide
+from sergeant_major_env.rules import Rules
+
+CHROMIUM = os.environ.get("SERGEANT_MAJOR_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+KINDS = {engine.MODE: "mode", engine.GIVE: "exchange_give", engine.RETURN: "exchange_return",
+         engine.DISCARD: "discard", engine.PLAY: "play"}
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed")
+    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    with sync_api.sync_playwright() as playwright:
+        try:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        except Exception as error:  # noqa: BLE001 - a browser that does not start: skip, saying why
+            pytest.skip(f"Chromium does not start: {str(error).splitlines()[0]}")
+        yield browser
+        browser.close()
+
+
+def _serve(options: web.WebOptions) -> web.WebServer:
+    server = web.WebServer(("127.0.0.1", 0), lambda: [RandomPolicy(), RandomPolicy()], ["random", "random"], options)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    return server
+
+
+def _first_legal(legal: np.ndarray) -> int:
+    """The move the tests click: the first legal one on the page (modes in order, then the hand
+    by suit ♠ ♣ ♥ ♦, high to low)."""
+    actions = [int(a) for a in np.flatnonzero(legal)]
+    return min(actions, key=lambda a: (a // 13, -(a % 13)) if a < 52 else (-1, a))
+
+
+def _person_kinds(seed: int, seat: int, rules: Rules) -> set[str]:
+    """The decision kinds the person meets when clicking the first legal move, the bots playing
+    as the server plays them (RandomPolicy, the game's generator seeded with its seed)."""
+    state, rng, bot = engine.init([seed], rules), np.random.default_rng(seed), RandomPolicy()
+    kinds = set()
+    while int(state.phase[0]) != engine.OVER:
+        legal = engine.legal_action_mask(state)
+        if int(state.to_act[0]) == seat:
+            kinds.add(KINDS[int(state.phase[0])])
+            action = _first_legal(legal[0])
+        else:
+            action = int(decide(bot, state, np.zeros(1, np.intp), legal, rng)[0])
+        engine.step(state, np.array([action]))
+    return kinds
+
+
+def _your_turn_or_over(page) -> str:
+    page.wait_for_function("['your-turn', 'over'].includes(document.body.dataset.state)", timeout=20_000)
+    return page.evaluate("document.body.dataset.state")
+
+
+def _play_by_clicking(page, server: web.WebServer) -> tuple[web.WebGame, set[str]]:
+    """Click the first legal move until the game ends; the game and the decision kinds met."""
+    kinds = set()
+    while _your_turn_or_over(page) == "your-turn":
+        game = next(iter(server.games.values()))
+        kinds.add(game.events[-1]["view"]["decision"])
+        page.locator('[data-legal="true"]').first.click()
+    return next(iter(server.games.values())), kinds
+
+
+def _final_scores_shown(page) -> list[int]:
+    return [int(cell) for cell in page.locator("#final-scores .final-score").all_inner_texts()]
+
+
+def test_one_deal_against_random_by_clicking_and_keys(browser):
+    server = _serve(web.WebOptions(seat=0, seed=3, rules=Rules(num_deals=1), pace=0))
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(server.url)
+        assert _your_turn_or_over(page) == "your-turn"
+        game = next(iter(server.games.values()))
+        # Every move shown carries its action id; the legal ones are the engine's.
+        legal = sorted(int(a) for a in page.locator('[data-legal="true"]').evaluate_all(
+            "nodes => nodes.map(n => n.dataset.action)"))
+        assert legal == [int(a) for a in np.flatnonzero(engine.legal_action_mask(game.state)[0])]
+        # A click on an illegal card changes nothing but the message, which gives the rule.
+        illegal = page.locator('#hand [data-action]:not([data-legal="true"])')
+        assert illegal.count() > 0  # seed 3, seat 0: the first decision must follow suit (R13)
+        before, events, hand = game.moves, len(game.events), page.inner_html("#hand")
+        illegal.first.click(force=True)  # aria-disabled: Playwright would wait for it to be enabled
+        assert "is not allowed now: R13: you must follow suit" in page.inner_text("#message")
+        assert (game.moves, len(game.events), page.inner_html("#hand")) == (before, events, hand)
+        # Keyboard: the arrow keys move between the legal moves, Enter plays.
+        page.keyboard.press("ArrowRight")
+        focused = int(page.evaluate("document.activeElement.dataset.action"))
+        page.keyboard.press("Enter")
+        page.wait_for_function("document.body.dataset.state !== 'your-turn'")
+        _your_turn_or_over(page)
+        assert game.moves == 1 and focused in legal
+        game, _ = _play_by_clicking(page, server)
+        assert game.over and _final_scores_shown(page) == game.state.final_scores[0].tolist()
+        assert errors == []
+    finally:
+        page.close()
+        server.shutdown()
+        server.server_close()
+
+
+def test_every_decision_kind_by_clicking_then_replay_and_play_again(browser):
+    """Mode, exchange give and return, discards, play: a seed and seat found with the engine."""
+    rules = Rules(num_deals=3)
+    found = next(((seed, seat) for seed in range(200) for seat in range(3)
+                  if _person_kinds(seed, seat, rules) == set(KINDS.values())), None)
+    assert found is not None, "no seed below 200 gives the person every decision kind"
+    seed, seat = found
+    server = _serve(web.WebOptions(seat=seat, seed=seed, rules=rules, pace=0))
+    page = browser.new_page()
+    try:
+        page.goto(server.url)
+        game, kinds = _play_by_clicking(page, server)
+        assert kinds == set(KINDS.values())
+        assert _final_scores_shown(page) == game.state.final_scores[0].tolist()
+        assert page.inner_text("#final-note") == f"Seed {seed}."
+        with page.context.expect_page() as replay:
+            page.click("#replay-link")
+        replay.value.wait_for_load_state()
+        assert replay.value.locator("#replay-data").count() == 1
+        replay.value.close()
+        page.click("#again")
+        page.wait_for_function("document.getElementById('final').hidden")
+        assert len(server.games) == 2
+    finally:
+        page.close()
+        server.shutdown()
+        server.server_close()

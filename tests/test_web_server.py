@@ -1,0 +1,297 @@
+"""The server of ``play --web`` holds up (sergeant_major_env.web): games do not mix, a bad or
+replayed request gets a 4xx with one line and changes nothing, idle games expire, the bots
+think without blocking other games, a finished game is recorded atomically, its replay page
+is served, and Ctrl-C stops the command cleanly (exit status 130)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sergeant_major_env import web
+from sergeant_major_env.policies import RandomPolicy
+from sergeant_major_env.records import check_record, read_jsonl
+from sergeant_major_env.rules import Rules
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Client:
+    """Requests to a server running in this process."""
+
+    def __init__(self, server: web.WebServer, token: str = "") -> None:
+        self.host, self.port = server.server_address[:2]
+        self.token = token
+
+    def request(self, method: str, path: str, body=None, raw: bytes | None = None,
+                headers: dict | None = None) -> tuple[int, str]:
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        data = raw if raw is not None else None if body is None else json.dumps(body)
+        connection.request(method, path, body=data, headers={"X-Token": self.token, **(headers or {})})
+        response = connection.getresponse()
+        text = response.read().decode()
+        connection.close()
+        return response.status, text
+
+    def new_game(self) -> dict:
+        status, text = self.request("POST", "/api/games", {})
+        assert status == 201, text
+        answer = json.loads(text)
+        self.token = answer["token"]
+        return answer
+
+    def events(self, game: str, since: int = 0, wait: int = 0) -> dict:
+        status, text = self.request("GET", f"/api/games/{game}?since={since}&wait={wait}")
+        assert status == 200, text
+        return json.loads(text)
+
+    def until_my_turn(self, game: str) -> dict:
+        """The game's events once the person is to act (or the game is over)."""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            answer = self.events(game, 0, 0)
+            last = answer["events"][-1]["view"]
+            if answer["over"] or last["legal"]:
+                return answer
+            time.sleep(0.01)
+        raise AssertionError("the bots never gave the turn back")
+
+
+class SlowRandom(RandomPolicy):
+    """A random bot that thinks for ``seconds`` each move (a stand-in for a search bot)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def act(self, observations, legal_mask, rng):
+        time.sleep(self.seconds)
+        return super().act(observations, legal_mask, rng)
+
+
+def _serve(options: web.WebOptions, opponents=lambda: [RandomPolicy(), RandomPolicy()]) -> web.WebServer:
+    server = web.WebServer(("127.0.0.1", 0), opponents, ["random", "random"], options)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    return server
+
+
+@pytest.fixture()
+def server():
+    server = _serve(web.WebOptions(seed=11, rules=Rules(num_deals=1), pace=0))
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def _one_line(text: str) -> str:
+    assert text.endswith("\n") and text.count("\n") == 1, text
+    return text.strip()
+
+
+def _play_out(client: Client, game: str) -> dict:
+    """Play the person's first legal move until the game ends; the last answer."""
+    while True:
+        answer = client.until_my_turn(game)
+        if answer["over"]:
+            return answer
+        view = answer["events"][-1]["view"]
+        status, text = client.request("POST", f"/api/games/{game}/move", {"move": view["move"], "action": view["legal"][0]})
+        assert status == 200, text
+
+
+# ----------------------------------------------------------------------------- refusals
+
+def test_bad_and_replayed_requests_get_one_line_4xx_and_change_nothing(server):
+    """Stale move numbers (a second click, an old page), illegal moves (with the rule's
+    reason), bad ids, tokens, JSON, sizes, paths and methods: one line each, nothing changed."""
+    client = Client(server)
+    game = client.new_game()["game"]
+    answer = client.until_my_turn(game)
+    view = answer["events"][-1]["view"]
+    illegal = next(int(a) for a in view["refusals"])
+    bad = [
+        (("POST", f"/api/games/{game}/move", {"move": view["move"] + 1, "action": view["legal"][0]}), 409, "stale move"),
+        (("POST", f"/api/games/{game}/move", {"move": view["move"], "action": illegal}), 422, "is not allowed now: R"),
+        (("POST", f"/api/games/{game}/move", {"move": view["move"], "action": 58}), 400, "an action id 0..57"),
+        (("POST", f"/api/games/{game}/move", {"move": view["move"], "action": True}), 400, "0..57"),
+        (("POST", f"/api/games/{game}/move", {"action": 3}), 400, "needs move"),
+        (("POST", "/api/games/nosuchgame/move", {"move": 0, "action": 0}), 404, "no game 'nosuchgame'"),
+        (("GET", "/api/games/nosuchgame", None), 404, "no game"),
+        (("GET", f"/api/games/{game}?since=x", None), 400, "since must be an integer"),
+        (("GET", "/nowhere", None), 404, "no such page"),
+        (("POST", "/nowhere", {}), 404, "no such path"),
+        (("DELETE", f"/api/games/{game}", None), 405, "not allowed"),
+        (("GET", f"/games/{game}/replay", None), 409, "not over yet"),
+    ]
+    for (method, path, body), status, words in bad:
+        got, text = client.request(method, path, body)
+        assert got == status and words in _one_line(text), (method, path, body, got, text)
+    for raw, status, words in ((b"{not json", 400, "bad JSON"), (b"[1, 2]", 400, "a JSON object"),
+                               (b"x" * 5000, 413, "too large")):
+        got, text = client.request("POST", f"/api/games/{game}/move", raw=raw)
+        assert got == status and words in _one_line(text)
+    stranger = Client(server, "not-the-token")
+    got, text = stranger.request("GET", f"/api/games/{game}")
+    assert got == 403 and "token" in _one_line(text)
+    assert client.events(game) == answer  # nothing changed
+    status, _ = client.request("POST", f"/api/games/{game}/move", {"move": view["move"], "action": view["legal"][0]})
+    assert status == 200
+    status, text = client.request("POST", f"/api/games/{game}/move", {"move": view["move"], "action": view["legal"][0]})
+    assert status == 409 and "stale move" in _one_line(text)  # the same move sent twice counts once
+
+
+def test_illegal_move_names_the_rule_in_words(server):
+    """The refusal is the engine's reason (illegal_reason), worded for "you": here R13."""
+    client = Client(server)
+    game = client.new_game()["game"]
+    while True:
+        view = client.until_my_turn(game)["events"][-1]["view"]
+        follow = [(int(a), reason) for a, reason in view["refusals"].items() if reason.startswith("R13")]
+        if follow:
+            break
+        status, _ = client.request("POST", f"/api/games/{game}/move", {"move": view["move"], "action": view["legal"][0]})
+        assert status == 200
+    action, reason = follow[0]
+    status, text = client.request("POST", f"/api/games/{game}/move", {"move": view["move"], "action": action})
+    assert status == 422 and _one_line(text).endswith(reason) and reason.startswith("R13: you must follow suit")
+
+
+# ----------------------------------------------------------------------------- several games
+
+def test_games_do_not_mix(server):
+    """Two games at once: their own ids and tokens; one game's token opens no other game."""
+    first, second = Client(server), Client(server)
+    a, b = first.new_game(), second.new_game()
+    assert a["game"] != b["game"] and first.token != second.token
+    status, _ = first.request("GET", f"/api/games/{b['game']}")
+    assert status == 403
+    answer_b = second.until_my_turn(b["game"])
+    final_a = _play_out(first, a["game"])
+    assert final_a["over"] and second.events(b["game"]) == answer_b  # b untouched by a's moves
+
+
+def test_bots_think_without_blocking_other_games():
+    """While a slow bot thinks in one game, another game's requests are answered at once."""
+    server = _serve(web.WebOptions(seat=0, seed=5, rules=Rules(num_deals=1), pace=0),
+                    opponents=lambda: [SlowRandom(0.5), SlowRandom(0.5)])
+    try:
+        slow = Client(server)
+        game = slow.new_game()["game"]  # seed 5: a bot decides first
+        assert slow.events(game)["thinking"]
+        other = Client(server)
+        started = time.monotonic()
+        other_game = other.new_game()["game"]
+        other.events(other_game)
+        assert time.monotonic() - started < 0.4
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_idle_games_expire():
+    server = _serve(web.WebOptions(seed=3, rules=Rules(num_deals=1), pace=0, expire_after=0.3))
+    try:
+        client = Client(server)
+        game = client.new_game()["game"]
+        client.events(game)
+        time.sleep(0.6)
+        server.expire()
+        status, text = client.request("GET", f"/api/games/{game}")
+        assert status == 404 and "expire" in _one_line(text)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_too_many_games_is_a_4xx():
+    server = _serve(web.WebOptions(seed=3, rules=Rules(num_deals=1), pace=0, max_games=2))
+    try:
+        client = Client(server)
+        client.new_game(), client.new_game()
+        status, text = client.request("POST", "/api/games", {})
+        assert status == 429 and "too many games" in _one_line(text)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# ----------------------------------------------------------------------------- the end of a game
+
+def test_finished_games_are_recorded_and_replayable(tmp_path):
+    """--record: each finished game is written (atomically, all games so far), the record
+    replays in the engine, and the replay page of the game just played is served."""
+    path = tmp_path / "games.jsonl"
+    server = _serve(web.WebOptions(seat=1, seed=8, rules=Rules(num_deals=1), pace=0, record=str(path)))
+    try:
+        client = Client(server)
+        for number in (1, 2):
+            game = client.new_game()["game"]
+            final = _play_out(client, game)
+            records = list(read_jsonl(path))
+            assert len(records) == number and check_record(records[-1]) is None
+            assert records[-1]["scores"] == final["final_scores"] and records[-1]["players"][1] == "human"
+            status, page = client.request("GET", final["replay"])
+            assert status == 200 and 'id="replay-data"' in page
+        assert records[0]["seed"] == 8 and records[1]["seed"] != 8  # play again: new cards
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["games.jsonl"]  # no temporary file left
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_page_is_served_self_contained(server):
+    """The page needs no network: no URL, no external script, style, image or font."""
+    status, page = Client(server).request("GET", "/")
+    assert status == 200
+    assert "http://" not in page and "https://" not in page and "<link" not in page and "url(" not in page
+    assert "@import" not in page and " src=" not in page
+
+
+# ----------------------------------------------------------------------------- the command
+
+def _command(*argv: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.Popen([sys.executable, "-m", "sergeant_major_env", "play", *argv], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_ctrl_c_stops_the_server_cleanly():
+    """The address is printed; Ctrl-C ends the command with one line and exit status 130."""
+    process = _command("--web", "--no-browser", "--opponents", "random,random", "--option", "num_deals=1")
+    try:
+        line = process.stdout.readline()
+        assert line.startswith("3-5-8 in your browser: http://127.0.0.1:"), line
+        url = line.split()[4]
+        host, port = url.split("//")[1].rstrip("/").split(":")
+        connection = http.client.HTTPConnection(host, int(port), timeout=10)
+        connection.request("GET", "/")
+        assert connection.getresponse().status == 200
+        connection.close()
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=20)
+    finally:
+        process.kill()
+    assert process.returncode == 130 and out.strip() == "stopped (Ctrl-C)." and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--pace", "1"], "--pace: only with --web"),
+    (["--web", "--pace", "11"], "--pace must be 0..10 seconds"),
+    (["--web", "--port", "70000"], "--port must be 0..65535"),
+    (["--web", "--opponents", "random,nosuchagent"], "nosuchagent"),
+])
+def test_command_refuses_bad_web_options_in_one_line(argv, words):
+    process = _command(*argv)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 2 and "Traceback" not in err
+    errors = [line for line in err.splitlines() if "error:" in line]
+    assert len(errors) == 1 and words in errors[0], err
