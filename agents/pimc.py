@@ -259,10 +259,7 @@ class PIMCAgent:
             stop = start + max(1, int(np.searchsorted(np.cumsum(per_game[start:]), self.max_rows, side="right")))
             chunk = searched[leaders[start:stop]]
             streams = [_stream(keys[i]) for i in leaders[start:stop]]
-            values, kept = self.action_values(state, games[chunk], legal[chunk], streams)
-            if self._prior is not None:
-                values = values + self.prior_weight * self.prior_log_probs(state, games[chunk], legal[chunk])
-            chosen[leaders[start:stop]] = np.where(kept, values, -np.inf).argmax(axis=1)
+            chosen[leaders[start:stop]] = self.decision_values(state, games[chunk], legal[chunk], streams).argmax(axis=1)
             start = stop
         actions[searched] = chosen[same_as]
         return actions
@@ -308,6 +305,16 @@ class PIMCAgent:
         done = ~np.isnan(points)
         mean = np.where(done, points, 0.0).sum(axis=2) / np.maximum(done.sum(axis=2), 1)
         return np.where(done.any(axis=2), mean + later, -np.inf), kept
+
+    def decision_values(self, state: engine.State, games: np.ndarray, legal: np.ndarray,
+                        streams: list[np.random.Generator]) -> np.ndarray:
+        """float[G, 58]: what the search chooses by, the highest value winning: each searched
+        action's value (:meth:`action_values`), plus the prior's when there is one; -inf for the
+        actions not searched or pruned. ``legal``: the :func:`choices` of ``games``."""
+        values, kept = self.action_values(state, games, legal, streams)
+        if self._prior is not None:
+            values = values + self.prior_weight * self.prior_log_probs(state, games, legal)
+        return np.where(kept, values, -np.inf)
 
     def prior_log_probs(self, state: engine.State, games: np.ndarray, legal: np.ndarray) -> np.ndarray:
         """float[G, 58]: the prior's log-probability of each searched action (``legal``: the

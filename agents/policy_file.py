@@ -179,21 +179,35 @@ def save_policy(policy, path_or_folder: str | Path, metadata: dict[str, Any] | N
     ``NAME.json``; ``path_or_folder`` is the ``.safetensors`` path or a folder (then
     FOLDER/policy.safetensors). ``metadata`` (JSON-able) is added to the JSON. Both files are
     written atomically, the tensors first. Returns the ``.safetensors`` path."""
+    return _write_policy(path_or_folder, policy_tensors(policy), describe_sb3_policy(policy),
+                         int(np.prod(policy.observation_space.shape)), int(policy.action_space.n), metadata)
+
+
+def save_network(network: PolicyNetwork, path_or_folder: str | Path, description: dict[str, Any],
+                 metadata: dict[str, Any] | None = None) -> Path:
+    """Write a :class:`PolicyNetwork` (a loaded policy, trained further in plain torch) as a
+    policy file pair, like :func:`save_policy`. ``description``: its ``network`` entry (shape
+    and activation), as the policy file it was loaded from has it."""
+    tensors = {name: tensor.detach().to("cpu").contiguous().clone() for name, tensor in network.state_dict().items()}
+    return _write_policy(path_or_folder, tensors, description, OBSERVATION_SIZE, NUM_ACTIONS, metadata)
+
+
+def _write_policy(path_or_folder: str | Path, tensors: dict[str, torch.Tensor], network: dict[str, Any],
+                  observation_size: int, actions: int, metadata: dict[str, Any] | None) -> Path:
+    """Both files, atomically, the tensors first; returns the ``.safetensors`` path."""
     from safetensors.torch import save
 
     tensors_path = _tensors_path_for_writing(path_or_folder)
     clash = sorted(set(metadata or {}) & set(_OWN_KEYS))
     if clash:
-        raise ValueError(f"policy metadata may not set {', '.join(clash)}: save_policy writes those")
-    observation_size = int(np.prod(policy.observation_space.shape))
+        raise ValueError(f"policy metadata may not set {', '.join(clash)}: the policy file's writer sets those")
     description = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "tensors": tensors_path.name,
         "observation": {"version": OBSERVATION_VERSION, "size": observation_size},
-        "actions": int(policy.action_space.n),
-        "network": describe_sb3_policy(policy),
+        "actions": actions,
+        "network": network,
         **(metadata or {}),
     }
-    tensors = policy_tensors(policy)
     files.write_bytes(tensors_path, save(tensors, metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION)}))
     files.write_json(tensors_path.with_suffix(".json"), description)
     return tensors_path

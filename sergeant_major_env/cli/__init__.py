@@ -4,6 +4,7 @@
     sergeant-major evaluate --agents learned,heuristic,heuristic --games 120
     sergeant-major play --opponents learned,pimc
     sergeant-major records simulate --games 10 --out games.jsonl
+    sergeant-major distill labels --out labels/r1 --games 2000
     sergeant-major ship runs/recipe
     sergeant-major agents                                   # the agent names evaluate and play take
 
@@ -36,6 +37,7 @@ COMMANDS = {
     "evaluate": ("sergeant_major_env.cli.evaluate", "play agents against each other on duplicate deals: points, intervals, ratings"),
     "play": ("sergeant_major_env.cli.play", "play a game at the terminal against agents"),
     "records": ("sergeant_major_env.cli.records", "simulate game records, check them by replay, draw one as an HTML page"),
+    "distill": ("sergeant_major_env.cli.distill", "distil the search into the policy: label positions, fit to them"),
     "ship": ("sergeant_major_env.training.ship", "ship a trained run as the package's `learned` agent (needs the train extra)"),
     "agents": ("sergeant_major_env.cli.agents", "list the agent names that evaluate, play and train take"),
 }

@@ -1,0 +1,220 @@
+"""``sergeant-major distill``: label positions with the search, and fit a policy to the labels.
+
+    sergeant-major distill labels --out labels/r1 --games 2000                 # pimc:rollout=learned on learned's games
+    sergeant-major distill labels --out labels/r1 --games 4000                 # the same labels, 2000 games more
+    sergeant-major distill labels --out labels/h --player heuristic --epsilon 0.1 --teacher pimc:worlds=32
+    sergeant-major distill fit --labels labels/r1 --out runs/distilled          # from the shipped learned policy
+    sergeant-major evaluate --agents ppo:runs/distilled,pimc,pimc --games 120
+
+``labels`` plays games with --player in every seat and asks --teacher (a pimc spec) for its
+value of every legal action at each decision with a real choice; the labels go to --out in
+shards of --shard-games games, made in --workers processes (one per CPU by default). The
+labels never depend on --workers. Ctrl-C (or a crash) keeps every finished shard: the same
+command continues with the missing ones, and a larger --games adds shards.
+
+``fit`` starts from a policy file (--init: ``learned``, the shipped policy, by default, or a
+run folder / policy file) and fits it to the labels of one or more --labels folders:
+cross-entropy to the softmax of the teacher's values at --temperature points (0: its choice),
+and the value head to the position's value (--value-weight). It writes OUT/policy.safetensors
+and OUT/policy.json (code-free; play it as ppo:OUT) and OUT/fit.json (the options, the label
+count, and per epoch the held-out agreement with the teacher's choice).
+
+The module :mod:`sergeant_major_env.training.distill` holds the machinery and the label format.
+Exit status: 0 done, 2 bad arguments (checked before any work), 1 the work failed, 130
+interrupted (finished shards are kept; a fit writes nothing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+from .. import files
+from ..processes import available_cpus
+from ..rules import Rules
+from ..seeding import SEED_RULE, seed_argument
+
+PROG = "sergeant-major distill"
+
+
+def _parser() -> argparse.ArgumentParser:
+    from ..training.distill import FitOptions, LabelPlan
+
+    plan, fit = LabelPlan(), FitOptions()
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
+                                     epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    labels = commands.add_parser("labels", help="label positions with a search bot's action values",
+                                 description="Play games with --player and label each decision with a real choice "
+                                             "with --teacher's value of every legal action.")
+    labels.add_argument("--out", required=True, metavar="FOLDER", help="the labels folder (created; resumed if it "
+                                                                       "holds labels of the same options)")
+    labels.add_argument("--teacher", default=plan.teacher, metavar="PIMC",
+                        help=f"the search bot, a pimc spec (default {plan.teacher})")
+    labels.add_argument("--player", default=plan.player, metavar="AGENT",
+                        help=f"the agent playing the games in all three seats (default {plan.player})")
+    labels.add_argument("--epsilon", type=float, default=plan.epsilon, metavar="P",
+                        help=f"chance of a random legal move instead of the player's (default {plan.epsilon})")
+    labels.add_argument("--games", type=int, default=plan.games, metavar="N",
+                        help=f"games to label (default {plan.games})")
+    labels.add_argument("--shard-games", type=int, default=plan.shard_games, metavar="K",
+                        help=f"games per shard, the unit of resuming (default {plan.shard_games})")
+    labels.add_argument("--seed", type=seed_argument, default=plan.seed, metavar="S",
+                        help=f"game g plays engine seed S+g; {SEED_RULE} (default {plan.seed})")
+    labels.add_argument("--option", "--options", dest="option", action="extend", nargs="+", default=[],
+                        metavar="NAME=VALUE", help=f"rule options (RULES.md section 9): {', '.join(Rules.names())}")
+    labels.add_argument("--workers", type=int, default=None, metavar="W",
+                        help="worker processes (default: one per CPU; the labels are the same for any W)")
+    labels.add_argument("--no-progress", action="store_true", help="no progress bar")
+    labels.set_defaults(run=_labels_command)
+
+    fitting = commands.add_parser("fit", help="fit a policy to labels",
+                                  description="Fit a policy file's network to the labels of one or more folders.")
+    fitting.add_argument("--labels", required=True, nargs="+", metavar="FOLDER", help="labels folders")
+    fitting.add_argument("--out", required=True, metavar="FOLDER", help="where the fitted policy is written")
+    fitting.add_argument("--overwrite", action="store_true", help="replace a policy already in --out")
+    fitting.add_argument("--init", default="learned", metavar="POLICY",
+                         help="the policy to start from: learned (the shipped one), a run folder or a policy file "
+                              "(default learned)")
+    fitting.add_argument("--limit", type=int, default=None, metavar="N",
+                         help="use only the first N labels (default: all; a curve over label counts uses several)")
+    for field in dataclasses.fields(FitOptions):
+        default = getattr(fit, field.name)
+        fitting.add_argument("--" + field.name.replace("_", "-"), type=type(default), default=default,
+                             help=f"{_field_help(FitOptions, field.name)} (default {default})")
+    fitting.set_defaults(run=_fit_command)
+    parser.set_defaults(parsers={"labels": labels, "fit": fitting})
+    return parser
+
+
+def _field_help(cls, name: str) -> str:
+    """The docstring written under a dataclass field (read from the source: one place for it)."""
+    import ast
+    import inspect
+
+    body = ast.parse(inspect.getsource(cls)).body[0].body
+    for node, following in zip(body, body[1:]):
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", None) == name and isinstance(
+                following, ast.Expr) and isinstance(following.value, ast.Constant):
+            return " ".join(str(following.value.value).split())
+    return name.replace("_", " ")
+
+
+def _progress_bar(enabled: bool, unit: str, total: int | None = None):
+    if not enabled:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, unit=unit, file=sys.stderr, disable=None, dynamic_ncols=True)
+
+
+# ============================================================================ labels
+
+def _labels_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from ..training import distill
+
+    try:
+        plan = distill.LabelPlan(teacher=args.teacher, player=args.player, epsilon=float(args.epsilon),
+                                 games=args.games, shard_games=args.shard_games, seed=args.seed,
+                                 rules=Rules.from_strings(args.option)).check()
+        workers = available_cpus() if args.workers is None else args.workers
+        if not 1 <= workers <= 256:
+            raise ValueError(f"--workers must be in 1..256, got {workers}")
+        distill.build_agents(plan)  # an unknown or unsuitable agent: a usage error, before any folder
+        missing = distill.open_labels(Path(args.out), plan)
+    except ValueError as error:
+        parser.error(str(error))
+    except OSError as error:
+        parser.error(f"cannot use --out {args.out}: {error.strerror or error}")
+    print(f"{len(missing)} of {plan.shards} shards to make in {args.out} ({plan.games} games, teacher "
+          f"{plan.teacher}, player {plan.player}, {workers} worker(s))", file=sys.stderr, flush=True)
+    estimate = sum(min(plan.shard_games, plan.games - shard * plan.shard_games) for shard in missing) \
+        * plan.rules.num_deals * distill.LABELS_PER_DEAL
+    bar = _progress_bar(not args.no_progress and bool(missing), "label", estimate)
+    try:
+        done = distill.make_labels(args.out, plan, workers, on_labels=bar.update if bar is not None else lambda count: None)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted; the finished shards are kept: run the same command to continue",
+              file=sys.stderr)
+        return 130
+    except OSError as error:
+        print(f"{PROG}: error: cannot write a shard in {args.out}: {error.strerror or error}", file=sys.stderr)
+        return 1
+    finally:
+        if bar is not None:
+            bar.close()
+    rate = done["labels"] / done["seconds"] if done["seconds"] > 0 else 0.0
+    print(f"made {done['labels']:,} labels in {done['shards']} shards in {done['seconds']:.0f} s "
+          f"({rate:.1f} labels/s, {rate / workers:.1f} per worker); {args.out} is complete for {plan.games} games")
+    return 0
+
+
+# ============================================================================ fit
+
+def _fit_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from ..agents.learned import LEARNED_FOLDER
+    from ..agents.policy_file import TENSORS_FILE, load_policy, save_network
+    from ..training import distill
+
+    out = Path(args.out)
+    init = LEARNED_FOLDER if args.init == "learned" else Path(args.init)
+    try:
+        options = distill.FitOptions(**{field.name: getattr(args, field.name)
+                                        for field in dataclasses.fields(distill.FitOptions)}).check()
+        if args.limit is not None and args.limit < 1:
+            raise ValueError(f"--limit must be at least 1, got {args.limit}")
+        if (out / TENSORS_FILE).exists() and not args.overwrite:
+            raise ValueError(f"{out} already holds a policy; add --overwrite to replace it")
+        files.check_writable(out / TENSORS_FILE if out.is_dir() else out, "--out")
+        network, metadata = load_policy(init)
+        plans = [distill.read_manifest(Path(folder)) for folder in args.labels]
+        if None in plans:
+            raise ValueError(f"{args.labels[plans.index(None)]} holds no {distill.MANIFEST}: not a labels folder")
+        if len({plan.rules for plan in plans}) > 1:
+            raise ValueError("the --labels folders were made under different rule options: fit to one rule set")
+        labels = distill.load_labels(args.labels, args.limit)
+    except ValueError as error:
+        parser.error(str(error))
+    count = int(labels["action"].size)
+    print(f"fitting {init} to {count:,} labels of {', '.join(args.labels)} ({options.epochs} epochs)",
+          file=sys.stderr, flush=True)
+    start = time.perf_counter()
+    try:
+        history = distill.fit_policy(network, labels, options, on_epoch=lambda row: print(
+            f"epoch {row['epoch']}: train loss {row['train_loss']:.4f}, held-out cross-entropy "
+            f"{row['holdout_cross_entropy']:.4f}, agreement with the teacher {row['holdout_agreement']:.1%}",
+            file=sys.stderr, flush=True))
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted; nothing written", file=sys.stderr)
+        return 130
+    command = shlex.join(["sergeant-major", "distill", *args.argv])
+    made = {"from": str(args.init), "labels": [str(folder) for folder in args.labels], "label_count": count,
+            "teachers": sorted({plan.teacher for plan in plans}), "players": sorted({plan.player for plan in plans}),
+            "options": dataclasses.asdict(options), "history": history, "seconds": time.perf_counter() - start}
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        save_network(network, out, metadata["network"], {"rules": plans[0].rules.to_dict(),
+                                                         "training": {"command": command, "distilled": made},
+                                                         "packages": metadata.get("packages")})
+        files.write_json(out / "fit.json", made)
+    except OSError as error:
+        print(f"{PROG}: error: cannot write {out}: {error.strerror or error}", file=sys.stderr)
+        return 1
+    print(f"wrote {out / TENSORS_FILE}; evaluate it: sergeant-major evaluate --agents ppo:{out},pimc,pimc --games 120")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    args.argv = argv
+    return args.run(args, args.parsers[args.command])

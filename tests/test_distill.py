@@ -1,0 +1,216 @@
+"""Distilling the search into the policy (sergeant_major_env.training.distill, `sergeant-major
+distill`): labels that depend on nothing but their options, shards never half written, resumed
+runs equal to whole ones, labels made from what the deciding seat knows, and the fit."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from sergeant_major_env import engine  # noqa: E402
+from sergeant_major_env.agents import make_agent  # noqa: E402
+from sergeant_major_env.agents.pimc import choices  # noqa: E402
+from sergeant_major_env.cards import count  # noqa: E402
+from sergeant_major_env.rules import Rules  # noqa: E402
+from sergeant_major_env.training import distill  # noqa: E402
+from sergeant_major_env.worlds import sample_worlds  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+FAST_TEACHER = "pimc:worlds=2:rollout=greedy:others=greedy"
+TINY = distill.LabelPlan(teacher=FAST_TEACHER, player="heuristic", games=4, shard_games=2, seed=7,
+                         rules=Rules(num_deals=1))
+
+
+def shards(folder: Path) -> dict[str, dict[str, np.ndarray]]:
+    return {path.name: distill.read_shard(path) for path in sorted(folder.glob("shard_*.npz"))}
+
+
+def assert_same_labels(a: Path, b: Path) -> None:
+    left, right = shards(a), shards(b)
+    assert list(left) == list(right) and left
+    for name in left:
+        for array in distill.ARRAYS:
+            np.testing.assert_array_equal(left[name][array], right[name][array], err_msg=f"{name}: {array}")
+
+
+@pytest.fixture(scope="module")
+def tiny_labels(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("labels") / "tiny"
+    distill.make_labels(folder, TINY, workers=1)
+    return folder
+
+
+def test_a_shard_holds_a_label_for_each_decision_with_a_real_choice(tiny_labels):
+    labels = distill.load_labels([tiny_labels])
+    n = labels["action"].size
+    assert n > 0 and labels["observation"].shape == (n, distill.OBSERVATION_SIZE)
+    rows = np.arange(n)
+    assert labels["legal"][rows, labels["action"]].all()  # the teacher's choice is legal
+    assert np.isnan(labels["values"][~labels["legal"]]).all() and np.isfinite(labels["values"][labels["legal"]]).all()
+    assert (labels["legal"].sum(axis=1) >= 2).all()
+    np.testing.assert_array_equal(labels["value"], labels["values"][rows, labels["action"]])
+    assert set(np.unique(labels["game"])) == set(range(TINY.games)) and set(np.unique(labels["seat"])) <= {0, 1, 2}
+
+
+def test_labels_do_not_depend_on_the_number_of_workers(tiny_labels, tmp_path):
+    distill.make_labels(tmp_path / "two", TINY, workers=2)
+    assert_same_labels(tiny_labels, tmp_path / "two")
+
+
+def test_a_resumed_run_gives_the_labels_of_an_uninterrupted_one(tiny_labels, tmp_path, monkeypatch):
+    """Ctrl-C after the first shard keeps it; the same command makes the rest, the same labels.
+    A temporary file a killed run left is removed."""
+    folder = tmp_path / "resumed"
+    make_one = distill.shard_labels
+
+    def interrupted(plan, shard, *args, **kwargs):
+        if shard == 1:
+            raise KeyboardInterrupt
+        return make_one(plan, shard, *args, **kwargs)
+
+    monkeypatch.setattr(distill, "shard_labels", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        distill.make_labels(folder, TINY, workers=1)
+    assert [path.name for path in sorted(folder.iterdir())] == ["labels.json", "shard_00000.npz"]
+    (folder / ".shard_00001.npz.x1y2.tmp").write_bytes(b"half a shard")
+    monkeypatch.setattr(distill, "shard_labels", make_one)
+    assert distill.make_labels(folder, TINY, workers=1)["shards"] == 1
+    assert_same_labels(tiny_labels, folder)
+    assert not list(folder.glob("*.tmp"))
+
+
+def test_more_games_add_shards_to_the_same_labels(tiny_labels, tmp_path):
+    folder = tmp_path / "grown"
+    distill.make_labels(folder, TINY.__class__(**{**TINY.__dict__, "games": 2}), workers=1)
+    assert distill.make_labels(folder, TINY, workers=1)["shards"] == 1
+    assert_same_labels(tiny_labels, folder)
+    assert distill.read_manifest(folder) == TINY
+
+
+def test_no_shard_is_ever_half_written(tmp_path, monkeypatch):
+    """A full disk while a shard is written: no shard file, no temporary file."""
+    real_replace = os.replace
+
+    def full_disk(source, target, *args, **kwargs):
+        if str(target).endswith(".npz"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_replace(source, target, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    folder = tmp_path / "full"
+    with pytest.raises(OSError):
+        distill.make_labels(folder, TINY, workers=1)
+    assert [path.name for path in folder.iterdir()] == ["labels.json"]
+
+
+def test_a_folder_of_other_options_is_refused_and_left_as_it_was(tiny_labels):
+    before = {path.name: path.read_bytes() for path in tiny_labels.iterdir()}
+    other = TINY.__class__(**{**TINY.__dict__, "teacher": "pimc:worlds=3:rollout=greedy:others=greedy"})
+    with pytest.raises(ValueError, match=r"other options \(teacher: 'pimc:worlds=2"):
+        distill.open_labels(tiny_labels, other)
+    assert {path.name: path.read_bytes() for path in tiny_labels.iterdir()} == before
+
+
+def test_labels_come_from_what_the_deciding_seat_knows():
+    """Two deals the seat cannot tell apart (the other hands and the talon redrawn consistently
+    with its knowledge, as the search's own worlds are): the same labels, bit for bit."""
+    teacher = make_agent(FAST_TEACHER)
+    state = engine.init(engine.game_seeds(3, 6), Rules(num_deals=1))
+    rng = np.random.default_rng(0)
+    checked = hidden_differs = 0
+    while (live := np.flatnonzero(state.phase != engine.OVER)).size:
+        real = choices(state, live, engine.legal_bits(state, live))
+        asked = live[count(real) > 1]
+        if asked.size:
+            other = sample_worlds(state, asked, 1, rng)
+            hidden_differs += int((other.hands != state.hands[asked]).any(axis=1).sum())
+            mine = distill._label(state, asked, engine.legal_bits(state, asked), choices(state, asked), teacher)
+            same = np.arange(asked.size)
+            theirs = distill._label(other, same, engine.legal_bits(other, same), choices(other, same), teacher)
+            for name in ("observation", "legal", "values", "action", "value", "seat"):
+                np.testing.assert_array_equal(mine[name], theirs[name], err_msg=name)
+            checked += asked.size
+        engine.step(state, _random_legal(state, rng))
+    assert checked > 100 and hidden_differs > checked // 2
+
+
+def _random_legal(state: engine.State, rng: np.random.Generator) -> np.ndarray:
+    from sergeant_major_env.cards import random_member
+
+    return random_member(engine.legal_bits(state), rng)
+
+
+def test_an_equivalent_card_gets_its_representatives_value():
+    """R16: with 7S played, the legal 6S and 8S are equivalent; only 6S is searched."""
+    values = np.full((1, 58), -np.inf)
+    legal = np.zeros((1, 58), dtype=bool)
+    six, seven, eight, queen = 4, 5, 6, 10  # spades: 2S is card 0
+    legal[0, [six, eight, queen]] = True
+    values[0, six], values[0, queen] = -1.5, 2.0
+    filled = distill.equivalent_card_values(values, legal)
+    assert filled[0, eight] == -1.5 and filled[0, queen] == 2.0 and filled[0, six] == -1.5
+    assert np.isneginf(filled[0, seven])  # not legal: left alone
+
+
+def test_the_fit_moves_the_policy_towards_the_teacher(tiny_labels):
+    from sergeant_major_env.agents.learned import LEARNED_FOLDER
+    from sergeant_major_env.agents.policy_file import load_policy
+
+    network, _ = load_policy(LEARNED_FOLDER)
+    labels = distill.load_labels([tiny_labels])
+    options = distill.FitOptions(epochs=30, batch_size=32, learning_rate=1e-3, temperature=0.0, holdout=0.5)
+    history = distill.fit_policy(network, labels, options)
+    assert [row["epoch"] for row in history] == list(range(31))
+    assert history[-1]["train_loss"] < history[1]["train_loss"]
+    assert 0.0 <= history[-1]["holdout_agreement"] <= 1.0
+
+
+def test_target_distribution_is_a_softmax_of_the_values_over_the_legal_actions():
+    values = np.array([[np.nan, 1.0, 3.0, np.nan]])
+    legal = np.array([[False, True, True, False]])
+    target = distill.target_distribution(values, legal, np.array([2]), temperature=2.0)
+    np.testing.assert_allclose(target, [[0, 1 / (1 + np.e), np.e / (1 + np.e), 0]], rtol=1e-6)
+    np.testing.assert_array_equal(distill.target_distribution(values, legal, np.array([2]), 0.0), [[0, 0, 1, 0]])
+
+
+def test_fit_command_writes_a_policy_that_plays_and_a_record_of_the_fit(tiny_labels, tmp_path):
+    out = tmp_path / "distilled"
+    done = subprocess.run([sys.executable, "-m", "sergeant_major_env", "distill", "fit", "--labels", str(tiny_labels),
+                           "--out", str(out), "--epochs", "2"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"evaluate it: sergeant-major evaluate --agents ppo:{out},pimc,pimc" in done.stdout
+    fit = json.loads((out / "fit.json").read_text())
+    assert fit["label_count"] == distill.load_labels([tiny_labels])["action"].size
+    assert fit["teachers"] == [FAST_TEACHER] and len(fit["history"]) == 3
+    agent = make_agent(f"ppo:{out}")
+    assert agent.rules == Rules(num_deals=1)
+    refused = subprocess.run([sys.executable, "-m", "sergeant_major_env", "distill", "fit", "--labels",
+                              str(tiny_labels), "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
+                             timeout=300)
+    assert refused.returncode == 2 and "--overwrite" in refused.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--games", "0"], "games must be an integer in 1.."),
+    (["--teacher", "heuristic"], "the teacher must be a pimc search bot"),
+    (["--player", "human"], "the player cannot be human"),
+    (["--epsilon", "2"], "epsilon must be a number in [0, 1]"),
+    (["--workers", "0"], "--workers must be in 1..256"),
+    (["--option", "num_deals=99"], "num_deals"),
+])
+def test_labels_command_refuses_bad_options_in_one_line_before_any_folder(tmp_path, arguments, message):
+    out = tmp_path / "labels"
+    done = subprocess.run([sys.executable, "-m", "sergeant_major_env", "distill", "labels", "--out", str(out),
+                           *arguments], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert message in done.stderr.strip().splitlines()[-1]
+    assert not out.exists()
