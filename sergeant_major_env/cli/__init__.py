@@ -1,6 +1,6 @@
 """The ``sergeant-major`` command: one entry point with a subcommand per job.
 
-    sergeant-major train --name quick --total-timesteps 60000 --option num_deals=2
+    sergeant-major train --name quick --total-timesteps 200000 --imitate-steps 100000 --option num_deals=3
     sergeant-major evaluate --agents learned,heuristic,heuristic --games 120
     sergeant-major play --opponents learned,pimc
     sergeant-major records simulate --games 10 --out games.jsonl

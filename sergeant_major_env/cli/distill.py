@@ -36,7 +36,7 @@ from typing import Sequence
 
 from .. import files
 from ..processes import available_cpus
-from ..rules import Rules
+from ..rules import Rules, add_rule_options
 from ..seeding import SEED_RULE, seed_argument
 
 PROG = "sergeant-major distill"
@@ -67,8 +67,7 @@ def _parser() -> argparse.ArgumentParser:
                         help=f"games per shard, the unit of resuming (default {plan.shard_games})")
     labels.add_argument("--seed", type=seed_argument, default=plan.seed, metavar="S",
                         help=f"game g plays engine seed S+g; {SEED_RULE} (default {plan.seed})")
-    labels.add_argument("--option", "--options", dest="option", action="extend", nargs="+", default=[],
-                        metavar="NAME=VALUE", help=f"rule options (RULES.md section 9): {', '.join(Rules.names())}")
+    add_rule_options(labels)
     labels.add_argument("--workers", type=int, default=None, metavar="W",
                         help="worker processes (default: one per CPU; the labels are the same for any W)")
     labels.add_argument("--no-progress", action="store_true", help="no progress bar")

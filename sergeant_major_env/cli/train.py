@@ -1,11 +1,11 @@
 """Train a 3-5-8 player with MaskablePPO (sb3-contrib) over the batched SergeantMajorVecEnv.
 
-    sergeant-major train                                    # the default run: beats the heuristic, ~15 min on 2 cores
-    sergeant-major train --name quick --option num_deals=2 --imitate-steps 150000 --total-timesteps 60000 \\
-        --eval-every 0 --final-eval-games 120   # quick: 94 s, 1.5 GB (2026-12-02, shared 2-core machine)
+    sergeant-major train                                    # the default run: beats the heuristic, ~12 min on 2 cores
+    sergeant-major train --name quick --total-timesteps 200000 --imitate-steps 100000 --option num_deals=3 \\
+        --eval-games 60 --final-eval-games 60   # about 40 s, 1.2 GB (docs/results.md)
     sergeant-major train --opponents heuristic=1,self=1 --no-curriculum
     sergeant-major train --resume runs/quick                # continue a run (its own options) from its checkpoint
-    sergeant-major evaluate --agents ppo:runs/quick,heuristic,heuristic --games 120   # what its last line says
+    sergeant-major evaluate --agents ppo:runs/quick,heuristic,heuristic --games 60    # what its last line says
 
 One learner plays --num-envs games at once in ONE batched engine state; its seat rotates
 over the games of each slot (seat (slot + game number) % 3), so it learns all three roles

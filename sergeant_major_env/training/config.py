@@ -32,7 +32,7 @@ from typing import Any, Mapping
 
 from sergeant_major_env.cards import NUM_ACTIONS
 from sergeant_major_env.observation import OBSERVATION_SIZE
-from sergeant_major_env.rules import Rules
+from sergeant_major_env.rules import RULE_OPTIONS_FLAGS, Rules
 from sergeant_major_env.seeding import MAX_SEED, SEED_RULE
 
 IMITATION_SEED = 2_000_000_000
@@ -335,7 +335,7 @@ class TrainConfig:
     """games played in parallel"""
     seed: int = opt(0, Seed(), RUN, metavar="S")
     """seed of everything"""
-    option: tuple[str, ...] = opt((), RuleOptions(), RUN, flag="--option --options", metavar="NAME=VALUE",
+    option: tuple[str, ...] = opt((), RuleOptions(), RUN, flag=" ".join(RULE_OPTIONS_FLAGS), metavar="NAME=VALUE",
                                   kind="list", run=False)
     """rule options (RULES.md section 9: num_deals, exchanges, must_overtake, must_overtrump,
     dealer_builds_talon), e.g. num_deals=3 exchanges=false"""

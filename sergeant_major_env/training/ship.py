@@ -42,7 +42,7 @@ import sergeant_major_env.agents as agents
 from sergeant_major_env.agents.learned import (
     FORMAT, FORMAT_VERSION, LEARNED_FOLDER, METADATA_FILE, POLICY_METADATA_FILE, TENSORS_FILE, file_sha256,
     read_learned_metadata)
-from sergeant_major_env import files
+from sergeant_major_env import files, interrupts
 from sergeant_major_env.evaluation import check_tournament_seed, play_tables, rules_for_table
 from sergeant_major_env.seeding import SEED_RULE, seed_argument
 from sergeant_major_env.statistics import format_ci
@@ -252,9 +252,9 @@ def main(argv=None) -> int:
 
     try:
         strength = measure_strength(policy, tables, args.seed, rules, progress=not args.no_progress)
-    except KeyboardInterrupt:
-        print("sergeant-major ship: interrupted; nothing shipped", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as error:
+        interrupts.say(f"sergeant-major ship: {interrupts.describe(error)}; nothing shipped")
+        return interrupts.exit_status(error)
     except ValueError as error:  # an opponent that cannot play these games
         print(f"sergeant-major ship: error: {error}", file=sys.stderr)
         return 1

@@ -1,4 +1,4 @@
-"""Ctrl-C (SIGINT) and SIGTERM during training: finish the current step, save, exit cleanly.
+"""Ctrl-C (SIGINT), SIGTERM and SIGHUP during training: finish the current step, save, exit cleanly.
 
 :class:`StopSignals` replaces the two signals' default actions (a KeyboardInterrupt
 traceback, or death without a word) by a request that the training loops read at safe
@@ -6,7 +6,7 @@ points: the PPO callback after each env step, imitation after each chunk. Work t
 be dropped without losing anything (an evaluation) runs inside :meth:`StopSignals.abandonable`,
 where a signal ends it at once with :class:`TrainingStopped`. train.py then saves a
 checkpoint, the model files and a summary that says what was done, prints how to resume
-and exits with 128 + the signal number (130 for SIGINT, 143 for SIGTERM), as shells do.
+and exits with 128 + the signal number (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP), as shells do.
 """
 
 from __future__ import annotations
@@ -16,7 +16,10 @@ import signal
 import sys
 from typing import Callable, Iterator
 
-HANDLED = (signal.SIGINT, signal.SIGTERM)
+from ..interrupts import STOP_SIGNALS
+
+HANDLED = STOP_SIGNALS
+"""SIGINT, SIGTERM and SIGHUP (a closed terminal): what every command treats as a stop (interrupts)."""
 
 
 class TrainingStopped(Exception):
