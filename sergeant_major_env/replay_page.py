@@ -257,14 +257,7 @@ const frames = data.frames;
 let at = 0;
 __COMMON_JS__
 function buildSeats() {
-  const seats = document.getElementById("seats");
-  data.seats.forEach((name, seat) => {
-    const panel = element("section", undefined, "seat");
-    panel.id = "seat-" + seat;
-    panel.append(element("h2", name, "name"), element("div", "", "facts"), element("div", "", "hand"),
-                 element("div", "", "played"));
-    seats.append(panel);
-  });
+  seatPanels(document.getElementById("seats"), data.seats, ["facts", "hand", "played"]);
 }
 
 function buildSheet() {

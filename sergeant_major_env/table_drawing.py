@@ -65,6 +65,17 @@ function element(tag, text, className) {
 
 function signed(n) { return (n > 0 ? "+" : "") + n; }
 
+// One panel a seat in the box ``seats``: its name, then an empty div of each class of ``boxes``.
+function seatPanels(seats, names, boxes) {
+  seats.replaceChildren();
+  names.forEach((name, seat) => {
+    const panel = element("section", undefined, "seat");
+    panel.id = "seat-" + seat;
+    panel.append(element("h2", name, "name"), ...boxes.map(box => element("div", "", box)));
+    seats.append(panel);
+  });
+}
+
 // A text from the renderer (a caption, a hand, a log line), each suit symbol coloured by its suit.
 function suited(text) {
   const box = document.createElement("span");
@@ -121,7 +132,7 @@ function sheetRow(number, mode, points, scores) {
 
 def script() -> str:
     """The shared script: the card vocabulary and the drawing functions (``element``, ``signed``,
-    ``suited``, ``cardText``, ``cardFace``, ``fillFinal``, ``sheetHead``, ``sheetRow``)."""
+    ``seatPanels``, ``suited``, ``cardText``, ``cardFace``, ``fillFinal``, ``sheetHead``, ``sheetRow``)."""
     def js(value: object) -> str:
         return json.dumps(value, ensure_ascii=False)
 

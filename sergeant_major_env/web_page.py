@@ -221,15 +221,7 @@ function draw(event) {
 // ------------------------------------------------------------------ drawing
 
 function buildSeats() {
-  const seats = $("seats");
-  seats.replaceChildren();
-  info.names.forEach((name, seat) => {
-    const panel = element("section", undefined, "seat");
-    panel.id = "seat-" + seat;
-    panel.append(element("h2", name, "name"), element("div", "", "facts"), element("div", "", "facts modes-left"),
-                 element("div", "", "played"));
-    seats.append(panel);
-  });
+  seatPanels($("seats"), info.names, ["facts", "facts modes-left", "played"]);
 }
 
 function yourTurn() {

@@ -351,9 +351,9 @@ def _set(key, value):
 
 
 CRAFTED_RUNS = [  # (id, how run.json is changed, what the one line must name, what it must say is allowed)
-    ("deep nesting", "[" * 100_000 + "]" * 100_000, "nests", "at most 32"),
+    ("deep nesting", "[" * 100_000 + "]" * 100_000, "nested", "at most 32"),
     ("over 1 MB", " " * 1_000_001 + "{}", "larger than", "1,000,000 bytes"),
-    ("not JSON", "{not json", "not readable JSON", "JSON"),
+    ("not JSON", "{not json", "not valid JSON", "JSON"),
     ("options a list", lambda r: r.__setitem__("options", [1, 2]), "'options'", "JSON object"),
     ("num_envs 0", _set("num_envs", 0), "num_envs", "an integer from 1 to 1000000"),
     ("num_envs text", _set("num_envs", "abc"), "num_envs", "an integer from 1 to 1000000"),

@@ -166,45 +166,9 @@ MAX_DEPTH = 32
 
 def read_bounded_json(path: Path, max_bytes: int, max_depth: int = MAX_DEPTH) -> Any:
     """The JSON value in ``path``, read only if it is at most ``max_bytes`` long and nests at
-    most ``max_depth`` deep (checked before parsing: no RecursionError); else a one-line
-    ValueError naming the file and the limit."""
-    try:
-        with open(path, "rb") as file:
-            data = file.read(max_bytes + 1)
-    except OSError as error:
-        raise ValueError(f"{str(path)!r} cannot be read: {error.strerror or error}") from None
-    if len(data) > max_bytes:
-        raise ValueError(f"{str(path)!r} is larger than {max_bytes:,} bytes: not a file train.py wrote")
-    depth = json_depth(data)
-    if depth > max_depth:
-        raise ValueError(f"{str(path)!r} nests {depth} levels deep; at most {max_depth} are allowed")
-    try:
-        return json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as error:
-        raise ValueError(f"{str(path)!r} is not readable JSON: {str(error)[:200]}") from None
-
-
-def json_depth(data: bytes) -> int:
-    """How deeply the arrays and objects of JSON text ``data`` nest (brackets inside strings
-    do not count)."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for byte in data:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif byte == 0x5C:  # backslash
-                escaped = True
-            elif byte == 0x22:  # quote
-                in_string = False
-        elif byte == 0x22:
-            in_string = True
-        elif byte in (0x5B, 0x7B):  # [ {
-            depth += 1
-            deepest = max(deepest, depth)
-        elif byte in (0x5D, 0x7D):
-            depth -= 1
-    return deepest
+    most ``max_depth`` deep (:func:`sergeant_major_env.files.read_json`: checked before parsing,
+    no RecursionError); else a one-line ValueError naming the file and the limit."""
+    return files.read_json(path, max_bytes, max_depth, what="run file")
 
 
 def read_json_or_none(path: Path) -> Any:
