@@ -13,6 +13,8 @@ name          agent
               :class:`PPOAgent` whose ``.metadata`` gives its training and measured strength
 ``pimc``      :class:`PIMCAgent`: determinized Monte Carlo search on sampled deals
               (``pimc:worlds=32:rollout=greedy``; needs the engine state)
+``ismcts``    OpenSpiel's IS-MCTS bot (agents/ismcts.py; the ``openspiel`` extra), on worlds from
+              the package's sampler (``ismcts:simulations=100:exploration=4``; needs the engine state)
 ``human``     :class:`HumanAgent`: a person at the terminal
 ============  ==============================================================================
 
@@ -85,6 +87,19 @@ register_agent("rllib", refuse_rllib_checkpoint, takes_argument=True,
 register_agent(RLLIB_UNSAFE_NAME, make_rllib_agent, takes_argument=True,
                help="a policy trained with RLlib's PPO (examples/rllib_selfplay.py): rllib-unsafe-pickle:PATH "
                     "(UNPICKLES the checkpoint: only checkpoints you trust)")
+def make_ismcts_agent(argument):
+    """``ismcts`` or ``ismcts:simulations=200:exploration=4`` (agents/ismcts.py), imported on first
+    use: it needs the optional OpenSpiel (the openspiel extra)."""
+    try:
+        from .ismcts import make_ismcts_agent as make
+    except ImportError as error:  # its message says: pip install "sergeant-major-env[openspiel]"
+        raise ValueError(f"cannot make the ismcts agent: {error}") from None
+    return make(argument)
+
+
+register_agent("ismcts", make_ismcts_agent, takes_argument=True,
+               help="OpenSpiel's IS-MCTS bot on sampled worlds: ismcts or ismcts:simulations=100:exploration=4 "
+                    "(needs the openspiel extra)")
 register_agent("human", HumanAgent, help="a person at the terminal (sergeant-major play)")
 
 __all__ = [

@@ -1,0 +1,259 @@
+"""``ismcts``: OpenSpiel's IS-MCTS bot as an agent, and :class:`PyspielBotAgent`, the one
+adapter that makes any pyspiel bot an agent of this package.
+
+Needs the ``openspiel`` extra (``pip install "sergeant-major-env[openspiel]"``, Python 3.11+).
+
+The adapter. An agent of this package decides for a batch of engine games; a pyspiel bot
+decides from one OpenSpiel state (``bot.step(state) -> action``). :class:`PyspielBotAgent`
+bridges them through the game ``python_sergeant_major``
+(:mod:`sergeant_major_env.openspiel`): for each game where the agent is to act it
+
+1. draws one *world* of the game with :func:`sergeant_major_env.worlds.sample_worlds`: the
+   real game with everything the seat to act cannot see redrawn at random, so that no bot,
+   whatever it reads of the state, ever sees a hidden card;
+2. turns the world into an OpenSpiel state (``game.state_from_engine``), ending at the
+   end of the current deal with ``horizon="deal"`` (a search horizon, as ``pimc``'s), or
+   running to the end of the game with ``horizon="game"`` (later deals are then dealt by
+   the game's chance nodes);
+3. asks ``make_bot(game, rng)``'s bot for its action (``bot.step``).
+
+Any pyspiel bot plugs in the same way; e.g. OpenSpiel's MCTS bot (a perfect-information
+search, which here plays the one world it is given: a determinized search)::
+
+    from open_spiel.python.algorithms import mcts
+    from sergeant_major_env.agents import register_agent
+    from sergeant_major_env.agents.ismcts import PyspielBotAgent
+
+    def make_bot(game, rng):
+        evaluator = mcts.RandomRolloutEvaluator(1, np.random.RandomState(rng.integers(2**31)))
+        return mcts.MCTSBot(game, uct_c=4.0, max_simulations=100, evaluator=evaluator,
+                            random_state=np.random.RandomState(rng.integers(2**31)))
+
+    register_agent("mcts", lambda: PyspielBotAgent(make_bot, name="mcts"))
+
+The ``ismcts`` agent is OpenSpiel's Python ``ISMCTSBot``
+(``open_spiel.python.algorithms.ismcts``) given this package's world sampler as its
+resampler (``bot.set_resampler``): each simulation starts from a world drawn by
+:func:`~sergeant_major_env.worlds.sample_worlds` for the seat to act. Its tree nodes are
+keyed by the observation string (the seat's view and the deal's tricks; the game provides
+no information-state string). Returns are the seats' points (scores), so within the
+default horizon a leaf's value is the deal's points plus a constant.
+
+Parameters (``ismcts:simulations=200:exploration=4``, colons between options as for
+``pimc:``):
+
+=============  =========  ==============================================================
+name           default    meaning
+=============  =========  ==============================================================
+simulations    100        IS-MCTS simulations per decision
+exploration    4.0        UCT constant ``uct_c`` (values are points: a deal's range is
+                          +-13, so larger than the 2 of games scored +-1)
+rollout        random     how a new leaf is valued: ``random``: uniformly random moves
+                          to the horizon, on the engine (:class:`EngineRolloutEvaluator`);
+                          ``openspiel``: the same through pyspiel, with OpenSpiel's
+                          RandomRolloutEvaluator (about 2x slower); ``heuristic``: the
+                          heuristic plays every seat, on the engine (much slower)
+rollouts       1          rollouts per new leaf (their mean values it)
+worlds         0          at most this many distinct worlds per decision (OpenSpiel's
+                          ``max_world_samples``); 0 = a new world every simulation
+final          visits     the move played: ``visits`` (most visited), ``value`` (best
+                          mean), ``sample`` (in proportion to the visits)
+horizon        deal       ``deal``: search to the end of the current deal; ``game``: to
+                          the end of the game (slow: later deals are played out too)
+=============  =========  ==============================================================
+
+Randomness: each decision seeds the bot, its evaluator and the world sampler from the
+caller's generator, so a run is reproducible from the seed of ``evaluate.py``; the agent is
+not ``deterministic`` in this package's sense (a decision depends on the order of calls).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+try:
+    import pyspiel
+    from open_spiel.python.algorithms import ismcts, mcts
+except ImportError as error:  # pragma: no cover - exercised without the extra
+    raise ImportError('the ismcts agent needs OpenSpiel: pip install "sergeant-major-env[openspiel]" '
+                      f'(Python 3.11 or later) ({error})') from None
+
+from sergeant_major_env import engine
+from sergeant_major_env.cards import NUM_ACTIONS, bits_to_bool
+from sergeant_major_env.openspiel import SHORT_NAME, SergeantMajorGame, SergeantMajorState
+from sergeant_major_env.policies import decide
+from sergeant_major_env.rules import Rules
+from sergeant_major_env.worlds import sample_worlds
+
+DEFAULTS = {"simulations": 100, "exploration": 4.0, "rollouts": 1, "rollout": "random", "worlds": 0,
+            "final": "visits", "horizon": "deal"}
+FINAL_POLICIES = {"visits": ismcts.ISMCTSFinalPolicyType.MAX_VISIT_COUNT,
+                  "value": ismcts.ISMCTSFinalPolicyType.MAX_VALUE,
+                  "sample": ismcts.ISMCTSFinalPolicyType.NORMALIZED_VISITED_COUNT}
+HORIZONS = ("deal", "game")
+ROLLOUTS = ("random", "openspiel", "heuristic")
+
+BotFactory = Callable[[SergeantMajorGame, np.random.Generator], "pyspiel.Bot"]
+_GAMES: dict[Rules, SergeantMajorGame] = {}
+
+
+def openspiel_game(rules: Rules) -> SergeantMajorGame:
+    """The ``python_sergeant_major`` game of ``rules`` (loaded once per rule set)."""
+    if rules not in _GAMES:
+        _GAMES[rules] = pyspiel.load_game(SHORT_NAME, rules.to_dict())
+    return _GAMES[rules]
+
+
+def _seed(rng: np.random.Generator) -> np.random.RandomState:
+    """A legacy RandomState (what OpenSpiel's Python bots take) seeded from ``rng``."""
+    return np.random.RandomState(int(rng.integers(2**31)))
+
+
+class PyspielBotAgent:
+    """Any pyspiel bot as a batched agent of this package (see the module docstring).
+
+    ``make_bot(game, rng)`` builds the bot for one decision (``game`` is the OpenSpiel game
+    of the rules being played, ``rng`` a generator to seed it from); the agent hands it an
+    OpenSpiel state of a world sampled for the seat to act, never the real hidden cards."""
+
+    deterministic = False
+
+    def __init__(self, make_bot: BotFactory, name: str = "pyspiel", horizon: str = "deal") -> None:
+        if horizon not in HORIZONS:
+            raise ValueError(f"{name}: horizon must be one of {', '.join(HORIZONS)}, got {horizon!r}")
+        self.make_bot, self.name, self.horizon = make_bot, name, horizon
+
+    def act(self, observations: np.ndarray, legal_mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        raise TypeError(f"{self.name} searches the engine state: it is played by callers that hold one "
+                        "(evaluate.py, the terminal game, the vec env and single-seat env opponents) "
+                        "through act_on_state")
+
+    def act_on_state(self, state: engine.State, games: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """int64[len(games)]: the bot's action for the seat to act in each of ``games``."""
+        games = np.asarray(games, dtype=np.intp)
+        game = openspiel_game(state.rules)
+        actions = np.empty(games.size, dtype=np.int64)
+        for i, g in enumerate(games.tolist()):
+            legal = engine.legal_bits(state, np.array([g]))[0]
+            if int(legal).bit_count() == 1:  # nothing to search
+                actions[i] = int(legal).bit_length() - 1
+                continue
+            actions[i] = self.make_bot(game, rng).step(self.world_state(game, state, g, rng))
+        return actions
+
+    def world_state(self, game: SergeantMajorGame, state: engine.State, g: int,
+                    rng: np.random.Generator) -> SergeantMajorState:
+        """An OpenSpiel state of a world of game ``g`` sampled for its seat to act."""
+        world = sample_worlds(state, np.array([g]), 1, rng)
+        last_deal = int(state.deal[g]) if self.horizon == "deal" else None
+        return game.state_from_engine(world, last_deal=last_deal)
+
+    def __repr__(self) -> str:
+        return f"PyspielBotAgent({self.name!r}, horizon={self.horizon!r})"
+
+
+class EngineRolloutEvaluator(mcts.Evaluator):
+    """An OpenSpiel evaluator (``evaluate``, ``prior``) that plays every seat from the state to
+    its end (its horizon) on the engine directly, and returns the seats' scores there:
+    uniformly random legal moves (``policy=None``, what OpenSpiel's RandomRolloutEvaluator
+    plays, without a pyspiel call a move), or a policy of this package (the heuristic).
+    Priors are uniform."""
+
+    def __init__(self, policy: object | None, rng: np.random.Generator, rollouts: int = 1) -> None:
+        self.policy, self.rng, self.rollouts = policy, rng, rollouts
+
+    def evaluate(self, state: SergeantMajorState) -> np.ndarray:
+        return np.mean([self._roll_out(state) for _ in range(self.rollouts)], axis=0)
+
+    def _roll_out(self, state: SergeantMajorState) -> np.ndarray:
+        sim = state.engine_state.copy()
+        # With horizon="game" the rollout runs past the deal: the engine deals the next deals
+        # from the world's seed, which sample_worlds drew at random (a uniform deal).
+        games = np.zeros(1, dtype=np.intp)
+        last_deal = state._last_deal
+        while sim.phase.item(0) != engine.OVER and sim.deal.item(0) <= last_deal:
+            legal = engine.legal_bits(sim)
+            if self.policy is None:
+                action = _random_member(int(legal[0]), self.rng)
+            else:
+                action = decide(self.policy, sim, games, bits_to_bool(legal, NUM_ACTIONS), self.rng)[0]
+            engine.step(sim, np.array([action]), legal=legal)
+        return sim.scores[0].astype(np.float64)
+
+    def prior(self, state: SergeantMajorState) -> list[tuple[int, float]]:
+        if state.is_chance_node():
+            return state.chance_outcomes()
+        legal = state.legal_actions()
+        return [(action, 1.0 / len(legal)) for action in legal]
+
+
+def _random_member(bits: int, rng: np.random.Generator) -> int:
+    """A uniformly random set bit of ``bits`` (a legal action)."""
+    k = int(rng.integers(bits.bit_count()))
+    for _ in range(k):
+        bits &= bits - 1  # drop the lowest
+    return (bits & -bits).bit_length() - 1
+
+
+class ISMCTSAgent(PyspielBotAgent):
+    """OpenSpiel's ``ISMCTSBot`` with this package's world sampler (module docstring)."""
+
+    name = "ismcts"
+
+    def __init__(self, simulations: int = 100, exploration: float = 4.0, rollouts: int = 1, rollout: str = "random",
+                 worlds: int = 0, final: str = "visits", horizon: str = "deal") -> None:
+        for label, value, low in (("simulations", simulations, 1), ("rollouts", rollouts, 1), ("worlds", worlds, 0)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+                raise ValueError(f"ismcts: {label} must be an integer >= {low}, got {value!r}")
+        if not float(exploration) >= 0.0:
+            raise ValueError(f"ismcts: exploration must be a number >= 0, got {exploration!r}")
+        if final not in FINAL_POLICIES:
+            raise ValueError(f"ismcts: final must be one of {', '.join(FINAL_POLICIES)}, got {final!r}")
+        if rollout not in ROLLOUTS:
+            raise ValueError(f"ismcts: rollout must be one of {', '.join(ROLLOUTS)}, got {rollout!r}")
+        super().__init__(self._make_bot, name="ismcts", horizon=horizon)
+        self.simulations, self.exploration, self.rollouts = int(simulations), float(exploration), int(rollouts)
+        self.rollout, self.worlds, self.final = rollout, int(worlds), final
+        self._policy = None
+        if rollout == "heuristic":
+            from .heuristic import HeuristicAgent
+            self._policy = HeuristicAgent()
+
+    def _make_bot(self, game: SergeantMajorGame, rng: np.random.Generator) -> "ismcts.ISMCTSBot":
+        if self.rollout == "openspiel":
+            evaluator = mcts.RandomRolloutEvaluator(self.rollouts, _seed(rng))
+        else:
+            evaluator = EngineRolloutEvaluator(self._policy, rng, self.rollouts)
+        bot = ismcts.ISMCTSBot(
+            game, evaluator, self.exploration, self.simulations,
+            max_world_samples=self.worlds or ismcts.UNLIMITED_NUM_WORLD_SAMPLES,
+            random_state=_seed(rng), final_policy_type=FINAL_POLICIES[self.final],
+            use_observation_string=True)
+        bot.set_resampler(lambda state, player: game.state_from_engine(
+            sample_worlds(state.engine_state, np.zeros(1, dtype=np.intp), 1, rng), last_deal=state._last_deal))
+        return bot
+
+    def __repr__(self) -> str:
+        return (f"ISMCTSAgent(simulations={self.simulations}, exploration={self.exploration}, "
+                f"rollouts={self.rollouts}, rollout={self.rollout!r}, worlds={self.worlds}, "
+                f"final={self.final!r}, horizon={self.horizon!r})")
+
+
+def make_ismcts_agent(argument: str | None) -> ISMCTSAgent:
+    """``ismcts`` or ``ismcts:simulations=200:exploration=4:...`` (module docstring)."""
+    options = dict(DEFAULTS)
+    for piece in filter(None, (argument or "").split(":")):
+        key, sep, value = piece.partition("=")
+        key = key.strip()
+        if not sep or key not in DEFAULTS:
+            raise ValueError(f"ismcts: bad option {piece!r}; expected NAME=VALUE with NAME one of "
+                             f"{', '.join(DEFAULTS)}")
+        kind = type(DEFAULTS[key])
+        try:
+            options[key] = kind(value.strip())
+        except ValueError:
+            raise ValueError(f"ismcts: {key} must be {'an integer' if kind is int else 'a number'}, "
+                             f"got {value!r}") from None
+    return ISMCTSAgent(**options)

@@ -1,0 +1,438 @@
+"""3-5-8 inside OpenSpiel: the game ``python_sergeant_major``, driving this package's engine.
+
+Importing this module registers the game with OpenSpiel (``pip install
+"sergeant-major-env[openspiel]"``, Python 3.11 and later)::
+
+    import pyspiel
+    import sergeant_major_env.openspiel  # registers python_sergeant_major
+    game = pyspiel.load_game("python_sergeant_major(num_deals=2)")
+
+The game has no rule of its own: every decision is :func:`engine.step` on a batch of one
+engine game, legality is :func:`engine.legal_bits`, observations are
+:func:`observation.observe`, text views are :mod:`render`'s, records are
+:class:`records.Recorder`'s. What OpenSpiel adds is the deal as chance nodes:
+
+* **Parameters** are the rule options of RULES.md section 9 (:class:`rules.Rules`), same
+  names and defaults: ``num_deals`` (18), ``exchanges`` (true), ``must_overtake``,
+  ``must_overtrump``, ``dealer_builds_talon`` (false).
+* **Chance nodes.** The first chance node draws the first dealer by lot (R4): outcomes
+  0, 1, 2 (the seat), probability 1/3 each. Then each deal's 52 cards are dealt one chance
+  node at a time, uniformly over the cards not dealt yet (outcome = card id, R3), as the
+  engine deals (R10): cards 1..48 go one at a time clockwise starting left of the dealer,
+  so card k (0-based) goes to seat ``(dealer + 1 + k) % 3`` as its card ``k // 3`` in dealing
+  order, and cards 49..52 form the talon. With ``dealer_builds_talon`` (R11) the engine
+  takes the dealer's placement of the talon as a random choice, which leaves every card
+  uniformly placed as above, so the chance nodes are the same; the option is passed to the
+  engine with the others. Once the 52 cards are dealt they are installed with
+  :func:`engine.set_cards` (the record replayer's entry point) and the playmaker decides.
+* **Players' actions** are the action ids of RULES.md section 10 (58 distinct actions).
+  Forced returns (R21) are applied by the engine, never asked.
+* **Rewards**: the reward model is ``REWARDS``: :meth:`SergeantMajorState.rewards` gives
+  each deal's points (R23, R24) after the decision that ends the deal (through the chance
+  nodes of the next deal's cards, up to the next decision), 0 elsewhere;
+  ``returns()`` is the running total (the scores, R25). The points of a deal sum to 0
+  (R25), so the game is declared ``ZERO_SUM`` (utility sum 0); utilities are bounded by
+  +-13 points a deal (a seat makes at most 16 tricks: 16 - 3 as dealer; 3 - 16 as
+  playmaker in MIN).
+* **Game length**: OpenSpiel's ``max_game_length`` counts decisions, not chance outcomes:
+  per deal 1 mode choice, 4 discards, 48 plays, and after the first deal at most 13
+  exchanged cards (a giver's points, R19, are at most 13), each a give and at most one free
+  return (R21): ``53 * num_deals + 26 * (num_deals - 1)``. The chance nodes (``1 + 52 *
+  num_deals``) are within ``max_chance_nodes_in_history``, which OpenSpiel sets equal to
+  ``max_game_length`` for Python games.
+* **Observations** (OpenSpiel's observer API, :meth:`SergeantMajorGame.make_py_observer`):
+  the tensor is :func:`observation.observe` of the player (``OBSERVATION_SIZE`` floats), its
+  named pieces are :data:`observation.SEGMENTS`; the string is :func:`render.seat_view` of
+  the player plus the deal's tricks so far. Before the lot is drawn the tensor is zeros;
+  while a deal is being dealt it shows the cards dealt so far (the playmaker: of its first
+  six only, R9). The observation is not an information state in OpenSpiel's sense (it does
+  not recall earlier deals' cards, nor the order of a seat's own discards), so the game
+  declares no information-state tensor or string.
+* ``game_record(state)`` is the RULES.md section 11 record of a finished state, replayed
+  from its history through a :class:`records.Recorder`; ``records check`` accepts it.
+
+Serialisation. ``state.serialize()`` / ``game.deserialize_state(text)`` are OpenSpiel's
+for Python games: the history plus the state's attributes *pickled*, which OpenSpiel's own
+tests (``random_sim_test(serialize=True)``) use. Unpickling can run code, so for text from
+elsewhere use :func:`deserialize_state`, which reads the history line only and replays it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import pyspiel
+
+from . import engine
+from .cards import MODE_ACTION_OFFSET, NUM_ACTIONS, NUM_CARDS, action_name, card_name
+from .observation import OBSERVATION_SIZE, SEGMENTS, observe
+from .records import Recorder
+from .render import card_text, hand_text, seat_view
+from .rules import Rules
+
+SHORT_NAME = "python_sergeant_major"
+NUM_PLAYERS = 3
+POINTS_BOUND = 13
+"""The most points a seat can win or lose in one deal (R23, R24): 16 - 3 or 3 - 16."""
+MAX_EXCHANGED = 13
+"""The most cards exchanged after one deal: a giver's points (R19), at most 13."""
+SEAT_NAMES = ("seat 0", "seat 1", "seat 2")
+_ONE = np.zeros(1, dtype=np.intp)  # game 0 of a batch of one
+
+GAME_TYPE = pyspiel.GameType(
+    short_name=SHORT_NAME,
+    long_name="Python 3-5-8 (Sergeant Major)",
+    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+    information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+    utility=pyspiel.GameType.Utility.ZERO_SUM,
+    reward_model=pyspiel.GameType.RewardModel.REWARDS,
+    max_num_players=NUM_PLAYERS,
+    min_num_players=NUM_PLAYERS,
+    provides_information_state_string=False,
+    provides_information_state_tensor=False,
+    provides_observation_string=True,
+    provides_observation_tensor=True,
+    parameter_specification=Rules().to_dict(),
+)
+
+
+def max_decisions(num_deals: int) -> int:
+    """The most decisions of a game (module docstring, "Game length")."""
+    return 53 * num_deals + 2 * MAX_EXCHANGED * (num_deals - 1)
+
+
+def game_info(rules: Rules) -> pyspiel.GameInfo:
+    """OpenSpiel's GameInfo of a game under ``rules`` (module docstring)."""
+    bound = POINTS_BOUND * rules.num_deals
+    return pyspiel.GameInfo(
+        num_distinct_actions=NUM_ACTIONS,
+        max_chance_outcomes=NUM_CARDS,
+        num_players=NUM_PLAYERS,
+        min_utility=-float(bound),
+        max_utility=float(bound),
+        utility_sum=0.0,
+        max_game_length=max_decisions(rules.num_deals),
+    )
+
+
+def rules_from_params(params: dict[str, Any] | None) -> Rules:
+    """The :class:`Rules` of OpenSpiel game parameters (one clear line for a bad one)."""
+    return Rules.from_dict(dict(params or {}))
+
+
+class SergeantMajorGame(pyspiel.Game):
+    """The OpenSpiel game; its parameters are the rule options (:class:`Rules`)."""
+
+    def __init__(self, params: dict[str, Any] | None = None) -> None:
+        self.rules = rules_from_params(params)
+        super().__init__(GAME_TYPE, game_info(self.rules), self.rules.to_dict())
+        self._template = engine.init(np.zeros(1, dtype=np.uint64), self.rules)
+
+    def new_initial_state(self) -> "SergeantMajorState":
+        """The start of a game: the first chance node, the lot for the first dealer (R4)."""
+        return SergeantMajorState(self)
+
+    def make_py_observer(self, iig_obs_type=None, params=None):
+        """The observer of the module docstring for the default observation type; ``None``
+        (not provided) for an information state (perfect recall) or factored observations."""
+        if isinstance(iig_obs_type, dict):  # OpenSpiel passes the params alone when there is no type
+            iig_obs_type, params = None, iig_obs_type
+        if params:
+            raise ValueError(f"{SHORT_NAME} takes no observation parameters, got {dict(params)}")
+        if iig_obs_type is not None and (
+                iig_obs_type.perfect_recall or not iig_obs_type.public_info
+                or iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER):
+            return None
+        return SergeantMajorObserver()
+
+    def state_from_engine(self, state: engine.State, last_deal: int | None = None) -> "SergeantMajorState":
+        """An OpenSpiel state at the decision of game 0 of an engine ``state`` (copied), with
+        no history: for search bots that resample worlds (:mod:`sergeant_major_env.worlds`).
+        ``last_deal`` (0-based) ends the game after that deal (a search horizon; the
+        returns are then the scores so far)."""
+        if state.rules != self.rules:
+            raise ValueError(f"the engine state's rules {state.rules.to_dict()} are not this game's "
+                             f"{self.rules.to_dict()}")
+        new = SergeantMajorState(self)
+        new._engine = _Engine(state.take(_ONE))
+        new._lot_drawn = True
+        new._deal = [-1] * NUM_CARDS  # the deal is dealt; its order is not known here
+        if last_deal is not None:
+            new._last_deal = int(last_deal)
+        return new
+
+
+class _Engine:
+    """The engine game (a batch of one) of a state; OpenSpiel clones states by deep-copying
+    their attributes, and this copies the engine's arrays, sharing the frozen rules."""
+
+    def __init__(self, state: engine.State) -> None:
+        self.state = state
+
+    def __deepcopy__(self, memo) -> "_Engine":
+        return _Engine(self.state.copy())
+
+
+class SergeantMajorState(pyspiel.State):
+    """A game in progress: a chance node (the lot, R4, or a card being dealt, R10) or a
+    decision of the engine's seat to act."""
+
+    def __init__(self, game: SergeantMajorGame) -> None:
+        super().__init__(game)
+        self._engine = _Engine(game._template.copy())
+        self._lot_drawn = False
+        self._deal: list[int] = []  # the chance outcomes of the current deal: cards in dealing order
+        self._rewards = [0.0] * NUM_PLAYERS
+        self._last_deal = game.rules.num_deals - 1
+        self._legal: int | None = None  # the legal actions of the decision, once asked
+
+    # ------------------------------------------------------------------ OpenSpiel API
+
+    @property
+    def engine_state(self) -> engine.State:
+        """The engine game (a batch of one) this state drives; it holds every hidden card."""
+        return self._engine.state
+
+    def current_player(self) -> int:
+        if self.is_terminal():
+            return pyspiel.PlayerId.TERMINAL
+        if self._dealing():
+            return pyspiel.PlayerId.CHANCE
+        return self._engine.state.to_act.item(0)
+
+    def _dealing(self) -> bool:
+        return not self._lot_drawn or len(self._deal) < NUM_CARDS
+
+    def is_terminal(self) -> bool:
+        state = self._engine.state
+        return state.phase.item(0) == engine.OVER or state.deal.item(0) > self._last_deal
+
+    def _legal_actions(self, player: int) -> list[int]:
+        if self._legal is None:  # kept for the step that follows (engine.step's `legal`)
+            self._legal = int(engine.legal_bits(self._engine.state)[0])
+        return _members(self._legal)
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        """The lot (R4): each seat 1/3; a card (R10): each card not dealt yet, uniformly."""
+        if not self._lot_drawn:
+            return [(seat, 1 / NUM_PLAYERS) for seat in range(NUM_PLAYERS)]
+        dealt = set(self._deal)
+        left = [card for card in range(NUM_CARDS) if card not in dealt]
+        return [(card, 1 / len(left)) for card in left]
+
+    def _apply_action(self, action: int) -> None:
+        if not self._lot_drawn:
+            state = self._engine.state
+            state.first_dealer[0] = state.dealer[0] = action  # R4, as the record replayer sets it
+            self._lot_drawn = True
+            self._install()
+        elif self._dealing():
+            self._deal.append(int(action))
+            self._install()
+        else:  # a decision; the chance nodes after it keep its rewards (OpenSpiel sums them per decision)
+            self._rewards = [0.0] * NUM_PLAYERS
+            self._step_engine(int(action))
+            state = self._engine.state
+            if state.deal_ended[0]:
+                self._rewards = [float(p) for p in state.deal_points[0]]
+                if not self.is_terminal():  # the next deal is dealt by chance nodes, not the engine's seed
+                    self._deal = []
+                    self._install()
+
+    def _step_engine(self, action: int) -> None:
+        legal = None if self._legal is None else np.array([self._legal], dtype=np.uint64)
+        self._legal = None
+        engine.step(self._engine.state, np.array([action]), legal=legal)
+
+    def _install(self) -> None:
+        """Give the engine the cards of the current deal dealt so far (-1: not yet)."""
+        cards = np.full(NUM_CARDS, -1, dtype=np.int8)
+        cards[: len(self._deal)] = self._deal
+        dealt, talon = deal_cards(cards, int(self._engine.state.dealer[0]))
+        engine.set_cards(self._engine.state, _ONE, dealt[None], talon[None])
+        if len(self._deal) == NUM_CARDS:
+            self._deal_installed()
+
+    def _deal_installed(self) -> None:
+        """Called once all the cards of a deal are in the engine (a hook for records)."""
+
+    def _action_to_string(self, player: int, action: int) -> str:
+        if player == pyspiel.PlayerId.CHANCE:
+            if not self._lot_drawn:
+                return f"first dealer seat {action}"
+            position = len(self._deal)
+            if position >= 48:
+                return f"deal {card_name(action)} to the talon"
+            seat = (int(self._engine.state.dealer[0]) + 1 + position) % 3
+            return f"deal {card_name(action)} to seat {seat}"
+        return action_name(action)
+
+    def returns(self) -> list[float]:
+        """Each seat's points so far (R25): its total once the game is over."""
+        return [float(s) for s in self._engine.state.scores[0]]
+
+    def rewards(self) -> list[float]:
+        """The points of the deal the last decision ended (R23, R24), else zeros; the chance
+        nodes that deal the next deal keep them, since OpenSpiel reads rewards at decisions."""
+        return list(self._rewards)
+
+    def __str__(self) -> str:
+        """The whole table (every hand: a referee's view, for debugging and playthroughs)."""
+        state = self._engine.state
+        if not self._lot_drawn:
+            return "first dealer not drawn yet (R4)"
+        deal = min(int(state.deal[0]), state.rules.num_deals - 1) + 1
+        dealer = int(state.dealer[0])
+        lines = [f"deal {deal}/{state.rules.num_deals}, dealer seat {dealer}, playmaker seat {(dealer + 1) % 3}, "
+                 f"scores {state.scores[0].tolist()}"]
+        if self._dealing():
+            lines.append(f"dealing: {len(self._deal)} of 52 cards dealt")
+        for seat in range(NUM_PLAYERS):
+            lines.append(f"seat {seat}: {hand_text(int(state.hands[0, seat]))}")
+        talon = [card_text(c) for c in state.talon_cards[0] if c >= 0]
+        if talon and state.phase[0] < engine.DISCARD:
+            lines.append(f"talon: {' '.join(talon)}")
+        if state.discards[0]:
+            lines.append(f"discards: {hand_text(int(state.discards[0]))}")
+        mode = int(state.mode[0])
+        if mode >= 0:
+            lines.append(f"mode {action_name(MODE_ACTION_OFFSET + mode)[5:]}, tricks {state.tricks_won[0].tolist()}")
+        if self.is_terminal():
+            lines.append("game over" if state.phase[0] == engine.OVER else f"search horizon: deal {self._last_deal + 1} ended")
+        elif not self._dealing():
+            lines.append(f"seat {int(state.to_act[0])} to {engine.DECISIONS[int(state.phase[0])]}")
+        return "\n".join(lines)
+
+
+def _members(bits: int) -> list[int]:
+    """The ids of the set bits of ``bits``, ascending."""
+    members = []
+    while bits:
+        low = bits & -bits
+        members.append(low.bit_length() - 1)
+        bits ^= low
+    return members
+
+
+def deal_cards(cards: np.ndarray, dealer: int) -> tuple[np.ndarray, np.ndarray]:
+    """(int8[3, 16] hands in dealing order, int8[4] talon) of 52 cards in dealing order
+    (-1 for cards not dealt yet): card k < 48 goes to seat ``(dealer + 1 + k) % 3`` (R10:
+    one at a time clockwise from the left of the dealer), the last four to the talon."""
+    cards = np.asarray(cards, dtype=np.int8)
+    dealt = np.empty((3, 16), dtype=np.int8)
+    rounds = cards[:48].reshape(16, 3)
+    for k in range(3):
+        dealt[(dealer + 1 + k) % 3] = rounds[:, k]
+    return dealt, cards[48:].copy()
+
+
+# ============================================================================ observation
+
+class SergeantMajorObserver:
+    """OpenSpiel's observer API over :func:`observation.observe` (module docstring)."""
+
+    def __init__(self) -> None:
+        self.tensor = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
+        self.dict = {name: self.tensor[segment] for name, segment in SEGMENTS.items()}
+
+    def set_from(self, state: SergeantMajorState, player: int) -> None:
+        """The tensor (and its named pieces) of ``player``: :func:`observation.observe`."""
+        if not state._lot_drawn:
+            self.tensor.fill(0.0)
+        else:
+            self.tensor[:] = observe(state._engine.state, player)[0]
+
+    def string_from(self, state: SergeantMajorState, player: int) -> str:
+        """What ``player`` sees, as text: :func:`render.seat_view` and the deal's tricks."""
+        if not state._lot_drawn:
+            return "the first dealer is drawn by lot (R4)"
+        engine_state = state._engine.state
+        lines = []
+        if state._dealing():
+            lines.append(f"dealing deal {int(engine_state.deal[0]) + 1}: {len(state._deal)} of 52 cards dealt (R10)")
+        lines.append(seat_view(engine_state, player, SEAT_NAMES))
+        tricks = tricks_text(engine_state)
+        if tricks:
+            lines.append(tricks)
+        return "\n".join(lines)
+
+
+def tricks_text(state: engine.State) -> str:
+    """This deal's completed tricks (public): ``tricks: 1. seat 2 Q♥ 2♥ 3♥ > seat 2; ...``."""
+    done = int(state.tricks_won[0].sum()) if state.phase[0] == engine.PLAY else 0
+    tricks = []
+    for t in range(done):
+        leader = int(state.trick_leaders[0, t])
+        cards = " ".join(card_text(c) for c in state.past_tricks[0, t])
+        winner = int(state.trick_leaders[0, t + 1]) if t + 1 < 16 else -1
+        tricks.append(f"{t + 1}. seat {leader} {cards}" + (f" > seat {winner}" if winner >= 0 else ""))
+    return "tricks: " + "; ".join(tricks) if tricks else ""
+
+
+# ============================================================================ records
+
+class _RecordedState(SergeantMajorState):
+    """A state whose decisions go through a :class:`records.Recorder` (for :func:`game_record`)."""
+
+    def __init__(self, game: SergeantMajorGame, players: Sequence[str]) -> None:
+        super().__init__(game)
+        self.players = list(players)
+        self.recorder: Recorder | None = None
+        self.cards: list[tuple[np.ndarray, np.ndarray]] = []  # each deal's hands as dealt and talon
+
+    def _deal_installed(self) -> None:
+        state = self._engine.state
+        self.cards.append((state.dealt[0].copy(), state.talon_cards[0].copy()))
+
+    def _step_engine(self, action: int) -> None:
+        if self.recorder is None:  # the first decision: a fresh game with its cards installed
+            self.recorder = Recorder(self._engine.state, self.players)
+        self.recorder.step(np.array([action]))
+
+
+def game_record(state: SergeantMajorState, players: Sequence[str] = ("openspiel",) * 3) -> dict[str, Any]:
+    """The RULES.md section 11 record of a finished game, replayed from ``state.history()``.
+
+    The record's ``seed`` is 0: the cards came from OpenSpiel's chance nodes, not from an
+    engine seed; the record holds them all, so it replays without one (``records check``)."""
+    if not isinstance(state, SergeantMajorState):
+        raise TypeError(f"game_record needs a {SHORT_NAME} state, got {type(state).__name__}")
+    if not state.is_terminal() or state.engine_state.phase[0] != engine.OVER:
+        raise ValueError("game_record needs a finished game (state.is_terminal() after the last deal)")
+    replay = _RecordedState(state.get_game(), players)
+    for action in state.history():
+        replay.apply_action(action)
+    record = replay.recorder.finished[0]
+    # The Recorder keeps each deal's cards as the engine dealt them from its seed; the game's
+    # cards are those its chance nodes dealt.
+    for deal, (hands, talon) in zip(record["deals"], replay.cards):
+        deal["hands"] = [[card_name(c) for c in hand] for hand in hands.tolist()]
+        deal["talon"] = [card_name(c) for c in talon.tolist()]
+    return record
+
+
+# ============================================================================ serialisation
+
+def deserialize_state(game: SergeantMajorGame, text: str) -> SergeantMajorState:
+    """The state of ``state.serialize()`` text, replayed from its ``history=`` line only:
+    never unpickles (OpenSpiel's ``game.deserialize_state`` unpickles the attributes)."""
+    first = text.split("\n", 1)[0]
+    if not first.startswith("history="):
+        raise ValueError("expected OpenSpiel's serialised state, starting with a 'history=' line")
+    state = game.new_initial_state()
+    for item in filter(None, first[len("history="):].split(",")):
+        player, sep, action = item.partition(":")
+        try:
+            action = int(action)
+        except ValueError:
+            raise ValueError(f"bad history entry {item!r}: expected PLAYER:ACTION") from None
+        legal = state.legal_actions()
+        if not sep or action not in legal:
+            raise ValueError(f"history entry {item!r} is not a legal action here (legal: {legal})")
+        state.apply_action(action)
+    return state
+
+
+pyspiel.register_game(GAME_TYPE, SergeantMajorGame)
