@@ -36,7 +36,9 @@ _SKIP = re.compile(r"<!--\s*skip-test:\s*(.+?)\s*-->\s*$")
 # Optional packages a block may need (the extra that brings them): skipped without them.
 _NEEDS = {"sb3_contrib": ("sb3_contrib",), "stable_baselines3": ("stable_baselines3",),
           "SergeantMajorVecEnv": ("stable_baselines3",), '"learned"': ("torch", "safetensors"),
-          "import ray": ("ray",)}
+          "import ray": ("ray",), "playwright": ("playwright",)}
+# System programs a block may need: skipped where they are missing.
+_PROGRAMS = {"/usr/bin/chromium": "/usr/bin/chromium"}
 
 
 def python_blocks() -> list[tuple[str, int, str, str | None]]:
@@ -71,6 +73,9 @@ def test_docs_python_block_runs_as_written(page, line, code, skip, tmp_path):
         if marker in code:
             for module in modules:
                 pytest.importorskip(module)
+    for marker, program in _PROGRAMS.items():
+        if marker in code and not os.path.exists(program):
+            pytest.skip(f"{program} is not installed (apt-get install chromium)")
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True,
                             text=True, timeout=300)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SUBCOMMANDS = ("train", "evaluate", "play", "records", "ship", "agents")
+SUBCOMMANDS = ("train", "evaluate", "play", "records", "distill", "ship", "agents")
 
 
 def _setuptools_is_new_enough() -> bool:
