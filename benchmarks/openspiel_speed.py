@@ -36,6 +36,7 @@ import numpy as np
 from sergeant_major_env import Rules, engine, env
 from sergeant_major_env.cards import NUM_ACTIONS, bits_to_bool
 from sergeant_major_env.policies import decide
+from sergeant_major_env.rules import add_rule_options
 from sergeant_major_env.seeding import seed_argument
 
 
@@ -110,9 +111,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, metavar="N",
                         help="timed runs per variant; the median is reported (default 3)")
     parser.add_argument("--seed", type=seed_argument, default=0, metavar="S", help="seed (default 0)")
-    parser.add_argument("--option", "--options", dest="option", action="extend", nargs="+", default=[],
-                        metavar="NAME=VALUE", help=f"rule options: {', '.join(Rules.names())} "
-                                                   "(default: the rule book's; with --agents num_deals=1)")
+    add_rule_options(parser, default_help="the rule book's; with --agents num_deals=1")
     parser.add_argument("--agents", default="", metavar="A,B",
                         help="time these agents' decisions instead of random play (comma-separated specs) (default: none: random play)")
     parser.add_argument("--positions", type=int, default=40, metavar="N",
