@@ -167,7 +167,8 @@ def test_the_fit_moves_the_policy_towards_the_teacher(tiny_labels):
 
     network, _ = load_policy(LEARNED_FOLDER)
     labels = distill.load_labels([tiny_labels])
-    options = distill.FitOptions(epochs=30, batch_size=32, learning_rate=1e-3, temperature=0.0, holdout=0.5)
+    options = distill.FitOptions(epochs=30, batch_size=32, learning_rate=1e-3, temperature=0.0, margin=0.0,
+                                 holdout=0.5)
     history = distill.fit_policy(network, labels, options)
     assert [row["epoch"] for row in history] == list(range(31))
     assert history[-1]["train_loss"] < history[1]["train_loss"]
@@ -214,3 +215,25 @@ def test_labels_command_refuses_bad_options_in_one_line_before_any_folder(tmp_pa
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert message in done.stderr.strip().splitlines()[-1]
     assert not out.exists()
+
+
+def test_a_margin_keeps_the_policys_own_choice_unless_the_teacher_is_clearly_better(tiny_labels):
+    """--margin m: the target is the teacher's choice only where its value beats the value of the
+    policy's own choice by more than m points; elsewhere the policy's own choice."""
+    import torch
+
+    from sergeant_major_env.agents.learned import LEARNED_FOLDER
+    from sergeant_major_env.agents.policy_file import load_policy
+
+    network, _ = load_policy(LEARNED_FOLDER)
+    labels = distill.load_labels([tiny_labels])
+    with torch.no_grad():
+        logits = network.action_logits(torch.from_numpy(labels["observation"]))
+        own = logits.masked_fill(~torch.from_numpy(labels["legal"]), -1e8).argmax(dim=1).numpy()
+    rows = np.arange(own.size)
+    gap = np.nanmax(labels["values"], axis=1) - labels["values"][rows, own]
+    for margin in (0.5, 2.0):
+        chosen = distill.kept_or_corrected(network, labels, margin)
+        np.testing.assert_array_equal(chosen[gap > margin], labels["action"][gap > margin])
+        np.testing.assert_array_equal(chosen[gap <= margin], own[gap <= margin])
+    assert (gap > 0.5).any() and (gap <= 0.5).any()

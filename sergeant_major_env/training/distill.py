@@ -38,7 +38,7 @@ masked action distribution to the softmax of the teacher's values over the legal
 ``temperature`` points (or to the teacher's choice alone, ``temperature`` 0), and its value
 head to the position's value (weight ``value_weight``), with Adam over ``epochs`` passes. A
 tenth of the games (by game index) is held out to report the agreement with the teacher's
-choice. The result is a policy file (``policy.safetensors`` + ``policy.json``, code-free, with
+choice (the policy's most likely action is one of the teacher's best value). The result is a policy file (``policy.safetensors`` + ``policy.json``, code-free, with
 the observation version and how it was made), played as ``ppo:OUT``.
 """
 
@@ -95,8 +95,10 @@ class LabelPlan:
     """Games to play and label (game g from engine seed ``seed + g``)."""
     shard_games: int = 20
     """Games per shard: the unit of work of a worker process and of resuming."""
-    seed: int = 0
-    """The first game's engine seed; also seeds the player's randomness and epsilon's."""
+    seed: int = 2_000_000_000
+    """The first game's engine seed; also seeds the player's randomness and epsilon's. Far from
+    the seeds evaluations play (evaluate's 0, train's and ship's 1,000,000): a policy fitted to
+    labels of some deals must be measured on other deals, or it is measured on what it learnt by heart."""
     rules: Rules = Rules()
     """The rule options of the games (RULES.md section 9)."""
 
@@ -328,9 +330,14 @@ class FitOptions:
     """Labels per gradient step."""
     learning_rate: float = 3e-4
     """Adam's learning rate (annealed linearly to zero over the fit)."""
-    temperature: float = 1.0
+    temperature: float = 0.0
     """Points per unit of logit of the target distribution (softmax of the teacher's values over
     the legal actions); 0: the teacher's choice alone (one-hot)."""
+    margin: float = 0.5
+    """Points by which the teacher's best value must beat that of the starting policy's own
+    choice for the label to teach the teacher's choice; below it the target is the policy's own
+    choice (keep what the policy does unless the search is clearly better). 0: always the teacher's
+    (measured worse: the teacher's choice among near-equal actions is mostly its sampling noise)."""
     value_weight: float = 0.5
     """Weight of the value head's squared error to the position's value (0: the value head is left as it is)."""
     holdout: float = 0.1
@@ -343,7 +350,7 @@ class FitOptions:
             value = getattr(self, name)
             if not isinstance(value, int) or not low <= value <= 1_000_000:
                 raise ValueError(f"{name} must be an integer in {low}..1000000, got {value!r}")
-        for name, low, high in (("learning_rate", 0.0, 1.0), ("temperature", 0.0, 1000.0),
+        for name, low, high in (("learning_rate", 0.0, 1.0), ("temperature", 0.0, 1000.0), ("margin", 0.0, 1000.0),
                                 ("value_weight", 0.0, 1000.0), ("holdout", 0.0, 0.9)):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and low <= value <= high):
@@ -366,6 +373,20 @@ def target_distribution(values: np.ndarray, legal: np.ndarray, action: np.ndarra
     return (weights / weights.sum(axis=1, keepdims=True)).astype(np.float32)
 
 
+def kept_or_corrected(network, labels: dict[str, np.ndarray], margin: float) -> np.ndarray:
+    """int64[N]: per label, the teacher's choice where its value beats that of the policy's own
+    most likely action by more than ``margin`` points, else the policy's own action."""
+    import torch
+
+    with torch.no_grad():
+        logits = network.action_logits(torch.from_numpy(labels["observation"]))
+        own = logits.masked_fill(~torch.from_numpy(labels["legal"]), -1e8).argmax(dim=1).numpy()
+    rows = np.arange(own.size)
+    values = np.nan_to_num(labels["values"], nan=-np.inf)
+    clearly_better = values.max(axis=1) - values[rows, own] > margin
+    return np.where(clearly_better, labels["action"].astype(np.int64), own)
+
+
 def held_out(games: np.ndarray, fraction: float) -> np.ndarray:
     """bool[N]: the labels of the held-out games: ``fraction`` of the games, by a fixed hash of
     the game's index (Knuth's multiplicative one), so every labels folder holds out the same games."""
@@ -386,15 +407,18 @@ def fit_policy(network, labels: dict[str, np.ndarray], options: FitOptions,
         raise ValueError("every label is held out: make labels of more games, or lower --holdout")
     observations = torch.from_numpy(labels["observation"])
     legal = torch.from_numpy(labels["legal"])
-    target = torch.from_numpy(target_distribution(labels["values"], labels["legal"], labels["action"].astype(np.int64),
-                                                  options.temperature))
+    teacher = labels["action"].astype(np.int64)
+    if options.margin > 0:
+        teacher = kept_or_corrected(network, labels, options.margin)
+    target = torch.from_numpy(target_distribution(labels["values"], labels["legal"], teacher, options.temperature))
     value = torch.from_numpy(labels["value"].astype(np.float32))
     network.requires_grad_(True)  # a loaded policy is frozen for playing (policy_file.PolicyNetwork)
     optimizer = torch.optim.Adam(network.parameters(), lr=options.learning_rate)
     steps = options.epochs * math.ceil(train.size / options.batch_size)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: max(0.0, 1.0 - step / steps))
     generator = np.random.default_rng(options.seed)
-    history = [_measure(network, observations, legal, target, labels["action"], np.flatnonzero(test), 0, float("nan"))]
+    best = _best_actions(labels["values"])
+    history = [_measure(network, observations, legal, target, best, np.flatnonzero(test), 0, float("nan"))]
     on_epoch(history[-1])
     for epoch in range(1, options.epochs + 1):
         network.train()
@@ -409,8 +433,8 @@ def fit_policy(network, labels: dict[str, np.ndarray], options: FitOptions,
             loss.backward()
             optimizer.step()
             schedule.step()
-            losses.append(float(loss))
-        history.append(_measure(network, observations, legal, target, labels["action"], np.flatnonzero(test), epoch,
+            losses.append(loss.item())
+        history.append(_measure(network, observations, legal, target, best, np.flatnonzero(test), epoch,
                                 float(np.mean(losses))))
         on_epoch(history[-1])
     network.eval()
@@ -418,9 +442,17 @@ def fit_policy(network, labels: dict[str, np.ndarray], options: FitOptions,
     return history
 
 
-def _measure(network, observations, legal, target, action: np.ndarray, rows: np.ndarray, epoch: int,
+def _best_actions(values: np.ndarray) -> np.ndarray:
+    """bool[N, 58]: the actions of the teacher's best value in each position (its choice and the
+    cards equivalent to it, R16, which have the same value)."""
+    finite = np.nan_to_num(values, nan=-np.inf)
+    return finite >= finite.max(axis=1, keepdims=True)
+
+
+def _measure(network, observations, legal, target, best: np.ndarray, rows: np.ndarray, epoch: int,
              train_loss: float) -> dict[str, float]:
-    """The held-out cross-entropy to the targets and agreement with the teacher's choice."""
+    """The held-out cross-entropy to the targets, and the agreement with the teacher: how often
+    the policy's most likely action is one of the teacher's best value (``best``)."""
     import torch
 
     if rows.size == 0:
@@ -430,6 +462,6 @@ def _measure(network, observations, legal, target, action: np.ndarray, rows: np.
         index = torch.from_numpy(rows)
         logits = network.action_logits(observations[index]).masked_fill(~legal[index], -1e8)
         cross_entropy = float(-(target[index] * torch.log_softmax(logits, dim=1)).sum(dim=1).mean())
-        agreement = float((logits.argmax(dim=1).numpy() == action[rows]).mean())
+        agreement = float(best[rows, logits.argmax(dim=1).numpy()].mean())
     return {"epoch": epoch, "train_loss": train_loss, "holdout_cross_entropy": cross_entropy,
             "holdout_agreement": agreement}
