@@ -14,8 +14,10 @@ command continues with the missing ones, and a larger --games adds shards.
 
 ``fit`` starts from a policy file (--init: ``learned``, the shipped policy, by default, or a
 run folder / policy file) and fits it to the labels of one or more --labels folders:
-cross-entropy to the softmax of the teacher's values at --temperature points (0: its choice),
-and the value head to the position's value (--value-weight). It writes OUT/policy.safetensors
+cross-entropy to the teacher's choice where it beats the policy's own by more than --margin
+points (else to the policy's own choice), or to the softmax of its values at --temperature
+points, and the value head to the position's value (--value-weight). Measure the result on
+other deals than the labels' games (their default seed is far from evaluate's). It writes OUT/policy.safetensors
 and OUT/policy.json (code-free; play it as ppo:OUT) and OUT/fit.json (the options, the label
 count, and per epoch the held-out agreement with the teacher's choice).
 
