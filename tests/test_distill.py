@@ -237,3 +237,25 @@ def test_a_margin_keeps_the_policys_own_choice_unless_the_teacher_is_clearly_bet
         np.testing.assert_array_equal(chosen[gap > margin], labels["action"][gap > margin])
         np.testing.assert_array_equal(chosen[gap <= margin], own[gap <= margin])
     assert (gap > 0.5).any() and (gap <= 0.5).any()
+
+
+def test_sigterm_keeps_the_finished_shards_and_leaves_no_temporary_file(tmp_path):
+    """A closed terminal or `kill` stops the labels like Ctrl-C: one line, 143, shards kept."""
+    import signal
+    import time
+
+    out = tmp_path / "labels"
+    process = subprocess.Popen([sys.executable, "-m", "sergeant_major_env", "distill", "labels", "--out", str(out),
+                                "--teacher", FAST_TEACHER, "--player", "heuristic", "--games", "400",
+                                "--shard-games", "1", "--option", "num_deals=1", "--workers", "2", "--no-progress"],
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list(out.glob("shard_*.npz")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 143, stderr
+    assert stderr.strip().splitlines()[-1].startswith("sergeant-major distill: interrupted (SIGTERM)")
+    assert "Traceback" not in stderr and not list(out.glob("*.tmp"))
+    for path in out.glob("shard_*.npz"):
+        distill.read_shard(path)  # every shard left is whole

@@ -22,8 +22,8 @@ and OUT/policy.json (code-free; play it as ppo:OUT) and OUT/fit.json (the option
 count, and per epoch the held-out agreement with the teacher's choice).
 
 The module :mod:`sergeant_major_env.training.distill` holds the machinery and the label format.
-Exit status: 0 done, 2 bad arguments (checked before any work), 1 the work failed, 130
-interrupted (finished shards are kept; a fit writes nothing).
+Exit status: 0 done, 2 bad arguments (checked before any work), 1 the work failed, 130, 143
+or 129 stopped by Ctrl-C, SIGTERM or SIGHUP (finished shards are kept; a fit writes nothing).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from .. import files
+from .. import files, interrupts
 from ..processes import available_cpus
 from ..rules import Rules, add_rule_options
 from ..seeding import SEED_RULE, seed_argument
@@ -142,10 +142,10 @@ def _labels_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
     bar = _progress_bar(not args.no_progress and bool(missing), "label", estimate)
     try:
         done = distill.make_labels(args.out, plan, workers, on_labels=bar.update if bar is not None else lambda count: None)
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted; the finished shards are kept: run the same command to continue",
-              file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as error:
+        interrupts.say(f"{PROG}: {interrupts.describe(error)}; the finished shards are kept: run the same command "
+                       f"to continue")
+        return interrupts.exit_status(error)
     except OSError as error:
         print(f"{PROG}: error: cannot write a shard in {args.out}: {error.strerror or error}", file=sys.stderr)
         return 1
@@ -193,9 +193,9 @@ def _fit_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
             f"epoch {row['epoch']}: train loss {row['train_loss']:.4f}, held-out cross-entropy "
             f"{row['holdout_cross_entropy']:.4f}, agreement with the teacher {row['holdout_agreement']:.1%}",
             file=sys.stderr, flush=True))
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted; nothing written", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as error:
+        interrupts.say(f"{PROG}: {interrupts.describe(error)}; nothing written")
+        return interrupts.exit_status(error)
     command = shlex.join(["sergeant-major", "distill", *args.argv])
     made = {"from": str(args.init), "labels": [str(folder) for folder in args.labels], "label_count": count,
             "teachers": sorted({plan.teacher for plan in plans}), "players": sorted({plan.player for plan in plans}),

@@ -60,7 +60,7 @@ from sergeant_major_env.agents.pimc import PIMCAgent, choices
 from sergeant_major_env.cards import NUM_ACTIONS, NUM_CARDS, bits_to_bool, count, random_member
 from sergeant_major_env.observation import OBSERVATION_SIZE, observe
 from sergeant_major_env.observation import VERSION as OBSERVATION_VERSION
-from sergeant_major_env.policies import decide, searches_state
+from sergeant_major_env.policies import decide
 from sergeant_major_env.processes import run_jobs
 from sergeant_major_env.rules import Rules
 from sergeant_major_env.seeding import check_seed_span
