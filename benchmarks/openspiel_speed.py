@@ -29,7 +29,9 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -37,7 +39,11 @@ from sergeant_major_env import Rules, engine, env
 from sergeant_major_env.cards import NUM_ACTIONS, bits_to_bool
 from sergeant_major_env.policies import decide
 from sergeant_major_env.rules import add_rule_options
+
 from sergeant_major_env.seeding import seed_argument
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from aec import run_aec  # noqa: E402  (the AEC side measured exactly as benchmarks/aec.py measures it)
 
 
 def run_pyspiel(game, seconds: float, seed: int) -> float:
@@ -55,24 +61,6 @@ def run_pyspiel(game, seconds: float, seed: int) -> float:
             state.observation_tensor(state.current_player())
             state.apply_action(rng.choice(state.legal_actions()))
             decisions += 1
-    return decisions / (time.perf_counter() - start)
-
-
-def run_aec(game, seconds: float, seed: int) -> float:
-    """Decisions/s of random masked play through the AEC API (as benchmarks/aec.py)."""
-    choose = random.Random(seed).choice
-    game.reset(seed=seed)
-    decisions = 0
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        for _ in game.agent_iter():
-            observation, _, termination, truncation, _ = game.last()
-            if termination or truncation:
-                game.step(None)
-                continue
-            game.step(choose(np.flatnonzero(observation["action_mask"]).tolist()))
-            decisions += 1
-        game.reset()
     return decisions / (time.perf_counter() - start)
 
 
