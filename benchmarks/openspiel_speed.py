@@ -39,7 +39,6 @@ from sergeant_major_env import Rules, engine, env
 from sergeant_major_env.cards import NUM_ACTIONS, bits_to_bool
 from sergeant_major_env.policies import decide
 from sergeant_major_env.rules import add_rule_options
-
 from sergeant_major_env.seeding import seed_argument
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
