@@ -230,6 +230,10 @@ function yourTurn() {
 
 function render() {
   if (!view) return;
+  // The move in keyboard focus keeps it when the hand is drawn again (a poll's answer may
+  // redraw it between an arrow key and Enter).
+  const focused = document.activeElement && document.activeElement.dataset
+    ? document.activeElement.dataset.action : undefined;
   const v = view, over = !!v.final_scores;
   const turn = over ? "game over" : v.deal_over ? "deal over"
     : v.to_act === info.seat && v.decision_text ? "your turn: " + v.decision_text
@@ -258,6 +262,10 @@ function render() {
   });
   drawMiddle(v);
   drawYou(v);
+  if (focused !== undefined) {
+    const again = document.querySelector('[data-legal="true"][data-action="' + focused + '"]');
+    if (again && document.activeElement !== again) again.focus();
+  }
   if (over && ending && !queue.length) showFinal();
 }
 

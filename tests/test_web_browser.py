@@ -72,7 +72,7 @@ def _person_kinds(seed: int, seat: int, rules: Rules) -> set[str]:
 
 
 def _your_turn_or_over(page) -> str:
-    page.wait_for_function("['your-turn', 'over'].includes(document.body.dataset.state)", timeout=20_000)
+    page.wait_for_function("['your-turn', 'over'].includes(document.body.dataset.state)", timeout=60_000)
     return page.evaluate("document.body.dataset.state")
 
 
