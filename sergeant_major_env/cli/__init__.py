@@ -79,8 +79,6 @@ def guarded(name: str, command: Callable[[], int]) -> int:
     with interrupts.handled():
         try:
             status = command()
-            # A main returns its exit status; train's returns its run's summary (a finished run): 0.
-            status = status if isinstance(status, int) else 0
             if status == 0:  # finished as if no signal came: one whose exception was lost (interrupts.check)
                 interrupts.check()
             return status

@@ -194,7 +194,7 @@ def require_train_extra() -> None:
 
 def main(argv=None) -> int:
     """``sergeant-major train``: train as the options say; 0 when the run is complete (after a
-    stop signal it saves and exits 130 or 143; a problem is one line and exit status 1 or 2).
+    stop signal it saves and exits 130, 143 or 129; a problem is one line and exit status 1 or 2).
     A stop signal before training starts is the dispatcher's (:mod:`sergeant_major_env.interrupts`):
     one line, nothing saved, no folder left."""
     train(argv)
@@ -202,7 +202,7 @@ def main(argv=None) -> int:
 
 
 def train(argv=None) -> dict:
-    """Train as the options say; returns summary.json's record (after a stop signal: saves, exits 130 or 143)."""
+    """Train as the options say; returns summary.json's record (after a stop signal: saves, exits 130, 143 or 129)."""
     started = time.perf_counter()
     plan = parse_args(argv)
     config = plan.config
