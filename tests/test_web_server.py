@@ -295,3 +295,10 @@ def test_command_refuses_bad_web_options_in_one_line(argv, words):
     assert process.returncode == 2 and "Traceback" not in err
     errors = [line for line in err.splitlines() if "error:" in line]
     assert len(errors) == 1 and words in errors[0], err
+
+
+def test_which_hosts_serve_this_machine_only_and_which_get_the_warning():
+    from sergeant_major_env.cli.play import _loopback
+
+    assert _loopback("127.0.0.1") and _loopback("127.3.2.1") and _loopback("::1") and _loopback("localhost")
+    assert not _loopback("0.0.0.0") and not _loopback("192.168.1.5") and not _loopback("example.org")

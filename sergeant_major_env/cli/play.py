@@ -87,8 +87,24 @@ def _web(parser: argparse.ArgumentParser, args: argparse.Namespace, rules: Rules
                              pace=0.8 if args.pace is None else args.pace)
     except ValueError as error:
         parser.error(str(error))
+    host = args.host or "127.0.0.1"
+    if not _loopback(host):
+        print(f"note: --host {host} lets other machines reach this game server (it has no login); "
+              f"the default, 127.0.0.1, serves this machine only", file=sys.stderr)
     return serve(lambda: [make_named_agent(name, make_agent) for name in names], names, options,
-                 host=args.host or "127.0.0.1", port=port, open_browser=not args.no_browser)
+                 host=host, port=port, open_browser=not args.no_browser)
+
+
+def _loopback(host: str) -> bool:
+    """Whether ``host`` names this machine only (127.0.0.0/8, ::1, localhost)."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _opponents(parser: argparse.ArgumentParser, text: str) -> tuple[list[str], list[Any]]:
