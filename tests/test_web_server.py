@@ -5,6 +5,7 @@ is served, and Ctrl-C stops the command cleanly (exit status 130)."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -13,9 +14,9 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from sergeant_major_env import web
@@ -78,18 +79,22 @@ class SlowRandom(RandomPolicy):
         return super().act(observations, legal_mask, rng)
 
 
-def _serve(options: web.WebOptions, opponents=lambda: [RandomPolicy(), RandomPolicy()]) -> web.WebServer:
+@contextlib.contextmanager
+def _serve(options: web.WebOptions, opponents=lambda: [RandomPolicy(), RandomPolicy()]) -> Iterator[web.WebServer]:
+    """A server on a free port of 127.0.0.1, in a thread, stopped and closed on leaving."""
     server = web.WebServer(("127.0.0.1", 0), opponents, ["random", "random"], options)
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    return server
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @pytest.fixture()
 def server():
-    server = _serve(web.WebOptions(seed=11, rules=Rules(num_deals=1), pace=0))
-    yield server
-    server.shutdown()
-    server.server_close()
+    with _serve(web.WebOptions(seed=11, rules=Rules(num_deals=1), pace=0)) as server:
+        yield server
 
 
 def _one_line(text: str) -> str:
@@ -181,9 +186,8 @@ def test_games_do_not_mix(server):
 
 def test_bots_think_without_blocking_other_games():
     """While a slow bot thinks in one game, another game's requests are answered at once."""
-    server = _serve(web.WebOptions(seat=0, seed=5, rules=Rules(num_deals=1), pace=0),
-                    opponents=lambda: [SlowRandom(0.5), SlowRandom(0.5)])
-    try:
+    with _serve(web.WebOptions(seat=0, seed=5, rules=Rules(num_deals=1), pace=0),
+                    opponents=lambda: [SlowRandom(0.5), SlowRandom(0.5)]) as server:
         slow = Client(server)
         game = slow.new_game()["game"]  # seed 5: a bot decides first
         assert slow.events(game)["thinking"]
@@ -192,14 +196,10 @@ def test_bots_think_without_blocking_other_games():
         other_game = other.new_game()["game"]
         other.events(other_game)
         assert time.monotonic() - started < 0.4
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_idle_games_expire():
-    server = _serve(web.WebOptions(seed=3, rules=Rules(num_deals=1), pace=0, expire_after=0.3))
-    try:
+    with _serve(web.WebOptions(seed=3, rules=Rules(num_deals=1), pace=0, expire_after=0.3)) as server:
         client = Client(server)
         game = client.new_game()["game"]
         client.events(game)
@@ -207,21 +207,14 @@ def test_idle_games_expire():
         server.expire()
         status, text = client.request("GET", f"/api/games/{game}")
         assert status == 404 and "expire" in _one_line(text)
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_too_many_games_is_a_4xx():
-    server = _serve(web.WebOptions(seed=3, rules=Rules(num_deals=1), pace=0, max_games=2))
-    try:
+    with _serve(web.WebOptions(seed=3, rules=Rules(num_deals=1), pace=0, max_games=2)) as server:
         client = Client(server)
         client.new_game(), client.new_game()
         status, text = client.request("POST", "/api/games", {})
         assert status == 429 and "too many games" in _one_line(text)
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 # ----------------------------------------------------------------------------- the end of a game
@@ -230,8 +223,7 @@ def test_finished_games_are_recorded_and_replayable(tmp_path):
     """--record: each finished game is written (atomically, all games so far), the record
     replays in the engine, and the replay page of the game just played is served."""
     path = tmp_path / "games.jsonl"
-    server = _serve(web.WebOptions(seat=1, seed=8, rules=Rules(num_deals=1), pace=0, record=str(path)))
-    try:
+    with _serve(web.WebOptions(seat=1, seed=8, rules=Rules(num_deals=1), pace=0, record=str(path))) as server:
         client = Client(server)
         for number in (1, 2):
             game = client.new_game()["game"]
@@ -243,9 +235,6 @@ def test_finished_games_are_recorded_and_replayable(tmp_path):
             assert status == 200 and 'id="replay-data"' in page
         assert records[0]["seed"] == 8 and records[1]["seed"] != 8  # play again: new cards
         assert sorted(p.name for p in tmp_path.iterdir()) == ["games.jsonl"]  # no temporary file left
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_the_page_is_served_self_contained(server):

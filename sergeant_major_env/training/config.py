@@ -26,11 +26,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
-import os
 import re
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from sergeant_major_env.cards import NUM_ACTIONS
+from sergeant_major_env.limits import available_bytes
 from sergeant_major_env.observation import OBSERVATION_SIZE
 from sergeant_major_env.rules import RULE_OPTIONS_FLAGS, Rules
 from sergeant_major_env.seeding import MAX_SEED, SEED_RULE
@@ -66,11 +66,20 @@ class Check:
     shown = True
     """Whether ``--help`` shows :attr:`allowed` after the option's help."""
 
+    convert: Callable[[str], Any] | None = None
+    """How :meth:`parse` reads a number from the command line's text (``int``, ``float``);
+    None: the text is the value."""
+
     def check(self, value: Any) -> Any:
         return value
 
     def parse(self, text: str) -> Any:
-        return self.check(text)
+        if self.convert is None:
+            return self.check(text)
+        try:
+            return self.check(self.convert(text))
+        except ValueError:  # not a number, or out of range: the refusal shows the text given
+            raise self.refuse(text) from None
 
     def refuse(self, value: Any) -> ValueError:
         shown = repr(value)
@@ -86,6 +95,8 @@ class Check:
 class Integer(Check):
     """An integer from ``low`` (to ``high``)."""
 
+    convert = int
+
     def __init__(self, low: int, high: int | None = None) -> None:
         self.low, self.high = low, high
         self.allowed = f"an integer, {low} or more" if high is None else f"an integer from {low} to {high}"
@@ -96,19 +107,11 @@ class Integer(Check):
             raise self.refuse(value)
         return value
 
-    def parse(self, text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise self.refuse(text) from None
-        try:
-            return self.check(value)
-        except ValueError:
-            raise self.refuse(text) from None
-
 
 class Number(Check):
     """A finite number in [low, high] (``low_open``: above low)."""
+
+    convert = float
 
     def __init__(self, low: float, high: float = math.inf, low_open: bool = False) -> None:
         self.low, self.high, self.low_open = low, high, low_open
@@ -124,15 +127,6 @@ class Number(Check):
             raise self.refuse(value)
         return float(value)
 
-    def parse(self, text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise self.refuse(text) from None
-        try:
-            return self.check(value)
-        except ValueError:
-            raise self.refuse(text) from None
 
 
 class Seed(Check):
@@ -539,14 +533,6 @@ def check_network(config: TrainConfig) -> None:
                                       f"{network_parameters((256, 256)):,})")
 
 
-def physical_memory() -> int | None:
-    """This machine's memory in bytes (None where the system does not say)."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
 def memory_needed(config: TrainConfig) -> int:
     """Bytes a run holds at once, roughly: the networks with gradients and Adam's moments (16
     bytes a weight), one round of imitation (:data:`IMITATION_BYTES_PER_DECISION` each) and
@@ -565,9 +551,10 @@ def rollout_bytes(config: TrainConfig) -> int:
 
 
 def check_memory(config: TrainConfig, available: int | None = None) -> None:
-    """A ConfigError when :func:`memory_needed` is beyond this machine's memory, naming the
+    """A ConfigError when :func:`memory_needed` is beyond the memory this machine has available
+    (the one size rule's reading, :func:`sergeant_major_env.limits.available_bytes`), naming the
     option that needs the most."""
-    available = physical_memory() if available is None else available
+    available = available_bytes() if available is None else available
     needed = memory_needed(config)
     if available is None or needed <= available:
         return
@@ -575,8 +562,8 @@ def check_memory(config: TrainConfig, available: int | None = None) -> None:
              "imitate_round": IMITATION_BYTES_PER_DECISION * min(config.imitate_round, config.imitate_steps),
              "num_envs": rollout_bytes(config)}
     largest = max(parts, key=parts.get)
-    raise ConfigError(largest, f"the run would hold about {needed / 2**30:,.1f} GiB at once, more than this machine's "
-                               f"{available / 2**30:,.1f} GiB (networks, an imitation round of --imitate-round "
+    raise ConfigError(largest, f"the run would hold about {needed / 2**30:,.1f} GiB at once, more than the "
+                               f"{available / 2**30:,.1f} GiB this machine has available (networks, an imitation round of --imitate-round "
                                f"decisions, PPO's rollout of --num-envs x --n-steps steps)")
 
 
