@@ -309,12 +309,12 @@ class WebGame:
 
     def _run_bots(self) -> None:
         """The bots' moves until the person is to act. ``thinking`` is cleared in the same
-        critical section that sees the person's turn, so a move arriving then starts a new run."""
+        critical section as the bot's move that gives the person the turn (or ends the game), so
+        no response shows the person's turn with the bots still thinking, and a move arriving
+        then starts a new run."""
         while True:
             with self.changed:
-                if self.cancelled or self.over or self.error or int(self.state.to_act[0]) == self.seat:
-                    self.thinking = False
-                    self.changed.notify_all()
+                if self._bots_done():
                     return
                 actor = int(self.state.to_act[0])
             try:
@@ -324,9 +324,19 @@ class WebGame:
                 with self.changed:
                     if not self.cancelled:
                         self._step(action)
+                    if self._bots_done():
+                        return
             except Exception as error:  # noqa: BLE001 - an agent's failure stops this game only, in words
                 with self.changed:
                     self.error = f"{self.labels[actor]} failed: {type(error).__name__}: {error}"
+
+    def _bots_done(self) -> bool:
+        """Whether the bots stop here (the caller holds ``changed``); if so, ``thinking`` is cleared."""
+        if self.cancelled or self.over or self.error or int(self.state.to_act[0]) == self.seat:
+            self.thinking = False
+            self.changed.notify_all()
+            return True
+        return False
 
     # ------------------------------------------------------------------ responses
 

@@ -198,6 +198,28 @@ def test_bots_think_without_blocking_other_games():
         assert time.monotonic() - started < 0.4
 
 
+def test_no_answer_shows_the_persons_turn_while_the_bots_still_think():
+    """`thinking` is cleared with the bot's move that gives the person the turn: a page never
+    sees its legal moves with the bots still marked as thinking (nor the other way round)."""
+    with _serve(web.WebOptions(seat=0, seed=5, rules=Rules(num_deals=1), pace=0),
+                opponents=lambda: [SlowRandom(0.002), SlowRandom(0.002)]) as server:
+        client = Client(server)
+        game = client.new_game()["game"]
+        for _ in range(6):  # six of the person's turns, each polled as fast as it comes
+            while True:
+                answer = client.events(game)
+                persons_turn = answer["over"] or bool(answer["events"][-1]["view"]["legal"])
+                assert not (persons_turn and answer["thinking"]), answer["events"][-1]["view"]["move"]
+                if persons_turn:
+                    break
+            if answer["over"]:
+                break
+            view = answer["events"][-1]["view"]
+            status, text = client.request("POST", f"/api/games/{game}/move", {"move": view["move"],
+                                                                              "action": view["legal"][0]})
+            assert status == 200, text
+
+
 def test_idle_games_expire():
     with _serve(web.WebOptions(seed=3, rules=Rules(num_deals=1), pace=0, expire_after=0.3)) as server:
         client = Client(server)
