@@ -11,6 +11,8 @@ name          agent
               policy.safetensors (code-free: never unpickles)
 ``learned``   the trained policy shipped with the package (:mod:`sergeant_major_env.agents.learned`): a
               :class:`PPOAgent` whose ``.metadata`` gives its training and measured strength
+``learned-ppo`` the policy PPO trained, from which ``learned`` was distilled (the shipped ``learned``
+              up to version 0.2.0)
 ``pimc``      :class:`PIMCAgent`: determinized Monte Carlo search on sampled deals
               (``pimc:worlds=32:rollout=greedy``; needs the engine state)
 ``ismcts``    OpenSpiel's IS-MCTS bot (agents/ismcts.py; the ``openspiel`` extra), on worlds from
@@ -44,7 +46,7 @@ from .base import (
 from .greedy import GreedyAgent
 from .heuristic import HeuristicAgent
 from .human import HumanAgent
-from .learned import load_learned
+from .learned import load_learned, load_learned_ppo
 from .pimc import PIMCAgent, make_pimc_agent
 from .ppo import PPOAgent, make_ppo_agent, make_unsafe_ppo_agent
 from .random_agent import RandomAgent
@@ -56,6 +58,8 @@ register_agent("ppo", make_ppo_agent, takes_argument=True,
                help="a policy trained by train.py: ppo:RUN_FOLDER or ppo:PATH/policy.safetensors (never unpickles)")
 register_agent("learned", load_learned,
                help="the trained policy shipped with the package (agents/learned/; its strength in learned.json)")
+register_agent("learned-ppo", load_learned_ppo,
+               help="the policy PPO trained, from which learned was distilled (agents/learned/ppo/)")
 register_agent("ppo-unsafe-pickle", make_unsafe_ppo_agent, takes_argument=True,
                help="an SB3 MaskablePPO zip: ppo-unsafe-pickle:PATH.zip (UNPICKLES the file: only files you trust)")
 register_agent("pimc", make_pimc_agent, takes_argument=True,

@@ -259,3 +259,53 @@ def test_sigterm_keeps_the_finished_shards_and_leaves_no_temporary_file(tmp_path
     assert "Traceback" not in stderr and not list(out.glob("*.tmp"))
     for path in out.glob("shard_*.npz"):
         distill.read_shard(path)  # every shard left is whole
+
+
+def test_a_fit_records_the_labels_command_that_makes_its_labels_again(tiny_labels, tmp_path):
+    out = tmp_path / "fitted"
+    done = subprocess.run([sys.executable, "-m", "sergeant_major_env", "distill", "fit", "--labels", str(tiny_labels),
+                           "--out", str(out), "--epochs", "1"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    fit = json.loads((out / "fit.json").read_text())
+    assert fit["label_commands"] == [TINY.command(tiny_labels)]
+    assert TINY.command("x") == ("sergeant-major distill labels --out x --games 4 --seed 7 --teacher "
+                                 f"{FAST_TEACHER} --player heuristic --shard-games 2 --option num_deals=1")
+    assert json.loads((out / "policy.json").read_text())["training"]["distilled"]["label_commands"] == \
+        fit["label_commands"]
+
+
+def test_the_curve_measures_each_label_count_once_and_continues_where_it_stopped(tiny_labels, tmp_path):
+    total = distill.load_labels([tiny_labels])["action"].size
+    out = tmp_path / "curve"
+    command = [sys.executable, "-m", "sergeant_major_env", "distill", "curve", "--labels", str(tiny_labels),
+               "--out", str(out), "--games", "6", "--against", "greedy", "--workers", "1", "--epochs", "1",
+               "--no-progress"]
+    first = subprocess.run(command + ["--counts", f"0,{total // 2}"], cwd=ROOT, capture_output=True, text=True,
+                           timeout=600)
+    assert first.returncode == 0, first.stderr[-2000:]
+    curve = json.loads((out / distill.CURVE_FILE).read_text())
+    assert [point["labels"] for point in curve["points"]] == [0, total // 2]
+    for point in curve["points"]:
+        assert set(point) >= {"head_to_head", "vs_heuristic"} and point["head_to_head"]["games"] == 6
+        assert set(point["head_to_head"]) >= {"margin", "margin_ci95", "ahead"}
+        assert point["head_to_head"]["command"].startswith(f"sergeant-major evaluate --agents ppo:{out}/labels_")
+        make_agent(f"ppo:{distill.point_folder(out, point['labels'])}")  # each fit is a policy that plays
+    assert curve["points"][0]["holdout_agreement"] is None and curve["points"][1]["holdout_agreement"] >= 0
+    # Asking for one more count measures only that one; the others are read back unchanged.
+    more = subprocess.run(command + ["--counts", f"0,{total // 2},{total}"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    assert more.returncode == 0, more.stderr[-2000:]
+    assert "1 of 3 points to measure" in more.stderr
+    again = json.loads((out / distill.CURVE_FILE).read_text())["points"]
+    assert again[:2] == curve["points"] and again[2]["labels"] == total
+    if (out / distill.CURVE_PLOT).exists():  # the plot needs matplotlib (the train extra)
+        assert (out / distill.CURVE_PLOT).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # Other options on the same folder: refused in one line, the curve left as it was.
+    other = subprocess.run(command[:-1] + ["--margin", "0", "--counts", "0"], cwd=ROOT, capture_output=True,
+                           text=True, timeout=300)
+    assert other.returncode == 2 and "other options (fit)" in other.stderr.strip().splitlines()[-1]
+    assert json.loads((out / distill.CURVE_FILE).read_text())["points"] == again
+    # More labels than there are: refused before any fit.
+    too_many = subprocess.run(command + ["--counts", f"{total + 1}"], cwd=ROOT, capture_output=True, text=True,
+                              timeout=300)
+    assert too_many.returncode == 1 and "fewer than the" in too_many.stderr.strip().splitlines()[-1]

@@ -41,7 +41,8 @@ def test_the_wheel_installs_exactly_one_top_level_package(wheel):
     top = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert top == {"sergeant_major_env"}
     for needed in ("sergeant_major_env/agents/__init__.py", "sergeant_major_env/agents/learned/policy.safetensors",
-                   "sergeant_major_env/agents/learned/learned.json", "sergeant_major_env/training/ship.py",
+                   "sergeant_major_env/agents/learned/learned.json", "sergeant_major_env/agents/learned/ppo/learned.json",
+                   "sergeant_major_env/agents/learned/ppo/policy.safetensors", "sergeant_major_env/training/ship.py",
                    "sergeant_major_env/cli/__init__.py", "sergeant_major_env/__main__.py"):
         assert needed in names, needed
 

@@ -189,8 +189,9 @@ def test_package_data_ships_every_file_of_the_learned_folder():
     data names each data file of agents/learned/."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     patterns = project["tool"]["setuptools"]["package-data"]["sergeant_major_env.agents.learned"]
-    data = [path.name for path in LEARNED_FOLDER.iterdir() if path.is_file() and path.suffix != ".py"]
-    assert set(SHIPPED_FILES) <= set(data)
+    data = [path.relative_to(LEARNED_FOLDER).as_posix() for path in LEARNED_FOLDER.rglob("*")
+            if path.is_file() and path.suffix not in (".py", ".pyc")]
+    assert set(SHIPPED_FILES) <= set(data) and {f"ppo/{name}" for name in SHIPPED_FILES} <= set(data)
     assert [name for name in data if not any(fnmatch.fnmatch(name, pattern) for pattern in patterns)] == []
 
 
@@ -203,7 +204,7 @@ def test_readme_shows_the_shipped_policys_strength_table():
 
 def test_no_shipped_file_holds_a_machine_path():
     """The package's shipped files say where things came from without this machine's folders."""
-    for path in LEARNED_FOLDER.iterdir():
+    for path in LEARNED_FOLDER.rglob("*"):
         if path.suffix in (".json", ".md", ".txt"):
             text = path.read_text(encoding="utf-8")
             assert not ship.MACHINE_PATH.search(text), (path.name, ship.MACHINE_PATH.search(text).group(0))
@@ -217,6 +218,7 @@ def test_ship_writes_commands_and_sources_without_machine_paths(tmp_path, monkey
     (run / TENSORS_FILE).write_bytes((LEARNED_FOLDER / TENSORS_FILE).read_bytes())
     policy = json.loads((LEARNED_FOLDER / POLICY_METADATA_FILE).read_text())
     policy["training"]["command"] = f"sergeant-major train --out {run} --total-timesteps 512"
+    policy["training"]["distilled"] = {"labels": [str(tmp_path / "labels" / "r1")], "label_count": 10}  # a distilled one's
     (run / POLICY_METADATA_FILE).write_text(json.dumps(policy, indent=2))
     into = tmp_path / "shipped"
     into.mkdir()
@@ -228,5 +230,7 @@ def test_ship_writes_commands_and_sources_without_machine_paths(tmp_path, monkey
     shipped = read_learned_metadata(into)
     assert shipped["source"] == "somewhere/recipe"
     assert shipped["training"]["command"] == "sergeant-major train --out somewhere/recipe --total-timesteps 512"
+    assert shipped["training"]["distilled"] == {"labels": ["labels/r1"], "label_count": 10}
+    assert json.loads((into / POLICY_METADATA_FILE).read_text())["training"] == shipped["training"]
     assert (into / TENSORS_FILE).read_bytes() == (LEARNED_FOLDER / TENSORS_FILE).read_bytes()
     assert ship.portable("ppo:/elsewhere/runs/x --out=/elsewhere/y") == "ppo:x --out=y"

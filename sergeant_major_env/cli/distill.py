@@ -5,6 +5,7 @@
     sergeant-major distill labels --out labels/h --player heuristic --epsilon 0.1 --teacher pimc:worlds=32
     sergeant-major distill fit --labels labels/r1 --out runs/distilled          # from the shipped learned policy
     sergeant-major evaluate --agents ppo:runs/distilled,pimc,pimc --games 120
+    sergeant-major distill curve --labels labels/r1 --out runs/curve --counts 0,100000,300000   # strength per label count
 
 ``labels`` plays games with --player in every seat and asks --teacher (a pimc spec) for its
 value of every legal action at each decision with a real choice; the labels go to --out in
@@ -20,6 +21,11 @@ points, and the value head to the position's value (--value-weight). Measure the
 other deals than the labels' games (their default seed is far from evaluate's). It writes OUT/policy.safetensors
 and OUT/policy.json (code-free; play it as ppo:OUT) and OUT/fit.json (the options, the label
 count, and per epoch the held-out agreement with the teacher's choice).
+
+``curve`` fits the same way to the first N labels for each N of --counts and plays each fit
+at two duplicate tables on deals of its own --seed (head to head against --against, and
+against two heuristics); it writes the fits, curve.json (after every point: the same command
+continues a stopped curve) and curve.png.
 
 The module :mod:`sergeant_major_env.training.distill` holds the machinery and the label format.
 Exit status: 0 done, 2 bad arguments (checked before any work), 1 the work failed, 130, 143
@@ -40,14 +46,15 @@ from .. import files, interrupts
 from ..processes import available_cpus
 from ..rules import Rules, add_rule_options
 from ..seeding import SEED_RULE, seed_argument
+from ..statistics import format_ci
 
 PROG = "sergeant-major distill"
 
 
 def _parser() -> argparse.ArgumentParser:
-    from ..training.distill import FitOptions, LabelPlan
+    from ..training.distill import CURVE_SEED, FitOptions, LabelPlan
 
-    plan, fit = LabelPlan(), FitOptions()
+    plan = LabelPlan()
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
                                      epilog="\n\n".join(__doc__.split("\n\n")[1:]),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -81,17 +88,73 @@ def _parser() -> argparse.ArgumentParser:
     fitting.add_argument("--out", required=True, metavar="FOLDER", help="where the fitted policy is written")
     fitting.add_argument("--overwrite", action="store_true", help="replace a policy already in --out")
     fitting.add_argument("--init", default="learned", metavar="POLICY",
-                         help="the policy to start from: learned (the shipped one), a run folder or a policy file "
-                              "(default learned)")
+                         help="the policy to start from: learned or learned-ppo (shipped), a run folder or a "
+                              "policy file (default learned)")
     fitting.add_argument("--limit", type=int, default=None, metavar="N",
                          help="use only the first N labels (default: all; a curve over label counts uses several)")
-    for field in dataclasses.fields(FitOptions):
-        default = getattr(fit, field.name)
-        fitting.add_argument("--" + field.name.replace("_", "-"), type=type(default), default=default,
-                             help=f"{_field_help(FitOptions, field.name)} (default {default})")
+    _add_fit_options(fitting, FitOptions)
     fitting.set_defaults(run=_fit_command)
-    parser.set_defaults(parsers={"labels": labels, "fit": fitting})
+
+    curve = commands.add_parser("curve", help="the fitted policy's strength against the number of labels",
+                                description="Fit the policy to the first N labels for each N of --counts and "
+                                            "measure each fit at two duplicate tables on fresh deals: head to head "
+                                            "(X,--against,heuristic) and X,heuristic,heuristic. Each point is kept "
+                                            "as it is measured: the same command continues a stopped curve.")
+    curve.add_argument("--labels", required=True, nargs="+", metavar="FOLDER", help="labels folders")
+    curve.add_argument("--out", required=True, metavar="FOLDER",
+                       help="where the fits, curve.json and curve.png are written (continued if it holds a curve "
+                            "of the same options)")
+    curve.add_argument("--counts", required=True, type=_counts, metavar="N,N,...",
+                       help="label counts, e.g. 0,150000,450000 (0: the starting policy itself)")
+    curve.add_argument("--init", default="learned", metavar="POLICY",
+                       help="the policy every fit starts from: learned or learned-ppo (shipped), a run folder or a "
+                            "policy file (default learned)")
+    curve.add_argument("--against", default="learned", metavar="AGENT",
+                       help="the head-to-head opponent (default learned)")
+    curve.add_argument("--games", type=int, default=600, metavar="N", help="games per table (default 600)")
+    curve.add_argument("--seed", type=seed_argument, default=CURVE_SEED, metavar="S",
+                       help=f"the tables' deals, as evaluate's --seed; {SEED_RULE} (default {CURVE_SEED}: not the "
+                            f"labels' deals)")
+    curve.add_argument("--workers", type=int, default=None, metavar="W",
+                       help="worker processes for the tables (default: one per CPU)")
+    curve.add_argument("--no-progress", action="store_true", help="no progress bars")
+    _add_fit_options(curve, FitOptions, CURVE_RENAMED)
+    curve.set_defaults(run=_curve_command)
+    parser.set_defaults(parsers={"labels": labels, "fit": fitting, "curve": curve})
     return parser
+
+
+def _add_fit_options(parser: argparse.ArgumentParser, options_class, renamed: dict[str, str] | None = None) -> None:
+    """One flag per field of :class:`~sergeant_major_env.training.distill.FitOptions`, its help the
+    field's docstring; ``renamed``: {field: flag name} where the parser has a flag of that name already."""
+    defaults = options_class()
+    for field in dataclasses.fields(options_class):
+        default = getattr(defaults, field.name)
+        name = (renamed or {}).get(field.name, field.name)
+        parser.add_argument("--" + name.replace("_", "-"), dest=name, type=type(default), default=default,
+                            help=f"{_field_help(options_class, field.name)} (default {default})")
+
+
+def _fit_options(args: argparse.Namespace, renamed: dict[str, str] | None = None):
+    """The checked FitOptions of the flags :func:`_add_fit_options` declared."""
+    from ..training.distill import FitOptions
+
+    return FitOptions(**{field.name: getattr(args, (renamed or {}).get(field.name, field.name))
+                         for field in dataclasses.fields(FitOptions)}).check()
+
+
+CURVE_RENAMED = {"seed": "fit_seed"}
+"""The curve's --seed is its tables' deals (as evaluate's); the fit's seed is --fit-seed there."""
+
+
+def _counts(text: str) -> tuple[int, ...]:
+    try:
+        counts = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected label counts separated by commas (0,150000,450000), got {text!r}")
+    if not counts or min(counts) < 0 or len(set(counts)) != len(counts):
+        raise argparse.ArgumentTypeError(f"label counts must be distinct and at least 0, got {text!r}")
+    return counts
 
 
 def _field_help(cls, name: str) -> str:
@@ -161,15 +224,14 @@ def _labels_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
 # ============================================================================ fit
 
 def _fit_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from ..agents.learned import LEARNED_FOLDER
+    from ..agents.learned import policy_source
     from ..agents.policy_file import TENSORS_FILE, load_policy, save_network
     from ..training import distill
 
     out = Path(args.out)
-    init = LEARNED_FOLDER if args.init == "learned" else Path(args.init)
+    init = policy_source(args.init)
     try:
-        options = distill.FitOptions(**{field.name: getattr(args, field.name)
-                                        for field in dataclasses.fields(distill.FitOptions)}).check()
+        options = _fit_options(args)
         if args.limit is not None and args.limit < 1:
             raise ValueError(f"--limit must be at least 1, got {args.limit}")
         if (out / TENSORS_FILE).exists() and not args.overwrite:
@@ -197,7 +259,10 @@ def _fit_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         interrupts.say(f"{PROG}: {interrupts.describe(error)}; nothing written")
         return interrupts.exit_status(error)
     command = shlex.join(["sergeant-major", "distill", *args.argv])
+    label_commands = [dataclasses.replace(plan, games=distill.games_made(Path(folder), plan)).command(folder)
+                      for folder, plan in zip(args.labels, plans)]
     made = {"from": str(args.init), "labels": [str(folder) for folder in args.labels], "label_count": count,
+            "label_commands": label_commands,
             "teachers": sorted({plan.teacher for plan in plans}), "players": sorted({plan.player for plan in plans}),
             "options": dataclasses.asdict(options), "history": history, "seconds": time.perf_counter() - start}
     try:
@@ -210,6 +275,62 @@ def _fit_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         print(f"{PROG}: error: cannot write {out}: {error.strerror or error}", file=sys.stderr)
         return 1
     print(f"wrote {out / TENSORS_FILE}; evaluate it: sergeant-major evaluate --agents ppo:{out},pimc,pimc --games 120")
+    return 0
+
+
+# ============================================================================ curve
+
+def _curve_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from ..agents import make_agent
+    from ..agents.learned import policy_source
+    from ..agents.policy_file import load_policy
+    from ..training import distill
+
+    out = Path(args.out)
+    try:
+        options = _fit_options(args, CURVE_RENAMED)
+        plan = distill.CurvePlan(labels=tuple(args.labels), counts=args.counts, init=args.init, against=args.against,
+                                 games=args.games, seed=args.seed, fit=options)
+        if args.games < 1:
+            raise ValueError(f"--games must be at least 1, got {args.games}")
+        if args.workers is not None and not 1 <= args.workers <= 256:
+            raise ValueError(f"--workers must be in 1..256, got {args.workers}")
+        plans = [distill.read_manifest(Path(folder)) for folder in args.labels]
+        if None in plans:
+            raise ValueError(f"{args.labels[plans.index(None)]} holds no {distill.MANIFEST}: not a labels folder")
+        if len({labels.rules for labels in plans}) > 1:
+            raise ValueError("the --labels folders were made under different rule options: fit to one rule set")
+        for name in {args.against, "heuristic"}:
+            make_agent(name)  # an unknown name: one line listing the known ones
+        load_policy(policy_source(args.init))  # a missing or unloadable policy: one line
+        done = distill.read_curve(out, plan)
+        files.check_writable(out / distill.CURVE_FILE if out.is_dir() else out, "--out")
+    except ValueError as error:
+        parser.error(str(error))
+    print(f"{len(set(plan.counts) - {point['labels'] for point in done})} of {len(set(plan.counts))} points to "
+          f"measure in {out}", file=sys.stderr, flush=True)
+
+    def said(point: dict) -> None:
+        head, field = point["head_to_head"], point["vs_heuristic"]
+        print(f"{point['labels']:>10,} labels: head to head {head['margin']:+.2f} {format_ci(head['margin_ci95'])} "
+              f"over {plan.against}, {field['mean_points']:+.2f} {format_ci(field['ci95'])} at X,heuristic,heuristic",
+              flush=True)
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        points = distill.label_curve(plan, out, plans[0].rules, args.workers, not args.no_progress, on_point=said)
+    except KeyboardInterrupt as error:
+        interrupts.say(f"{PROG}: {interrupts.describe(error)}; the measured points are kept in {out}: run the same "
+                       f"command to continue")
+        return interrupts.exit_status(error)
+    except ValueError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 1
+    try:
+        distill.plot_label_curve(points, plan, out / distill.CURVE_PLOT)
+    except ImportError:
+        print(f"{PROG}: no plot: curve.png needs matplotlib (pip install 'sergeant-major-env[train]')", file=sys.stderr)
+    print(f"wrote {out / distill.CURVE_FILE} ({len(points)} points)")
     return 0
 
 

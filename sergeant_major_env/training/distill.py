@@ -48,6 +48,7 @@ import dataclasses
 import io
 import json
 import math
+import shlex
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -120,6 +121,18 @@ class LabelPlan:
     def to_dict(self) -> dict[str, Any]:
         return {"teacher": self.teacher, "player": self.player, "epsilon": self.epsilon, "games": self.games,
                 "shard_games": self.shard_games, "seed": self.seed, "rules": self.rules.to_dict()}
+
+    def command(self, folder: str | Path) -> str:
+        """The ``sergeant-major distill labels`` command that makes (or continues) these labels in ``folder``."""
+        words = ["sergeant-major", "distill", "labels", "--out", str(folder), "--games", str(self.games),
+                 "--seed", str(self.seed)]
+        defaults = LabelPlan()
+        for name in ("teacher", "player", "epsilon", "shard_games"):
+            if getattr(self, name) != getattr(defaults, name):
+                words += ["--" + name.replace("_", "-"), str(getattr(self, name))]
+        changed = [f"{name}={str(value).lower() if isinstance(value, bool) else value}"
+                   for name, value in self.rules.to_dict().items() if value != getattr(Rules(), name)]
+        return shlex.join(words + (["--option", *changed] if changed else []))
 
     def same_labels_as(self, other: "LabelPlan") -> bool:
         """Whether the shards both would write are the same (``games`` may differ: more shards)."""
@@ -293,6 +306,15 @@ def make_labels(folder: str | Path, plan: LabelPlan, workers: int = 1,
     return {"shards": len(missing), "labels": int(sum(made)), "seconds": time.perf_counter() - start}
 
 
+def games_made(folder: Path, plan: LabelPlan) -> int:
+    """The games of the shards of ``folder`` made so far without a gap from the first (the
+    ``--games`` that would give exactly these labels)."""
+    shards = 0
+    while shards < plan.shards and shard_path(folder, shards).exists():
+        shards += 1
+    return min(plan.games, shards * plan.shard_games)
+
+
 def load_labels(folders: Sequence[str | Path], limit: int | None = None) -> dict[str, np.ndarray]:
     """The labels of every shard of ``folders`` in order (at most ``limit`` labels), as one set of arrays."""
     parts: list[dict[str, np.ndarray]] = []
@@ -324,9 +346,9 @@ def load_labels(folders: Sequence[str | Path], limit: int | None = None) -> dict
 class FitOptions:
     """How a policy is fitted to labels (``sergeant-major distill fit``)."""
 
-    epochs: int = 4
+    epochs: int = 10
     """Passes over the labels."""
-    batch_size: int = 1024
+    batch_size: int = 256
     """Labels per gradient step."""
     learning_rate: float = 3e-4
     """Adam's learning rate (annealed linearly to zero over the fit)."""
@@ -338,8 +360,9 @@ class FitOptions:
     choice for the label to teach the teacher's choice; below it the target is the policy's own
     choice (keep what the policy does unless the search is clearly better). 0: always the teacher's
     (measured worse: the teacher's choice among near-equal actions is mostly its sampling noise)."""
-    value_weight: float = 0.5
-    """Weight of the value head's squared error to the position's value (0: the value head is left as it is)."""
+    value_weight: float = 0.0
+    """Weight of the value head's squared error to the position's value (0: the value head is left
+    as it is; nothing that plays the policy reads it, only a PPO fine-tune would)."""
     holdout: float = 0.1
     """Fraction of the games (by game index) held out to measure the agreement with the teacher."""
     seed: int = 0
@@ -465,3 +488,144 @@ def _measure(network, observations, legal, target, best: np.ndarray, rows: np.nd
         agreement = float(best[rows, logits.argmax(dim=1).numpy()].mean())
     return {"epoch": epoch, "train_loss": train_loss, "holdout_cross_entropy": cross_entropy,
             "holdout_agreement": agreement}
+
+
+# ============================================================================ strength against label count
+
+CURVE_FILE = "curve.json"
+CURVE_PLOT = "curve.png"
+CURVE_SEED = 100_000
+"""The deals a curve is measured on (evaluate's ``--seed``): neither the labels' default seed nor
+evaluate's, train's or ship's."""
+
+
+@dataclasses.dataclass(frozen=True)
+class CurvePlan:
+    """A curve of a fitted policy's strength against the number of labels it was fitted to
+    (``sergeant-major distill curve``): at each count, the first ``count`` labels of ``labels``
+    fit ``init`` with ``fit``, then the result plays two duplicate tables on the deals of ``seed``:
+    head to head ``X,against,heuristic`` and ``X,heuristic,heuristic``."""
+
+    labels: tuple[str, ...]
+    counts: tuple[int, ...]
+    init: str = "learned"
+    against: str = "learned"
+    games: int = 600
+    seed: int = CURVE_SEED
+    fit: FitOptions = FitOptions()
+
+    def tables(self) -> dict[str, tuple[str, str]]:
+        """{name: the two other seats}: the tables every point plays."""
+        return {"head_to_head": (self.against, "heuristic"), "vs_heuristic": ("heuristic", "heuristic")}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"labels": list(self.labels), "init": self.init, "against": self.against, "games": self.games,
+                "seed": self.seed, "fit": dataclasses.asdict(self.fit)}
+
+
+def point_folder(out: Path, count: int) -> Path:
+    return out / f"labels_{count}"
+
+
+def read_curve(out: Path, plan: CurvePlan) -> list[dict[str, Any]]:
+    """The points already measured in ``out`` (none for a new folder); a one-line ValueError when
+    they were measured with other options than ``plan`` (other labels, init, tables or fit)."""
+    path = out / CURVE_FILE
+    if not path.exists():
+        return []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        earlier, points = data["plan"], data["points"]
+    except (ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"{path} is not a curve this package can continue: {error}") from None
+    if earlier != plan.to_dict():
+        differ = sorted(key for key, value in plan.to_dict().items() if earlier.get(key) != value)
+        raise ValueError(f"{out} holds a curve measured with other options ({', '.join(differ)}); use the same "
+                         f"options to continue it, or another --out")
+    return points
+
+
+def measure_policy(folder: Path, plan: CurvePlan, rules: Rules, workers: int | None, progress: bool) -> dict[str, Any]:
+    """The fitted policy in ``folder`` at each of the plan's tables: its mean points per game and
+    95% interval, and the evaluate command that gives the same numbers."""
+    from sergeant_major_env.evaluation import play_tables
+
+    measured = {}
+    for name, (left, right) in plan.tables().items():
+        table = [make_agent(f"ppo:{folder}"), make_agent(left), make_agent(right)]
+        table_names = ["fitted", f"{left} (seat 2)", f"{right} (seat 3)"]
+        result = play_tables(table, games=plan.games, seed=plan.seed, rules=rules, progress=progress,
+                             names=table_names, workers=workers)
+        stats = result.agent("fitted")
+        measured[name] = {"mean_points": stats.mean_points, "ci95": stats.ci95, "games": result.games,
+                          "command": f"sergeant-major evaluate --agents ppo:{folder},{left},{right} "
+                                     f"--games {result.games} --seed {plan.seed}"}
+        if name == "head_to_head":  # the margin over the seat 2 agent: points(fitted) - points(it), per game
+            pair = next(entry for entry in result.head_to_head if {entry.a, entry.b} == {"fitted", table_names[1]})
+            sign = 1 if pair.a == "fitted" else -1
+            measured[name].update(margin=sign * pair.margin, margin_ci95=None if pair.ci95 is None else sorted(
+                sign * bound for bound in pair.ci95), ahead=pair.a_ahead if sign > 0 else 1 - pair.a_ahead)
+    return measured
+
+
+def label_curve(plan: CurvePlan, out: Path, rules: Rules, workers: int | None = None, progress: bool = False,
+                on_point: Callable[[dict[str, Any]], None] = lambda point: None) -> list[dict[str, Any]]:
+    """Measure the points of ``plan`` still missing in ``out`` (see :class:`CurvePlan`), each
+    fitted policy kept in ``out/labels_COUNT``, and ``curve.json`` rewritten after every point
+    (so a stopped curve continues where it stopped). Returns all the points, by label count."""
+    from sergeant_major_env.agents.learned import policy_source
+    from sergeant_major_env.agents.policy_file import load_policy, save_network
+
+    points = read_curve(out, plan)
+    missing = [count for count in sorted(set(plan.counts)) if count not in {point["labels"] for point in points}]
+    if not missing:
+        return points
+    labels = load_labels(plan.labels, max(missing) or 1)
+    if max(missing) > labels["action"].size:
+        raise ValueError(f"{', '.join(plan.labels)} hold {labels['action'].size:,} labels, fewer than the "
+                         f"{max(missing):,} asked for: make more labels, or ask for fewer")
+    init = policy_source(plan.init)
+    for size in missing:
+        network, metadata = load_policy(init)
+        history = fit_policy(network, {name: array[:size] for name, array in labels.items()}, plan.fit) \
+            if size > 0 else []
+        folder = point_folder(out, size)
+        folder.mkdir(parents=True, exist_ok=True)
+        save_network(network, folder, metadata["network"], {"rules": rules.to_dict(), "training": {
+            "command": f"sergeant-major distill fit --labels {' '.join(plan.labels)} --limit {size} "
+                       f"--init {plan.init}", "distilled": {"from": plan.init, "label_count": size,
+                                                            "options": dataclasses.asdict(plan.fit)}}})
+        point = {"labels": size, "holdout_agreement": history[-1]["holdout_agreement"] if history else None,
+                 **measure_policy(folder, plan, rules, workers, progress)}
+        points = sorted(points + [point], key=lambda row: row["labels"])
+        files.write_json(out / CURVE_FILE, {"plan": plan.to_dict(), "points": points})
+        on_point(point)
+    return points
+
+
+def plot_label_curve(points: list[dict[str, Any]], plan: CurvePlan, path: Path) -> None:
+    """curve.png: each table's mean points of the fitted policy against the label count, with 95% bands."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(7, 4.2))
+    x = np.array([point["labels"] for point in points]) / 1000
+    for (name, (left, right)), color in zip(plan.tables().items(), ("tab:blue", "tab:red")):
+        mean_key, ci_key, label = ("margin", "margin_ci95", f"head to head: margin over {left} (X,{left},{right})") \
+            if name == "head_to_head" else ("mean_points", "ci95", f"mean points at X,{left},{right}")
+        mean = np.array([point[name][mean_key] for point in points])
+        low = np.array([(point[name][ci_key] or [m, m])[0] for point, m in zip(points, mean)])
+        high = np.array([(point[name][ci_key] or [m, m])[1] for point, m in zip(points, mean)])
+        axes.plot(x, mean, "o-", color=color, label=label)
+        axes.fill_between(x, low, high, color=color, alpha=0.2)
+    axes.axhline(0, color="black", linewidth=0.8)
+    axes.set_xlabel("labels fitted to (thousands)")
+    axes.set_ylabel("points per game of the fitted policy X (95% CI)")
+    axes.set_title(f"Distilled from {plan.init}: {plan.games} games per table, deals of seed {plan.seed}")
+    axes.legend()
+    figure.tight_layout()
+    with files.atomic_write(path, "wb") as file:
+        figure.savefig(file, format="png", dpi=120)
+    plt.close(figure)

@@ -192,16 +192,27 @@ def _portable_path(path: str) -> str:
 
 
 def portable_policy_json(path: Path) -> bytes:
-    """policy.json as shipped: its own bytes, or, when its training command names a machine's
-    path (``--out /home/me/runs/x``), the same JSON with that command made :func:`portable`."""
+    """policy.json as shipped: its own bytes, or, when its training record names a machine's
+    path (``--out /home/me/runs/x`` in its command, a labels folder of a distilled policy), the
+    same JSON with every string of that record made :func:`portable`."""
     raw = path.read_bytes()
     metadata = json.loads(raw)
     training = metadata.get("training")
-    command = training.get("command") if isinstance(training, dict) else None
-    if not isinstance(command, str) or portable(command) == command:
+    shipped = _portable_strings(training)
+    if shipped == training:
         return raw
-    training["command"] = portable(command)
+    metadata["training"] = shipped
     return (json.dumps(metadata, indent=2) + "\n").encode("utf-8")
+
+
+def _portable_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return portable(value)
+    if isinstance(value, dict):
+        return {key: _portable_strings(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_portable_strings(item) for item in value]
+    return value
 
 
 def write_shipped(folder: Path, tensors: Path, policy_json: bytes, metadata: dict[str, Any]) -> None:
