@@ -2,7 +2,7 @@
 
 from .rules import Rules
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 __all__ = ["Rules", "__version__", "env", "raw_env", "sergeant_major_v0"]
 
 # Environments (part of the "environments" issue). The SB3 vector env needs the optional

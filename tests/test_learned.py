@@ -61,7 +61,7 @@ def test_learned_metadata_names_its_observation_rules_training_and_strength(lear
     assert learned.name == "learned"
     assert metadata["observation"] == {"version": VERSION, "size": OBSERVATION_SIZE}
     assert Rules.from_dict(metadata["rules"]) == learned.rules
-    assert metadata["training"]["command"].startswith("sergeant-major train")
+    assert metadata["training"]["command"].startswith("sergeant-major distill fit")
     assert metadata["files"] == {name: file_sha256(LEARNED_FOLDER / name) for name in (TENSORS_FILE,
                                                                                       POLICY_METADATA_FILE)}
     opponents = metadata["strength"]["opponents"]
@@ -180,6 +180,44 @@ def test_ship_bad_arguments_are_one_line_usage_errors_before_any_game(arguments,
     assert exit_.value.code == 2
     assert message in capsys.readouterr().err.strip().splitlines()[-1]
     assert not list(tmp_path.iterdir())
+
+
+def test_learned_records_its_teacher_labels_and_the_commands_that_make_it_again(learned):
+    """The shipped policy is distilled from the search (issue 21): its metadata names the policy it
+    started from, the teacher, the label count and the commands that make the labels and the fit."""
+    distilled = learned.metadata["training"]["distilled"]
+    assert distilled["from"] == "learned-ppo" and distilled["teachers"] == ["pimc:rollout=learned-ppo"]
+    assert distilled["label_count"] >= 1_000_000
+    [labels] = distilled["label_commands"]
+    assert labels.startswith("sergeant-major distill labels --out labels/r1 ") and "--player learned-ppo" in labels
+    assert f"--init {distilled['from']}" in learned.metadata["training"]["command"]
+    assert learned.policy_metadata["training"] == learned.metadata["training"]
+
+
+def test_learned_ppo_is_the_policy_learned_was_distilled_from():
+    """learned-ppo, the policy PPO trained, ships beside learned with its own checked metadata."""
+    from sergeant_major_env.agents.learned import PPO_FOLDER, read_learned_metadata
+
+    ppo = agents.make_agent("learned-ppo")
+    assert ppo.name == "learned-ppo" and "distilled" in agents.agent_help()["learned-ppo"]
+    metadata = read_learned_metadata(PPO_FOLDER, "learned-ppo")
+    assert metadata["training"]["command"].startswith("sergeant-major train")
+    assert metadata["files"] == {name: file_sha256(PPO_FOLDER / name) for name in (TENSORS_FILE, POLICY_METADATA_FILE)}
+    assert (PPO_FOLDER / TENSORS_FILE).read_bytes() != (LEARNED_FOLDER / TENSORS_FILE).read_bytes()
+    assert metadata["agent"] == "learned-ppo"
+    for opponent, entry in metadata["strength"]["opponents"].items():  # commands that measure this policy
+        assert entry["command"].startswith(f"sergeant-major evaluate --agents learned-ppo,{opponent},{opponent} ")
+
+
+def test_a_swapped_learned_ppo_file_is_refused_in_one_line_naming_it(tmp_path):
+    from sergeant_major_env.agents.learned import PPO_FOLDER, load_learned
+
+    folder = tmp_path / "ppo"
+    shutil.copytree(PPO_FOLDER, folder)
+    (folder / TENSORS_FILE).write_bytes((LEARNED_FOLDER / TENSORS_FILE).read_bytes())
+    with pytest.raises(ValueError, match=r"^agent 'learned-ppo': .*policy.safetensors is not the file learned.json "
+                                         r"describes"):
+        load_learned(folder, "learned-ppo")
 
 
 # ============================================================================ install and README

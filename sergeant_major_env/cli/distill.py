@@ -326,10 +326,17 @@ def _curve_command(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     except ValueError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 1
+    except OSError as error:
+        print(f"{PROG}: error: cannot write in {out}: {error.strerror or error}; the points measured before are "
+              f"kept", file=sys.stderr)
+        return 1
     try:
         distill.plot_label_curve(points, plan, out / distill.CURVE_PLOT)
     except ImportError:
         print(f"{PROG}: no plot: curve.png needs matplotlib (pip install 'sergeant-major-env[train]')", file=sys.stderr)
+    except OSError as error:
+        print(f"{PROG}: error: cannot write {out / distill.CURVE_PLOT}: {error.strerror or error}", file=sys.stderr)
+        return 1
     print(f"wrote {out / distill.CURVE_FILE} ({len(points)} points)")
     return 0
 
