@@ -499,9 +499,12 @@ class WebHandler(BaseHTTPRequestHandler):
 
     def _handle(self, route: Callable[[], None]) -> None:
         try:
-            route()
-        except Refused as refused:
-            self._refuse(refused)
+            try:
+                route()
+            except Refused as refused:
+                self._refuse(refused)
+        except ConnectionError:  # the page went away mid-answer (a closed tab, a reload): nothing to say
+            self.close_connection = True
 
     # ------------------------------------------------------------------ requests
 

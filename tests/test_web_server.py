@@ -220,6 +220,26 @@ def test_no_answer_shows_the_persons_turn_while_the_bots_still_think():
             assert status == 200, text
 
 
+def test_a_page_that_goes_away_mid_answer_prints_nothing_and_the_server_serves_on(server, capfd):
+    """A closed tab during a long poll: the answer's write fails (the connection is reset);
+    no traceback reaches the terminal, and the next request is answered as usual."""
+    import socket
+    import struct
+
+    client = Client(server)
+    game = client.new_game()["game"]
+    since = client.until_my_turn(game)["next"]  # nothing new comes until the person moves: a long poll
+    raw = socket.create_connection(server.server_address[:2], timeout=10)
+    raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close = reset
+    raw.sendall(f"GET /api/games/{game}?since={since}&wait=1 HTTP/1.1\r\nHost: x\r\n"
+                f"X-Token: {client.token}\r\n\r\n".encode())
+    time.sleep(0.2)
+    raw.close()
+    time.sleep(1.5)  # the poll times out and its answer meets the reset connection
+    assert client.events(game)["next"] == since
+    assert "Traceback" not in capfd.readouterr().err
+
+
 def test_idle_games_expire():
     with _serve(web.WebOptions(seed=3, rules=Rules(num_deals=1), pace=0, expire_after=0.3)) as server:
         client = Client(server)
