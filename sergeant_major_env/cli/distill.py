@@ -238,11 +238,7 @@ def _fit_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
             raise ValueError(f"{out} already holds a policy; add --overwrite to replace it")
         files.check_writable(out / TENSORS_FILE if out.is_dir() else out, "--out")
         network, metadata = load_policy(init)
-        plans = [distill.read_manifest(Path(folder)) for folder in args.labels]
-        if None in plans:
-            raise ValueError(f"{args.labels[plans.index(None)]} holds no {distill.MANIFEST}: not a labels folder")
-        if len({plan.rules for plan in plans}) > 1:
-            raise ValueError("the --labels folders were made under different rule options: fit to one rule set")
+        plans = distill.read_plans(args.labels)
         labels = distill.load_labels(args.labels, args.limit)
     except ValueError as error:
         parser.error(str(error))
@@ -295,11 +291,7 @@ def _curve_command(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
             raise ValueError(f"--games must be at least 1, got {args.games}")
         if args.workers is not None and not 1 <= args.workers <= 256:
             raise ValueError(f"--workers must be in 1..256, got {args.workers}")
-        plans = [distill.read_manifest(Path(folder)) for folder in args.labels]
-        if None in plans:
-            raise ValueError(f"{args.labels[plans.index(None)]} holds no {distill.MANIFEST}: not a labels folder")
-        if len({labels.rules for labels in plans}) > 1:
-            raise ValueError("the --labels folders were made under different rule options: fit to one rule set")
+        plans = distill.read_plans(args.labels)
         for name in {args.against, "heuristic"}:
             make_agent(name)  # an unknown name: one line listing the known ones
         load_policy(policy_source(args.init))  # a missing or unloadable policy: one line

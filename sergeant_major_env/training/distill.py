@@ -315,6 +315,17 @@ def games_made(folder: Path, plan: LabelPlan) -> int:
     return min(plan.games, shards * plan.shard_games)
 
 
+def read_plans(folders: Sequence[str | Path]) -> list[LabelPlan]:
+    """The plans of labels folders that can be fitted together; a one-line ValueError for a
+    folder that is not a labels folder or folders made under different rule options."""
+    plans = [read_manifest(Path(folder)) for folder in folders]
+    if None in plans:
+        raise ValueError(f"{folders[plans.index(None)]} holds no {MANIFEST}: not a labels folder")
+    if len({plan.rules for plan in plans}) > 1:
+        raise ValueError("the --labels folders were made under different rule options: fit to one rule set")
+    return plans
+
+
 def load_labels(folders: Sequence[str | Path], limit: int | None = None) -> dict[str, np.ndarray]:
     """The labels of every shard of ``folders`` in order (at most ``limit`` labels), as one set of arrays."""
     parts: list[dict[str, np.ndarray]] = []
@@ -518,6 +529,16 @@ class CurvePlan:
         """{name: the two other seats}: the tables every point plays."""
         return {"head_to_head": (self.against, "heuristic"), "vs_heuristic": ("heuristic", "heuristic")}
 
+    def fit_command(self, folder: Path, size: int) -> str:
+        """The ``sergeant-major distill fit`` command that makes the point's fit of ``size`` labels in ``folder``."""
+        words = ["sergeant-major", "distill", "fit", "--labels", *self.labels, "--init", self.init, "--out",
+                 str(folder), "--limit", str(size)]
+        for field in dataclasses.fields(FitOptions):
+            value = getattr(self.fit, field.name)
+            if value != getattr(FitOptions(), field.name):
+                words += ["--" + field.name.replace("_", "-"), str(value)]
+        return shlex.join(words)
+
     def to_dict(self) -> dict[str, Any]:
         return {"labels": list(self.labels), "init": self.init, "against": self.against, "games": self.games,
                 "seed": self.seed, "fit": dataclasses.asdict(self.fit)}
@@ -592,9 +613,8 @@ def label_curve(plan: CurvePlan, out: Path, rules: Rules, workers: int | None = 
         folder = point_folder(out, size)
         folder.mkdir(parents=True, exist_ok=True)
         save_network(network, folder, metadata["network"], {"rules": rules.to_dict(), "training": {
-            "command": f"sergeant-major distill fit --labels {' '.join(plan.labels)} --limit {size} "
-                       f"--init {plan.init}", "distilled": {"from": plan.init, "label_count": size,
-                                                            "options": dataclasses.asdict(plan.fit)}}})
+            "command": plan.fit_command(folder, size), "distilled": {"from": plan.init, "label_count": size,
+                                                                     "options": dataclasses.asdict(plan.fit)}}})
         point = {"labels": size, "holdout_agreement": history[-1]["holdout_agreement"] if history else None,
                  **measure_policy(folder, plan, rules, workers, progress)}
         points = sorted(points + [point], key=lambda row: row["labels"])
