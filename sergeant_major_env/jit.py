@@ -1,0 +1,44 @@
+"""Compiled kernels: how the project compiles its hot loops (numba), in one place.
+
+Every kernel of the package is declared with :func:`kernel`: ``numba.njit`` with
+
+- ``cache=True``: the machine code is kept on disk and reused by later runs, worker
+  processes and CI. numba writes it beside the module (``__pycache__``) and, when the
+  package's folder is not writable (a wheel in a read-only site-packages), in the user's
+  cache folder (``~/.cache/numba``, or ``$NUMBA_CACHE_DIR``);
+- ``nogil=True``: a kernel releases the GIL, so Python threads run kernels on every core;
+- ``error_model="numpy"``: division follows numpy (no Python exception checks in the loop).
+
+``parallel=True`` kernels spread a batch over the cores with ``numba.prange``; the number
+of threads is numba's (``NUMBA_NUM_THREADS``, by default every core).
+
+The kernels never see unchecked input: the public functions check shapes, dtypes and ranges
+first and give their one-line errors; a kernel receives arrays of the dtypes it was written
+for (:func:`contiguous` makes sure of the layout).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numba
+import numpy as np
+
+prange = numba.prange
+
+
+def kernel(function: Callable | None = None, *, parallel: bool = False, inline: bool = False) -> Any:
+    """``numba.njit`` with the project's settings (module docstring); usable bare
+    (``@kernel``) or with options (``@kernel(parallel=True)``). ``inline=True`` marks a small
+    helper that numba inlines into its callers (a helper called per card or per game)."""
+    options = dict(cache=True, nogil=True, error_model="numpy", parallel=parallel)
+    if inline:
+        options["inline"] = "always"
+    if function is None:
+        return lambda f: numba.njit(**options)(f)
+    return numba.njit(**options)(function)
+
+
+def contiguous(array: np.ndarray, dtype) -> np.ndarray:
+    """``array`` as a C-contiguous array of ``dtype`` (no copy when it already is one)."""
+    return np.ascontiguousarray(array, dtype=dtype)
