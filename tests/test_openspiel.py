@@ -227,7 +227,8 @@ def test_dealing_refuses_a_card_dealt_already_or_not_a_card():
     state = pyspiel.load_game("python_sergeant_major(num_deals=1)").new_initial_state()
     state.apply_action(0)
     state.apply_action(7)
-    assert_refused(state, 7, "^R10: chance deals one of the 51 cards not dealt yet \\(chance_outcomes\\(\\)\\); card 7 was dealt already")
+    assert_refused(state, 7, "^R10: chance deals one of the 51 cards not dealt yet "
+                             "\\(chance_outcomes\\(\\)\\); card 7 was dealt already")
     for action in (52, 57, 1000, -1, 2**63):
         assert_refused(state, action, f"card {action} is not a card id .0..51.")
     assert 7 not in [card for card, _ in state.chance_outcomes()]
@@ -327,7 +328,8 @@ def test_safe_deserialize_replays_the_history_without_unpickling():
     ("history=7:0", "^history entry 1 '7:0' is not a legal action here: player 7 does not act here, chance .-1. does$"),
     ("history=-1:0,0:3", "^history entry 2 '0:3' is not a legal action here: player 0 does not act here, chance"),
     ("history=-1:7", "^history entry 1 '-1:7' is not a legal action here: R4: the first dealer is drawn by lot"),
-    ("history=-1:0,-1:3,-1:3", "^history entry 3 '-1:3' is not a legal action here: R10: .* card 3 was dealt already\\.$"),
+    ("history=-1:0,-1:3,-1:3",
+     "^history entry 3 '-1:3' is not a legal action here: R10: .* card 3 was dealt already\\.$"),
     ("history=-1:0,-1:-1", "card -1 is not a card id"),
     ("history=-1:99999999999999999999", "got 99999999999999999999\\.$"),
     ("history=-1:0," + ",".join(f"-1:{c}" for c in range(52)) + ",1:0",
@@ -347,8 +349,9 @@ def test_safe_deserialize_refuses_an_action_after_the_end():
     finished = play_random(game, 0)
     history = finished.serialize().split("\n", 1)[0]
     assert smo.deserialize_state(game, history).is_terminal()
-    with pytest.raises(smo.IllegalActionError, match=f"^history entry {len(finished.history()) + 1} '-4:0' is not a legal action here: "
-                                                 "the game is over: no action is legal, got action 0.$"):
+    last = len(finished.history()) + 1
+    with pytest.raises(smo.IllegalActionError, match=f"^history entry {last} '-4:0' is not a legal action here: "
+                                                     "the game is over: no action is legal, got action 0.$"):
         smo.deserialize_state(game, history + ",-4:0")
     with pytest.raises(smo.IllegalActionError, match="player 0 does not act here, nobody"):
         smo.deserialize_state(game, history + ",0:0")
