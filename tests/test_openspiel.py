@@ -278,7 +278,9 @@ def test_the_check_covers_openspiels_own_paths():
     state = dealt_game()
     with pytest.raises(pyspiel.SpielError):
         state.apply_action_with_legality_check(0)
-    assert len(state.history()) == 53
+    with pytest.raises(smo.IllegalActionError, match="^illegal action 0 .2S. for seat 1 in decision 'mode'"):
+        pyspiel.State.apply_action(state, 0)  # OpenSpiel's C++ ApplyAction, as C++ bots and tools call it
+    assert len(state.history()) == 53 and state.current_player() == 1
     error = smo.IllegalActionError("x")
     assert isinstance(error, pyspiel.SpielError) and isinstance(error, ValueError)
     assert isinstance(error, engine.IllegalActionError)
