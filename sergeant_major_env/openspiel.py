@@ -48,6 +48,18 @@ engine game, legality is :func:`engine.legal_bits`, observations are
   six only, R9). The observation is not an information state in OpenSpiel's sense (it does
   not recall earlier deals' cards, nor the order of a seat's own discards), so the game
   declares no information-state tensor or string.
+* **Refusals.** Every action that is not in ``legal_actions()`` (at a chance node: not an
+  outcome of ``chance_outcomes()``), and any action on a terminal state, raises
+  :class:`IllegalActionError`, one line naming the action and what is allowed, and leaves
+  the state as it was (history, player to act, engine state). It is both pyspiel's
+  ``SpielError`` (what OpenSpiel's C++ games raise) and this package's
+  :class:`engine.IllegalActionError` (a ``ValueError``). The check is
+  :meth:`SergeantMajorState._check`, run by ``_apply_action``, the one way in of every
+  action (``apply_action``, OpenSpiel's C++ tools, :func:`deserialize_state`); it is a bit
+  test. ``information_state_string`` and ``information_state_tensor`` raise ``SpielError``
+  (not provided, see Observations). Bad parameters are one ``ValueError`` line
+  (:class:`rules.Rules`); pyspiel checks their types and names itself, and refuses an
+  integer beyond C++ ``int`` (such as ``2**63``) while converting it, before the game sees it.
 * ``game_record(state)`` is the RULES.md section 11 record of a finished state, replayed
   from its history through a :class:`records.Recorder`; ``records check`` accepts it.
 
@@ -59,6 +71,7 @@ elsewhere use :func:`deserialize_state`, which reads the history line only and r
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Sequence
 
 import numpy as np
@@ -79,6 +92,10 @@ MAX_EXCHANGED = 13
 """The most cards exchanged after one deal: a giver's points (R19), at most 13."""
 SEAT_NAMES = ("seat 0", "seat 1", "seat 2")
 _ONE = np.zeros(1, dtype=np.intp)  # game 0 of a batch of one
+ALL_CARDS = (1 << NUM_CARDS) - 1
+_UNCHANGED = " The state is unchanged."  # the end of a refusal, as the engine's
+_NO_INFORMATION_STATE = (f"{SHORT_NAME} provides no information state {{}} (its observation does not recall "
+                         f"earlier deals, so it is not one); use observation_string / observation_tensor")
 
 GAME_TYPE = pyspiel.GameType(
     short_name=SHORT_NAME,
@@ -96,6 +113,11 @@ GAME_TYPE = pyspiel.GameType(
     provides_observation_tensor=True,
     parameter_specification=Rules().to_dict(),
 )
+
+
+class IllegalActionError(engine.IllegalActionError, pyspiel.SpielError):
+    """An action refused by the game (module docstring, "Refusals"); the state is unchanged.
+    Caught as pyspiel's ``SpielError`` and as this package's ``engine.IllegalActionError``."""
 
 
 def max_decisions(num_deals: int) -> int:
@@ -159,6 +181,7 @@ class SergeantMajorGame(pyspiel.Game):
         new._engine = _Engine(state.take(_ONE))
         new._lot_drawn = True
         new._deal = [-1] * NUM_CARDS  # the deal is dealt; its order is not known here
+        new._dealt = ALL_CARDS
         if last_deal is not None:
             new._last_deal = int(last_deal)
         return new
@@ -184,6 +207,7 @@ class SergeantMajorState(pyspiel.State):
         self._engine = _Engine(game._template.copy())
         self._lot_drawn = False
         self._deal: list[int] = []  # the chance outcomes of the current deal: cards in dealing order
+        self._dealt = 0  # the same cards as a set (bit c: card c), for chance_outcomes and the check
         self._rewards = [0.0] * NUM_PLAYERS
         self._last_deal = game.rules.num_deals - 1
         self._legal: int | None = None  # the legal actions of the decision, once asked
@@ -218,11 +242,61 @@ class SergeantMajorState(pyspiel.State):
         """The lot (R4): each seat 1/3; a card (R10): each card not dealt yet, uniformly."""
         if not self._lot_drawn:
             return [(seat, 1 / NUM_PLAYERS) for seat in range(NUM_PLAYERS)]
-        dealt = set(self._deal)
-        left = [card for card in range(NUM_CARDS) if card not in dealt]
+        left = _members(ALL_CARDS & ~self._dealt)
         return [(card, 1 / len(left)) for card in left]
 
+    def apply_action(self, action: int) -> None:
+        """OpenSpiel's ``apply_action``; an action id that is never legal (outside 0..57: -1 is
+        OpenSpiel's invalid action, which pyspiel would refuse with its C++ check's text, and
+        ids beyond 64 bits, which pybind would refuse as a bad argument) gets the game's one
+        line (:meth:`_check`) first. Everything else is checked in :meth:`_apply_action`."""
+        try:
+            action = operator.index(action)
+        except TypeError:
+            raise TypeError(f"an action is an integer id, got {action!r}") from None
+        if not 0 <= action < NUM_ACTIONS:
+            self._check(action)
+        super().apply_action(action)
+
+    def _check(self, action: int) -> None:
+        """Raise :class:`IllegalActionError` (one line, nothing changed) unless ``action`` is
+        legal here: the lot's seats (R4), a card not dealt yet (R10), a decision's legal bit
+        (the engine's), nothing once the game is over."""
+        if self.is_terminal():
+            raise IllegalActionError(f"{self._ended()}: no action is legal, got action {action}.{_UNCHANGED}")
+        if not self._lot_drawn:
+            if not 0 <= action < NUM_PLAYERS:
+                raise IllegalActionError(f"R4: the first dealer is drawn by lot, outcomes 0, 1, 2 (a seat), "
+                                         f"got {action}.{_UNCHANGED}")
+        elif self._dealing():
+            if not 0 <= action < NUM_CARDS or self._dealt >> action & 1:
+                why = "was dealt already" if 0 <= action < NUM_CARDS else "is not a card id (0..51)"
+                raise IllegalActionError(f"R10: chance deals one of the {NUM_CARDS - len(self._deal)} cards not "
+                                         f"dealt yet (chance_outcomes()); card {action} {why}.{_UNCHANGED}")
+        else:
+            if self._legal is None:  # kept for the step that follows (engine.step's `legal`)
+                self._legal = int(engine.legal_bits(self._engine.state)[0])
+            if not (0 <= action < NUM_ACTIONS and self._legal >> action & 1):
+                # the engine's own refusal text (rule id, reason, the legal actions), as engine.step words it
+                raise IllegalActionError(engine._illegal_message(self._engine.state, 0, action, 1))
+
+    def _ended(self) -> str:
+        """Why the state is terminal: the game's last deal, or the search horizon, ended."""
+        if self._engine.state.phase.item(0) == engine.OVER:
+            return "the game is over"
+        return f"the search horizon (deal {self._last_deal + 1}) has ended"
+
+    def information_state_string(self, player: int | None = None) -> str:
+        """Not provided (module docstring, "Observations"): one line instead of pyspiel's
+        error about a missing observer. ``observation_string`` is provided."""
+        raise pyspiel.SpielError(_NO_INFORMATION_STATE.format("string"))
+
+    def information_state_tensor(self, player: int | None = None) -> list[float]:
+        """Not provided, as :meth:`information_state_string`."""
+        raise pyspiel.SpielError(_NO_INFORMATION_STATE.format("tensor"))
+
     def _apply_action(self, action: int) -> None:
+        self._check(action)
         if not self._lot_drawn:
             state = self._engine.state
             state.first_dealer[0] = state.dealer[0] = action  # R4, as the record replayer sets it
@@ -230,15 +304,17 @@ class SergeantMajorState(pyspiel.State):
             self._install()
         elif self._dealing():
             self._deal.append(int(action))
+            self._dealt |= 1 << action
             self._install()
         else:  # a decision; the chance nodes after it keep its rewards (OpenSpiel sums them per decision)
-            self._rewards = [0.0] * NUM_PLAYERS
             self._step_engine(int(action))
+            self._legal = None  # (a subclass's _step_engine may not clear it)
+            self._rewards = [0.0] * NUM_PLAYERS
             state = self._engine.state
             if state.deal_ended[0]:
                 self._rewards = [float(p) for p in state.deal_points[0]]
                 if not self.is_terminal():  # the next deal is dealt by chance nodes, not the engine's seed
-                    self._deal = []
+                    self._deal, self._dealt = [], 0
                     self._install()
 
     def _step_engine(self, action: int) -> None:
@@ -422,17 +498,33 @@ def deserialize_state(game: SergeantMajorGame, text: str) -> SergeantMajorState:
     if not first.startswith("history="):
         raise ValueError("expected OpenSpiel's serialised state, starting with a 'history=' line")
     state = game.new_initial_state()
-    for item in filter(None, first[len("history="):].split(",")):
+    for n, item in enumerate(filter(None, first[len("history="):].split(",")), 1):
         player, sep, action = item.partition(":")
         try:
-            action = int(action)
+            player, action = int(player), int(action)
         except ValueError:
-            raise ValueError(f"bad history entry {item!r}: expected PLAYER:ACTION") from None
-        legal = state.legal_actions()
-        if not sep or action not in legal:
-            raise ValueError(f"history entry {item!r} is not a legal action here (legal: {legal})")
-        state.apply_action(action)
+            sep = ""
+        if not sep:
+            raise ValueError(f"bad history entry {n} {item!r}: expected PLAYER:ACTION (integers)")
+        if player != state.current_player():
+            raise IllegalActionError(f"history entry {n} {item!r} is not a legal action here: player {player} "
+                                     f"does not act here, {_who(state.current_player())} does")
+        try:
+            state.apply_action(action)
+        except IllegalActionError as error:
+            reason = str(error).removesuffix(_UNCHANGED)
+            raise IllegalActionError(f"history entry {n} {item!r} is not a legal action here: {reason}") from None
     return state
+
+
+def _who(player: int) -> str:
+    """A player id as text: ``seat 1``, ``chance (-1)``, ``nobody (-4, the game is over)``."""
+    player = int(player)
+    if player == pyspiel.PlayerId.CHANCE:
+        return f"chance ({player})"
+    if player == pyspiel.PlayerId.TERMINAL:
+        return f"nobody ({player}, the game is over)"
+    return f"seat {player}"
 
 
 pyspiel.register_game(GAME_TYPE, SergeantMajorGame)

@@ -10,6 +10,7 @@ import pytest
 
 pyspiel = pytest.importorskip("pyspiel")
 
+from conftest import assert_states_equal  # noqa: E402
 from sergeant_major_env import engine  # noqa: E402
 from sergeant_major_env import openspiel as smo  # noqa: E402  (registers the game)
 from sergeant_major_env.observation import OBSERVATION_SIZE, SEGMENTS, observe  # noqa: E402
@@ -49,6 +50,50 @@ def test_load_game_with_rule_options_as_parameters():
 def test_bad_parameter_is_one_clear_line():
     with pytest.raises(ValueError, match="num_deals must be an integer from 1 to 18"):
         pyspiel.load_game("python_sergeant_major(num_deals=19)")
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"num_deals": 0}, "rule option num_deals must be an integer from 1 to 18, got 0"),
+    ({"num_deals": -1}, "rule option num_deals must be an integer from 1 to 18, got -1"),
+    ({"num_deals": 2**31 - 1}, "rule option num_deals must be an integer from 1 to 18, got 2147483647"),
+])
+def test_parameters_out_of_the_rule_options_ranges_are_one_line(params, message):
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        pyspiel.load_game("python_sergeant_major", params)
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"num_deals": 2**63}, "rule option num_deals must be an integer from 1 to 18, got 9223372036854775808"),
+    ({"num_deals": 2**31}, "rule option num_deals must be an integer from 1 to 18, got 2147483648"),
+    ({"num_deals": "x"}, "rule option num_deals must be an integer from 1 to 18, got 'x'"),
+    ({"num_deals": 2.0}, "rule option num_deals must be an integer from 1 to 18, got 2.0"),
+    ({"num_deals": True}, "rule option num_deals must be an integer from 1 to 18, got True"),
+    ({"exchanges": 1}, "rule option exchanges must be true or false, got 1"),
+    ({"must_overtake": "yes"}, "rule option must_overtake must be true or false, got 'yes'"),
+    ({"foo": 1}, "unknown rule option.s. foo; known options: num_deals, exchanges, "),
+])
+def test_the_games_constructor_checks_every_parameter_in_one_line(params, message):
+    with pytest.raises(ValueError, match=f"^{message}"):
+        smo.SergeantMajorGame(params)
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"num_deals": "x"}, "Wrong type for parameter num_deals. Expected type: kInt, got kString"),
+    ({"exchanges": 1}, "Wrong type for parameter exchanges. Expected type: kBool, got kInt"),
+    ({"foo": 1}, "Unknown parameter 'foo'. Available parameters are: dealer_builds_talon, exchanges"),
+])
+def test_pyspiel_refuses_wrong_types_and_names_in_one_line_before_the_game(params, message):
+    with pytest.raises(pyspiel.SpielError, match=message):
+        pyspiel.load_game("python_sergeant_major", params)
+
+
+def test_an_integer_beyond_cpp_int_is_refused_by_pyspiel_before_the_game():
+    """pybind converts the parameters to C++ ``int`` before the game is made, and refuses
+    2**63 (or 2**31) there in one line of its own; the game's constructor, which sees the
+    value when called directly, gives the rule option's range (test above)."""
+    for value in (2**63, 2**31):
+        with pytest.raises(RuntimeError, match="Unable to cast Python instance of type <class 'int'>"):
+            pyspiel.load_game("python_sergeant_major", {"num_deals": value})
 
 
 def test_game_type_and_info_are_declared_truthfully():
@@ -139,6 +184,126 @@ def test_committed_playthrough_replays_identically():
                                   "python -m tests.test_openspiel")
 
 
+# ----------------------------------------------------------------------------- refused actions
+
+def snapshot(state):
+    """What a refused action must leave as it was: history, player to act, the deal so far,
+    the chance outcomes or legal actions, rewards, and every array of the engine state."""
+    moves = state.chance_outcomes() if state.is_chance_node() else state.legal_actions()
+    return (state.history(), state.move_number(), int(state.current_player()), state.is_terminal(),
+            list(state._deal), moves, state.rewards(), state.returns(), state.engine_state.copy())
+
+
+def assert_refused(state, action, message):
+    """``state.apply_action(action)`` raises one line matching ``message`` and changes nothing."""
+    before = snapshot(state)
+    with pytest.raises(smo.IllegalActionError, match=message) as refusal:
+        state.apply_action(action)
+    assert "\n" not in str(refusal.value) and str(refusal.value).endswith("The state is unchanged.")
+    after = snapshot(state)
+    assert after[:-1] == before[:-1]
+    assert_states_equal(after[-1], before[-1])
+
+
+def dealt_game(num_deals=1, dealer=0):
+    """A state at the playmaker's first decision, the cards dealt in order 0..51."""
+    state = pyspiel.load_game(f"python_sergeant_major(num_deals={num_deals})").new_initial_state()
+    for action in [dealer, *range(52)]:
+        state.apply_action(action)
+    return state
+
+
+def test_the_lot_refuses_any_seat_but_0_1_2():
+    """R4: issue 27's `apply_action(7)` made seat 7 the dealer."""
+    state = pyspiel.load_game("python_sergeant_major(num_deals=1)").new_initial_state()
+    for action in (7, 3, 52, -1, 1000, 2**63, 2**70):
+        assert_refused(state, action, f"^R4: the first dealer is drawn by lot, outcomes 0, 1, 2 .a seat., got {action}")
+    state.apply_action(2)
+    assert state.history() == [2] and state.engine_state.dealer[0] == 2
+
+
+def test_dealing_refuses_a_card_dealt_already_or_not_a_card():
+    """R10: dealing a card twice, card 52, 57, 1000 or -1 was accepted or a traceback."""
+    state = pyspiel.load_game("python_sergeant_major(num_deals=1)").new_initial_state()
+    state.apply_action(0)
+    state.apply_action(7)
+    assert_refused(state, 7, "^R10: chance deals one of the 51 cards not dealt yet "
+                             "\\(chance_outcomes\\(\\)\\); card 7 was dealt already")
+    for action in (52, 57, 1000, -1, 2**63):
+        assert_refused(state, action, f"card {action} is not a card id .0..51.")
+    assert 7 not in [card for card, _ in state.chance_outcomes()]
+    assert state.legal_actions() == [card for card, _ in state.chance_outcomes()]  # OpenSpiel's view of chance
+
+
+def test_card_7_fifty_two_times_is_refused_from_the_second():
+    """Issue 27: card 7 fifty-two times gave one-card hands and play went on."""
+    state = pyspiel.load_game("python_sergeant_major(num_deals=1)").new_initial_state()
+    state.apply_action(0)
+    state.apply_action(7)
+    for _ in range(51):
+        assert_refused(state, 7, "card 7 was dealt already")
+    assert state.history() == [0, 7] and state.is_chance_node()
+
+
+def test_a_decision_refuses_an_illegal_action_with_the_engines_reason():
+    state = dealt_game()
+    assert state.current_player() == 1 and state.legal_actions() == list(range(52, 58))
+    assert_refused(state, 0, "^illegal action 0 .2S. for seat 1 in decision 'mode': R8: the playmaker must choose "
+                             "a mode .actions 52..57., not a card; legal actions: mode S, ")
+    for action in (58, 1000, -1, 2**63):
+        assert_refused(state, action, f"^illegal action {action} .out of range. for seat 1 .*action ids are 0..57")
+    state.apply_action(52)  # mode S; then a refused discard, with the cached legal actions of the new decision
+    assert_refused(state, 57, "R10: a card is expected in this decision .discard., not a mode")
+
+
+def test_a_finished_game_refuses_every_action():
+    """Issue 27: actions on a finished game were accepted."""
+    state = play_random(pyspiel.load_game("python_sergeant_major(num_deals=1)"), 0)
+    assert state.is_terminal()
+    for action in (0, 2, 51, 52, 57, -1, 1000):
+        assert_refused(state, action, f"^the game is over: no action is legal, got action {action}")
+
+
+def test_a_search_horizon_state_refuses_actions_past_its_last_deal():
+    game = pyspiel.load_game("python_sergeant_major(num_deals=2)")
+    world = game.state_from_engine(engine.init(engine.game_seeds(1, 1), Rules(num_deals=2)), last_deal=0)
+    rng = np.random.default_rng(0)
+    while not world.is_terminal():
+        world.apply_action(int(rng.choice(world.legal_actions())))
+    assert_refused(world, 0, "^the search horizon .deal 1. has ended: no action is legal")
+
+
+def test_the_check_covers_openspiels_own_paths():
+    """apply_action_with_legality_check and OpenSpiel's C++ tools reach the same check."""
+    state = dealt_game()
+    with pytest.raises(pyspiel.SpielError):
+        state.apply_action_with_legality_check(0)
+    with pytest.raises(smo.IllegalActionError, match="^illegal action 0 .2S. for seat 1 in decision 'mode'"):
+        pyspiel.State.apply_action(state, 0)  # OpenSpiel's C++ ApplyAction, as C++ bots and tools call it
+    assert len(state.history()) == 53 and state.current_player() == 1
+    error = smo.IllegalActionError("x")
+    assert isinstance(error, pyspiel.SpielError) and isinstance(error, ValueError)
+    assert isinstance(error, engine.IllegalActionError)
+
+
+def test_a_non_integer_action_is_one_line():
+    state = pyspiel.load_game("python_sergeant_major(num_deals=1)").new_initial_state()
+    with pytest.raises(TypeError, match="^an action is an integer id, got 'x'$"):
+        state.apply_action("x")
+    assert state.history() == []
+
+
+def test_information_state_is_refused_in_one_line_and_the_observation_still_works():
+    """Issue 27: information_state_string(0) was an AttributeError traceback."""
+    state = dealt_game()
+    for method in (state.information_state_string, state.information_state_tensor):
+        for args in ((0,), ()):
+            with pytest.raises(pyspiel.SpielError, match="^python_sergeant_major provides no information state "
+                                                         "(string|tensor) .*; use observation_string"):
+                method(*args)
+    assert "seat 0" in state.observation_string(0) and len(state.observation_tensor(0)) == OBSERVATION_SIZE
+
+
 # ----------------------------------------------------------------------------- clone, serialisation, strings
 
 def test_clone_is_independent_of_the_original():
@@ -159,6 +324,41 @@ def test_safe_deserialize_replays_the_history_without_unpickling():
     assert str(game.deserialize_state(text)) == str(state)  # OpenSpiel's own path agrees
     with pytest.raises(ValueError, match="not a legal action"):
         smo.deserialize_state(game, "history=-1:0,-1:99\nmove_number=0\n__dict__=")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("history=7:0", "^history entry 1 '7:0' is not a legal action here: player 7 does not act here, chance .-1. does$"),
+    ("history=-1:0,0:3", "^history entry 2 '0:3' is not a legal action here: player 0 does not act here, chance"),
+    ("history=-1:7", "^history entry 1 '-1:7' is not a legal action here: R4: the first dealer is drawn by lot"),
+    ("history=-1:0,-1:3,-1:3",
+     "^history entry 3 '-1:3' is not a legal action here: R10: .* card 3 was dealt already\\.$"),
+    ("history=-1:0,-1:-1", "card -1 is not a card id"),
+    ("history=-1:99999999999999999999", "got 99999999999999999999\\.$"),
+    ("history=-1:0," + ",".join(f"-1:{c}" for c in range(52)) + ",1:0",
+     "^history entry 54 '1:0' is not a legal action here: illegal action 0 .2S. for seat 1 in decision 'mode'"),
+    ("history=-1:0," + ",".join(f"-1:{c}" for c in range(52)) + ",0:52",
+     "^history entry 54 '0:52' is not a legal action here: player 0 does not act here, seat 1 does$"),
+])
+def test_safe_deserialize_checks_each_entrys_player_and_action(text, message):
+    """Issue 27: `history=7:0` was read as the lot's seat 0, the player field ignored."""
+    game = pyspiel.load_game("python_sergeant_major(num_deals=1)")
+    with pytest.raises(smo.IllegalActionError, match=message):
+        smo.deserialize_state(game, text + "\nmove_number=0\n__dict__=")
+
+
+def test_safe_deserialize_refuses_an_action_after_the_end():
+    game = pyspiel.load_game("python_sergeant_major(num_deals=1)")
+    finished = play_random(game, 0)
+    history = finished.serialize().split("\n", 1)[0]
+    assert smo.deserialize_state(game, history).is_terminal()
+    last = len(finished.history()) + 1
+    with pytest.raises(smo.IllegalActionError, match=f"^history entry {last} '-4:0' is not a legal action here: "
+                                                     "the game is over: no action is legal, got action 0.$"):
+        smo.deserialize_state(game, history + ",-4:0")
+    with pytest.raises(smo.IllegalActionError, match="player 0 does not act here, nobody"):
+        smo.deserialize_state(game, history + ",0:0")
+    with pytest.raises(ValueError, match="^bad history entry 1 'x': expected PLAYER:ACTION .integers.$"):
+        smo.deserialize_state(game, "history=x")
 
 
 def test_action_strings_name_cards_modes_and_chance_outcomes():
