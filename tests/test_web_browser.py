@@ -72,8 +72,20 @@ def _person_kinds(seed: int, seat: int, rules: Rules) -> set[str]:
 
 
 def _your_turn_or_over(page) -> str:
-    page.wait_for_function("['your-turn', 'over'].includes(document.body.dataset.state)", timeout=60_000)
+    # Selectors, not wait_for_function: the page's Content-Security-Policy forbids eval.
+    page.wait_for_selector('body[data-state="your-turn"], body[data-state="over"]', state="attached", timeout=60_000)
     return page.evaluate("document.body.dataset.state")
+
+
+def _watch(page) -> list[str]:
+    """The page's script errors and, for every page of its context (the replay page opened
+    from it too), the console's complaints about the Content-Security-Policy: a policy that
+    kept the page's own script or style from running shows here."""
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.context.on("console", lambda message: problems.append(message.text)
+                    if "Content Security Policy" in message.text or "Content-Security-Policy" in message.text else None)
+    return problems
 
 
 def _play_by_clicking(page, server: web.WebServer) -> tuple[web.WebGame, set[str]]:
@@ -93,8 +105,7 @@ def _final_scores_shown(page) -> list[int]:
 def test_one_deal_against_random_by_clicking_and_keys(browser):
     server = _serve(web.WebOptions(seat=0, seed=3, rules=Rules(num_deals=1), pace=0))
     page = browser.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
+    errors = _watch(page)
     try:
         page.goto(server.url)
         assert _your_turn_or_over(page) == "your-turn"
@@ -114,7 +125,7 @@ def test_one_deal_against_random_by_clicking_and_keys(browser):
         page.keyboard.press("ArrowRight")
         focused = int(page.evaluate("document.activeElement.dataset.action"))
         page.keyboard.press("Enter")
-        page.wait_for_function("document.body.dataset.state !== 'your-turn'")
+        page.wait_for_selector(f'#hand [data-action="{focused}"]', state="detached")  # played: gone from the hand
         _your_turn_or_over(page)
         assert game.moves == 1 and focused in legal
         game, _ = _play_by_clicking(page, server)
@@ -135,6 +146,7 @@ def test_every_decision_kind_by_clicking_then_replay_and_play_again(browser):
     seed, seat = found
     server = _serve(web.WebOptions(seat=seat, seed=seed, rules=rules, pace=0))
     page = browser.new_page()
+    errors = _watch(page)
     try:
         page.goto(server.url)
         game, kinds = _play_by_clicking(page, server)
@@ -145,10 +157,12 @@ def test_every_decision_kind_by_clicking_then_replay_and_play_again(browser):
             page.click("#replay-link")
         replay.value.wait_for_load_state()
         assert replay.value.locator("#replay-data").count() == 1
+        assert replay.value.locator("#sheet tbody tr").count() > 0  # its script ran: the score sheet is drawn
         replay.value.close()
         page.click("#again")
-        page.wait_for_function("document.getElementById('final').hidden")
+        page.wait_for_selector("#final", state="hidden")
         assert len(server.games) == 2
+        assert errors == []
     finally:
         page.close()
         server.shutdown()

@@ -36,13 +36,23 @@ class Client:
 
     def request(self, method: str, path: str, body=None, raw: bytes | None = None,
                 headers: dict | None = None) -> tuple[int, str]:
+        """``method path`` as the page sends it (a POST's body declared JSON); ``headers`` add
+        to or replace those, ``None`` values are left out."""
+        status, _, text = self.exchange(method, path, body, raw, headers)
+        return status, text
+
+    def exchange(self, method: str, path: str, body=None, raw: bytes | None = None,
+                 headers: dict | None = None) -> tuple[int, http.client.HTTPMessage, str]:
+        """The status, headers and text of the answer to ``method path``."""
         connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
         data = raw if raw is not None else None if body is None else json.dumps(body)
-        connection.request(method, path, body=data, headers={"X-Token": self.token, **(headers or {})})
+        sent = {"X-Token": self.token, **({"Content-Type": "application/json"} if method == "POST" else {}),
+                **(headers or {})}
+        connection.request(method, path, body=data, headers={k: v for k, v in sent.items() if v is not None})
         response = connection.getresponse()
         text = response.read().decode()
         connection.close()
-        return response.status, text
+        return response.status, response.headers, text
 
     def new_game(self) -> dict:
         status, text = self.request("POST", "/api/games", {})
@@ -231,7 +241,7 @@ def test_a_page_that_goes_away_mid_answer_prints_nothing_and_the_server_serves_o
     since = client.until_my_turn(game)["next"]  # nothing new comes until the person moves: a long poll
     raw = socket.create_connection(server.server_address[:2], timeout=10)
     raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close = reset
-    raw.sendall(f"GET /api/games/{game}?since={since}&wait=1 HTTP/1.1\r\nHost: x\r\n"
+    raw.sendall(f"GET /api/games/{game}?since={since}&wait=1 HTTP/1.1\r\nHost: 127.0.0.1:{client.port}\r\n"
                 f"X-Token: {client.token}\r\n\r\n".encode())
     time.sleep(0.2)
     raw.close()
