@@ -29,8 +29,9 @@ through DNS rebinding even read the answers. So a request must name this server 
 (``Content-Security-Policy`` with ``frame-ancestors 'none'``, ``X-Frame-Options: DENY``;
 the page runs only its own script and style). Numbers are ASCII digits within bounds, a
 body is at most :attr:`WebOptions.max_body` bytes nested at most :data:`MAX_DEPTH` deep,
-and a request that does not arrive within :attr:`WebOptions.read_timeout` seconds is
-dropped (408): each gets one line, and nothing reaches the terminal.
+and a body that has not arrived :attr:`WebOptions.read_timeout` seconds after its headers,
+or a request line or header stalled that long, is dropped (408): each gets one line, and
+nothing reaches the terminal.
 
 With a record file, every finished game is written to it (JSON Lines, RULES.md section 11)
 atomically, the file holding all games this server finished.
@@ -103,8 +104,8 @@ class WebOptions:
     again" always draws a new one), the rules, the pace the page shows the bots' moves at,
     when idle games expire, the record file, and the server's limits: unfinished games at once
     (finished ones, kept for their replay page, do not count), a request body's bytes, and
-    the seconds a request's line, headers or body may take to arrive (a slow or short body
-    is refused with 408, never holding a thread)."""
+    the seconds a body may take to arrive after its headers, and a request line or header
+    may stall (a slow or short body is refused with 408, never holding a thread)."""
 
     seat: int = 0
     seed: int | None = None
@@ -664,14 +665,29 @@ class WebHandler(BaseHTTPRequestHandler):
             raise Refused(400, f"bad Content-Length {cut_middle(repr(length), 40)}: a number of bytes in ASCII digits")
         if int(length) > options.max_body:
             raise Refused(413, f"request body too large: {length} bytes (at most {options.max_body})")
-        try:
-            raw = self.rfile.read(int(length))
-        except TimeoutError:
-            raise Refused(408, f"the body did not arrive within {options.read_timeout:g} s "
-                               f"(Content-Length {length})") from None
+        raw = self._read(int(length))
         if len(raw) < int(length):
             raise Refused(400, f"the body ended after {len(raw)} of its {length} bytes (Content-Length)")
         return _json_object(raw)
+
+    def _read(self, length: int) -> bytes:
+        """Up to ``length`` bytes of the body (fewer when the sender closes first), all within
+        ``read_timeout`` seconds: a body trickling in byte by byte gets a 408 too."""
+        timeout = self.server.options.read_timeout
+        deadline, chunks, left = time.monotonic() + timeout, [], length
+        try:
+            while left:
+                self.connection.settimeout(max(deadline - time.monotonic(), 0.001))
+                chunk = self.rfile.read1(left)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                left -= len(chunk)
+        except TimeoutError:
+            raise Refused(408, f"the body did not arrive within {timeout:g} s (Content-Length {length})") from None
+        finally:
+            self.connection.settimeout(timeout)
+        return b"".join(chunks)
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         self._handle(self._get)
