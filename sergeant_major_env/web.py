@@ -79,13 +79,13 @@ import numpy as np
 
 from . import engine, render
 from .cards import MODE_ACTION_OFFSET, NUM_ACTIONS
+from .limits import cut_middle
 from .observation import decode, observe
 from .play import reason_for_you
 from .policies import decide
 from .records import Recorder, write_jsonl
 from .replay_page import page_data, page_html
 from .rules import Rules
-from .limits import cut_middle
 from .seeding import check_seed
 
 MAX_WAIT = 20.0
@@ -615,6 +615,13 @@ class WebHandler(BaseHTTPRequestHandler):
         self._send(200, text.encode(), "text/html; charset=utf-8",
                    content_security_policy(text) if policy is None else policy)
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals (a malformed request line, an unknown method, a line or
+        headers too long) as one line of text too, not its HTML page."""
+        self.close_connection = True
+        line = " ".join((message or self.responses.get(code, ("refused",))[0]).split())
+        self._send(code, (line + "\n").encode(), "text/plain; charset=utf-8")
+
     def _refuse(self, refused: Refused) -> None:
         line = " ".join(str(refused).split())  # one line
         self.close_connection = True
@@ -657,7 +664,8 @@ class WebHandler(BaseHTTPRequestHandler):
         options = self.server.options
         kind = self.headers.get("Content-Type", "")
         if kind.split(";")[0].strip().lower() != "application/json":
-            raise Refused(415, f"the body must be sent as Content-Type: application/json, got {cut_middle(repr(kind), 80)}")
+            raise Refused(415, f"the body must be sent as Content-Type: application/json, "
+                               f"got {cut_middle(repr(kind), 80)}")
         if "Transfer-Encoding" in self.headers:
             raise Refused(411, "send the body with a Content-Length (Transfer-Encoding is not supported)")
         length = self.headers.get("Content-Length", "0")

@@ -427,6 +427,20 @@ def test_a_request_for_another_host_is_refused(server, capfd):
     assert "Traceback" not in capfd.readouterr().err
 
 
+def test_what_http_server_itself_refuses_is_one_line_too(server, capfd):
+    """A malformed request line, an unknown method, a header too long: http.server's own
+    refusals are one line of text (not its HTML page), framing forbidden as everywhere."""
+    for request in (b"GARBAGE\r\n\r\n", b"GET / HTTP/9.9\r\n\r\n"):  # no version it knows: the line only
+        answer, _ = _raw(server, request)
+        assert _one_line(answer.decode()).startswith(("Bad request syntax", "Invalid HTTP version")), answer
+    for request, status in ((b"FROB / HTTP/1.0\r\n\r\n", 501),
+                            (b"GET / HTTP/1.0\r\nX-Long: " + b"x" * 70000 + b"\r\n\r\n", 431)):
+        answer, _ = _raw(server, request)
+        got, line = _status_and_line(answer)
+        assert got == status and line and b"X-Frame-Options: DENY" in answer, (request[:20], answer[:300])
+    assert "Traceback" not in capfd.readouterr().err
+
+
 def test_which_hosts_a_server_answers_for():
     """Listening on every address (--host 0.0.0.0), any address of the machine is served, but
     still no name other than this server's own (a rebinding page's host is a name)."""
@@ -518,8 +532,9 @@ def test_bodies_are_bounded_in_length_size_and_nesting(capfd):
         shallow = {"move": view["move"], "action": view["legal"][0], "note": "[[[[[[[[[[[[[[[[[[[[[["}
         got, text = client.request("POST", move, shallow)  # brackets inside a string do not nest
         assert got == 200, text
-        answer, _ = _raw(server, (f"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1:{client.port}\r\n"
-                                  f"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{{}}\r\n0\r\n\r\n").encode())
+        chunked = (f"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1:{client.port}\r\nContent-Type: application/json\r\n"
+                   f"Transfer-Encoding: chunked\r\n\r\n2\r\n{{}}\r\n0\r\n\r\n")
+        answer, _ = _raw(server, chunked.encode())
         assert _status_and_line(answer)[0] == 411 and len(server.games) == 1
     assert "Traceback" not in capfd.readouterr().err
 
