@@ -19,10 +19,24 @@ replayed request (a stale move number, a wrong id or token, bad JSON, a body ove
 :attr:`WebOptions.max_body` bytes, an unknown path or method) gets a 4xx with one line of
 text and changes nothing. Bots think in a worker thread per game, so other games'
 requests are answered meanwhile. A game left idle for :attr:`WebOptions.expire_after`
-seconds is dropped. With a record file, every finished game is written to it (JSON Lines,
-RULES.md section 11) atomically, the file holding all games this server finished.
+seconds is dropped; at most :attr:`WebOptions.max_games` unfinished games run at once.
 
-The HTTP interface (JSON unless said):
+**Other sites' pages get nothing.** The person plays on this machine, and the web pages
+open in the same browser may be hostile: they can send requests to any address, and
+through DNS rebinding even read the answers. So a request must name this server in its
+``Host`` (421 otherwise), a POST must carry this server as its ``Origin`` when it sends one
+(403) and declare its body ``application/json`` (415), and no page may frame this one
+(``Content-Security-Policy`` with ``frame-ancestors 'none'``, ``X-Frame-Options: DENY``;
+the page runs only its own script and style). Numbers are ASCII digits within bounds, a
+body is at most :attr:`WebOptions.max_body` bytes nested at most :data:`MAX_DEPTH` deep,
+and a body that has not arrived :attr:`WebOptions.read_timeout` seconds after its headers,
+or a request line or header stalled that long, is dropped (408): each gets one line, and
+nothing reaches the terminal.
+
+With a record file, every finished game is written to it (JSON Lines, RULES.md section 11)
+atomically, the file holding all games this server finished.
+
+The HTTP interface (JSON unless said; a POST's body is ``Content-Type: application/json``):
 
 =======  ==============================  ===================================================
 method   path                            what
@@ -30,7 +44,8 @@ method   path                            what
 GET      ``/``                           the page (HTML)
 POST     ``/api/games``                  a new game: ``{"game", "token", ...}`` (201)
 GET      ``/api/games/ID?since=N&wait=S``  the events from number N on (waiting up to S
-                                         seconds, at most 20, for one); header ``X-Token``
+                                         seconds, at most 20, for one); header ``X-Token``;
+                                         N and S 0..1000000
 POST     ``/api/games/ID/move``          ``{"move": k, "action": a}``: the person's k-th
                                          decision (0-based) is action a (RULES.md section 10)
 GET      ``/games/ID/replay?token=T``    the replay page of the finished game (HTML)
@@ -42,9 +57,12 @@ This module never imports :mod:`sergeant_major_env.agents`: the command line
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import hashlib
 import hmac
 import io
+import ipaddress
 import json
 import re
 import secrets
@@ -61,6 +79,7 @@ import numpy as np
 
 from . import engine, render
 from .cards import MODE_ACTION_OFFSET, NUM_ACTIONS
+from .limits import cut_middle
 from .observation import decode, observe
 from .play import reason_for_you
 from .policies import decide
@@ -72,12 +91,21 @@ from .seeding import check_seed
 MAX_WAIT = 20.0
 """The longest a GET of a game's events waits for a new one (seconds)."""
 
+MAX_WAIT_ASKED = 10**6
+"""The largest ``wait`` a GET may ask for (it waits :data:`MAX_WAIT` at most)."""
+
+MAX_SINCE = 10**6
+"""The largest event number ``since`` a GET may ask from (a game has far fewer events)."""
+
 
 @dataclasses.dataclass(frozen=True)
 class WebOptions:
     """How the server plays: the person's seat, the first game's seed (None: random; "play
     again" always draws a new one), the rules, the pace the page shows the bots' moves at,
-    when idle games expire, the record file, and the server's limits."""
+    when idle games expire, the record file, and the server's limits: unfinished games at once
+    (finished ones, kept for their replay page, do not count), a request body's bytes, and
+    the seconds a body may take to arrive after its headers, and a request line or header
+    may stall (a slow or short body is refused with 408, never holding a thread)."""
 
     seat: int = 0
     seed: int | None = None
@@ -87,6 +115,7 @@ class WebOptions:
     record: str | None = None
     max_games: int = 32
     max_body: int = 4096
+    read_timeout: float = 10.0
 
     def __post_init__(self) -> None:
         if self.seat not in (0, 1, 2):
@@ -97,6 +126,8 @@ class WebOptions:
             raise ValueError(f"--pace must be 0..10 seconds, got {self.pace}")
         if self.expire_after <= 0:
             raise ValueError(f"idle games must expire after a positive number of seconds, got {self.expire_after}")
+        if not 0 < self.read_timeout <= 600:
+            raise ValueError(f"the read timeout must be 0..600 seconds (above 0), got {self.read_timeout}")
 
 
 class Refused(Exception):
@@ -219,6 +250,11 @@ class WebGame:
     @property
     def over(self) -> bool:
         return int(self.state.phase[0]) == engine.OVER
+
+    @property
+    def finished(self) -> bool:
+        """Whether nothing more happens in this game: it is over, or it stopped on an error."""
+        return self.over or self.error is not None
 
     def _lines(self) -> list[str]:
         lines = [line for line in self._text.getvalue().splitlines() if line.strip()]
@@ -381,6 +417,34 @@ class WebServer(ThreadingHTTPServer):
         self.lock = threading.Lock()
         self.next_seed = options.seed
         self.finished: list[dict[str, Any]] = []
+        named = {address[0], self.server_address[0], "localhost", "127.0.0.1", "::1"}
+        self.host_names = {_bracketed(name.lower()) for name in named}
+        self.any_address = self.server_address[0] in ("0.0.0.0", "::")  # every address of this machine
+        from .web_page import page  # the page, and the policy that lets its own script and style run
+
+        self.page = page(options.pace)
+        self.page_policy = content_security_policy(self.page)
+
+    def serves(self, host: str) -> bool:
+        """Whether ``host`` (a ``Host`` header, or an ``Origin`` without its ``http://``) names
+        this server: the port it listens on, and the name it was given, its address, a loopback
+        name (localhost, 127.0.0.1, [::1]) or, listening on every address (0.0.0.0), any
+        address (an IP literal: a DNS-rebinding page's host is always a name)."""
+        match = _HOST.fullmatch(host)
+        if not match:
+            return False
+        name, port = match.group(1).lower(), int(match.group(2) or 80)
+        if port != self.server_address[1]:
+            return False
+        if name in self.host_names:
+            return True
+        try:
+            address = ipaddress.ip_address(name.strip("[]"))
+        except ValueError:
+            return False
+        if name.startswith("[") != (address.version == 6):
+            return False  # an IPv6 address is bracketed in a Host, an IPv4 one is not
+        return address.is_loopback or self.any_address
 
     @property
     def url(self) -> str:
@@ -388,11 +452,18 @@ class WebServer(ThreadingHTTPServer):
         return f"http://{host}:{port}/"
 
     def new_game(self) -> WebGame:
+        """A new game, its bots started; 429 when ``max_games`` unfinished games are running
+        (finished games do not count: the oldest seen of them are dropped to keep at most
+        ``max_games`` for their replay pages)."""
         self.expire()
         with self.lock:
-            if len(self.games) >= self.options.max_games:
-                raise Refused(429, f"too many games at once ({self.options.max_games}); finish or leave one "
-                                   f"(idle games expire after {self.options.expire_after:g} s)")
+            running = [game for game in self.games.values() if not game.finished]
+            if len(running) >= self.options.max_games:
+                raise Refused(429, f"too many games at once ({self.options.max_games} unfinished); finish or leave "
+                                   f"one (idle games expire after {self.options.expire_after:g} s)")
+            finished = sorted((game for game in self.games.values() if game.finished), key=lambda g: g.last_seen)
+            for game in finished[:max(0, len(finished) - self.options.max_games + 1)]:
+                del self.games[game.id]
             seed = self.next_seed if self.next_seed is not None else secrets.randbelow(2**31)
             self.next_seed = None  # --seed is the first game's; "play again" deals new cards
             names = [render.YOU] * 3
@@ -459,28 +530,79 @@ class WebServer(ThreadingHTTPServer):
         return sum(not game.over for game in games)
 
 
+def _bracketed(host: str) -> str:
+    """A host as a ``Host`` header writes it: an IPv6 address in brackets."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+_HOST = re.compile(r"(\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9.-]{1,253})(?::([0-9]{1,5}))?")
+"""A ``Host`` header: a name or address (IPv6 in brackets), and an optional port (ASCII digits)."""
+
+_INLINE = re.compile(r"<(script|style)>(.*?)</\1>", re.S)
+"""A page's own script and style elements (a ``<script type=...>`` data block is not run)."""
+
+
+def content_security_policy(html: str) -> str:
+    """The ``Content-Security-Policy`` of a page of this server: its own inline script and
+    style run (by their SHA-256, so no other script does, even one put into the page), it
+    talks to this server only, and no other site may frame it (clickjacking)."""
+    hashes: dict[str, list[str]] = {"script": [], "style": []}
+    for kind, text in _INLINE.findall(html):
+        digest = base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
+        hashes[kind].append(f"'sha256-{digest}'")
+    return ("default-src 'self'; script-src " + (" ".join(hashes["script"]) or "'none'") + "; style-src "
+            + (" ".join(hashes["style"]) or "'none'") + "; object-src 'none'; base-uri 'none'; form-action 'self'; "
+            "frame-ancestors 'none'")
+
+
 _GAME_PATH = re.compile(r"^/api/games/([A-Za-z0-9_-]{1,64})$")
 _MOVE_PATH = re.compile(r"^/api/games/([A-Za-z0-9_-]{1,64})/move$")
 _REPLAY_PATH = re.compile(r"^/games/([A-Za-z0-9_-]{1,64})/replay$")
 
 
+MAX_DEPTH = 8
+"""The deepest a request body's JSON may nest (a move is one flat object)."""
+
+_LENGTH = re.compile(r"[0-9]{1,18}")
+"""A ``Content-Length``: ASCII digits only (``str.isdigit`` would take ``²`` or ``٣``)."""
+
+_NOT_A_PAGE = "default-src 'none'; frame-ancestors 'none'"
+"""The ``Content-Security-Policy`` of an answer that is not a page (JSON, a line of text)."""
+
+
 class WebHandler(BaseHTTPRequestHandler):
-    """The HTTP interface of :class:`WebServer` (see the module docstring)."""
+    """The HTTP interface of :class:`WebServer` (see the module docstring).
+
+    Before a path is looked at, a request must name this server in ``Host`` (421 otherwise:
+    a page of another site reaching it through DNS rebinding names its own host), and a POST
+    must come from this server's own page: its ``Origin``, when sent, is this server (403),
+    and its body is declared ``application/json`` (415; another site's form or "simple"
+    request cannot declare it without a CORS preflight, and ``OPTIONS`` is refused). Every
+    answer forbids framing (``frame-ancestors 'none'``, ``X-Frame-Options: DENY``); a page
+    may run only its own script and style (:func:`content_security_policy`)."""
 
     server: WebServer
     server_version = "sergeant-major-web"
+
+    def setup(self) -> None:
+        self.timeout = self.server.options.read_timeout  # the socket's: a slow request is dropped, never held
+        super().setup()
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         pass  # no access log: the terminal shows the address and the records written
 
     # ------------------------------------------------------------------ answers
 
-    def _send(self, status: int, body: bytes, content_type: str) -> None:
+    def _send(self, status: int, body: bytes, content_type: str, policy: str = _NOT_A_PAGE) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Content-Security-Policy", policy)
+        self.send_header("X-Frame-Options", "DENY")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("Cross-Origin-Resource-Policy", "same-origin")
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
@@ -489,8 +611,16 @@ class WebHandler(BaseHTTPRequestHandler):
         self._send(status, json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode(),
                    "application/json; charset=utf-8")
 
-    def _html(self, text: str) -> None:
-        self._send(200, text.encode(), "text/html; charset=utf-8")
+    def _html(self, text: str, policy: str | None = None) -> None:
+        self._send(200, text.encode(), "text/html; charset=utf-8",
+                   content_security_policy(text) if policy is None else policy)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals (a malformed request line, an unknown method, a line or
+        headers too long) as one line of text too, not its HTML page."""
+        self.close_connection = True
+        line = " ".join((message or self.responses.get(code, ("refused",))[0]).split())
+        self._send(code, (line + "\n").encode(), "text/plain; charset=utf-8")
 
     def _refuse(self, refused: Refused) -> None:
         line = " ".join(str(refused).split())  # one line
@@ -500,11 +630,24 @@ class WebHandler(BaseHTTPRequestHandler):
     def _handle(self, route: Callable[[], None]) -> None:
         try:
             try:
+                self._check_sender()
                 route()
             except Refused as refused:
                 self._refuse(refused)
         except ConnectionError:  # the page went away mid-answer (a closed tab, a reload): nothing to say
             self.close_connection = True
+
+    def _check_sender(self) -> None:
+        """421 unless ``Host`` names this server; 403 for a POST whose ``Origin`` is another site."""
+        host = self.headers.get("Host")
+        if host is None or not self.server.serves(host):
+            raise Refused(421, f"this server does not answer for host {cut_middle(repr(host), 80)}: open "
+                               f"{self.server.url} (or localhost with its port)")
+        origin = self.headers.get("Origin")
+        if self.command not in ("GET", "HEAD") and origin is not None and not (
+                origin.startswith("http://") and self.server.serves(origin[len("http://"):])):
+            raise Refused(403, f"refused: a request from another site's page (Origin {cut_middle(repr(origin), 80)}); "
+                               f"only this server's own page may change its games")
 
     # ------------------------------------------------------------------ requests
 
@@ -516,22 +659,43 @@ class WebHandler(BaseHTTPRequestHandler):
         return self.headers.get("X-Token") or (query.get("token") or [None])[0]
 
     def _body(self) -> Any:
-        """The request's JSON body (an empty body is ``{}``)."""
+        """The request's JSON object (an empty body is ``{}``): declared JSON, its length in
+        ASCII digits, at most ``max_body`` bytes, all arriving within ``read_timeout``."""
+        options = self.server.options
+        kind = self.headers.get("Content-Type", "")
+        if kind.split(";")[0].strip().lower() != "application/json":
+            raise Refused(415, f"the body must be sent as Content-Type: application/json, "
+                               f"got {cut_middle(repr(kind), 80)}")
+        if "Transfer-Encoding" in self.headers:
+            raise Refused(411, "send the body with a Content-Length (Transfer-Encoding is not supported)")
         length = self.headers.get("Content-Length", "0")
-        if not length.isdigit():
-            raise Refused(400, f"bad Content-Length {length!r}")
-        if int(length) > self.server.options.max_body:
-            raise Refused(413, f"request body too large: {length} bytes (at most {self.server.options.max_body})")
-        raw = self.rfile.read(int(length))
-        if not raw.strip():
-            return {}
+        if not _LENGTH.fullmatch(length):
+            raise Refused(400, f"bad Content-Length {cut_middle(repr(length), 40)}: a number of bytes in ASCII digits")
+        if int(length) > options.max_body:
+            raise Refused(413, f"request body too large: {length} bytes (at most {options.max_body})")
+        raw = self._read(int(length))
+        if len(raw) < int(length):
+            raise Refused(400, f"the body ended after {len(raw)} of its {length} bytes (Content-Length)")
+        return _json_object(raw)
+
+    def _read(self, length: int) -> bytes:
+        """Up to ``length`` bytes of the body (fewer when the sender closes first), all within
+        ``read_timeout`` seconds: a body trickling in byte by byte gets a 408 too."""
+        timeout = self.server.options.read_timeout
+        deadline, chunks, left = time.monotonic() + timeout, [], length
         try:
-            body = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise Refused(400, f"bad JSON: {error}") from None
-        if not isinstance(body, dict):
-            raise Refused(400, "the body must be a JSON object")
-        return body
+            while left:
+                self.connection.settimeout(max(deadline - time.monotonic(), 0.001))
+                chunk = self.rfile.read1(left)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                left -= len(chunk)
+        except TimeoutError:
+            raise Refused(408, f"the body did not arrive within {timeout:g} s (Content-Length {length})") from None
+        finally:
+            self.connection.settimeout(timeout)
+        return b"".join(chunks)
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         self._handle(self._get)
@@ -543,16 +707,17 @@ class WebHandler(BaseHTTPRequestHandler):
         self._handle(self._post)
 
     def _not_allowed(self) -> None:
-        self._refuse(Refused(405, f"method {self.command} is not allowed here (GET, POST)"))
+        self._handle(self._refused_method)
+
+    def _refused_method(self) -> None:
+        raise Refused(405, f"method {self.command} is not allowed here (GET, POST)")
 
     do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _not_allowed
 
     def _get(self) -> None:
         path, query = self._query()
         if path in ("/", "/index.html"):
-            from .web_page import page
-
-            self._html(page(self.server.options.pace))
+            self._html(self.server.page, self.server.page_policy)
             return
         if path == "/favicon.ico":  # browsers ask for it: no icon, and no error in the console
             self._send(204, b"", "text/plain")
@@ -560,8 +725,8 @@ class WebHandler(BaseHTTPRequestHandler):
         match = _GAME_PATH.match(path)
         if match:
             game = self.server.find(match.group(1), self._token(query))
-            since = _number(query, "since", 0, 0, 10**6)
-            wait = min(_number(query, "wait", 0, 0, 10**6), MAX_WAIT)
+            since = _number(query, "since", MAX_SINCE)
+            wait = min(_number(query, "wait", MAX_WAIT_ASKED), MAX_WAIT)
             with game.changed:
                 since = min(since, len(game.events))
                 if wait:
@@ -607,15 +772,58 @@ class WebHandler(BaseHTTPRequestHandler):
         raise Refused(404, f"no such path: {path}")
 
 
-def _number(query: dict[str, list[str]], name: str, default: float, low: float, high: float) -> int:
-    """An integer query parameter, or a 400 naming it and its range."""
+def _number(query: dict[str, list[str]], name: str, high: int) -> int:
+    """A query parameter 0..``high`` in ASCII digits (0 when absent), or a 400 naming it and its range."""
     values = query.get(name)
     if not values:
-        return int(default)
+        return 0
     text = values[0]
-    if not text.isdigit() or not low <= int(text) <= high:
-        raise Refused(400, f"{name} must be an integer {low:g}..{high:g}, got {text!r}")
+    if not re.fullmatch(f"[0-9]{{1,{len(str(high))}}}", text) or int(text) > high:
+        raise Refused(400, f"{name} must be an integer 0..{high} in ASCII digits, got {cut_middle(repr(text), 40)}")
     return int(text)
+
+
+def _json_object(raw: bytes) -> dict[str, Any]:
+    """A request body's JSON object (``{}`` for an empty body), or a 400 in one line: not
+    UTF-8, not JSON, nested more than :data:`MAX_DEPTH` deep, or not an object."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise Refused(400, f"bad JSON: not UTF-8 ({error.reason} at byte {error.start})") from None
+    if not text.strip():
+        return {}
+    if _too_deep(text):
+        raise Refused(400, f"bad JSON: nested more than {MAX_DEPTH} deep")
+    try:
+        body = json.loads(text)
+    except (ValueError, RecursionError) as error:  # JSONDecodeError; an integer of over 4300 digits
+        raise Refused(400, f"bad JSON: {cut_middle(str(error), 200)}") from None
+    if not isinstance(body, dict):
+        raise Refused(400, "the body must be a JSON object")
+    return body
+
+
+def _too_deep(text: str) -> bool:
+    """Whether ``text``'s arrays and objects nest more than :data:`MAX_DEPTH` deep (brackets
+    inside strings do not count); checked before parsing, which would recurse that deep."""
+    depth, in_string, escaped = 0, False, False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False
 
 
 # ============================================================================ the command's server

@@ -5,11 +5,17 @@ clicking (skipped cleanly where Playwright or Chromium is missing).
   ``#final-scores`` are the engine's, and a click on an illegal card changes nothing;
 * a three-deal game whose seed and seat (found here with the engine) give the person every
   decision kind: the mode (R8, R9), an exchange give and a free return (R19-R21), the four
-  discards and play; the replay link and "play again" work at the end.
+  discards and play; the replay link and "play again" work at the end;
+* a hostile page of another site (another port) posts a form and a fetch to the server and
+  frames the game: no game is started, the frames stay empty; the same page under a name
+  rebound to 127.0.0.1 (DNS rebinding) gets 421.
+
+Both games run under the page's Content-Security-Policy and fail on any complaint about it.
 """
 
 from __future__ import annotations
 
+import http.server
 import os
 import shutil
 import threading
@@ -23,7 +29,7 @@ from sergeant_major_env.rules import Rules
 
 CHROMIUM = os.environ.get("SERGEANT_MAJOR_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+        "--disable-sync", "--no-first-run", "--host-resolver-rules=MAP evil.example 127.0.0.1"]  # a rebound name
 KINDS = {engine.MODE: "mode", engine.GIVE: "exchange_give", engine.RETURN: "exchange_return",
          engine.DISCARD: "discard", engine.PLAY: "play"}
 
@@ -72,8 +78,20 @@ def _person_kinds(seed: int, seat: int, rules: Rules) -> set[str]:
 
 
 def _your_turn_or_over(page) -> str:
-    page.wait_for_function("['your-turn', 'over'].includes(document.body.dataset.state)", timeout=60_000)
+    # Selectors, not wait_for_function: the page's Content-Security-Policy forbids eval.
+    page.wait_for_selector('body[data-state="your-turn"], body[data-state="over"]', state="attached", timeout=60_000)
     return page.evaluate("document.body.dataset.state")
+
+
+def _watch(page) -> list[str]:
+    """The page's script errors and, for every page of its context (the replay page opened
+    from it too), the console's complaints about the Content-Security-Policy: a policy that
+    kept the page's own script or style from running shows here."""
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.context.on("console", lambda message: problems.append(message.text)
+                    if "Content Security Policy" in message.text or "Content-Security-Policy" in message.text else None)
+    return problems
 
 
 def _play_by_clicking(page, server: web.WebServer) -> tuple[web.WebGame, set[str]]:
@@ -93,8 +111,7 @@ def _final_scores_shown(page) -> list[int]:
 def test_one_deal_against_random_by_clicking_and_keys(browser):
     server = _serve(web.WebOptions(seat=0, seed=3, rules=Rules(num_deals=1), pace=0))
     page = browser.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
+    errors = _watch(page)
     try:
         page.goto(server.url)
         assert _your_turn_or_over(page) == "your-turn"
@@ -114,7 +131,7 @@ def test_one_deal_against_random_by_clicking_and_keys(browser):
         page.keyboard.press("ArrowRight")
         focused = int(page.evaluate("document.activeElement.dataset.action"))
         page.keyboard.press("Enter")
-        page.wait_for_function("document.body.dataset.state !== 'your-turn'")
+        page.wait_for_selector(f'#hand [data-action="{focused}"]', state="detached")  # played: gone from the hand
         _your_turn_or_over(page)
         assert game.moves == 1 and focused in legal
         game, _ = _play_by_clicking(page, server)
@@ -135,6 +152,7 @@ def test_every_decision_kind_by_clicking_then_replay_and_play_again(browser):
     seed, seat = found
     server = _serve(web.WebOptions(seat=seat, seed=seed, rules=rules, pace=0))
     page = browser.new_page()
+    errors = _watch(page)
     try:
         page.goto(server.url)
         game, kinds = _play_by_clicking(page, server)
@@ -145,11 +163,71 @@ def test_every_decision_kind_by_clicking_then_replay_and_play_again(browser):
             page.click("#replay-link")
         replay.value.wait_for_load_state()
         assert replay.value.locator("#replay-data").count() == 1
+        assert replay.value.locator("#sheet tbody tr").count() > 0  # its script ran: the score sheet is drawn
         replay.value.close()
         page.click("#again")
-        page.wait_for_function("document.getElementById('final').hidden")
+        page.wait_for_selector("#final", state="hidden")
         assert len(server.games) == 2
+        assert errors == []
     finally:
         page.close()
+        server.shutdown()
+        server.server_close()
+
+
+def _hostile_site(port: int) -> http.server.ThreadingHTTPServer:
+    """Another site (another port of 127.0.0.1, so another origin) whose page, once opened,
+    posts a form (text/plain) and a fetch to the game server at ``port`` and frames its page."""
+    target = f"http://127.0.0.1:{port}"
+    html = f"""<!DOCTYPE html><html><head><title>hostile</title></head><body>
+<form id="form" method="POST" action="{target}/api/games" enctype="text/plain" target="sink">
+<input name='{{"a": "' value='"}}'></form>
+<iframe name="sink"></iframe><iframe id="framed" src="{target}/"></iframe>
+<script>
+fetch("{target}/api/games", {{method: "POST", mode: "no-cors", body: "{{}}"}}).finally(() => document.title = "sent");
+document.getElementById("form").submit();
+</script></body></html>""".encode()
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(html)))
+            self.end_headers()
+            self.wfile.write(html)
+
+        def log_message(self, format, *args) -> None:  # noqa: A002
+            pass
+
+    site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=site.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    return site
+
+
+def test_a_hostile_page_starts_no_game_frames_nothing_and_rebinding_gets_421(browser):
+    server = _serve(web.WebOptions(seat=0, seed=3, rules=Rules(num_deals=1), pace=0))
+    port = server.server_address[1]
+    site = _hostile_site(port)
+    page = browser.new_page()
+    console: list[str] = []
+    page.on("console", lambda message: console.append(message.text))
+    try:
+        page.goto(f"http://127.0.0.1:{site.server_address[1]}/")
+        page.wait_for_function("document.title === 'sent'")  # the hostile page ran its script: the fetch is answered
+        for _ in range(200):  # the form's answer and the framed page: each refused a frame
+            if sum("frame-ancestors 'none'" in text for text in console) == 2:
+                break
+            page.wait_for_timeout(50)
+        assert server.games == {}  # neither the form nor the fetch started a game
+        framed = [frame for frame in page.frames if frame is not page.main_frame]
+        assert len(framed) == 2 and all(frame.url.startswith("chrome-error://") for frame in framed)
+        assert sum("frame-ancestors 'none'" in text for text in console) == 2
+        answer = page.goto(f"http://evil.example:{port}/")  # DNS rebinding: the page is not served
+        assert answer.status == 421 and "does not answer for host 'evil.example:" in page.inner_text("body")
+        assert server.games == {}
+    finally:
+        page.close()
+        site.shutdown()
+        site.server_close()
         server.shutdown()
         server.server_close()

@@ -44,7 +44,8 @@ class Client:
     def request(self, method: str, path: str, body=None) -> tuple[int, str]:
         connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
         data = None if body is None else json.dumps(body)
-        connection.request(method, path, body=data, headers={"X-Token": self.token})
+        headers = {"X-Token": self.token, **({"Content-Type": "application/json"} if method == "POST" else {})}
+        connection.request(method, path, body=data, headers=headers)
         response = connection.getresponse()
         text = response.read().decode()
         connection.close()
