@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import default_stop_signals
 from sergeant_major_env import interrupts
 from sergeant_major_env.files import atomic_write
 from sergeant_major_env.interrupts import Interrupted, exit_status, handled
@@ -71,10 +72,26 @@ def wait_until(condition, seconds: float = 60.0) -> bool:
     return False
 
 
+@pytest.fixture
+def stop_signals_at_default():
+    """SIGINT, SIGTERM and SIGHUP at their defaults in this process for one test, put back after.
+    A suite run in the background (``nohup python -m pytest ... &``) starts with SIGINT and
+    SIGHUP ignored, and :func:`handled` rightly keeps an ignored signal ignored."""
+    previous = {number: signal.getsignal(number) for number in STATUS}
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
 # ============================================================================ the mechanism, in this process
 
 @pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP])
-def test_sigterm_and_sighup_raise_a_keyboard_interrupt_that_names_them(number):
+def test_sigterm_and_sighup_raise_a_keyboard_interrupt_that_names_them(stop_signals_at_default, number):
     before = signal.getsignal(number)
     with pytest.raises(KeyboardInterrupt) as caught:
         with handled():
@@ -119,7 +136,7 @@ def test_a_forked_child_takes_the_signal_s_default_action():
 
 
 @pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP])
-def test_atomic_write_removes_its_temporary_file_on_a_stop_signal(tmp_path, number):
+def test_atomic_write_removes_its_temporary_file_on_a_stop_signal(stop_signals_at_default, tmp_path, number):
     target = tmp_path / "out.txt"
     target.write_text("old\n")
     with pytest.raises(Interrupted):
@@ -162,7 +179,7 @@ def test_a_stop_signal_to_evaluate_stops_its_workers(tmp_path, number):
     """Issue 20: SIGTERM left both workers playing (181 s later). Now: one line, 143 (129, 130),
     and no worker left."""
     process = subprocess.Popen(EVALUATE + ["--json", str(tmp_path / "r.json")], cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True, preexec_fn=default_stop_signals)
     try:
         assert wait_until(lambda: len(children(process.pid)) >= 2), "no workers started"
         workers = children(process.pid)
@@ -196,7 +213,8 @@ def test_a_stop_signal_to_records_simulate_leaves_no_temporary_file(tmp_path, nu
     """Issue 20: SIGTERM or SIGHUP exited without a word and left an 18 MB .tmp file."""
     out = tmp_path / "games.jsonl"
     process = subprocess.Popen(command("records", "simulate", "--games", "1000000", "--out", str(out)), cwd=ROOT,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=default_stop_signals)
     try:
         assert wait_until(lambda: any(tmp_path.glob("*.tmp"))), "no temporary file appeared"
         time.sleep(0.3)  # some records in it
@@ -246,7 +264,7 @@ runpy.run_module("sergeant_major_env", run_name="__main__")
 
 def run_with(preamble: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", preamble + _RUN, *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, preexec_fn=default_stop_signals)
 
 
 @pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
@@ -271,7 +289,8 @@ def test_ctrl_c_during_records_check_is_one_line(tmp_path):
 
 def test_a_closed_terminal_during_play_is_one_line_and_129():
     process = subprocess.Popen(command("play", "--opponents", "random,random", "--seed", "1"), cwd=ROOT,
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=default_stop_signals)
     try:
         seen = ""
         while "your move" not in seen:  # the game waits for the person
@@ -323,7 +342,7 @@ def test_a_command_that_reports_its_own_interruption_gets_no_second_line(monkeyp
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the lost exception, on purpose
-def test_a_signal_whose_exception_was_lost_still_stops_with_its_status(monkeypatch, capsys):
+def test_a_signal_whose_exception_was_lost_still_stops_with_its_status(stop_signals_at_default, monkeypatch, capsys):
     """An exception raised where Python ignores it (a __del__, a fork handler) loses the
     signal; the command's status and line still say it came."""
     from sergeant_major_env import cli

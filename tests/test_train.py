@@ -21,7 +21,7 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from conftest import tiny_maskable_ppo  # noqa: E402
+from conftest import default_stop_signals, tiny_maskable_ppo  # noqa: E402
 from sergeant_major_env import SergeantMajorVecEnv, engine  # noqa: E402
 from sergeant_major_env.observation import OBSERVATION_SIZE  # noqa: E402
 from sergeant_major_env.policies import RandomPolicy  # noqa: E402
@@ -639,7 +639,7 @@ def test_a_signal_saves_the_run_and_resume_continues_it(tmp_path, stop, status):
     process = subprocess.Popen(
         [sys.executable, str(ROOT / "train.py"), "--out", str(out), "--total-timesteps", "10000000",
          "--checkpoint-every", "0", "--eval-every", "0", *TINY, "--opponents", "random", "--imitate", "none"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_stop_signals)
     try:
         assert process.stdout.readline().startswith("training ")  # printed just before model.learn
         process.send_signal(stop)
