@@ -33,6 +33,16 @@ def test_ci_runs_the_readme_test_command_verbatim():
     assert readme_commands()[1] in ci.splitlines()
 
 
+def test_ci_runs_the_readme_test_command_inside_a_fresh_venv():
+    """Issue 27: CI ran the test command outside a venv, so a test that fails inside one (as most
+    users run it) never failed in CI. Now it makes a venv, activates it, then runs the command."""
+    lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    before = "\n".join(lines[:lines.index(readme_commands()[1])])
+    made = re.search(r"^python3? -m venv \"\$(\w+)\"$", before, re.M)
+    assert made, "CI must create a fresh venv before the test command"
+    assert re.search(rf'^\. "\${made.group(1)}/bin/activate"$', before, re.M), "CI must activate that venv"
+
+
 def test_rule_book_copy_matches_the_shared_rule_book():
     shared = ROOT.parent / "shared" / "RULES.md"
     if not shared.exists():
