@@ -124,6 +124,8 @@ def test_a_wheel_install_outside_the_repository_has_the_command(wheel, tmp_path)
     assert run("records", "simulate", "--games", "2", "--option", "num_deals=1", "--out", "g.jsonl").returncode == 0
     checked = run("records", "check", "g.jsonl")
     assert checked.returncode == 0 and checked.stdout.strip() == "2 records OK"
+    shipped = run("ship", "runs/mine")  # issue 27: not into the installed package (site-packages)
+    assert shipped.returncode == 2 and "--into FOLDER is needed" in shipped.stderr.strip().splitlines()[-1]
 
 
 def test_a_folder_with_its_own_agents_and_training_packages_shadows_nothing(tmp_path):

@@ -168,6 +168,30 @@ def test_ship_has_help_and_shows_the_shipped_table():
     assert result.returncode == 0 and result.stdout.strip() == ship.strength_table(read_learned_metadata())
 
 
+def test_ship_into_defaults_to_the_learned_agent_only_in_a_checkout(tmp_path):
+    """Issue 27: for a wheel user --into defaulted to the installed package's folder (inside
+    site-packages). A checkout (a pyproject.toml above the package) keeps that default."""
+    assert ship.checkout_destination() == LEARNED_FOLDER  # these tests run from a checkout
+    installed = tmp_path / "site-packages" / "sergeant_major_env" / "agents" / "learned"
+    installed.mkdir(parents=True)
+    assert ship.checkout_destination(installed) is None
+    (tmp_path / "pyproject.toml").write_text("")  # a checkout laid out as the repository is
+    checkout = tmp_path / "agents" / "learned"
+    checkout.mkdir(parents=True)
+    assert ship.checkout_destination(checkout) == checkout
+
+
+def test_ship_without_into_from_an_installed_package_is_one_line_and_ships_nothing(monkeypatch, capsys):
+    monkeypatch.setattr(ship, "checkout_destination", lambda: None)
+    before = {path.name: path.read_bytes() for path in LEARNED_FOLDER.glob("*.*")}
+    with pytest.raises(SystemExit) as exit_:
+        ship.main([str(LEARNED_FOLDER), "--games", "6", "--opponents", "random"])
+    assert exit_.value.code == 2
+    message = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--into FOLDER is needed" in message and "ppo:FOLDER" in message
+    assert {path.name: path.read_bytes() for path in LEARNED_FOLDER.glob("*.*")} == before
+
+
 @pytest.mark.parametrize("arguments, message", [
     (["NO_SUCH_RUN"], "PPO policy not found: 'NO_SUCH_RUN'"),
     ([str(LEARNED_FOLDER), "--opponents", "nobody"], "unknown agent 'nobody'"),
