@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import importlib.util
 import io
+import itertools
 import json
 import shlex
 import shutil
@@ -216,6 +217,20 @@ def test_learned_records_its_teacher_labels_and_the_commands_that_make_it_again(
     assert labels.startswith("sergeant-major distill labels --out labels/r1 ") and "--player learned-ppo" in labels
     assert f"--init {distilled['from']}" in learned.metadata["training"]["command"]
     assert learned.policy_metadata["training"] == learned.metadata["training"]
+
+
+def test_learned_says_beside_its_command_how_to_make_the_labels_it_names(learned):
+    """Issue 27: its training command names labels/r1, a folder no user has; beside it,
+    labels_made_by gives, for each --labels folder, the command that makes it."""
+    training = learned.metadata["training"]
+    words = shlex.split(training["command"])
+    start = words.index("--labels") + 1
+    folders = list(itertools.takewhile(lambda word: not word.startswith("--"), words[start:]))
+    made = {shlex.split(command)[shlex.split(command).index("--out") + 1]: command
+            for command in training["labels_made_by"]}
+    assert folders == ["labels/r1"] and set(made) == set(folders)
+    assert all(command.startswith("sergeant-major distill labels ") for command in made.values())
+    assert list(training)[:2] == ["command", "labels_made_by"]  # side by side
 
 
 def test_learned_ppo_is_the_policy_learned_was_distilled_from():
