@@ -221,7 +221,7 @@ def test_overwrite_empties_the_old_run_first(run_dir, tmp_path):
 def test_overwrite_refuses_a_folder_that_is_not_a_run(tmp_path, capsys):
     (tmp_path / "notes.txt").write_text("mine")
     code, line = _fails(["--out", str(tmp_path), "--overwrite", *TINY], capsys)
-    assert code == 2 and "only train.py run folders" in line and (tmp_path / "notes.txt").exists()
+    assert code == 2 and "only sergeant-major train run folders" in line and (tmp_path / "notes.txt").exists()
 
 
 def test_default_run_names_never_collide(tmp_path, monkeypatch):
