@@ -55,7 +55,8 @@ register_agent("random", RandomAgent, help="a uniformly random legal action")
 register_agent("greedy", GreedyAgent, help="simple rules: win cheaply, lead high, duck in MIN")
 register_agent("heuristic", HeuristicAgent, help="the strongest rule-based player")
 register_agent("ppo", make_ppo_agent, takes_argument=True,
-               help="a policy trained by sergeant-major train: ppo:RUN_FOLDER or ppo:PATH/policy.safetensors (never unpickles)")
+               help="a policy trained by sergeant-major train: ppo:RUN_FOLDER or ppo:PATH/policy.safetensors "
+                    "(never unpickles)")
 register_agent("learned", load_learned,
                help="the trained policy shipped with the package (its strength: sergeant-major ship --show)")
 register_agent("learned-ppo", load_learned_ppo,

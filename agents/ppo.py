@@ -226,8 +226,8 @@ def make_ppo_agent(argument: str | None) -> PPOAgent:
         raise ValueError("agent 'ppo' needs a trained policy: 'ppo:PATH' with a sergeant-major train run folder, its "
                          "policy.safetensors or policy.json (e.g. ppo:runs/quick)")
     if not Path(argument).exists() and _zip_path(argument) is None:
-        raise ValueError(f"PPO policy not found: {argument!r} (expected a sergeant-major train run folder, a .safetensors "
-                         f"policy file or its .json)")
+        raise ValueError(f"PPO policy not found: {argument!r} (expected a sergeant-major train run folder, a "
+                         f".safetensors policy file or its .json)")
     return PPOAgent(argument)
 
 

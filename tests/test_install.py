@@ -85,8 +85,9 @@ def test_the_wheel_venv_sees_the_running_interpreter_s_packages_and_not_the_chec
     done = subprocess.run([str(python), "-c", code, _package_folders()[0]], cwd=tmp_path, capture_output=True,
                           text=True, timeout=120, env={**os.environ, "PYTHONPATH": ""})
     assert done.returncode == 0, done.stderr
-    own = subprocess.run([str(python), "-c", "import sys, sysconfig; print(sys.path.index(sysconfig.get_path('purelib')))"],
-                         capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": ""})
+    code = "import sys, sysconfig; print(sys.path.index(sysconfig.get_path('purelib')))"
+    own = subprocess.run([str(python), "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": ""})
     assert int(own.stdout) < int(done.stdout)  # the venv's own packages (the wheel's) come first
 
 

@@ -69,8 +69,9 @@ def test_every_script_has_help(command):
 REPOSITORY_FILE = re.compile(r"\b[\w-]+\.(py|md)\b|\b(docs|examples|benchmarks|agents|training)/")
 """A file or folder of the repository (train.py, RULES.md, docs/web.md, examples/, agents/learned/),
 which a user who installed the wheel does not have."""
-HELP_COMMANDS = [[name] for name in ("train", "evaluate", "play", "records", "distill", "ship", "agents")] + [
-    ["records", name] for name in ("simulate", "check", "html")] + [["distill", name] for name in ("labels", "fit", "curve")]
+HELP_COMMANDS = ([[name] for name in ("train", "evaluate", "play", "records", "distill", "ship", "agents")]
+                 + [["records", name] for name in ("simulate", "check", "html")]
+                 + [["distill", name] for name in ("labels", "fit", "curve")])
 
 
 def _printed(argv: list[str], capsys) -> str:

@@ -79,10 +79,11 @@ generators' states are not checkpointed: the resumed env starts new games from s
 --seed + timesteps done, and the rollout boundary restarts).
 
 Options: every option is a field of one typed, frozen config
-(sergeant_major_env.training.config.TrainConfig) from which this parser is built; the config checks every value when it is made
-(ranges, the network's size, the memory the run holds at once against this machine's, the
-derived seeds). A run name (--name) is 1 to 100 letters, digits, '.', '_' or '-'. The human
-agent cannot train nor be imitated (it needs a person at a terminal): refused at once.
+(sergeant_major_env.training.config.TrainConfig) from which this parser is built; the config
+checks every value when it is made (ranges, the network's size, the memory the run holds at
+once against this machine's, the derived seeds). A run name (--name) is 1 to 100 letters,
+digits, '.', '_' or '-'. The human agent cannot train nor be imitated (it needs a person at
+a terminal): refused at once.
 
 Resume (--resume RUN, or one checkpoint RUN/checkpoints/model_T.zip): the run continues with
 its own options, read from RUN/run.json (rule options, network, PPO settings, opponents,
