@@ -85,7 +85,8 @@ def stop_signals_at_default():
         yield
     finally:
         for number, handler in previous.items():
-            signal.signal(number, handler)
+            if handler is not None:  # None: set outside Python, cannot be put back from here
+                signal.signal(number, handler)
 
 
 # ============================================================================ the mechanism, in this process
