@@ -55,11 +55,12 @@ register_agent("random", RandomAgent, help="a uniformly random legal action")
 register_agent("greedy", GreedyAgent, help="simple rules: win cheaply, lead high, duck in MIN")
 register_agent("heuristic", HeuristicAgent, help="the strongest rule-based player")
 register_agent("ppo", make_ppo_agent, takes_argument=True,
-               help="a policy trained by train.py: ppo:RUN_FOLDER or ppo:PATH/policy.safetensors (never unpickles)")
+               help="a policy trained by sergeant-major train: ppo:RUN_FOLDER or ppo:PATH/policy.safetensors "
+                    "(never unpickles)")
 register_agent("learned", load_learned,
-               help="the trained policy shipped with the package (agents/learned/; its strength in learned.json)")
+               help="the trained policy shipped with the package (its strength: sergeant-major ship --show)")
 register_agent("learned-ppo", load_learned_ppo,
-               help="the policy PPO trained, from which learned was distilled (agents/learned/ppo/)")
+               help="the policy PPO trained, from which learned was distilled (shipped beside it)")
 register_agent("ppo-unsafe-pickle", make_unsafe_ppo_agent, takes_argument=True,
                help="an SB3 MaskablePPO zip: ppo-unsafe-pickle:PATH.zip (UNPICKLES the file: only files you trust)")
 register_agent("pimc", make_pimc_agent, takes_argument=True,
@@ -89,7 +90,7 @@ def refuse_rllib_checkpoint(argument):
 register_agent("rllib", refuse_rllib_checkpoint, takes_argument=True,
                help=f"refused (RLlib checkpoints unpickle): use {RLLIB_UNSAFE_NAME}:PATH for a checkpoint you trust")
 register_agent(RLLIB_UNSAFE_NAME, make_rllib_agent, takes_argument=True,
-               help="a policy trained with RLlib's PPO (examples/rllib_selfplay.py): rllib-unsafe-pickle:PATH "
+               help="a policy trained with RLlib's PPO (docs: Beyond one machine): rllib-unsafe-pickle:PATH "
                     "(UNPICKLES the checkpoint: only checkpoints you trust)")
 def make_ismcts_agent(argument):
     """``ismcts`` or ``ismcts:simulations=200:exploration=4`` (agents/ismcts.py), imported on first

@@ -231,7 +231,7 @@ def policy_file_paths(path: str | Path) -> tuple[Path, Path]:
     if path.is_dir():
         tensors = path / TENSORS_FILE
         if not tensors.is_file():
-            raise ValueError(f"folder {str(path)!r} has no {TENSORS_FILE} (a train.py run folder has one; "
+            raise ValueError(f"folder {str(path)!r} has no {TENSORS_FILE} (a sergeant-major train run folder has one; "
                              f"runs from before policy files only have model.zip, which unpickles: "
                              f"ppo-unsafe-pickle:{path / 'model.zip'} loads it if you trust it)")
     elif path.suffix in (".safetensors", ".json"):

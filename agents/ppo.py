@@ -170,7 +170,7 @@ def refuse_pickled_model(text: str) -> None:
         return
     run = _run_folder_of(zip_path)
     instead = (f"ppo:{run} (its policy.safetensors)" if run is not None and (run / "policy.safetensors").is_file()
-               else "a run folder or policy.safetensors written by train.py")
+               else "a run folder or policy.safetensors written by sergeant-major train")
     raise ValueError(f"ppo:{text} is an SB3 zip: loading it unpickles data stored in the file, which can run any "
                      f"code; use {instead}, or {UNSAFE_NAME}:{text} only if you trust the file")
 
@@ -223,11 +223,11 @@ def _run_metadata(zip_path: Path) -> dict[str, Any]:
 def make_ppo_agent(argument: str | None) -> PPOAgent:
     """The ``make_agent`` factory of ``ppo:PATH``."""
     if not argument:
-        raise ValueError("agent 'ppo' needs a trained policy: 'ppo:PATH' with a train.py run folder, its "
+        raise ValueError("agent 'ppo' needs a trained policy: 'ppo:PATH' with a sergeant-major train run folder, its "
                          "policy.safetensors or policy.json (e.g. ppo:runs/quick)")
     if not Path(argument).exists() and _zip_path(argument) is None:
-        raise ValueError(f"PPO policy not found: {argument!r} (expected a train.py run folder, a .safetensors "
-                         f"policy file or its .json)")
+        raise ValueError(f"PPO policy not found: {argument!r} (expected a sergeant-major train run folder, a "
+                         f".safetensors policy file or its .json)")
     return PPOAgent(argument)
 
 

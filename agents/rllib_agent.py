@@ -146,7 +146,7 @@ def find_module_folder(path: str | Path) -> Path:
     if not path.is_dir():
         problem = "is a file, not a folder" if path.exists() else "not found"
         raise ValueError(f"RLlib checkpoint {str(path)!r} {problem} (expected a checkpoint folder written by "
-                         f"examples/rllib_selfplay.py / Algorithm.save_to_path, or an RLModule folder inside it)")
+                         f"RLlib's Algorithm.save_to_path, or an RLModule folder inside it)")
     if (path / MODULES_FOLDER).is_dir():  # an Algorithm checkpoint
         modules_root = path / MODULES_FOLDER
     elif (path / CLASS_FILE).is_file():
@@ -199,7 +199,7 @@ class RLlibAgent:
             raise ValueError(
                 f"RLlib module {self.path!r} takes observation shape {obs_shape} and {n_actions} actions; expected a "
                 f"dict observation with {OBSERVATION_KEY!r} of shape ({OBSERVATION_SIZE},) and {NUM_ACTIONS} actions "
-                f"(this package's PettingZoo env, trained by examples/rllib_selfplay.py)")
+                f"(this package's PettingZoo env, as the docs' Beyond one machine page trains it)")
 
     def act(self, observations: np.ndarray, legal_mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         legal_mask = np.asarray(legal_mask, dtype=bool)

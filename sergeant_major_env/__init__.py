@@ -1,6 +1,12 @@
 """sergeant-major-env: a batched engine and RL environments for the card game 3-5-8."""
 
-from .rules import Rules
+# First, before numpy and the rest: when this process is the sergeant-major command, a stop
+# signal while the package loads is the command's one line, not a traceback (interrupts.py).
+from . import interrupts as _interrupts
+
+_interrupts.guard_command_start()
+
+from .rules import Rules  # noqa: E402
 
 __version__ = "0.3.0"
 __all__ = ["Rules", "__version__", "env", "raw_env", "sergeant_major_v0"]

@@ -10,7 +10,16 @@ workers clean up the same way for the three signals, and exit with the shells' s
 128 + the signal's number (:func:`exit_status`): 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP.
 
 The ``sergeant-major`` command (:mod:`sergeant_major_env.cli`) installs it before importing a
-subcommand's module, so a signal during the imports is one line too. SIGKILL cannot be
+subcommand's module, so a signal during the imports is one line too. Earlier still, while
+Python loads the package itself (numpy, gymnasium, the observation tables: the first ~0.3 s),
+:func:`guard_command_start`, the first line of the package's ``__init__`` (this module needs
+only the standard library), installs handlers that end the command with that same line and
+status when the process is the command: ``sergeant-major``, ``python -m sergeant_major_env``
+or a checkout's ``train.py``, ``evaluate.py``, ``play.py``, told apart by the process's own
+command line (``sys.orig_argv``), so that a program importing the package is left alone.
+Only during Python's own start, before any code of ours runs (~0.05 s: the interpreter and
+its site packages), does a signal keep Python's behaviour: Ctrl-C may print Python's own
+traceback, SIGTERM and SIGHUP end the process silently (the shells' status is the same). SIGKILL cannot be
 caught: after it, a command's temporary files may remain (named ``.NAME.*.tmp``) and the
 worker processes stop on their own (they are told to die with their parent).
 ``sergeant-major train`` saves its run on a stop signal instead
@@ -24,7 +33,7 @@ import os
 import signal
 import sys
 import threading
-from typing import Iterator
+from typing import Iterator, Sequence
 
 STOP_SIGNALS: tuple[int, ...] = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
                                       if hasattr(signal, name))
@@ -158,3 +167,91 @@ def reset_in_worker() -> None:
     for number in STOP_SIGNALS:
         if number != signal.SIGINT:
             signal.signal(number, signal.SIG_DFL)
+
+
+# ============================================================================ the command's first moments
+
+COMMAND = "sergeant-major"
+CONSOLE_SCRIPTS = ("sergeant-major", "sergeant-major.exe", "sergeant-major-script.py")
+"""The names the installed console script has (pip's, on POSIX and on Windows)."""
+CHECKOUT_SCRIPTS = ("train", "evaluate", "play")
+"""A checkout's ``NAME.py`` scripts, each ``sergeant-major NAME``."""
+MODULES = ("sergeant_major_env", "sergeant_major_env.__main__")
+"""What ``python -m`` runs as the command."""
+
+
+def guard_command_start() -> None:
+    """When this process is the ``sergeant-major`` command (:func:`command_started`), make a stop
+    signal from now until :func:`handled` takes over print the command's one line and end it
+    with 128 + the signal's number (:func:`stop_at_once`). Called first by the package's
+    ``__init__``, before its heavy imports; a program that imports the package is left alone."""
+    package = os.path.dirname(os.path.realpath(__file__))
+    prefix = command_started(getattr(sys, "orig_argv", []), package)
+    if prefix is not None:
+        stop_at_once(prefix)
+
+
+def command_started(orig_argv: Sequence[str], package: str) -> str | None:
+    """``"sergeant-major evaluate"`` when ``orig_argv`` (an interpreter's command line,
+    ``sys.orig_argv``) runs the command (the console script, ``-m sergeant_major_env`` or the
+    checkout's scripts beside the ``package`` folder) with the subcommand ``evaluate``; None
+    for anything else (``-c``, another script or module, a script read from stdin)."""
+    program = _program(orig_argv)
+    if program is None:
+        return None
+    runs, arguments = program
+    if runs.startswith("-m "):
+        if runs[3:] not in MODULES:
+            return None
+    elif os.path.basename(runs) not in CONSOLE_SCRIPTS:
+        scripts = {os.path.join(os.path.dirname(package), f"{name}.py"): name for name in CHECKOUT_SCRIPTS}
+        name = scripts.get(os.path.realpath(runs))
+        if name is None:
+            return None
+        arguments = [name]
+    first = arguments[0] if arguments else ""
+    return f"{COMMAND} {first}" if first.isidentifier() else COMMAND
+
+
+def _program(orig_argv: Sequence[str]) -> tuple[str, list[str]] | None:
+    """(``"-m MODULE"`` or the script's path, the arguments after it) of an interpreter's command
+    line, its own options skipped; None for ``-c`` and for a script read from stdin."""
+    args, at = list(orig_argv[1:]), 0
+    while at < len(args) and args[at].startswith("-") and args[at] != "-":
+        option = args[at]
+        at += 1
+        if option == "--":
+            break
+        if option.startswith("--"):  # --check-hash-based-pycs MODE, the one long option with a value
+            at += option == "--check-hash-based-pycs"
+            continue
+        for place, flag in enumerate(option[1:], 1):
+            if flag in "mcWX":  # the options that take a value: the rest of this word or the next word
+                value = option[place + 1:]
+                if not value:
+                    value, at = (args[at] if at < len(args) else ""), at + 1
+                if flag == "m":
+                    return f"-m {value}", args[at:]
+                if flag == "c":
+                    return None
+                break
+    if at >= len(args) or args[at] == "-":
+        return None
+    return args[at], args[at + 1:]
+
+
+def stop_at_once(prefix: str) -> None:
+    """Until replaced (:func:`handled`), SIGINT, SIGTERM and SIGHUP print ``PREFIX: interrupted
+    (SIGNAL)`` and end this process at once with 128 + the signal's number: no traceback, nothing
+    to clean up (no file written, no worker started yet). A signal this process was started
+    ignoring stays ignored; from a thread other than the main one this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def stop(number: int, frame) -> None:
+        say(f"{prefix}: {describe(Interrupted(number))}")
+        os._exit(128 + number)
+
+    for number in STOP_SIGNALS:
+        if signal.getsignal(number) is not signal.SIG_IGN:
+            signal.signal(number, stop)

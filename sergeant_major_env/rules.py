@@ -111,5 +111,5 @@ def add_rule_options(parser: Any, dest: str = "option", default: Sequence[str] |
     return parser.add_argument(
         *RULE_OPTIONS_FLAGS, dest=dest, action="extend", nargs="+", default=None if default is None else list(default),
         metavar="NAME=VALUE",
-        help=f"rule options (RULES.md section 9): {', '.join(Rules.names())}; each at most once "
+        help=f"rule options (Rule book, section 9): {', '.join(Rules.names())}; each at most once "
              f"(default: {default_help})")

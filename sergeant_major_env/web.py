@@ -831,8 +831,9 @@ def _too_deep(text: str) -> bool:
 def serve(opponents: Callable[[], Sequence[Any]], names: Sequence[str], options: WebOptions,
           host: str = "127.0.0.1", port: int = 0, open_browser: bool = True, output: TextIO | None = None,
           ready: Callable[[WebServer], None] | None = None) -> int:
-    """Serve games until Ctrl-C; the exit status (1 when the address cannot be used, 130 after
-    Ctrl-C). ``ready(server)`` is called once it listens (tests)."""
+    """Serve games until a stop signal; the exit status (1 when the address cannot be used, 130
+    after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP). ``ready(server)`` is called once it
+    listens (tests)."""
     output = output if output is not None else sys.stdout
     try:
         server = WebServer((host, port), opponents, names, options, output)
@@ -841,20 +842,26 @@ def serve(opponents: Callable[[], Sequence[Any]], names: Sequence[str], options:
               file=sys.stderr)
         return 1
     seat = options.seat
-    print(f"3-5-8 in your browser: {server.url}  (you hold seat {seat}; opponents: "
-          f"{', '.join(names)}; {options.rules.num_deals} deal(s); Ctrl-C stops the server)", file=output, flush=True)
-    if ready is not None:
-        ready(server)
-    if open_browser:
-        webbrowser.open(server.url)
-    try:
+    try:  # from the moment the address is out, a stop signal is a clean stop
+        print(f"3-5-8 in your browser: {server.url}  (you hold seat {seat}; opponents: "
+              f"{', '.join(names)}; {options.rules.num_deals} deal(s); Ctrl-C stops the server)", file=output,
+              flush=True)
+        if ready is not None:
+            ready(server)
+        if open_browser:
+            webbrowser.open(server.url)
         server.serve_forever(poll_interval=0.5)
-    except KeyboardInterrupt:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not break the clean stop
+    except KeyboardInterrupt as error:  # Ctrl-C, or SIGTERM / SIGHUP under interrupts.handled
+        from . import interrupts
+
+        for number in interrupts.STOP_SIGNALS:  # a second signal does not break the clean stop
+            signal.signal(number, signal.SIG_IGN)
         unfinished = server.stop_games()
         server.server_close()
         left = f"; {unfinished} unfinished game(s) not recorded" if unfinished and options.record else ""
-        print(f"\nstopped (Ctrl-C){left}.", file=output, flush=True)
-        return 130
+        number = interrupts.signal_of(error)
+        print(f"\nstopped ({'Ctrl-C' if number == signal.SIGINT else interrupts.signal_name(number)}){left}.",
+              file=output, flush=True)
+        return interrupts.exit_status(error)
     server.server_close()
     return 0

@@ -16,6 +16,7 @@ Conventions used throughout the tests:
 from __future__ import annotations
 
 import dataclasses
+import signal
 from typing import Iterator, Sequence
 
 import numpy as np
@@ -47,6 +48,19 @@ NT, MIN = 4, 5
 # Every field of State that holds cards (as ids or as uint64 sets).
 CARD_ID_FIELDS = ("dealt", "talon_cards", "trick", "past_tricks", "last_trick", "last_returned", "exchange_trump")
 CARD_SET_FIELDS = ("hands", "first_six", "talon", "discards", "given", "received", "played")
+
+
+# ----------------------------------------------------------------------------- child processes
+
+def default_stop_signals() -> None:
+    """``preexec_fn`` of a child process that a test stops with a signal: SIGINT, SIGTERM and
+    SIGHUP at their default action in the child, whatever this process has. A test suite run in
+    the background (``nohup python -m pytest ... &``) has SIGINT and SIGHUP ignored, children
+    inherit that, and an ignored signal stays ignored in a command (as it should), so without
+    this the child would not stop."""
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
 
 
 # ----------------------------------------------------------------------------- cards

@@ -270,8 +270,9 @@ def test_a_fit_records_the_labels_command_that_makes_its_labels_again(tiny_label
     assert fit["label_commands"] == [TINY.command(tiny_labels)]
     assert TINY.command("x") == ("sergeant-major distill labels --out x --games 4 --seed 7 --teacher "
                                  f"{FAST_TEACHER} --player heuristic --shard-games 2 --option num_deals=1")
-    assert json.loads((out / "policy.json").read_text())["training"]["distilled"]["label_commands"] == \
-        fit["label_commands"]
+    training = json.loads((out / "policy.json").read_text())["training"]
+    assert training["distilled"]["label_commands"] == fit["label_commands"]
+    assert training["labels_made_by"] == fit["label_commands"]  # beside the command that names the folders
 
 
 def test_the_curve_measures_each_label_count_once_and_continues_where_it_stopped(tiny_labels, tmp_path):

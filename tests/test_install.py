@@ -54,18 +54,57 @@ def test_the_wheel_declares_the_sergeant_major_command(wheel):
     assert "[console_scripts]" in text and "sergeant-major = sergeant_major_env.cli:run" in text
 
 
+def _package_folders() -> list[str]:
+    """The site-packages folders of the running interpreter (a venv's, the system's, the user's),
+    in its search order; not the checkout nor PYTHONPATH (they hold this repository's package)."""
+    return [entry for entry in sys.path
+            if Path(entry).name in ("site-packages", "dist-packages") and Path(entry).is_dir()]
+
+
+def _see_the_running_packages(python: Path) -> None:
+    """Let the venv of ``python`` import what the running interpreter imports (numpy,
+    gymnasium, ...) after its own packages: a .pth file in its site-packages lists the running
+    interpreter's. ``system_site_packages=True`` would not do: it shows the *base* interpreter's
+    packages, and a test suite run from a venv (as most users run it) has its packages there."""
+    where = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                           capture_output=True, text=True, timeout=120)
+    assert where.returncode == 0, where.stderr
+    folders = _package_folders()
+    assert folders, sys.path
+    (Path(where.stdout.strip()) / "zz_running_interpreter.pth").write_text("\n".join(folders) + "\n")
+
+
+def test_the_wheel_venv_sees_the_running_interpreter_s_packages_and_not_the_checkout(tmp_path):
+    """Issue 27: inside a venv, the wheel's venv saw the base interpreter's packages, not the
+    running venv's (ModuleNotFoundError: gymnasium)."""
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(system_site_packages=False, with_pip=False).create(env_dir)
+    python = env_dir / "bin" / "python"
+    _see_the_running_packages(python)
+    code = "import sys, gymnasium, numpy, pettingzoo; print(sys.path.index(sys.argv[1]))"
+    done = subprocess.run([str(python), "-c", code, _package_folders()[0]], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": ""})
+    assert done.returncode == 0, done.stderr
+    code = "import sys, sysconfig; print(sys.path.index(sysconfig.get_path('purelib')))"
+    own = subprocess.run([str(python), "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": ""})
+    assert int(own.stdout) < int(done.stdout)  # the venv's own packages (the wheel's) come first
+
+
 def test_a_wheel_install_outside_the_repository_has_the_command(wheel, tmp_path):
-    """A fresh virtual environment (the test environment's packages visible, ours not installed
-    in it) with the wheel: `sergeant-major --help` lists the subcommands, `agents` lists the
+    """A fresh virtual environment (the running test environment's packages visible, ours not
+    installed in it) with the wheel: `sergeant-major --help` lists the subcommands, `agents` lists the
     shipped agent, and a records round trip works, all from a folder far from the checkout."""
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
+    venv.EnvBuilder(system_site_packages=False, with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"
     install = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
-                              "--no-index", str(wheel)], capture_output=True, text=True, timeout=600)
+                              "--no-index", str(wheel)], capture_output=True, text=True, timeout=600,
+                             cwd=tmp_path, env={**os.environ, "PYTHONPATH": ""})  # not seeing the checkout
     if install.returncode != 0 and "no such option: --python" in install.stderr:
         pytest.skip("this pip cannot install into another environment (pip >= 22.3 needed)")
     assert install.returncode == 0, install.stderr[-2000:]
+    _see_the_running_packages(python)  # after the install: pip must not see the checkout's own install
     work = tmp_path / "elsewhere"
     work.mkdir()
     command = env_dir / "bin" / "sergeant-major"
@@ -78,13 +117,16 @@ def test_a_wheel_install_outside_the_repository_has_the_command(wheel, tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert all(f"  {name} " in shown.stdout for name in SUBCOMMANDS)
     where = subprocess.run([str(python), "-c", "import sergeant_major_env; print(sergeant_major_env.__file__)"],
-                           cwd=work, capture_output=True, text=True, timeout=120)
+                           cwd=work, capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "PYTHONPATH": ""})
     assert Path(where.stdout.strip()).is_relative_to(env_dir), where.stdout
     listed = run("agents")
     assert listed.returncode == 0 and "learned" in listed.stdout and "heuristic" in listed.stdout
     assert run("records", "simulate", "--games", "2", "--option", "num_deals=1", "--out", "g.jsonl").returncode == 0
     checked = run("records", "check", "g.jsonl")
     assert checked.returncode == 0 and checked.stdout.strip() == "2 records OK"
+    shipped = run("ship", "runs/mine")  # issue 27: not into the installed package (site-packages)
+    assert shipped.returncode == 2 and "--into FOLDER is needed" in shipped.stderr.strip().splitlines()[-1]
 
 
 def test_a_folder_with_its_own_agents_and_training_packages_shadows_nothing(tmp_path):

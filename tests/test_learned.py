@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import importlib.util
 import io
+import itertools
 import json
 import shlex
 import shutil
@@ -168,6 +169,30 @@ def test_ship_has_help_and_shows_the_shipped_table():
     assert result.returncode == 0 and result.stdout.strip() == ship.strength_table(read_learned_metadata())
 
 
+def test_ship_into_defaults_to_the_learned_agent_only_in_a_checkout(tmp_path):
+    """Issue 27: for a wheel user --into defaulted to the installed package's folder (inside
+    site-packages). A checkout (a pyproject.toml above the package) keeps that default."""
+    assert ship.checkout_destination() == LEARNED_FOLDER  # these tests run from a checkout
+    installed = tmp_path / "site-packages" / "sergeant_major_env" / "agents" / "learned"
+    installed.mkdir(parents=True)
+    assert ship.checkout_destination(installed) is None
+    (tmp_path / "pyproject.toml").write_text("")  # a checkout laid out as the repository is
+    checkout = tmp_path / "agents" / "learned"
+    checkout.mkdir(parents=True)
+    assert ship.checkout_destination(checkout) == checkout
+
+
+def test_ship_without_into_from_an_installed_package_is_one_line_and_ships_nothing(monkeypatch, capsys):
+    monkeypatch.setattr(ship, "checkout_destination", lambda: None)
+    before = {path.name: path.read_bytes() for path in LEARNED_FOLDER.glob("*.*")}
+    with pytest.raises(SystemExit) as exit_:
+        ship.main([str(LEARNED_FOLDER), "--games", "6", "--opponents", "random"])
+    assert exit_.value.code == 2
+    message = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--into FOLDER is needed" in message and "ppo:FOLDER" in message
+    assert {path.name: path.read_bytes() for path in LEARNED_FOLDER.glob("*.*")} == before
+
+
 @pytest.mark.parametrize("arguments, message", [
     (["NO_SUCH_RUN"], "PPO policy not found: 'NO_SUCH_RUN'"),
     ([str(LEARNED_FOLDER), "--opponents", "nobody"], "unknown agent 'nobody'"),
@@ -192,6 +217,20 @@ def test_learned_records_its_teacher_labels_and_the_commands_that_make_it_again(
     assert labels.startswith("sergeant-major distill labels --out labels/r1 ") and "--player learned-ppo" in labels
     assert f"--init {distilled['from']}" in learned.metadata["training"]["command"]
     assert learned.policy_metadata["training"] == learned.metadata["training"]
+
+
+def test_learned_says_beside_its_command_how_to_make_the_labels_it_names(learned):
+    """Issue 27: its training command names labels/r1, a folder no user has; beside it,
+    labels_made_by gives, for each --labels folder, the command that makes it."""
+    training = learned.metadata["training"]
+    words = shlex.split(training["command"])
+    start = words.index("--labels") + 1
+    folders = list(itertools.takewhile(lambda word: not word.startswith("--"), words[start:]))
+    made = {shlex.split(command)[shlex.split(command).index("--out") + 1]: command
+            for command in training["labels_made_by"]}
+    assert folders == ["labels/r1"] and set(made) == set(folders)
+    assert all(command.startswith("sergeant-major distill labels ") for command in made.values())
+    assert list(training)[:2] == ["command", "labels_made_by"]  # side by side
 
 
 def test_learned_ppo_is_the_policy_learned_was_distilled_from():

@@ -33,6 +33,16 @@ def test_ci_runs_the_readme_test_command_verbatim():
     assert readme_commands()[1] in ci.splitlines()
 
 
+def test_ci_runs_the_readme_test_command_inside_a_fresh_venv():
+    """Issue 27: CI ran the test command outside a venv, so a test that fails inside one (as most
+    users run it) never failed in CI. Now it makes a venv, activates it, then runs the command."""
+    lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    before = "\n".join(lines[:lines.index(readme_commands()[1])])
+    made = re.search(r"^python3? -m venv \"\$(\w+)\"$", before, re.M)
+    assert made, "CI must create a fresh venv before the test command"
+    assert re.search(rf'^\. "\${made.group(1)}/bin/activate"$', before, re.M), "CI must activate that venv"
+
+
 def test_rule_book_copy_matches_the_shared_rule_book():
     shared = ROOT.parent / "shared" / "RULES.md"
     if not shared.exists():
@@ -54,6 +64,49 @@ def test_every_script_has_help(command):
                             timeout=120)
     assert result.returncode == 0, result.stderr
     assert "usage" in result.stdout.lower()
+
+
+REPOSITORY_FILE = re.compile(r"\b[\w-]+\.(py|md)\b|\b(docs|examples|benchmarks|agents|training)/")
+"""A file or folder of the repository (train.py, RULES.md, docs/web.md, examples/, agents/learned/),
+which a user who installed the wheel does not have."""
+HELP_COMMANDS = ([[name] for name in ("train", "evaluate", "play", "records", "distill", "ship", "agents")]
+                 + [["records", name] for name in ("simulate", "check", "html")]
+                 + [["distill", name] for name in ("labels", "fit", "curve")])
+
+
+def _printed(argv: list[str], capsys) -> str:
+    from sergeant_major_env import cli
+
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(argv)
+    assert exit_.value.code == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", HELP_COMMANDS, ids=" ".join)
+def test_no_help_sends_a_user_to_a_file_of_the_repository(argv, capsys):
+    """Issue 27: help cited train.py, evaluate.py, RULES.md section 9, docs/web.md, examples/...
+    A wheel user has none of them: help names the command or the docs site's page instead."""
+    shown = _printed([*argv, "--help"], capsys)
+    assert shown.startswith("usage: sergeant-major " + " ".join(argv))
+    assert not [line for line in shown.splitlines() if REPOSITORY_FILE.search(line)]
+
+
+def test_the_agent_list_sends_a_user_to_no_file_of_the_repository(capsys):
+    from sergeant_major_env import cli
+
+    assert cli.main(["agents"]) == 0
+    shown = capsys.readouterr().out
+    assert "ppo" in shown and not [line for line in shown.splitlines() if REPOSITORY_FILE.search(line)]
+
+
+@pytest.mark.parametrize("name", ["ppo", "ppo:NO_SUCH_RUN", "rllib-unsafe-pickle:NO_SUCH_CHECKPOINT"])
+def test_agent_errors_name_the_command_not_a_file_of_the_repository(name):
+    from sergeant_major_env.agents import make_agent
+
+    with pytest.raises(ValueError) as error:
+        make_agent(name)
+    assert not REPOSITORY_FILE.search(str(error.value)), error.value
 
 
 # ============================================================================ the front door: README, docs, project files

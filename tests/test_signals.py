@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import default_stop_signals
 from sergeant_major_env import interrupts
 from sergeant_major_env.files import atomic_write
 from sergeant_major_env.interrupts import Interrupted, exit_status, handled
@@ -71,10 +72,27 @@ def wait_until(condition, seconds: float = 60.0) -> bool:
     return False
 
 
+@pytest.fixture
+def stop_signals_at_default():
+    """SIGINT, SIGTERM and SIGHUP at their defaults in this process for one test, put back after.
+    A suite run in the background (``nohup python -m pytest ... &``) starts with SIGINT and
+    SIGHUP ignored, and :func:`handled` rightly keeps an ignored signal ignored."""
+    previous = {number: signal.getsignal(number) for number in STATUS}
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            if handler is not None:  # None: set outside Python, cannot be put back from here
+                signal.signal(number, handler)
+
+
 # ============================================================================ the mechanism, in this process
 
 @pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP])
-def test_sigterm_and_sighup_raise_a_keyboard_interrupt_that_names_them(number):
+def test_sigterm_and_sighup_raise_a_keyboard_interrupt_that_names_them(stop_signals_at_default, number):
     before = signal.getsignal(number)
     with pytest.raises(KeyboardInterrupt) as caught:
         with handled():
@@ -103,6 +121,27 @@ def test_a_signal_ignored_from_the_start_stays_ignored():
         signal.signal(signal.SIGHUP, previous)
 
 
+@pytest.mark.parametrize("argv, started", [
+    (["python", "/venv/bin/sergeant-major", "evaluate", "--games", "6"], "sergeant-major evaluate"),
+    (["python", "/venv/bin/sergeant-major", "--help"], "sergeant-major"),
+    (["python", "-m", "sergeant_major_env", "distill", "labels"], "sergeant-major distill"),
+    (["python", "-u", "-Im", "sergeant_major_env", "agents"], "sergeant-major agents"),
+    (["python", "-W", "ignore", "-X", "dev", "-msergeant_major_env.__main__", "play"], "sergeant-major play"),
+    (["python", "/repo/train.py", "--name", "quick"], "sergeant-major train"),
+    (["python", "-m", "pytest", "-q"], None),
+    (["python", "-c", "import sergeant_major_env", "-m", "sergeant_major_env"], None),
+    (["python", "-m", "sergeant_major_env.training.ship"], None),
+    (["python", "/elsewhere/train.py"], None),
+    (["python", "my_script.py", "evaluate"], None),
+    (["python", "-"], None),
+    (["python"], None),
+])
+def test_the_command_is_told_from_a_program_that_imports_the_package(argv, started):
+    """Only the command itself gets the handlers of its first moments (its one line, then exit):
+    a program or a test suite that imports the package keeps Python's own Ctrl-C."""
+    assert interrupts.command_started(argv, "/repo/sergeant_major_env") == started
+
+
 @needs_fork
 def test_a_forked_child_takes_the_signal_s_default_action():
     """A worker forked while the handlers are installed ends on SIGTERM, as without them."""
@@ -119,7 +158,7 @@ def test_a_forked_child_takes_the_signal_s_default_action():
 
 
 @pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP])
-def test_atomic_write_removes_its_temporary_file_on_a_stop_signal(tmp_path, number):
+def test_atomic_write_removes_its_temporary_file_on_a_stop_signal(stop_signals_at_default, tmp_path, number):
     target = tmp_path / "out.txt"
     target.write_text("old\n")
     with pytest.raises(Interrupted):
@@ -162,7 +201,7 @@ def test_a_stop_signal_to_evaluate_stops_its_workers(tmp_path, number):
     """Issue 20: SIGTERM left both workers playing (181 s later). Now: one line, 143 (129, 130),
     and no worker left."""
     process = subprocess.Popen(EVALUATE + ["--json", str(tmp_path / "r.json")], cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True, preexec_fn=default_stop_signals)
     try:
         assert wait_until(lambda: len(children(process.pid)) >= 2), "no workers started"
         workers = children(process.pid)
@@ -196,7 +235,8 @@ def test_a_stop_signal_to_records_simulate_leaves_no_temporary_file(tmp_path, nu
     """Issue 20: SIGTERM or SIGHUP exited without a word and left an 18 MB .tmp file."""
     out = tmp_path / "games.jsonl"
     process = subprocess.Popen(command("records", "simulate", "--games", "1000000", "--out", str(out)), cwd=ROOT,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=default_stop_signals)
     try:
         assert wait_until(lambda: any(tmp_path.glob("*.tmp"))), "no temporary file appeared"
         time.sleep(0.3)  # some records in it
@@ -246,7 +286,7 @@ runpy.run_module("sergeant_major_env", run_name="__main__")
 
 def run_with(preamble: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", preamble + _RUN, *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, preexec_fn=default_stop_signals)
 
 
 @pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
@@ -257,6 +297,78 @@ def test_a_stop_signal_while_evaluate_imports_is_one_line(number):
     assert done.returncode == STATUS[number], done.stderr
     assert one_line(done.stderr) == f"sergeant-major evaluate: interrupted ({signal.Signals(number).name})"
     assert done.stdout == ""
+
+
+# The package's own imports (numpy, gymnasium, ...: the first ~0.3 s of every command) come before
+# the dispatcher's handlers; issue 27: a Ctrl-C there printed a traceback, SIGTERM and SIGHUP
+# ended the command silently.
+_AT_NUMPY = """
+import os, sys
+
+class SignalAtImport:
+    def find_spec(self, name, path=None, target=None):
+        if name == "numpy":
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), {number})
+        return None
+
+sys.meta_path.insert(0, SignalAtImport())
+"""
+
+
+def launchers() -> list[list[str]]:
+    """The ways to start the command: the installed console script (when there is one beside
+    this interpreter) and ``python -m sergeant_major_env``."""
+    script = Path(sys.executable).parent / "sergeant-major"
+    return ([[str(script)]] if script.exists() else []) + [[sys.executable, "-m", "sergeant_major_env"]]
+
+
+@pytest.mark.parametrize("launcher", launchers(), ids=lambda argv: Path(argv[-1]).name)
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_stop_signal_while_the_package_loads_is_one_line(tmp_path, launcher, number):
+    """The signal comes when the package starts importing numpy (a sitecustomize sends it): the
+    command's one line and 130 (143, 129), no traceback, nothing on stdout."""
+    (tmp_path / "sitecustomize.py").write_text(_AT_NUMPY.format(number=int(number)))
+    path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
+    done = subprocess.run([*launcher, "evaluate", "--agents", "random,random,random", "--games", "6"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": path},
+                          preexec_fn=default_stop_signals)
+    assert done.returncode == STATUS[number], done.stderr
+    assert one_line(done.stderr) == f"sergeant-major evaluate: interrupted ({signal.Signals(number).name})"
+    assert done.stdout == ""
+
+
+def numpy_loading(pid: int) -> bool:
+    """Whether process ``pid`` has started loading numpy (its compiled core is mapped)."""
+    try:
+        return "_multiarray_umath" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("delay", [0.0, 0.1, 0.2])
+@pytest.mark.parametrize("name, argv", [
+    ("evaluate", ["evaluate", "--agents", "random,random,random", "--games", "600"]),
+    ("distill", ["distill", "labels", "--games", "600", "--teacher", "heuristic", "--player", "heuristic"]),
+])
+def test_ctrl_c_in_the_first_moments_of_a_command_is_one_line(tmp_path, delay, name, argv):
+    """Ctrl-C at a real moment of the start (``delay`` seconds after numpy starts loading, the
+    package's imports then the command's): one line, 130, no traceback (issue 27)."""
+    if name == "distill":
+        argv = [*argv, "--out", str(tmp_path / "labels")]
+    process = subprocess.Popen([*launchers()[0], *argv], cwd=tmp_path, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, preexec_fn=default_stop_signals)
+    try:
+        assert wait_until(lambda: numpy_loading(process.pid) or process.poll() is not None, 60)
+        time.sleep(delay)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 130, err
+    assert one_line(err).startswith(f"sergeant-major {name}: interrupted (SIGINT)")
+    assert not (tmp_path / "labels").exists() or not any((tmp_path / "labels").glob("*.tmp"))
 
 
 def test_ctrl_c_during_records_check_is_one_line(tmp_path):
@@ -271,7 +383,8 @@ def test_ctrl_c_during_records_check_is_one_line(tmp_path):
 
 def test_a_closed_terminal_during_play_is_one_line_and_129():
     process = subprocess.Popen(command("play", "--opponents", "random,random", "--seed", "1"), cwd=ROOT,
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=default_stop_signals)
     try:
         seen = ""
         while "your move" not in seen:  # the game waits for the person
@@ -285,6 +398,22 @@ def test_a_closed_terminal_during_play_is_one_line_and_129():
     assert process.returncode == 129, err
     assert err == ""
     assert out.strip().splitlines()[-1] == "Interrupted by SIGHUP (seed 1)."
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP])
+def test_a_stop_signal_to_play_web_names_it_and_exits_with_its_status(number):
+    """Issue 27: `play --web` said "stopped (Ctrl-C)." and exited 130 on SIGTERM and SIGHUP too."""
+    process = subprocess.Popen(command("play", "--web", "--no-browser", "--opponents", "random,random", "--option",
+                                       "num_deals=1"), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, preexec_fn=default_stop_signals)
+    try:
+        assert process.stdout.readline().startswith("3-5-8 in your browser: http://127.0.0.1:")
+        process.send_signal(number)
+        out, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == STATUS[number], err
+    assert out.strip() == f"stopped ({signal.Signals(number).name})." and err == ""
 
 
 def test_every_command_runs_under_the_handlers(monkeypatch):
@@ -323,7 +452,7 @@ def test_a_command_that_reports_its_own_interruption_gets_no_second_line(monkeyp
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the lost exception, on purpose
-def test_a_signal_whose_exception_was_lost_still_stops_with_its_status(monkeypatch, capsys):
+def test_a_signal_whose_exception_was_lost_still_stops_with_its_status(stop_signals_at_default, monkeypatch, capsys):
     """An exception raised where Python ignores it (a __del__, a fork handler) loses the
     signal; the command's status and line still say it came."""
     from sergeant_major_env import cli

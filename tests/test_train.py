@@ -21,7 +21,7 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from conftest import tiny_maskable_ppo  # noqa: E402
+from conftest import default_stop_signals, tiny_maskable_ppo  # noqa: E402
 from sergeant_major_env import SergeantMajorVecEnv, engine  # noqa: E402
 from sergeant_major_env.observation import OBSERVATION_SIZE  # noqa: E402
 from sergeant_major_env.policies import RandomPolicy  # noqa: E402
@@ -221,7 +221,7 @@ def test_overwrite_empties_the_old_run_first(run_dir, tmp_path):
 def test_overwrite_refuses_a_folder_that_is_not_a_run(tmp_path, capsys):
     (tmp_path / "notes.txt").write_text("mine")
     code, line = _fails(["--out", str(tmp_path), "--overwrite", *TINY], capsys)
-    assert code == 2 and "only train.py run folders" in line and (tmp_path / "notes.txt").exists()
+    assert code == 2 and "only sergeant-major train run folders" in line and (tmp_path / "notes.txt").exists()
 
 
 def test_default_run_names_never_collide(tmp_path, monkeypatch):
@@ -639,7 +639,7 @@ def test_a_signal_saves_the_run_and_resume_continues_it(tmp_path, stop, status):
     process = subprocess.Popen(
         [sys.executable, str(ROOT / "train.py"), "--out", str(out), "--total-timesteps", "10000000",
          "--checkpoint-every", "0", "--eval-every", "0", *TINY, "--opponents", "random", "--imitate", "none"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_stop_signals)
     try:
         assert process.stdout.readline().startswith("training ")  # printed just before model.learn
         process.send_signal(stop)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import default_stop_signals
 from sergeant_major_env import web
 from sergeant_major_env.policies import RandomPolicy
 from sergeant_major_env.records import check_record, read_jsonl
@@ -304,7 +305,8 @@ def test_the_page_is_served_self_contained(server):
 def _command(*argv: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     return subprocess.Popen([sys.executable, "-m", "sergeant_major_env", "play", *argv], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_stop_signals)  # stoppable when the suite runs under nohup
 
 
 def test_ctrl_c_stops_the_server_cleanly():

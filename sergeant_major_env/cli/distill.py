@@ -263,8 +263,9 @@ def _fit_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
             "options": dataclasses.asdict(options), "history": history, "seconds": time.perf_counter() - start}
     try:
         out.mkdir(parents=True, exist_ok=True)
-        save_network(network, out, metadata["network"], {"rules": plans[0].rules.to_dict(),
-                                                         "training": {"command": command, "distilled": made},
+        # Beside the command, the commands that make its --labels folders: no one else has them.
+        training = {"command": command, "labels_made_by": label_commands, "distilled": made}
+        save_network(network, out, metadata["network"], {"rules": plans[0].rules.to_dict(), "training": training,
                                                          "packages": metadata.get("packages")})
         files.write_json(out / "fit.json", made)
     except OSError as error:

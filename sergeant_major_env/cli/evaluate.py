@@ -96,7 +96,7 @@ def parse_args(argv=None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
                         help="bar chart of mean points with 95%% error bars and the ratings' leaderboard (needs "
                              "matplotlib, the train extra)")
     parser.add_argument("--record", metavar="FILE",
-                        help="write every game's record (RULES.md section 11) as JSON Lines")
+                        help="write every game's record (Rule book, section 11) as JSON Lines")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace --json, --csv, --plot and --record files that exist (default: refuse them)")
     parser.add_argument("--batch-size", type=int, default=12_000, metavar="B",

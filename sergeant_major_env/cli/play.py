@@ -4,7 +4,7 @@
     sergeant-major play --opponents pimc,pimc                     # the search bot, the strongest here
     sergeant-major play --opponents learned,learned               # the trained policy shipped with the package
     sergeant-major play --opponents greedy,random --seat 2 --seed 7 --option num_deals=3 --record game.jsonl
-    sergeant-major play --web --opponents learned,pimc            # in your browser (docs/web.md)
+    sergeant-major play --web --opponents learned,pimc            # in your browser (docs: Play in a browser)
 
 You hold one seat (--seat, default 0); the opponents are agents made by agents.make_agent
 (random, greedy, heuristic, learned, pimc, ppo:PATH, ...). At each of your decisions the table is
@@ -21,7 +21,7 @@ With --web the game is played in your browser instead: a local server (sergeant_
 on --host (default 127.0.0.1) and --port (default: a free one) prints its address and opens
 the page (unless --no-browser); the bots' moves are shown --pace seconds apart; "play again"
 starts a new game with new cards; --record then holds every game finished. Ctrl-C stops it
-(exit status 130).
+(exit status 130; `kill` 143, a closed terminal 129).
 
 Exit status: 0 played or left, 2 bad arguments (checked before the game: agent names, rule
 options, the seed, a --record file that cannot be written or exists without --overwrite),
@@ -61,9 +61,9 @@ def _parser() -> argparse.ArgumentParser:
                              f"the deals)")
     add_rule_options(parser)
     parser.add_argument("--record", metavar="FILE",
-                        help="write the game's record (RULES.md section 11) as JSON Lines (default: none)")
+                        help="write the game's record (Rule book, section 11) as JSON Lines (default: none)")
     parser.add_argument("--overwrite", action="store_true", help="replace the --record file if it exists")
-    web = parser.add_argument_group("in a browser (docs/web.md)")
+    web = parser.add_argument_group("in a browser (docs: Play in a browser)")
     web.add_argument("--web", action="store_true",
                      help="play in your browser: a local server on --host/--port; the page opens by itself")
     web.add_argument("--port", type=int, default=None, metavar="N", help="with --web: the port (default: a free one)")
@@ -125,7 +125,7 @@ def _unrecorded(path: str | None) -> str:
     """What a game left before its end says about ``--record``: a record holds a whole game."""
     if not path:
         return ""
-    return (f" Nothing was written to {path}: a game record holds a finished game (RULES.md section 11); "
+    return (f" Nothing was written to {path}: a game record holds a finished game (Rule book, section 11); "
             f"the same --seed deals the same cards again.")
 
 

@@ -27,7 +27,7 @@ from ..seeding import SEED_RULE, seed_argument
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sergeant-major records",
-        description="Simulate 3-5-8 games into game records (RULES.md section 11) and check records by replay.")
+        description="Simulate 3-5-8 games into game records (Rule book, section 11) and check records by replay.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sim = commands.add_parser("simulate", help="play random games and write their records as JSON Lines",
                               description="Play N games with uniformly random legal decisions (game i uses "

@@ -2,7 +2,7 @@
 
     sergeant-major train                                    # the default run: beats the heuristic, ~12 min on 2 cores
     sergeant-major train --name quick --total-timesteps 200000 --imitate-steps 100000 --option num_deals=3 \\
-        --eval-games 60 --final-eval-games 60   # about 40 s, 1.2 GB (docs/results.md)
+        --eval-games 60 --final-eval-games 60   # about 40 s, 1.2 GB (docs: Speed and results)
     sergeant-major train --opponents heuristic=1,self=1 --no-curriculum
     sergeant-major train --resume runs/quick                # continue a run (its own options) from its checkpoint
     sergeant-major evaluate --agents ppo:runs/quick,heuristic,heuristic --games 60    # what its last line says
@@ -31,10 +31,10 @@ play): before PPO, the network learns to copy an agent's moves (behaviour clonin
 cross-entropy of the masked logits) and the value network the returns of its games, over
 --imitate-steps decisions of games the teacher plays in all three seats (each seat's
 decisions labelled, from the raw engine, in shuffled rounds of --imitate-round decisions with
-a falling learning rate: training/imitation.py). PPO then starts from a player close to the
+a falling learning rate: sergeant_major_env.training.imitation). PPO then starts from a player close to the
 teacher instead of from random play.
 
-The defaults are one measured run (README.md, "Training"): 1.2M imitated decisions of the
+The defaults are one measured run (docs: Training): 1.2M imitated decisions of the
 heuristic (ReLU 128x128 networks), then 3M PPO timesteps against two heuristics (the player
 to beat), 512 games at once, 2 epochs a rollout (the update is most of the CPU), a small
 learning rate annealed to 0 and a small entropy bonus, so PPO refines the imitated player
@@ -53,7 +53,7 @@ Outputs in --out (default runs/<--name>, or runs/<timestamp>, "-2", "-3" ... if 
 folder that already holds files is refused unless --overwrite, which empties it first):
 run.json (written at the start: every option, the rule options, observation layout version,
 network shape, the command lines that ran it), policy.safetensors + policy.json (the final
-policy as code-free files: agent "ppo:OUT", see agents/policy_file.py), model.zip (the final
+policy as code-free files: agent "ppo:OUT", see sergeant_major_env.agents.policy_file), model.zip (the final
 SB3 model, for MaskablePPO.load or agent "ppo-unsafe-pickle:OUT/model.zip": it unpickles),
 summary.json (configuration, timesteps, wall time, env steps per second, final evaluation
 table with 95% CIs, machine load; whether the run completed or was interrupted),
@@ -71,18 +71,19 @@ Reproducibility: --seed seeds Python, numpy, torch (SB3's set_random_seed), the 
 games (slot i plays seeds S+i, S+i+N, ...), the opponents' and the pool's generators and
 the evaluation deals (numpy's and torch's global generators get --seed modulo 2**32, the
 most they take). The same command on the same machine (same library versions, torch on
-CPU with one thread, as set here: agents/torch_setup.py) reproduces the same run: same
+CPU with one thread, as set here: sergeant_major_env.agents.torch_setup) reproduces the same run: same
 model, same curves. Limits:
 GPU kernels, another torch thread count or library version may change floating-point sums;
 a resumed run is not bit-identical to an uninterrupted one (the games in progress and the
 generators' states are not checkpointed: the resumed env starts new games from seed
 --seed + timesteps done, and the rollout boundary restarts).
 
-Options: every option is a field of one typed, frozen config (training/config.py:
-TrainConfig) from which this parser is built; the config checks every value when it is made
-(ranges, the network's size, the memory the run holds at once against this machine's, the
-derived seeds). A run name (--name) is 1 to 100 letters, digits, '.', '_' or '-'. The human
-agent cannot train nor be imitated (it needs a person at a terminal): refused at once.
+Options: every option is a field of one typed, frozen config
+(sergeant_major_env.training.config.TrainConfig) from which this parser is built; the config
+checks every value when it is made (ranges, the network's size, the memory the run holds at
+once against this machine's, the derived seeds). A run name (--name) is 1 to 100 letters,
+digits, '.', '_' or '-'. The human agent cannot train nor be imitated (it needs a person at
+a terminal): refused at once.
 
 Resume (--resume RUN, or one checkpoint RUN/checkpoints/model_T.zip): the run continues with
 its own options, read from RUN/run.json (rule options, network, PPO settings, opponents,
@@ -112,8 +113,8 @@ summary marked "interrupted", prints the --resume command and exits with status 
 imitation continues, with the steps still to do, on --resume.
 
 Longer runs: more imitation (--imitate-steps), wider networks (--net-arch 256,256) and more
-PPO timesteps, with the league in the pool (--opponents heuristic=3,self=1); README.md says
-what has been measured.
+PPO timesteps, with the league in the pool (--opponents heuristic=3,self=1); the docs' Speed
+and results page says what has been measured.
 """
 
 from __future__ import annotations

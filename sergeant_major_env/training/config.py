@@ -260,7 +260,7 @@ class RunName(Check):
 class RuleOptions(Check):
     """``--option NAME=VALUE ...``: rule options of RULES.md section 9 (each checked by Rules)."""
 
-    allowed = f"NAME=VALUE rule options (RULES.md section 9: {', '.join(Rules.names())})"
+    allowed = f"NAME=VALUE rule options (Rule book, section 9: {', '.join(Rules.names())})"
     shown = False  # the option's help says it
 
     def check(self, value: Any) -> tuple[str, ...]:
@@ -331,7 +331,7 @@ class TrainConfig:
     """seed of everything"""
     option: tuple[str, ...] = opt((), RuleOptions(), RUN, flag=" ".join(RULE_OPTIONS_FLAGS), metavar="NAME=VALUE",
                                   kind="list", run=False)
-    """rule options (RULES.md section 9: num_deals, exchanges, must_overtake, must_overtrump,
+    """rule options (Rule book, section 9: num_deals, exchanges, must_overtake, must_overtrump,
     dealer_builds_talon), e.g. num_deals=3 exchanges=false"""
     name: str | None = opt(None, RunName(), RUN, run=False)
     """run name: output in runs/NAME (default: a new timestamp)"""

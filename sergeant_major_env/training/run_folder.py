@@ -49,7 +49,8 @@ def check_new_run_folder(folder: Path, overwrite: bool) -> None:
             raise ValueError(f"output folder {str(folder)!r} already holds files: continue that run with "
                              f"--resume {folder}, choose another --name/--out, or add --overwrite to empty it first")
         if not is_run_folder(folder):
-            raise ValueError(f"--overwrite empties only train.py run folders; {str(folder)!r} holds other files")
+            raise ValueError(f"--overwrite empties only sergeant-major train run folders; {str(folder)!r} holds "
+                             f"other files")
     check_can_create(folder)
 
 
@@ -145,10 +146,10 @@ def read_run_record(folder: Path) -> dict[str, Any] | None:
         return None
     record = read_bounded_json(path, MAX_RECORD_BYTES)
     if not isinstance(record, dict) or record.get("format") != RUN_FORMAT or "options" not in record:
-        raise ValueError(f"{str(path)!r} is not a train.py run record")
+        raise ValueError(f"{str(path)!r} is not a sergeant-major train run record")
     if record.get("format_version") != RUN_FORMAT_VERSION:
         shown = repr(record.get("format_version"))[:40]
-        raise ValueError(f"{str(path)!r} has run format version {shown}; this train.py reads version "
+        raise ValueError(f"{str(path)!r} has run format version {shown}; this sergeant-major train reads version "
                          f"{RUN_FORMAT_VERSION}")
     commands = record.get("commands", [])
     if not isinstance(commands, list) or not all(isinstance(command, str) for command in commands):
@@ -254,8 +255,8 @@ def resume_candidates(path: Path) -> tuple[Path, list[Path]]:
     if path.is_dir():
         found = find_checkpoints(path)
         if not found:
-            raise ValueError(f"--resume {path}: no checkpoint in {str(path / CHECKPOINTS)!r} (not a train.py run "
-                             f"folder, or it was stopped before its first checkpoint)")
+            raise ValueError(f"--resume {path}: no checkpoint in {str(path / CHECKPOINTS)!r} (not a sergeant-major "
+                             f"train run folder, or it was stopped before its first checkpoint)")
         return path, found
     if not path.exists():
         raise ValueError(f"--resume {path}: no such run folder or checkpoint")

@@ -4,16 +4,21 @@
     sergeant-major ship runs/recipe --games 60 --opponents random,greedy,heuristic --overwrite
     sergeant-major ship --show                              # the shipped policy's strength table
 
-RUN_FOLDER is a train.py run folder, its policy.safetensors or policy.json (the code-free
-policy file of agents.policy_file; an SB3 zip is refused). First the run's policy is loaded
-and checked (the observation version and size of this package), then its strength is
-measured as evaluate.py measures it: for each opponent X, --games games at the table
-"learned,X,X" on duplicate deals from --seed (sergeant_major_env.evaluation.play_tables),
-under the rule options the policy was trained with. Then the two policy files are copied
-into agents/learned/ (--into FOLDER elsewhere) and learned.json is written beside them: the
-run and its training command, the observation version, the rule options, the files' SHA-256
-and, per opponent, the mean points per game of learned with its 95% interval, win rate,
-games, seed and the evaluate.py command that gives the same numbers once it is shipped.
+RUN_FOLDER is a run folder of sergeant-major train (or of sergeant-major distill fit), its
+policy.safetensors or policy.json (the code-free policy file of agents.policy_file; an SB3
+zip is refused). First the run's policy is loaded and checked (the observation version and
+size of this package), then its strength is measured as sergeant-major evaluate measures it:
+for each opponent X, --games games at the table "learned,X,X" on duplicate deals from --seed
+(sergeant_major_env.evaluation.play_tables), under the rule options the policy was trained
+with. Then the two policy files are copied into --into FOLDER and learned.json is written
+beside them: the run and its training command, the observation version, the rule options,
+the files' SHA-256 and, per opponent, the mean points per game of learned with its 95%
+interval, win rate, games, seed and the sergeant-major evaluate command that gives the same
+numbers once it is shipped. A shipped folder is an agent: ppo:FOLDER.
+
+--into: in a checkout of the repository it defaults to the folder of the package's own
+`learned` agent, which shipping replaces; an installed package (pip install, a wheel) needs
+--into, since its folder belongs to pip (the next upgrade would undo it).
 
 pimc searches at every decision: 60 games against two of it take about 25 minutes on a
 2-core machine, so it plays --pimc-games games (default 120) and can be left out of
@@ -49,7 +54,7 @@ from sergeant_major_env.statistics import format_ci
 
 DEFAULT_OPPONENTS = "random,greedy,heuristic,pimc"
 DEFAULT_SEED = 1_000_000
-"""train.py's default --eval-seed: deals its own evaluations also use."""
+"""sergeant-major train's default --eval-seed: deals its own evaluations also use."""
 LEARNED = "learned"
 
 
@@ -58,7 +63,7 @@ def parse_args(argv=None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
         prog="sergeant-major ship", description=__doc__.split("\n\n")[0],
         epilog="\n\n".join(__doc__.split("\n\n")[1:]), formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run", nargs="?", metavar="RUN_FOLDER",
-                        help="the train.py run folder (or its policy.safetensors / policy.json) to ship")
+                        help="the run folder of sergeant-major train (or its policy.safetensors / policy.json) to ship")
     parser.add_argument("--games", type=int, default=600, metavar="N",
                         help="games against each opponent but pimc, rounded up to a multiple of 6 (default 600)")
     parser.add_argument("--pimc-games", type=int, default=120, metavar="N",
@@ -67,10 +72,11 @@ def parse_args(argv=None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
                         help=f"agent names; each plays two seats of a table against learned (default "
                              f"{DEFAULT_OPPONENTS})")
     parser.add_argument("--seed", type=seed_argument, default=DEFAULT_SEED, metavar="S",
-                        help=f"group j of each table plays seed S+j, as in evaluate.py; {SEED_RULE} "
+                        help=f"group j of each table plays seed S+j, as in sergeant-major evaluate; {SEED_RULE} "
                              f"(default {DEFAULT_SEED})")
-    parser.add_argument("--into", type=Path, default=LEARNED_FOLDER, metavar="FOLDER",
-                        help="where to ship (default: the package's agents/learned/)")
+    parser.add_argument("--into", type=Path, default=None, metavar="FOLDER",
+                        help="where to ship (default, in a checkout of the repository only: the folder of its "
+                             "`learned` agent); for --show, the folder to read (default: the `learned` agent's)")
     parser.add_argument("--overwrite", action="store_true", help="replace a policy already shipped there")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar while the games are played")
     parser.add_argument("--show", action="store_true",
@@ -79,6 +85,13 @@ def parse_args(argv=None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
 
 
 # ============================================================================ checks before any game
+
+def checkout_destination(folder: Path = LEARNED_FOLDER) -> Path | None:
+    """``folder`` (the `learned` agent's) when the package runs from a checkout of the repository
+    (a pyproject.toml above the package), where shipping replaces the package's own agent; None
+    for an installed package, whose files pip owns (site-packages: --into is needed)."""
+    return folder if any((parent / "pyproject.toml").is_file() for parent in folder.parents[1:3]) else None
+
 
 def opponent_tables(args: argparse.Namespace) -> list[tuple[str, int]]:
     """(opponent name, games) of each table, checked: known agents, positive counts, seeds in range."""
@@ -135,7 +148,7 @@ def measure_strength(policy, tables: list[tuple[str, int]], seed: int, rules, pr
                              names=[LEARNED, opponent, f"{opponent}#2"])
         seconds = time.perf_counter() - start
         stats = result.agent(LEARNED)
-        shown = next(entry for entry in result.to_dict()["agents"] if entry["name"] == LEARNED)  # as evaluate.py's JSON
+        shown = next(entry for entry in result.to_dict()["agents"] if entry["name"] == LEARNED)  # as evaluate's JSON
         strength[opponent] = {
             "mean_points": shown["mean_points"], "ci95": shown["ci95"], "win_rate": shown["win_rate"],
             "mean_place": shown["mean_place"], "games": result.games, "groups": stats.groups, "seed": seed,
@@ -168,7 +181,7 @@ def shipped_metadata(run: str, policy_metadata: dict[str, Any], rules, strength:
         "strength": {
             "measured": "mean points per game of learned at the table learned,X,X (two copies of the opponent X), "
                         "duplicate deals, 95% Student-t interval over the duplicate groups "
-                        "(sergeant_major_env.evaluation.play_tables, as evaluate.py)",
+                        "(sergeant_major_env.evaluation.play_tables, as sergeant-major evaluate)",
             "opponents": strength,
         },
     }
@@ -226,7 +239,7 @@ def write_shipped(folder: Path, tensors: Path, policy_json: bytes, metadata: dic
 
 
 def strength_table(metadata: dict[str, Any]) -> str:
-    """The measured strength of a shipped policy as a Markdown table (README.md's)."""
+    """The measured strength of a shipped policy as a Markdown table (the README's)."""
     lines = ["| opponents | mean points per game of `learned` (95% CI) | win rate | games | command |",
              "|---|---|---|---|---|"]
     for opponent, entry in metadata["strength"]["opponents"].items():
@@ -242,12 +255,17 @@ def main(argv=None) -> int:
     args, parser = parse_args(argv)
     if args.show:
         try:
-            print(strength_table(read_learned_metadata(args.into)))
+            print(strength_table(read_learned_metadata(args.into or LEARNED_FOLDER)))
         except ValueError as error:
             parser.error(str(error))
         return 0
     if args.run is None:
         parser.error("give the RUN_FOLDER to ship (or --show for the shipped policy's strength)")
+    args.into = args.into or checkout_destination()
+    if args.into is None:
+        parser.error(f"--into FOLDER is needed: this package is installed, not a checkout of the repository, and "
+                     f"its own folder ({LEARNED_FOLDER}) is pip's; ship into a folder of yours and play it as "
+                     f"ppo:FOLDER")
 
     # Arguments: every problem is reported before any game is played (exit status 2).
     try:
@@ -280,7 +298,7 @@ def main(argv=None) -> int:
         print(f"sergeant-major ship: error: cannot write {args.into}: {error.strerror or error}", file=sys.stderr)
         return 1
     print(f"wrote {', '.join(str(args.into / name) for name in (TENSORS_FILE, POLICY_METADATA_FILE, METADATA_FILE))}")
-    print(f"strength (for README.md's \"The shipped agent\"):\n{strength_table(metadata)}")
+    print(f"strength (as sergeant-major ship --show --into {args.into} prints it):\n{strength_table(metadata)}")
     return 0
 
 
