@@ -212,6 +212,26 @@ _NO_REWARDS = np.zeros((0, 3), dtype=np.float64)
 _NO_ROWS.flags.writeable = _NO_REWARDS.flags.writeable = False  # shared by every call
 
 
+# ----------------------------------------------------------------------------- action masks
+
+FINISHED_GAME_ACTION = 0
+"""The one action id that the mask of a finished game marks (see :func:`action_mask`)."""
+
+
+def action_mask(legal: np.ndarray) -> np.ndarray:
+    """``bool[B, 58]``: the learners' action masks from their legal action bits (``uint64[B]``).
+
+    A finished game has no legal action; its row marks :data:`FINISHED_GAME_ACTION` (0) alone
+    rather than nothing, so that no observation a policy is given has an all-False mask:
+    masking logits with ``-inf`` then never gives a row without a finite logit (a NaN
+    softmax), and the row's log-probability is 0 (no gradient) whatever the policy. The
+    action is never applied: Gymnasium's vector envs ignore the action of the step after a
+    terminal step (``NEXT_STEP`` autoreset) and a single-seat env refuses ``step`` once the
+    game is over (call ``reset()``)."""
+    legal = np.asarray(legal, dtype=np.uint64)
+    return bits_to_bool(np.where(legal == 0, np.uint64(1 << FINISHED_GAME_ACTION), legal), NUM_ACTIONS)
+
+
 # ----------------------------------------------------------------------------- illegal actions
 
 def replace_illegal(actions: np.ndarray, legal: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

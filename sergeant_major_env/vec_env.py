@@ -91,18 +91,11 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from . import engine, options as env_options
 from .cards import NUM_ACTIONS, bits_to_bool
-from .learner_games import POOL_PAIRS, LearnerGames  # noqa: F401  (POOL_PAIRS: documented here)
-from .limits import check_fits, shorten
+from .learner_games import BYTES_PER_ENV, POOL_PAIRS, LearnerGames, check_num_envs, checked_actions  # noqa: F401
 from .observation import observe
 from .rules import Rules
 from .seeding import check_seed
 from .single_seat import observation_space
-
-BYTES_PER_ENV = 10_000
-"""Memory one environment of the vec env holds at its peak (its engine game, observation,
-buffers and info dict: 9.5 KB measured with tracemalloc over reset and steps of 20,000 envs);
-``num_envs`` is checked against what this machine has available before anything is made."""
-
 
 class SergeantMajorVecEnv(LearnerGames, VecEnv):
     """``num_envs`` games of one learner against opponent policies (see the module docstring;
@@ -255,28 +248,3 @@ class SergeantMajorVecEnv(LearnerGames, VecEnv):
         if self.fixed_learner_seat is not None:
             return np.full(slots.size, self.fixed_learner_seat, dtype=np.int8)
         return ((slots + episodes.astype(np.int64)) % 3).astype(np.int8)
-
-
-def check_num_envs(num_envs: Any, where: str) -> int:
-    """``num_envs`` as an int: a positive integer that this machine can hold (one line if not)."""
-    if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-        raise ValueError(f"{where}: num_envs must be a positive integer, got {shorten(num_envs)}")
-    check_fits(f"{where}: {int(num_envs):,} environments", int(num_envs) * BYTES_PER_ENV, "give fewer num_envs")
-    return int(num_envs)
-
-
-def checked_actions(actions: Any, n: int, where: str) -> np.ndarray:
-    """A copy of ``actions`` as ``int64[n]``, or a one-line ValueError naming what was wrong.
-
-    Exactly shape ``(n,)``: a ``(n, 1)`` or ``(1, n)`` array is refused rather than
-    reshaped, since guessing which axis holds the games can step the wrong games."""
-    array = np.array(actions, copy=True)  # later changes to the caller's array do not leak in
-    if array.shape != (n,) or array.dtype.kind not in "iu":
-        raise ValueError(f"{where}: actions must be {n} integer action ids, shape ({n},), "
-                         f"got {array.dtype} array of shape {array.shape}")
-    ids = array.astype(np.int64, copy=False)
-    if np.count_nonzero(ids.view(np.uint64) >= NUM_ACTIONS):  # one test: negative ids wrap to huge ones
-        game = int(np.flatnonzero((array < 0) | (array >= NUM_ACTIONS))[0])
-        raise ValueError(f"{where}: action ids are 0..{NUM_ACTIONS - 1} (RULES.md section 10), "
-                         f"got {array[game]} for game {game}")
-    return ids
