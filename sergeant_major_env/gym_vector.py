@@ -177,8 +177,10 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
             for i in np.flatnonzero(terminated).tolist():
                 final_obs[i] = self._final["observation"][i]
             final_info = {key: self._final[key] for key in (*INFO_KEYS, "final_scores") if key in self._final}
-            final_info["illegal_action"] = replaced & terminated
-            for key in list(final_info):
+            final_info["illegal_action"] = replaced
+            for key in list(final_info):  # Gymnasium's convention: zeros where the mask is False
+                final_info[key] = np.where(terminated.reshape(-1, *[1] * (final_info[key].ndim - 1)),
+                                           final_info[key], 0).astype(final_info[key].dtype)
                 final_info[f"_{key}"] = terminated
             infos.update(final_obs=final_obs, _final_obs=terminated, final_info=final_info, _final_info=terminated)
         rewards = self._rewards.astype(np.float32)
