@@ -76,8 +76,8 @@ from .rules import Rules
 from .seeding import MAX_SEED, check_seed
 from .single_seat import observation_space
 
-AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
-"""The autoreset modes this env offers (the first is the default)."""
+AUTORESET_MODES = tuple(AutoresetMode(value) for value in env_options.AUTORESET_MODES)
+"""The autoreset modes this env offers (the first is the default): NEXT_STEP, SAME_STEP."""
 INFO_KEYS = ("action_mask", "decision", "deal", "role", "learner_seat", "scores", "illegal_action")
 """The infos of every slot at every step (the single-seat env's keys)."""
 
@@ -94,7 +94,7 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
         opponents: Any = None,
         reward: str = env_options.DEFAULT_REWARD,
         illegal_action: str = env_options.VEC_ILLEGAL_ACTIONS[0],
-        autoreset_mode: AutoresetMode | str = AUTORESET_MODES[0],
+        autoreset_mode: AutoresetMode | str = env_options.AUTORESET_MODES[0],
         rules: Rules | Mapping[str, Any] | None = None,
         **rule_options: Any,
     ) -> None:

@@ -55,26 +55,13 @@ Options
     ``opponents``: ``None`` (two random players), one policy for both opponents, or two
     policies: the seat on the learner's left (it plays after the learner) and on its right.
     ``reward``: see above. ``illegal_action`` (what an action id 0..57 that the rules refuse
-    does; anything that is not an integer 0..57, a bool included, is a ``ValueError`` and
-    changes nothing):
+    does): ``"terminate"`` (default, so that generic checkers pass), ``"raise"`` or
+    ``"replace"``, with ``illegal_reward``; anything that is not an integer 0..57 is a
+    ``ValueError`` and changes nothing.
 
-    * ``"terminate"`` (default; PettingZoo's classic convention): the episode ends at that
-      step (``terminated=True``) with reward ``illegal_reward`` (default -1.0,
-      :data:`sergeant_major_env.options.ILLEGAL_REWARD`) and ``info["illegal_action"]``
-      True. Generic environment checkers (Gymnasium's and SB3's ``check_env``), which step
-      unmasked ``action_space.sample()`` actions, pass with the default construction.
-      Under ``"points"`` or ``"score"`` a lost game costs more than 1, so a learner that
-      does not use the mask may learn to end games early: use ``action_masks()``
-      (``MaskablePPO``) or a larger penalty;
-    * ``"raise"``: :class:`~sergeant_major_env.engine.IllegalActionError` (a
-      ``ValueError``) naming the legal actions, the state unchanged;
-    * ``"replace"``: a uniformly random legal action (drawn from ``np_random``) is played
-      instead and ``info["illegal_action"]`` is True.
-
-    Rule options (RULES.md section 9) as keyword arguments: ``num_deals``, ``exchanges``,
-    ``must_overtake``, ``must_overtrump``, ``dealer_builds_talon`` (or ``rules=Rules(...)``),
-    validated by :class:`Rules`: an unknown name or a bad value is a ``ValueError``. The env
-    options are described once in :mod:`sergeant_major_env.options`.
+    Rule options (RULES.md section 9) as keyword arguments (``num_deals=3``) or
+    ``rules=Rules(...)``, not both. Every keyword is described once, for all the envs, in
+    :mod:`sergeant_major_env.options`.
 
 Seeding
     ``reset(seed=s)`` plays the engine game of seed ``s`` (``engine.init([s])``) and seeds

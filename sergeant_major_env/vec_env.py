@@ -40,12 +40,8 @@ Action masks: ``action_masks()`` -> ``bool[N, 58]``; sb3-contrib's ``MaskablePPO
 through ``env_method("action_masks")`` (a list of per-game masks), which is supported.
 An illegal learner action raises :class:`~sergeant_major_env.engine.IllegalActionError`
 naming the game and its legal actions, with the state unchanged (``illegal_action=
-"replace"`` substitutes a random legal action instead). Raising stays the default here,
-unlike the single-seat and AEC envs (whose default ``"terminate"`` ends the game with a
-penalty so that generic checkers pass): this env is the training path, where
-``MaskablePPO`` never picks a masked action, so an illegal action is a bug of the caller
-that should stop the run; no generic checker steps a VecEnv (see
-:mod:`sergeant_major_env.options`).
+"replace"`` substitutes a random legal action instead); why raising is the default here is
+said, with every other keyword, once in :mod:`sergeant_major_env.options`.
 
 Each opponent round steps only the games waiting on an opponent (``engine.step(...,
 games=waiting)``), so late rounds with few games left cost little. Finished games are
