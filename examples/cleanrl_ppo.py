@@ -54,11 +54,11 @@ class Args:
     """the two opponents' agent (sergeant_major_env.agents.make_agent)"""
     total_timesteps: int = 200_000
     """learner decisions to train on, over all the games"""
-    num_envs: int = 64
+    num_envs: int = 32
     """games in the one engine state"""
-    num_steps: int = 64
+    num_steps: int = 32
     """steps per game slot in each rollout"""
-    learning_rate: float = 2.5e-4
+    learning_rate: float = 1e-3
     """Adam's learning rate (annealed linearly to 0)"""
     gamma: float = 1.0
     """discount: 1, the score is what counts"""
