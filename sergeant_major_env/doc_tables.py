@@ -202,7 +202,7 @@ def env_option_rows(env: str) -> list[tuple[str, str, str, str]]:
     if env not in ENVS:
         raise ValueError(f"env must be one of {', '.join(ENVS)}, got {env!r}")
     illegal = {"aec": env_options.AEC_ILLEGAL_ACTIONS, "gymnasium": env_options.SINGLE_SEAT_ILLEGAL_ACTIONS,
-               "vector": env_options.VEC_ILLEGAL_ACTIONS, "gym_vector": env_options.VEC_ILLEGAL_ACTIONS}[env]
+               "vector": env_options.VEC_ILLEGAL_ACTIONS, "gym_vector": env_options.GYM_VECTOR_ILLEGAL_ACTIONS}[env]
     rows = []
     if env in ("vector", "gym_vector"):
         rows.append(("num_envs", "(required)", "an integer >= 1", "games in the one batched engine state"))

@@ -4,8 +4,8 @@
 ``vector_entry_point``; ``vectorization_mode="sync"`` still gives N single-seat envs):
 
     SergeantMajorVectorEnv(num_envs, learner_seat=0, opponents=None, reward="points",
-                           illegal_action="raise", autoreset_mode="NextStep", rules=None,
-                           **rule_options)
+                           illegal_action="raise", illegal_reward=-1.0,
+                           autoreset_mode="NextStep", rules=None, **rule_options)
 
 Each game (a *slot*) is the single-seat env's game (:mod:`~sergeant_major_env.single_seat`):
 one learner seat against two opponent policies, with the same options, spaces, rewards and
@@ -54,7 +54,8 @@ infos; random opponents draw from one generator for the whole batch
 Illegal actions: ``illegal_action="raise"`` (default, the training path: a masked policy
 never picks one) raises :class:`~sergeant_major_env.engine.IllegalActionError` naming the
 game and its legal actions, nothing stepped; ``"replace"`` plays a random legal action
-instead and sets ``infos["illegal_action"]``.
+instead; ``"terminate"`` (the single-seat env's default) ends that slot's game with
+``illegal_reward``, as the single-seat env does. Both set ``infos["illegal_action"]``.
 """
 
 from __future__ import annotations
@@ -93,7 +94,8 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
         learner_seat: int | None = 0,
         opponents: Any = None,
         reward: str = env_options.DEFAULT_REWARD,
-        illegal_action: str = env_options.VEC_ILLEGAL_ACTIONS[0],
+        illegal_action: str = env_options.GYM_VECTOR_ILLEGAL_ACTIONS[0],
+        illegal_reward: float = env_options.ILLEGAL_REWARD,
         autoreset_mode: AutoresetMode | str = env_options.AUTORESET_MODES[0],
         rules: Rules | Mapping[str, Any] | None = None,
         **rule_options: Any,
@@ -102,7 +104,9 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
         self.num_envs = check_num_envs(num_envs, where)
         self.rules = env_options.make_rules(rules, rule_options, where)
         reward_kind = env_options.check_reward(reward, where)
-        self.illegal_action = env_options.check_illegal_action(illegal_action, env_options.VEC_ILLEGAL_ACTIONS, where)
+        self.illegal_action = env_options.check_illegal_action(
+            illegal_action, env_options.GYM_VECTOR_ILLEGAL_ACTIONS, where)
+        self.illegal_reward = env_options.check_illegal_reward(illegal_reward, where)
         self.learner_seat_option = env_options.check_learner_seat(learner_seat, where)
         self.autoreset_mode = check_autoreset_mode(autoreset_mode, where)
         self._init_learner_games(opponents, reward_kind, 0, where)
@@ -116,6 +120,7 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
         self._autoreset = np.zeros(self.num_envs, dtype=bool)  # NEXT_STEP: slots to reset at this step
         self._masks = np.zeros((self.num_envs, NUM_ACTIONS), dtype=bool)
         self._final: dict[str, np.ndarray] = {}
+        self._ending_illegal = False  # _record_finished: the games end by an illegal action
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
@@ -144,24 +149,22 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
             raise RuntimeError(f"{type(self).__name__}.step: no games yet: call reset() first")
         actions = checked_actions(actions, self.num_envs, f"{type(self).__name__}.step")
         replace = self.illegal_action == "replace"
-        legal_before = self._legal.copy()
+        stepped = np.flatnonzero(~self._autoreset)  # NEXT_STEP: the others' next games are already waiting
+        illegal = np.zeros(self.num_envs, dtype=bool)
+        illegal[stepped] = ((self._legal[stepped] >> actions[stepped].astype(np.uint64)) & np.uint64(1)) == 0
         self._final = {}
-        if self._autoreset.any():  # NEXT_STEP: these slots' next games are already waiting
-            games = np.flatnonzero(~self._autoreset)
-            if games.size:
-                self._learner_step(actions[games], self.opponent_rng, replace, games)
-            else:
-                self._begin_step()
+        ending = np.flatnonzero(illegal) if self.illegal_action == "terminate" else stepped[:0]
+        games = np.setdiff1d(stepped, ending, assume_unique=True)
+        if games.size:
+            self._learner_step(actions[games], self.opponent_rng, replace,
+                               None if games.size == self.num_envs else games)
         else:
-            games = None
-            self._learner_step(actions, self.opponent_rng, replace)
-        replaced = np.zeros(self.num_envs, dtype=bool)
-        if replace:
-            stepped = np.arange(self.num_envs) if games is None else games
-            replaced[stepped] = ((legal_before[stepped] >> actions[stepped].astype(np.uint64)) & np.uint64(1)) == 0
+            self._begin_step()
+        if ending.size:
+            self._end_by_illegal_actions(ending)
         terminated = self._dones.copy()
         observations = self._observe()
-        infos = self._infos(replaced)
+        infos = self._infos(illegal)
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             self._autoreset = terminated
             if terminated.any():
@@ -177,7 +180,7 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
             for i in np.flatnonzero(terminated).tolist():
                 final_obs[i] = self._final["observation"][i]
             final_info = {key: self._final[key] for key in (*INFO_KEYS, "final_scores") if key in self._final}
-            final_info["illegal_action"] = replaced
+            final_info["illegal_action"] = illegal
             for key in list(final_info):  # Gymnasium's convention: zeros where the mask is False
                 final_info[key] = np.where(terminated.reshape(-1, *[1] * (final_info[key].ndim - 1)),
                                            final_info[key], 0).astype(final_info[key].dtype)
@@ -185,6 +188,19 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
             infos.update(final_obs=final_obs, _final_obs=terminated, final_info=final_info, _final_info=terminated)
         rewards = self._rewards.astype(np.float32)
         return observations, rewards, terminated, np.zeros(self.num_envs, dtype=bool), infos
+
+    def _end_by_illegal_actions(self, slots: np.ndarray) -> None:
+        """``illegal_action="terminate"``: the games of ``slots`` end now (their learners'
+        actions illegal, not played), with ``illegal_reward``; the slots start their next games."""
+        self._pending[slots] = 0
+        self._rewards[slots] = self.illegal_reward
+        self._returns[slots] = 0
+        self._ending_illegal = True
+        try:
+            self._finish_games(self.state, slots, self._slots, self.learner_seat)
+        finally:
+            self._ending_illegal = False
+        self._play_opponents()  # their next games, up to the learners' first turns
 
     def action_masks(self) -> np.ndarray:
         """``bool[N, 58]``: the masks of the observations last returned (``infos["action_mask"]``)."""
@@ -252,15 +268,16 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
         final["role"][ended_slots] = (ended_seats.astype(np.int64) - state.dealer[ended]) % 3
         final["learner_seat"][ended_slots] = ended_seats
         final["scores"][ended_slots] = state.scores[ended]
-        final["final_scores"][ended_slots] = state.final_scores[ended]
+        # An illegal action ends a game in progress: its totals so far, as the single-seat env.
+        final["final_scores"][ended_slots] = (state.scores if self._ending_illegal else state.final_scores)[ended]
 
-    def _infos(self, replaced: np.ndarray) -> dict[str, np.ndarray]:
+    def _infos(self, illegal: np.ndarray) -> dict[str, np.ndarray]:
         """Every slot's infos now (its current game), with Gymnasium's ``_key`` masks."""
         state, seats = self.state, self.learner_seat.astype(np.int64)
         self._masks = env_options.action_mask(self._legal)
         infos = {"action_mask": self._masks.copy(), "decision": state.phase.astype(np.int64),
                  "deal": state.deal.astype(np.int64), "role": (seats - state.dealer) % 3,
-                 "learner_seat": seats, "scores": state.scores.astype(np.int64), "illegal_action": replaced}
+                 "learner_seat": seats, "scores": state.scores.astype(np.int64), "illegal_action": illegal}
         everyone = np.ones(self.num_envs, dtype=bool)
         for key in INFO_KEYS:
             infos[f"_{key}"] = everyone.copy()

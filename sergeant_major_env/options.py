@@ -93,6 +93,11 @@ AUTORESET_MODES = ("NextStep", "SameStep")
 """``autoreset_mode`` values of the Gymnasium vector env (the values of Gymnasium's
 ``AutoresetMode.NEXT_STEP`` and ``.SAME_STEP``); the first is the default, Gymnasium's."""
 
+GYM_VECTOR_ILLEGAL_ACTIONS = ("raise", "replace", "terminate")
+"""``illegal_action`` values of the Gymnasium vector env: the SB3 vector env's (``"raise"``
+the default, the training path) and the single-seat env's ``"terminate"``, so that it takes
+every value its single-seat env takes."""
+
 ILLEGAL_REWARD = -1.0
 """The default ``illegal_reward``: the offender's reward when ``illegal_action="terminate"``
 ends the game (PettingZoo's ``TerminateIllegalWrapper`` uses -1 too)."""

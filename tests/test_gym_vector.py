@@ -23,14 +23,16 @@ def make(mode: str, num_envs: int = 4, autoreset: str = "NextStep", **options):
                               vector_kwargs={"autoreset_mode": AutoresetMode(autoreset)}, **options)
 
 
-def play(envs, steps: int, seed: int = 11) -> list[tuple]:
+def play(envs, steps: int, seed: int = 11, illegal_share: float = 0.0) -> list[tuple]:
     """(observations, rewards, terminations, infos) of a reset and ``steps`` steps, the learner
-    drawing uniformly among the legal actions from a fixed generator."""
+    drawing uniformly among the legal actions from a fixed generator (among all 58 actions
+    with probability ``illegal_share``)."""
     obs, infos = envs.reset(seed=seed)
     rng = np.random.default_rng(0)
     out = [(obs.copy(), None, None, infos)]
     for _ in range(steps):
-        actions = np.array([rng.choice(np.flatnonzero(mask)) for mask in infos["action_mask"]])
+        actions = np.array([rng.choice(58) if rng.random() < illegal_share else rng.choice(np.flatnonzero(mask))
+                            for mask in infos["action_mask"]])
         obs, rewards, terminations, truncations, infos = envs.step(actions)
         assert not truncations.any()
         out.append((obs.copy(), rewards.copy(), terminations.copy(), infos))
@@ -73,6 +75,23 @@ def test_the_same_seeds_give_the_sync_modes_games(autoreset):
     sync = play(make("sync", autoreset=autoreset, **options), 260)
     native = play(make("vector_entry_point", autoreset=autoreset, **options), 260)
     assert sum(int(t.sum()) for _, _, t, _ in sync[1:]) >= 40  # several episodes per slot
+    for k, (a, b) in enumerate(zip(sync, native)):
+        np.testing.assert_array_equal(a[0], b[0], err_msg=f"observations of step {k}")
+        if k:
+            np.testing.assert_array_equal(a[1], b[1], err_msg=f"rewards of step {k}")
+            np.testing.assert_array_equal(a[2], b[2], err_msg=f"terminations of step {k}")
+        assert_same_infos(a[3], b[3], k)
+
+
+def test_illegal_actions_terminate_as_in_the_sync_mode():
+    """illegal_action="terminate" (the single-seat default): the slot's game ends with
+    illegal_reward, its infos say so, the next game follows, all as in the sync mode."""
+    options = dict(num_deals=1, learner_seat=None, opponents=make_agent("greedy"), illegal_action="terminate",
+                   illegal_reward=-5.0)
+    sync = play(make("sync", **options), 120, illegal_share=0.05)
+    native = play(make("vector_entry_point", **options), 120, illegal_share=0.05)
+    ended_by_illegal = sum(int((t & i["illegal_action"]).sum()) for _, _, t, i in sync[1:])
+    assert ended_by_illegal >= 5 and -5.0 in np.concatenate([r for _, r, _, _ in sync[1:]])
     for k, (a, b) in enumerate(zip(sync, native)):
         np.testing.assert_array_equal(a[0], b[0], err_msg=f"observations of step {k}")
         if k:
@@ -168,7 +187,8 @@ def test_rules_are_given_as_options_or_rules_not_both():
     (lambda: SergeantMajorVectorEnv(2, autoreset_mode="Disabled"), "autoreset_mode must be"),
     (lambda: SergeantMajorVectorEnv(2, autoreset_mode=3), "autoreset_mode must be"),
     (lambda: SergeantMajorVectorEnv(2, learner_seat=3), "learner_seat must be"),
-    (lambda: SergeantMajorVectorEnv(2, illegal_action="terminate"), "illegal_action must be"),
+    (lambda: SergeantMajorVectorEnv(2, illegal_action="ignore"), "illegal_action must be"),
+    (lambda: SergeantMajorVectorEnv(2, illegal_reward=float("nan")), "illegal_reward must be"),
     (lambda: SergeantMajorVectorEnv(2, reward="money"), "reward must be"),
     (lambda: SergeantMajorVectorEnv(2, opponents=3), "opponents must be"),
     (lambda: SergeantMajorVectorEnv(2, num_deal=3), "num_deal"),
