@@ -34,8 +34,9 @@ Rewards (``reward=``)
 Episodes
     One game (``num_deals`` deals). ``terminated`` is True at the step that ends the game
     (the observation is then the learner's view of the finished game; its mask marks action
-    0 alone, a placeholder that ``step`` refuses), or at an illegal action under ``illegal_action="terminate"``; ``truncated`` is
-    always False. ``step`` after that is a RuntimeError: call ``reset()``.
+    0 alone, a placeholder that ``step`` refuses), or at an illegal action under
+    ``illegal_action="terminate"``; ``truncated`` is always False. ``step`` after that is a
+    RuntimeError: call ``reset()``.
 
 Info (numbers and arrays only, one convention with the AEC env)
     ``action_mask`` (``bool[58]``: the learner's legal actions; once terminated action 0 alone),
