@@ -103,6 +103,7 @@ def run_case(name: str, make, num_envs: int, args, rules: dict, opponent) -> dic
 
 def breakdown(num_envs: int, args, rules: dict, opponent) -> dict:
     """Share of the VecEnv step time in the engine, observations, legal masks, policies."""
+    import sergeant_major_env.learner_games as learner_games
     import sergeant_major_env.vec_env as vec_env
 
     totals: dict[str, float] = collections.defaultdict(float)
@@ -126,6 +127,7 @@ def breakdown(num_envs: int, args, rules: dict, opponent) -> dict:
     step = vec_env_stepper(num_envs, args.seed, rules, opponent)
     wrap(vec_env.engine, "step", "engine.step")
     wrap(vec_env.engine, "legal_bits", "engine.legal_bits")
+    wrap(learner_games, "observe", "observation.observe")
     wrap(vec_env, "observe", "observation.observe")
     wrap(RandomPolicy, "act", "policies (learner + opponents)")
     try:

@@ -16,13 +16,14 @@ __all__ = ["Rules", "__version__", "env", "raw_env", "sergeant_major_v0"]
 from .policies import Policy, RandomPolicy  # noqa: E402
 from .single_seat import ENV_ID, SergeantMajorEnv  # noqa: E402  (registers "SergeantMajor-v0")
 
-__all__ += ["Policy", "RandomPolicy", "SergeantMajorEnv", "ENV_ID", "SergeantMajorVecEnv"]
+__all__ += ["Policy", "RandomPolicy", "SergeantMajorEnv", "ENV_ID", "SergeantMajorVectorEnv", "SergeantMajorVecEnv"]
 
-# Loaded on first use: the PettingZoo AEC env (imports PettingZoo) and the SB3 vector env
-# (needs the optional stable-baselines3). One module __getattr__ serves them all: name -> module.
+# Loaded on first use: the PettingZoo AEC env (imports PettingZoo), the Gymnasium vector env
+# and the SB3 vector env (needs the optional stable-baselines3). One module __getattr__ serves them all: name -> module.
 # ``env`` and ``raw_env`` are the current version's, ``sergeant_major_v0`` (the versioned name,
 # PettingZoo's way: ``from sergeant_major_env import sergeant_major_v0``); see ``versions``.
-_LAZY = {"env": ".sergeant_major_v0", "raw_env": ".sergeant_major_v0", "SergeantMajorVecEnv": ".vec_env"}
+_LAZY = {"env": ".sergeant_major_v0", "raw_env": ".sergeant_major_v0", "SergeantMajorVecEnv": ".vec_env",
+         "SergeantMajorVectorEnv": ".gym_vector"}
 _SUBMODULES = ("sergeant_major_v0",)
 
 

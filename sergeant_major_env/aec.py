@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import Any
+from typing import Any, Mapping
 
 import gymnasium
 import numpy as np
@@ -80,7 +80,7 @@ ENV_OPTIONS = {"reward": env_options.DEFAULT_REWARD,
                "illegal_action": env_options.AEC_ILLEGAL_ACTIONS[0],
                "illegal_reward": env_options.ILLEGAL_REWARD}
 """The env's own options and their defaults (allowed values: :mod:`sergeant_major_env.options`)."""
-CONSTRUCTOR_OPTIONS = (*Rules.names(), *ENV_OPTIONS, "render_mode", "render_seat", "learner_seat", "seed")
+CONSTRUCTOR_OPTIONS = (*Rules.names(), *ENV_OPTIONS, "rules", "render_mode", "render_seat", "learner_seat", "seed")
 """Names a ``reset(options=...)`` may not give: they are the constructor's (or ``reset``'s own
 ``seed``; ``learner_seat`` is the single-seat env's)."""
 NOT_TO_ACT = -1
@@ -163,19 +163,15 @@ class raw_env(AECEnv):
     options are described once in :mod:`sergeant_major_env.options`):
 
     * the rule options of RULES.md section 9: ``num_deals`` (1..18, default 18), ``exchanges``,
-      ``must_overtake``, ``must_overtrump``, ``dealer_builds_talon`` (see :class:`Rules`);
+      ``must_overtake``, ``must_overtrump``, ``dealer_builds_talon`` (see :class:`Rules`), or
+      ``rules=Rules(...)`` (or a mapping of them), not both, as in every environment;
     * ``reward``: ``"points"`` | ``"score"`` | ``"rank"``, as above;
-    * ``illegal_action``: what a legal-looking action id (0..57) that the rules refuse does.
-      ``"terminate"`` (default, PettingZoo's classic convention): the game ends at once, the
-      offender gets ``illegal_reward``, the others 0 for that step, every agent is terminated,
-      the offender's info has ``illegal_action`` True; ``engine_state`` keeps the position
-      where the action was tried. ``"raise"``: ``step`` raises
-      :class:`engine.IllegalActionError` (a ValueError naming the action, the decision and
-      the legal actions) and the game is unchanged. An action that is not an integer 0..57
-      (a bool, a float, ``None`` for a live agent) is a ValueError either way (:func:`env`'s
-      ``AssertOutOfBoundsWrapper`` refuses ids outside the space first);
-    * ``illegal_reward``: the offender's reward under ``"terminate"``, a finite number,
-      default -1.0 (:data:`options.ILLEGAL_REWARD`, as PettingZoo's ``TerminateIllegalWrapper``);
+    * ``illegal_action``: what a legal-looking action id (0..57) that the rules refuse does:
+      ``"terminate"`` (default, PettingZoo's classic convention: the game ends, the offender
+      gets ``illegal_reward``, its info has ``illegal_action`` True; ``engine_state`` keeps
+      the position where the action was tried) or ``"raise"``; ``illegal_reward``. Described
+      once, for every env, in :mod:`sergeant_major_env.options`. An action that is not an
+      integer 0..57 (a bool, a float, ``None`` for a live agent) is a ValueError either way;
     * ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the table as text) or
       ``"human"`` (prints it, also after every step). The table is drawn by
       :mod:`sergeant_major_env.render` and shows what one seat knows;
@@ -214,7 +210,16 @@ class raw_env(AECEnv):
         "render_fps": 1,
     }
 
-    def __init__(self, render_mode: str | None = None, render_seat: int | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        render_seat: int | None = None,
+        reward: str = env_options.DEFAULT_REWARD,
+        illegal_action: str = env_options.AEC_ILLEGAL_ACTIONS[0],
+        illegal_reward: float = env_options.ILLEGAL_REWARD,
+        rules: Rules | Mapping[str, Any] | None = None,
+        **rule_options: Any,
+    ) -> None:
         super().__init__()
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be None or one of {', '.join(map(repr, RENDER_MODES))}, "
@@ -225,11 +230,10 @@ class raw_env(AECEnv):
                              f"got {render_seat!r}")
         self.render_seat = None if render_seat is None else int(render_seat)
         where = type(self).__name__
-        self.rules, chosen = env_options.split_options(options, ENV_OPTIONS, where)
-        self.reward = env_options.check_reward(chosen["reward"], where)
-        self.illegal_action = env_options.check_illegal_action(
-            chosen["illegal_action"], env_options.AEC_ILLEGAL_ACTIONS, where)
-        self.illegal_reward = env_options.check_illegal_reward(chosen["illegal_reward"], where)
+        self.rules, _ = env_options.split_options(rule_options, ENV_OPTIONS, where, rules)
+        self.reward = env_options.check_reward(reward, where)
+        self.illegal_action = env_options.check_illegal_action(illegal_action, env_options.AEC_ILLEGAL_ACTIONS, where)
+        self.illegal_reward = env_options.check_illegal_reward(illegal_reward, where)
         self.render_mode = render_mode
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)

@@ -18,7 +18,8 @@ marker                 built from
 ``version-rule``       :data:`sergeant_major_env.versions.VERSION_RULE`
 =====================  ====================================================================
 
-``ENV`` is ``aec``, ``gymnasium`` or ``vector``. The tests (``tests/test_docs.py``) check
+``ENV`` is ``aec``, ``gymnasium``, ``vector`` (the SB3 vec env) or ``gym_vector`` (the
+Gymnasium ``VectorEnv``, on the Gymnasium page). The tests (``tests/test_docs.py``) check
 the tables against the code (every observation index exactly once, the env options'
 defaults against the constructors). Nothing here imports PettingZoo, SB3 or torch.
 """
@@ -36,8 +37,9 @@ from .cards import MODE_ACTION_OFFSET, MODE_NAMES, NUM_ACTIONS, NUM_CARDS, RANKS
 from .observation import DERIVED, OBSERVATION_SIZE, SCALES, SEGMENTS, VERSION, observation_bounds
 from .rules import Rules
 
-ENVS = ("aec", "gymnasium", "vector")
-"""The environments that have a docs page (``docs/envs/{aec,gymnasium,vector}.md``)."""
+ENVS = ("aec", "gymnasium", "vector", "gym_vector")
+"""The environments the docs describe (``docs/envs/{aec,gymnasium,vector}.md``; ``gym_vector``,
+Gymnasium's vector API, on the Gymnasium page)."""
 
 
 # ----------------------------------------------------------------------------- markdown
@@ -200,15 +202,16 @@ def env_option_rows(env: str) -> list[tuple[str, str, str, str]]:
     if env not in ENVS:
         raise ValueError(f"env must be one of {', '.join(ENVS)}, got {env!r}")
     illegal = {"aec": env_options.AEC_ILLEGAL_ACTIONS, "gymnasium": env_options.SINGLE_SEAT_ILLEGAL_ACTIONS,
-               "vector": env_options.VEC_ILLEGAL_ACTIONS}[env]
+               "vector": env_options.VEC_ILLEGAL_ACTIONS, "gym_vector": env_options.GYM_VECTOR_ILLEGAL_ACTIONS}[env]
     rows = []
+    if env in ("vector", "gym_vector"):
+        rows.append(("num_envs", "(required)", "an integer >= 1", "games in the one batched engine state"))
     if env == "vector":
-        rows += [("num_envs", "(required)", "an integer >= 1", "games in the one batched engine state"),
-                 ("seed", "`0`", "an integer 0 .. 2**63 - 1", "slot i plays the games of seeds S + i, S + i + N, ...")]
-    if env in ("gymnasium", "vector"):
-        rows += [("learner_seat", "`0`" if env == "gymnasium" else "`None`", "`0`, `1`, `2` or `None`",
-                  "the learner's seat; `None`: drawn at each reset" if env == "gymnasium"
-                  else "the learner's seat; `None`: rotating, game e of slot i at seat (i + e) % 3"),
+        rows.append(("seed", "`0`", "an integer 0 .. 2**63 - 1", "slot i plays the games of seeds S + i, S + i + N, ..."))
+    if env != "aec":
+        rows += [("learner_seat", "`None`" if env == "vector" else "`0`", "`0`, `1`, `2` or `None`",
+                  "the learner's seat; `None`: rotating, game e of slot i at seat (i + e) % 3" if env == "vector"
+                  else "the learner's seat; `None`: drawn at each reset"),
                  ("opponents", "`None`", "`None`, one policy, or a pair (left, right)",
                   "batched policies (`act(observations, legal_mask, rng)`); `None`: uniformly random")]
     rows.append(("reward", f"`{env_options.DEFAULT_REWARD!r}`", _choices(env_options.REWARDS),
@@ -218,6 +221,11 @@ def env_option_rows(env: str) -> list[tuple[str, str, str, str]]:
     if "terminate" in illegal:
         rows.append(("illegal_reward", f"`{env_options.ILLEGAL_REWARD}`", "a finite number",
                      "the offender's reward when `illegal_action='terminate'` ends the game"))
+    if env == "gym_vector":
+        rows.append(("autoreset_mode", f"`{env_options.AUTORESET_MODES[0]!r}`", _choices(env_options.AUTORESET_MODES)
+                     + " or Gymnasium's `AutoresetMode.NEXT_STEP`, `.SAME_STEP`", "Gymnasium's autoreset (see below)"))
+    rows.append(("rules", "`None`", "a `Rules` or a mapping of rule options",
+                 "the rule options in one object; or give them as keywords (above), not both"))
     if env == "aec":
         rows += [("render_mode", "`None`", "`None`, `'ansi'`, `'human'`", "text of the table, returned or printed"),
                  ("render_seat", "`None`", "`None`, `0`, `1`, `2`",
@@ -230,8 +238,9 @@ def env_option_rows(env: str) -> list[tuple[str, str, str, str]]:
 def env_options_table(env: str) -> str:
     rows = [(f"`{name}`", default, allowed, meaning) for name, default, allowed, meaning in env_option_rows(env)]
     return markdown_table(("option", "default", "allowed", "meaning"), rows) + (
-        "\n\nDefined once for the three environments in `sergeant_major_env/options.py`; an unknown "
-        "option or a bad value is one `ValueError` line naming what is allowed.")
+        "\n\nOne constructor shape for every environment, each option defined once in "
+        "`sergeant_major_env/options.py`; an unknown option or a bad value is one `ValueError` line "
+        "naming what is allowed.")
 
 
 # ----------------------------------------------------------------------------- spec tables
@@ -268,6 +277,17 @@ def spec_rows(env: str) -> list[tuple[str, str]]:
                 ("Action mask", "yes: `action_masks()` and `info['action_mask']` (bool[58])"),
                 ("Reward range", "-13 .. +13 points a deal (`points`); see Rewards"),
                 ("Render modes", "`'ansi'`")]
+    if env == "gym_vector":
+        return [("Import", "`import sergeant_major_env` (registers the id and its vector entry point)"),
+                ("Make", f"`gymnasium.make_vec('{versions.GYMNASIUM_ID}', num_envs=64)`, "
+                         "`SergeantMajorVectorEnv(num_envs=64)`"),
+                ("Agents", "one learner seat per game; opponents batched over all games"),
+                ("Parallel API", "a Gymnasium `VectorEnv` of N games in one engine state"),
+                ("Manual control", "no"), *common,
+                ("Observation shape", f"`float32[N, {OBSERVATION_SIZE}]`"),
+                ("Action mask", "yes: `infos['action_mask']` and `action_masks()`, bool[N, 58], never an empty row"),
+                ("Autoreset", "`metadata['autoreset_mode']`: `NEXT_STEP` (default) or `SAME_STEP`"),
+                ("Render modes", "none")]
     return [("Import", "`from sergeant_major_env import SergeantMajorVecEnv` (needs stable-baselines3)"),
             ("Make", "`SergeantMajorVecEnv(num_envs=64, seed=0)`"),
             ("Agents", "one learner seat per game (rotating); opponents batched over all games"),

@@ -1,22 +1,35 @@
-"""The environments' own options and their rewards, defined once for the three views.
+"""The environments' own options and their rewards, defined once for every view.
 
-The PettingZoo AEC env (:mod:`~sergeant_major_env.aec`), the single-seat Gymnasium env
-(:mod:`~sergeant_major_env.single_seat`) and the SB3 vector env
-(:mod:`~sergeant_major_env.vec_env`) take the rule options of RULES.md section 9
-(:class:`~sergeant_major_env.rules.Rules`) and these env options:
+One constructor shape: the PettingZoo AEC env (:mod:`~sergeant_major_env.aec`), the
+single-seat Gymnasium env (:mod:`~sergeant_major_env.single_seat`), the Gymnasium vector
+env (:mod:`~sergeant_major_env.gym_vector`) and the SB3 vector env
+(:mod:`~sergeant_major_env.vec_env`) take the same keywords, described here once (the docs
+pages' option tables are generated from this module, :mod:`~sergeant_major_env.doc_tables`):
 
 ==================  ==========================================  =========================
-option              values                                      default
+keyword             values                                      default
 ==================  ==========================================  =========================
+rule options        ``num_deals=``, ``exchanges=``, ... (RULES.md  the rule book's
+                    section 9, :class:`~sergeant_major_env.
+                    rules.Rules`), as keywords
+``rules``           a ``Rules`` or a mapping of rule options,   ``None``
+                    instead of the keywords (both: a ValueError,
+                    :func:`make_rules`)
 ``reward``          :data:`REWARDS`: ``"points"``, ``"score"``,  ``"points"``
                     ``"rank"`` (see :func:`event_rewards`)
 ``illegal_action``  what an illegal action does (see below)     AEC and single-seat:
-                                                                ``"terminate"``;
-                                                                vector env: ``"raise"``
+                                                                ``"terminate"``; vector
+                                                                envs: ``"raise"``
 ``illegal_reward``  a finite number: the offender's reward      :data:`ILLEGAL_REWARD`
                     with ``illegal_action="terminate"``         (-1.0)
-``learner_seat``    0, 1, 2 or ``None`` (single-seat and        per env
-                    vector env only)
+``opponents``       ``None`` (uniformly random), one policy, or  ``None``
+                    a pair (left, right); not the AEC env, whose
+                    three seats are all agents
+``learner_seat``    0, 1, 2 or ``None`` (not the AEC env)        per env
+``num_envs``        games in one batched engine state (vector    (required)
+                    envs only)
+``autoreset_mode``  :data:`AUTORESET_MODES` (Gymnasium vector    ``"NextStep"``
+                    env only)
 ==================  ==========================================  =========================
 
 ``illegal_action`` (an action inside the action space that the rules refuse at this
@@ -32,8 +45,14 @@ decision; an action outside ``Discrete(58)`` or not an integer is always a ``Val
   give a larger penalty;
 * ``"raise"``: :class:`~sergeant_major_env.engine.IllegalActionError` (a ``ValueError``
   naming the action, the decision and the legal actions), the game unchanged;
-* ``"replace"`` (single-seat and vector env): a uniformly random legal action is played
+* ``"replace"`` (single-seat and vector envs): a uniformly random legal action is played
   instead (:func:`replace_illegal`) and the info says so.
+
+Action masks: every env gives the learner's mask with each observation it asks a policy to
+act on, and none is ever all False: a finished game's marks action 0 alone
+(:func:`action_mask`), so masking logits with ``-inf`` is safe. (The AEC env follows
+PettingZoo: the mask of an agent that is not to act, or of a finished game, is all zero, and
+such an agent is never asked for an action: it steps with ``None``.)
 
 Rewards of the three kinds come from the events of the last ``engine.step`` through
 :func:`event_rewards`, and :func:`rank_rewards` ranks final scores (R6), for every view.
@@ -66,9 +85,18 @@ AEC_ILLEGAL_ACTIONS = ("terminate", "raise")
 SINGLE_SEAT_ILLEGAL_ACTIONS = ("terminate", "raise", "replace")
 """``illegal_action`` values of the single-seat env; the first is the default."""
 VEC_ILLEGAL_ACTIONS = ("raise", "replace")
-"""``illegal_action`` values of the vector env; the first is the default. It is the training
+"""``illegal_action`` values of the vector envs; the first is the default. It is the training
 path (``MaskablePPO`` never picks a masked action), where an illegal action is a bug of
 the caller, so it raises by default; no generic checker steps a VecEnv."""
+
+AUTORESET_MODES = ("NextStep", "SameStep")
+"""``autoreset_mode`` values of the Gymnasium vector env (the values of Gymnasium's
+``AutoresetMode.NEXT_STEP`` and ``.SAME_STEP``); the first is the default, Gymnasium's."""
+
+GYM_VECTOR_ILLEGAL_ACTIONS = ("raise", "replace", "terminate")
+"""``illegal_action`` values of the Gymnasium vector env: the SB3 vector env's (``"raise"``
+the default, the training path) and the single-seat env's ``"terminate"``, so that it takes
+every value its single-seat env takes."""
 
 ILLEGAL_REWARD = -1.0
 """The default ``illegal_reward``: the offender's reward when ``illegal_action="terminate"``
@@ -122,19 +150,22 @@ def make_rules(rules: Rules | Mapping[str, Any] | None, options: Mapping[str, An
         raise ValueError(f"{where}: {error}") from None
 
 
-def split_options(options: Mapping[str, Any], env_defaults: Mapping[str, Any], where: str) -> tuple[Rules, dict]:
+def split_options(options: Mapping[str, Any], env_defaults: Mapping[str, Any], where: str,
+                  rules: Rules | Mapping[str, Any] | None = None) -> tuple[Rules, dict]:
     """``(rules, env options)`` from one mapping of keyword options (the AEC env's way).
 
     ``env_defaults`` names the env's own options and their defaults; every other name must
-    be a rule option (RULES.md section 9). The env options' values are checked by the caller.
+    be a rule option (RULES.md section 9). ``rules``: the rules as :func:`make_rules` takes
+    them (a :class:`Rules` or a mapping), refused together with rule options. The env
+    options' values are checked by the caller.
     """
     unknown = sorted(set(options) - set(Rules.names()) - set(env_defaults))
     if unknown:
         raise ValueError(f"{where}: unknown option(s) {', '.join(unknown)}; rule options (RULES.md section 9): "
-                         f"{', '.join(Rules.names())}; env options: {', '.join(env_defaults)}")
+                         f"{', '.join(Rules.names())} (or rules=Rules(...)); env options: {', '.join(env_defaults)}")
     chosen = {name: options.get(name, default) for name, default in env_defaults.items()}
     rule_options = {name: value for name, value in options.items() if name not in env_defaults}
-    return make_rules(None, rule_options, where), chosen
+    return make_rules(rules, rule_options, where), chosen
 
 
 def check_reset_options(options: Any, known: Sequence[str], where: str,
@@ -210,6 +241,26 @@ def event_rewards(kind: str, state: engine.State, games: np.ndarray) -> tuple[np
 _NO_ROWS = np.zeros(0, dtype=np.intp)
 _NO_REWARDS = np.zeros((0, 3), dtype=np.float64)
 _NO_ROWS.flags.writeable = _NO_REWARDS.flags.writeable = False  # shared by every call
+
+
+# ----------------------------------------------------------------------------- action masks
+
+FINISHED_GAME_ACTION = 0
+"""The one action id that the mask of a finished game marks (see :func:`action_mask`)."""
+
+
+def action_mask(legal: np.ndarray) -> np.ndarray:
+    """``bool[B, 58]``: the learners' action masks from their legal action bits (``uint64[B]``).
+
+    A finished game has no legal action; its row marks :data:`FINISHED_GAME_ACTION` (0) alone
+    rather than nothing, so that no observation a policy is given has an all-False mask:
+    masking logits with ``-inf`` then never gives a row without a finite logit (a NaN
+    softmax), and the row's log-probability is 0 (no gradient) whatever the policy. The
+    action is never applied: Gymnasium's vector envs ignore the action of the step after a
+    terminal step (``NEXT_STEP`` autoreset) and a single-seat env refuses ``step`` once the
+    game is over (call ``reset()``)."""
+    legal = np.asarray(legal, dtype=np.uint64)
+    return bits_to_bool(np.where(legal == 0, np.uint64(1 << FINISHED_GAME_ACTION), legal), NUM_ACTIONS)
 
 
 # ----------------------------------------------------------------------------- illegal actions

@@ -12,8 +12,14 @@ Spaces
     observation: ``Box(float32, (OBSERVATION_SIZE,))``, ``observe(state, learner_seat)``
     (see :mod:`sergeant_major_env.observation`; seats in it are relative to the learner).
     action: ``Discrete(58)``: 0..51 a card, 52..57 a mode (RULES.md section 10).
-    Only some actions are legal at each decision: ``action_masks()`` (for sb3-contrib's
-    ``MaskablePPO``) and ``info["action_mask"]`` give them as ``bool[58]``.
+    Only some actions are legal at each decision: ``info["action_mask"]`` and
+    ``action_masks()`` (for sb3-contrib's ``MaskablePPO``) give them as ``bool[58]``. The
+    wrappers of ``gymnasium.make`` do not forward ``action_masks``: reach it as
+    ``env.unwrapped.action_masks()`` or ``env.get_wrapper_attr("action_masks")()`` (SB3's
+    vector envs do the latter), or read ``info["action_mask"]``, which every wrapper passes on.
+    A finished game's mask marks action 0 alone, never nothing
+    (:func:`sergeant_major_env.options.action_mask`): masking logits with ``-inf`` is safe
+    on every observation the env returns.
 
 Rewards (``reward=``)
     ``"points"`` (default): the learner's points of each deal (R23, R24), given at the
@@ -27,12 +33,13 @@ Rewards (``reward=``)
 
 Episodes
     One game (``num_deals`` deals). ``terminated`` is True at the step that ends the game
-    (the observation is then the learner's view of the finished game and no action is
-    legal), or at an illegal action under ``illegal_action="terminate"``; ``truncated`` is
-    always False. ``step`` after that is a RuntimeError: call ``reset()``.
+    (the observation is then the learner's view of the finished game; its mask marks action
+    0 alone, a placeholder that ``step`` refuses), or at an illegal action under
+    ``illegal_action="terminate"``; ``truncated`` is always False. ``step`` after that is a
+    RuntimeError: call ``reset()``.
 
 Info (numbers and arrays only, one convention with the AEC env)
-    ``action_mask`` (``bool[58]``: the learner's legal actions, all False once terminated),
+    ``action_mask`` (``bool[58]``: the learner's legal actions; once terminated action 0 alone),
     ``decision`` (int: the engine phase id of the learner's decision, names in
     ``engine.DECISIONS``: 0 mode, 1 exchange_give, 2 exchange_return, 3 discard, 4 play;
     ``engine.OVER`` (5) once terminated), ``deal`` (int: 0-based index of the current deal,
@@ -49,26 +56,13 @@ Options
     ``opponents``: ``None`` (two random players), one policy for both opponents, or two
     policies: the seat on the learner's left (it plays after the learner) and on its right.
     ``reward``: see above. ``illegal_action`` (what an action id 0..57 that the rules refuse
-    does; anything that is not an integer 0..57, a bool included, is a ``ValueError`` and
-    changes nothing):
+    does): ``"terminate"`` (default, so that generic checkers pass), ``"raise"`` or
+    ``"replace"``, with ``illegal_reward``; anything that is not an integer 0..57 is a
+    ``ValueError`` and changes nothing.
 
-    * ``"terminate"`` (default; PettingZoo's classic convention): the episode ends at that
-      step (``terminated=True``) with reward ``illegal_reward`` (default -1.0,
-      :data:`sergeant_major_env.options.ILLEGAL_REWARD`) and ``info["illegal_action"]``
-      True. Generic environment checkers (Gymnasium's and SB3's ``check_env``), which step
-      unmasked ``action_space.sample()`` actions, pass with the default construction.
-      Under ``"points"`` or ``"score"`` a lost game costs more than 1, so a learner that
-      does not use the mask may learn to end games early: use ``action_masks()``
-      (``MaskablePPO``) or a larger penalty;
-    * ``"raise"``: :class:`~sergeant_major_env.engine.IllegalActionError` (a
-      ``ValueError``) naming the legal actions, the state unchanged;
-    * ``"replace"``: a uniformly random legal action (drawn from ``np_random``) is played
-      instead and ``info["illegal_action"]`` is True.
-
-    Rule options (RULES.md section 9) as keyword arguments: ``num_deals``, ``exchanges``,
-    ``must_overtake``, ``must_overtrump``, ``dealer_builds_talon`` (or ``rules=Rules(...)``),
-    validated by :class:`Rules`: an unknown name or a bad value is a ``ValueError``. The env
-    options are described once in :mod:`sergeant_major_env.options`.
+    Rule options (RULES.md section 9) as keyword arguments (``num_deals=3``) or
+    ``rules=Rules(...)``, not both. Every keyword is described once, for all the envs, in
+    :mod:`sergeant_major_env.options`.
 
 Seeding
     ``reset(seed=s)`` plays the engine game of seed ``s`` (``engine.init([s])``) and seeds
@@ -83,11 +77,14 @@ Version
     behaviour, the observation layout (``observation.VERSION``, which model files record),
     the action ids or the rewards change.
 
-Vectorised (``gymnasium.make_vec("SergeantMajor-v0", num_envs=n, vectorization_mode="sync")``)
-    Gymnasium's default ``NEXT_STEP`` autoreset resets a finished env at the step AFTER its
-    terminal step and ignores that step's action: the terminal step's ``infos["action_mask"]``
-    row is all False, so pass any action (e.g. 0) for the envs that were done at the previous
-    step, and mask the others (docs/envs/gymnasium.md shows the loop).
+Vectorised
+    ``gymnasium.make_vec("SergeantMajor-v0", num_envs=n)`` makes the native vector env,
+    :class:`~sergeant_major_env.gym_vector.SergeantMajorVectorEnv` (the vector entry point:
+    n games in one batched engine state, the same options, the same games as
+    ``vectorization_mode="sync"`` for the same seeds). In the ``"sync"`` and ``"async"``
+    modes, Gymnasium's default ``NEXT_STEP`` autoreset resets a finished env at the step
+    AFTER its terminal step and ignores that step's action; the terminal step's
+    ``infos["action_mask"]`` row marks action 0 alone, so a masked policy may act on it.
 """
 
 from __future__ import annotations
@@ -224,7 +221,7 @@ class SergeantMajorEnv(gymnasium.Env):
     def action_masks(self) -> np.ndarray:
         """bool[58]: the learner's legal actions now (for sb3-contrib's MaskablePPO)."""
         self._require_state()
-        return bits_to_bool(self._legal, NUM_ACTIONS)[0].copy()
+        return env_options.action_mask(self._legal)[0]
 
     def _end_by_illegal_action(self):
         """``illegal_action="terminate"``: the episode ends now with ``illegal_reward``; the
@@ -277,7 +274,7 @@ class SergeantMajorEnv(gymnasium.Env):
         state = self.state
         dealer = int(state.dealer[0])
         return {
-            "action_mask": bits_to_bool(self._legal, NUM_ACTIONS)[0].copy(),
+            "action_mask": env_options.action_mask(self._legal)[0],
             "decision": OVER if self._ended_by_illegal_action else int(state.phase[0]),
             "deal": int(state.deal[0]),
             "role": (self.learner_seat - dealer) % 3,
@@ -296,9 +293,11 @@ class SergeantMajorEnv(gymnasium.Env):
 
 
 def register() -> None:
-    """Register ``SergeantMajor-v0`` with Gymnasium (done on ``import sergeant_major_env``)."""
+    """Register ``SergeantMajor-v0`` with Gymnasium (done on ``import sergeant_major_env``):
+    ``gymnasium.make`` makes this env, ``gymnasium.make_vec`` the native vector env."""
     if ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=ENV_ID, entry_point="sergeant_major_env.single_seat:SergeantMajorEnv")
+        gymnasium.register(id=ENV_ID, entry_point="sergeant_major_env.single_seat:SergeantMajorEnv",
+                           vector_entry_point="sergeant_major_env.gym_vector:SergeantMajorVectorEnv")
 
 
 register()

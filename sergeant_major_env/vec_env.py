@@ -7,6 +7,8 @@ opponent policies (:mod:`sergeant_major_env.policies`), batched: whenever games 
 an opponent, that opponent's policy is called ONCE for all of them (the same policy
 object for both opponents: one call for both seats), the engine steps those games, and
 this repeats until every game waits on its learner. There is no Python loop over games.
+That machinery is :class:`~sergeant_major_env.learner_games.LearnerGames`, shared with the
+Gymnasium ``VectorEnv`` (:mod:`~sergeant_major_env.gym_vector`); this module adds SB3's API.
 
 Learner seats rotate so that every seat and role is learned: game number ``e`` (0, 1, ...)
 of slot ``i`` has the learner at seat ``(i + e) % 3`` (``learner_seat=k`` fixes it).
@@ -38,12 +40,8 @@ Action masks: ``action_masks()`` -> ``bool[N, 58]``; sb3-contrib's ``MaskablePPO
 through ``env_method("action_masks")`` (a list of per-game masks), which is supported.
 An illegal learner action raises :class:`~sergeant_major_env.engine.IllegalActionError`
 naming the game and its legal actions, with the state unchanged (``illegal_action=
-"replace"`` substitutes a random legal action instead). Raising stays the default here,
-unlike the single-seat and AEC envs (whose default ``"terminate"`` ends the game with a
-penalty so that generic checkers pass): this env is the training path, where
-``MaskablePPO`` never picks a masked action, so an illegal action is a bug of the caller
-that should stop the run; no generic checker steps a VecEnv (see
-:mod:`sergeant_major_env.options`).
+"replace"`` substitutes a random legal action instead); why raising is the default here is
+said, with every other keyword, once in :mod:`sergeant_major_env.options`.
 
 Each opponent round steps only the games waiting on an opponent (``engine.step(...,
 games=waiting)``), so late rounds with few games left cost little. Finished games are
@@ -89,28 +87,15 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from . import engine, options as env_options
 from .cards import NUM_ACTIONS, bits_to_bool
-from .engine import IllegalActionError
-from .limits import check_fits, shorten
+from .learner_games import BYTES_PER_ENV, POOL_PAIRS, LearnerGames, check_num_envs, checked_actions  # noqa: F401
 from .observation import observe
-from .policies import check_policy, decide, policy_name
 from .rules import Rules
 from .seeding import check_seed
-from .single_seat import observation_space, opponent_pair
+from .single_seat import observation_space
 
-POOL_PAIRS = ("same", "independent")
-
-# The opponents' loop cannot take more rounds than the longest run of opponent decisions
-# (a deal's mode choice, exchanges, discards and plays): this only guards against a bug.
-_MAX_OPPONENT_ROUNDS = 10_000
-
-BYTES_PER_ENV = 10_000
-"""Memory one environment of the vec env holds at its peak (its engine game, observation,
-buffers and info dict: 9.5 KB measured with tracemalloc over reset and steps of 20,000 envs);
-``num_envs`` is checked against what this machine has available before anything is made."""
-
-
-class SergeantMajorVecEnv(VecEnv):
-    """``num_envs`` games of one learner against opponent policies (see the module docstring)."""
+class SergeantMajorVecEnv(LearnerGames, VecEnv):
+    """``num_envs`` games of one learner against opponent policies (see the module docstring;
+    the batched stepping is :class:`~sergeant_major_env.learner_games.LearnerGames`)."""
 
     def __init__(
         self,
@@ -124,41 +109,19 @@ class SergeantMajorVecEnv(VecEnv):
         **rule_options: Any,
     ) -> None:
         where = type(self).__name__
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"{where}: num_envs must be a positive integer, got {shorten(num_envs)}")
-        check_fits(f"{where}: {int(num_envs):,} environments", int(num_envs) * BYTES_PER_ENV, "give fewer num_envs")
+        check_num_envs(num_envs, where)
         seed = check_seed(seed, f"{where}: seed")
         self.rules = env_options.make_rules(rules, rule_options, where)
-        self.reward_kind = env_options.check_reward(reward, where)
+        reward_kind = env_options.check_reward(reward, where)
         self.illegal_action = env_options.check_illegal_action(illegal_action, env_options.VEC_ILLEGAL_ACTIONS, where)
         self.fixed_learner_seat = env_options.check_learner_seat(learner_seat, where)
-        self.opponents = opponent_pair(opponents, where)
         self.render_mode = None
-        super().__init__(int(num_envs), observation_space(self.rules.num_deals), spaces.Discrete(NUM_ACTIONS))
-        n = self.num_envs
+        VecEnv.__init__(self, int(num_envs), observation_space(self.rules.num_deals), spaces.Discrete(NUM_ACTIONS))
+        self._init_learner_games(opponents, reward_kind, seed, where)
         self._base_seed = seed
         self._seed_pending: int | None = seed
-        self.state: engine.State | None = None
-        self.learner_seat = np.zeros(n, dtype=np.int8)
-        self.opponent_rng = np.random.default_rng([self._base_seed, 1])
-        # Opponent pool (set_opponent_pool): members, the drawable ones and their weights,
-        # and each slot's (left, right) member ids; None = the fixed self.opponents.
-        self.opponent_members: list[object] = []
-        self.opponent_ids = np.zeros((n, 2), dtype=np.int64)
-        self._pool: np.ndarray | None = None  # member ids that can be drawn
-        self._pool_p = np.zeros(0)
-        self._pool_pairs = "same"
-        self.pool_rng = np.random.default_rng([self._base_seed, 2])
-        self._legal = np.zeros(n, dtype=np.uint64)  # the learners' legal actions now (bits)
-        self._slots = np.arange(n)
-        self._pending = np.zeros(n, dtype=np.float64)  # rewards earned outside a learner step
-        self._returns = np.zeros(n, dtype=np.float64)
-        self._lengths = np.zeros(n, dtype=np.int64)
         self._actions: np.ndarray | None = None
         self._t_start = time.time()
-        # Per-step buffers, filled by the helpers below.
-        self._rewards = np.zeros(n, dtype=np.float64)
-        self._dones = np.zeros(n, dtype=bool)
         self._infos: list[dict[str, Any]] = []
 
     # ------------------------------------------------------------------ VecEnv API
@@ -173,19 +136,14 @@ class SergeantMajorVecEnv(VecEnv):
         else:  # continue each slot with its next seed
             seeds = self.state.seed + np.uint64(n)
             episodes = self.state.episode + np.uint32(1)
-        self.state = engine.init(seeds, self.rules)
-        self.state.episode[:] = episodes
+        state = engine.init(seeds, self.rules)
+        state.episode[:] = episodes
+        self.state = state
         self._set_learner_seats(self._slots)
-        self._draw_opponents(self._slots)
-        self._pending[:] = 0
-        self._returns[:] = 0
-        self._lengths[:] = 0
-        self._begin_step()
-        self._play_opponents()
-        self._pending += self._rewards
+        self._start_games(state)
         self.reset_infos = [{"learner_seat": int(s)} for s in self.learner_seat]
         self._seeds = [None] * n
-        return observe(self.state, self.learner_seat)
+        return self._observe()
 
     def step_async(self, actions: np.ndarray) -> None:
         """Take the learners' actions (checked and copied: see "Actions" in the module docstring)."""
@@ -199,23 +157,8 @@ class SergeantMajorVecEnv(VecEnv):
         if self._actions is None:
             raise RuntimeError("step_wait() without step_async()")
         actions, self._actions = self._actions, None
-        if self.illegal_action == "replace":
-            actions, _ = env_options.replace_illegal(actions, self._legal, self.opponent_rng)
-        try:
-            engine.step(self.state, actions, legal=self._legal)  # every game waits on its learner
-        except IllegalActionError as error:
-            raise IllegalActionError(f"learner action: {error}") from None
-        self._begin_step()
-        self._rewards += self._pending
-        self._pending[:] = 0
-        self._lengths += 1
-        self._after_engine_step(self.state, self._slots, self._slots, self.learner_seat)
-        self._play_opponents()
-        rewards = self._rewards.astype(np.float32)
-        self._returns += self._rewards
-        self._returns[self._dones] = 0  # the finished games' returns went into their infos
-        observations = observe(self.state, self.learner_seat)
-        return observations, rewards, self._dones.copy(), self._infos
+        self._learner_step(actions, self.opponent_rng, self.illegal_action == "replace")
+        return self._observe(), self._rewards.astype(np.float32), self._dones.copy(), self._infos
 
     def action_masks(self) -> np.ndarray:
         """bool[num_envs, 58]: each learner's legal actions now (for MaskablePPO)."""
@@ -232,69 +175,6 @@ class SergeantMajorVecEnv(VecEnv):
 
     def close(self) -> None:
         pass
-
-    def set_opponent_pool(self, policies: Sequence[object] | None, weights: Sequence[float] | None = None,
-                          pairs: str = "same") -> None:
-        """Draw each game's opponents from ``policies`` (see the module docstring).
-
-        ``weights``: one non-negative number per policy (default: equal), not all zero; a
-        member of weight 0 is not drawn. The same object given twice is one member (weights
-        added). ``pairs``: ``"same"`` (one member plays both opponent seats of a game) or
-        ``"independent"``. Games in progress keep their opponents; each slot draws at the
-        start of its next game (``reset()`` redraws all). ``None`` returns to the fixed
-        ``opponents`` of the constructor."""
-        where = f"{type(self).__name__}.set_opponent_pool"
-        if policies is None:
-            self._pool = None
-            self.opponent_members = []
-            return
-        policies = list(policies)
-        if not policies:
-            raise ValueError(f"{where}: the pool needs at least one policy")
-        for k, policy in enumerate(policies):
-            check_policy(policy, f"{where}: policies[{k}]")
-        if weights is None:
-            weights = [1.0] * len(policies)
-        weights = np.asarray(weights, dtype=np.float64).reshape(-1)
-        if weights.size != len(policies) or not np.isfinite(weights).all() or (weights < 0).any() \
-                or weights.sum() <= 0:
-            raise ValueError(f"{where}: weights must be {len(policies)} finite non-negative numbers, "
-                             f"not all zero, got {weights.tolist()}")
-        self._pool_pairs = env_options.check_choice("pairs", pairs, POOL_PAIRS, where)
-        # Members: the new pool (one entry per distinct object), then the members still
-        # playing games in progress (kept until those games end).
-        members: list[object] = []
-        pool_weights: list[float] = []
-        for policy, weight in zip(policies, weights.tolist()):
-            k = next((j for j, m in enumerate(members) if m is policy), None)
-            if k is None:
-                members.append(policy)
-                pool_weights.append(weight)
-            else:
-                pool_weights[k] += weight
-        pool_size = len(members)
-        old = self.opponent_members if self._pool is not None else list(_distinct(self.opponents))
-        old_ids = self.opponent_ids if self._pool is not None else self._fixed_ids()
-        if self.state is not None:  # remap the games in progress to the new member list
-            remap = np.zeros(max(len(old), 1), dtype=np.int64)
-            for j, policy in enumerate(old):
-                k = next((i for i, m in enumerate(members) if m is policy), None)
-                if k is None and (old_ids == j).any():
-                    members.append(policy)
-                    k = len(members) - 1
-                remap[j] = -1 if k is None else k
-            self.opponent_ids = remap[old_ids]
-        self.opponent_members = members
-        self._pool = np.arange(pool_size)
-        self._pool_p = np.asarray(pool_weights) / np.sum(pool_weights)
-
-    def opponent_names(self, slots: Any = None) -> list[tuple[str, str]]:
-        """The names of the (left, right) opponents of each slot's current game (all slots,
-        or those of ``slots``)."""
-        members = self.opponent_members if self._pool is not None else list(_distinct(self.opponents))
-        ids = self.opponent_ids if self._pool is not None else self._fixed_ids()
-        names = [policy_name(m) for m in members]
-        return [(names[a], names[b]) for a, b in ids[self._indices(slots)].tolist()]
 
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
         indices = self._indices(indices)
@@ -325,86 +205,19 @@ class SergeantMajorVecEnv(VecEnv):
 
     # ------------------------------------------------------------------ internals
     def _checked_actions(self, actions: Any) -> np.ndarray:
-        """A copy of ``actions`` as ``int64[N]``, or a ValueError naming what was wrong.
-
-        Exactly shape ``(N,)``: a ``(N, 1)`` or ``(1, N)`` array is refused rather than
-        reshaped, since guessing which axis holds the games can step the wrong games."""
-        n = self.num_envs
-        where = f"{type(self).__name__}.step_async"
-        array = np.array(actions, copy=True)  # later changes to the caller's array do not leak in
-        if array.shape != (n,) or array.dtype.kind not in "iu":
-            raise ValueError(f"{where}: actions must be {n} integer action ids, shape ({n},), "
-                             f"got {array.dtype} array of shape {array.shape}")
-        ids = array.astype(np.int64, copy=False)
-        if np.count_nonzero(ids.view(np.uint64) >= NUM_ACTIONS):  # one test: negative ids wrap to huge ones
-            game = int(np.flatnonzero((array < 0) | (array >= NUM_ACTIONS))[0])
-            raise ValueError(f"{where}: action ids are 0..{NUM_ACTIONS - 1} (RULES.md section 10), "
-                             f"got {array[game]} for game {game}")
-        return ids
-
-    def _indices(self, indices: Any) -> list[int]:
-        if indices is None:
-            return list(range(self.num_envs))
-        if isinstance(indices, (int, np.integer)):
-            return [int(indices)]
-        return [int(i) for i in indices]
+        """A copy of ``actions`` as ``int64[N]``, or a ValueError naming what was wrong."""
+        return checked_actions(actions, self.num_envs, f"{type(self).__name__}.step_async")
 
     def _set_learner_seats(self, slots: np.ndarray) -> None:
-        if self.fixed_learner_seat is not None:
-            self.learner_seat[slots] = self.fixed_learner_seat
-        else:
-            self.learner_seat[slots] = (slots + self.state.episode[slots].astype(np.int64)) % 3
-
-    def _fixed_ids(self) -> np.ndarray:
-        """The member ids of the fixed opponents (no pool): 0 for both, or 0 left and 1 right."""
-        left, right = self.opponents
-        ids = np.zeros((self.num_envs, 2), dtype=np.int64)
-        if left is not right:
-            ids[:, 1] = 1
-        return ids
-
-    def _draw_opponents(self, slots: np.ndarray) -> None:
-        """The pool's draw of opponents for the games starting in ``slots``."""
-        if self._pool is None or slots.size == 0:
-            return
-        columns = 1 if self._pool_pairs == "same" else 2
-        drawn = self.pool_rng.choice(self._pool, size=(slots.size, columns), p=self._pool_p)
-        self.opponent_ids[slots] = drawn  # broadcasts one column to both seats
+        self.learner_seat[slots] = self._next_seats(slots, self.state.episode[slots])
 
     def _begin_step(self) -> None:
-        self._rewards = np.zeros(self.num_envs, dtype=np.float64)
-        self._dones = np.zeros(self.num_envs, dtype=bool)
+        super()._begin_step()
         self._infos = [{} for _ in range(self.num_envs)]
 
-    # In the helpers below ``slots[j]`` is the slot of game j of ``state`` and ``seats[j]``
-    # its learner seat.
-
-    def _after_engine_step(self, state: engine.State, games: np.ndarray, slots: np.ndarray,
-                           seats: np.ndarray) -> None:
-        """Rewards and game ends from the events of the engine.step that moved ``games``."""
-        if not np.count_nonzero(state.deal_ended[games]):
-            return  # most rounds: every reward kind pays, and every game ends, only as a deal ends
-        rows, rewards = env_options.event_rewards(self.reward_kind, state, games)
-        if rows.size:
-            paid = games[rows]
-            self._credit(slots[paid], rewards[np.arange(rows.size), seats[paid]])
-        ended = games[state.game_ended[games]]
-        if ended.size:
-            self._finish_games(state, ended, slots, seats)
-
-    def _credit(self, slots: np.ndarray, rewards: np.ndarray) -> None:
-        # A reward earned in a slot's new game during the step that ended its old game
-        # belongs to the new episode: it is paid at the next step.
-        new_game = self._dones[slots]
-        self._rewards[slots[~new_game]] += rewards[~new_game]
-        self._pending[slots[new_game]] += rewards[new_game]
-
-    def _finish_games(self, state: engine.State, ended: np.ndarray, slots: np.ndarray,
-                      seats: np.ndarray) -> None:
-        """Episode ends (their rewards are already credited): infos, and each slot's next game
-        (seed + N, next seat)."""
-        ended_slots = slots[ended]
-        ended_seats = seats[ended]
+    def _record_finished(self, state: engine.State, ended: np.ndarray, ended_slots: np.ndarray,
+                         ended_seats: np.ndarray) -> None:
+        """The finished games' infos (SB3's conventions: terminal_observation, episode)."""
         final = state.final_scores[ended]
         terminal = observe(state.take(ended), ended_seats)
         now = round(time.time() - self._t_start, 6)
@@ -419,59 +232,15 @@ class SergeantMajorVecEnv(VecEnv):
                 "opponents": names[k],
                 "TimeLimit.truncated": False,
             }
-        self._dones[ended_slots] = True
-        self._lengths[ended_slots] = 0
-        fresh = engine.init(state.seed[ended] + np.uint64(self.num_envs), self.rules)  # engine autoreset rule
+
+    def _next_games(self, state: engine.State, ended: np.ndarray, ended_slots: np.ndarray) -> engine.State:
+        """Seed + N (the engine's autoreset rule), the next learner seat."""
+        fresh = engine.init(state.seed[ended] + np.uint64(self.num_envs), self.rules)
         fresh.episode[:] = state.episode[ended] + np.uint32(1)
-        state.put(ended, fresh)
-        self._set_learner_seats(ended_slots)
-        self._draw_opponents(ended_slots)
-        seats[ended] = self.learner_seat[ended_slots]
+        self.learner_seat[ended_slots] = self._next_seats(ended_slots, fresh.episode)
+        return fresh
 
-    def _play_opponents(self) -> None:
-        """Opponent decisions, batched, until every game waits on its learner; then the
-        learners' legal actions are in ``self._legal``."""
-        state, slots = self.state, self._slots
-        seats = self.learner_seat  # updated in place as games end and seats rotate
-        for _ in range(_MAX_OPPONENT_ROUNDS):
-            waiting = np.flatnonzero(state.to_act != seats)
-            if waiting.size == 0:
-                self._legal = engine.legal_bits(state)
-                return
-            self._opponent_round(state, waiting, slots, seats)
-        raise RuntimeError("the opponents did not hand the turn back to the learners (engine bug?)")
-
-    def _opponent_round(self, state: engine.State, waiting: np.ndarray, slots: np.ndarray,
-                        seats: np.ndarray) -> None:
-        """One decision in each game of ``waiting`` (all waiting on an opponent)."""
-        left, right = self.opponents
-        legal = engine.legal_bits(state, waiting)
-        if self._pool is None and left is right:  # one policy holds every waiting seat: one call as is
-            actions = self._opponent_actions(state, left, waiting, legal)
-        else:
-            actions = np.zeros(waiting.size, dtype=np.int64)
-            if self._pool is not None:  # one call per member, on the games where it holds the turn
-                is_right = ((state.to_act[waiting] - seats[waiting]) % 3 == 2).astype(np.int64)
-                member = self.opponent_ids[slots[waiting], is_right]
-                groups = [(self.opponent_members[k], np.flatnonzero(member == k))
-                          for k in np.unique(member).tolist()]
-            else:
-                is_left = (state.to_act[waiting] - seats[waiting]) % 3 == 1
-                groups = [(left, np.flatnonzero(is_left)), (right, np.flatnonzero(~is_left))]
-            for policy, rows in groups:
-                if rows.size:
-                    actions[rows] = self._opponent_actions(state, policy, waiting[rows], legal[rows])
-        try:
-            engine.step(state, actions, legal=legal, games=waiting)  # only these games move
-        except IllegalActionError as error:
-            raise ValueError(f"an opponent policy chose an illegal action: {error}") from None
-        self._after_engine_step(state, waiting, slots, seats)
-
-    def _opponent_actions(self, state: engine.State, policy: object, games: np.ndarray,
-                          legal: np.ndarray) -> np.ndarray:
-        return decide(policy, state, games, bits_to_bool(legal, NUM_ACTIONS), self.opponent_rng)
-
-
-def _distinct(pair: tuple[object, object]) -> tuple[object, ...]:
-    """The fixed opponents as members: one if both seats hold the same object."""
-    return pair[:1] if pair[0] is pair[1] else pair
+    def _next_seats(self, slots: np.ndarray, episodes: np.ndarray) -> np.ndarray:
+        if self.fixed_learner_seat is not None:
+            return np.full(slots.size, self.fixed_learner_seat, dtype=np.int8)
+        return ((slots + episodes.astype(np.int64)) % 3).astype(np.int8)

@@ -81,6 +81,8 @@ def test_benchmarks_take_rule_options_like_the_other_clis(script, argv):
     ("fit_modes.py", ["--out", "nosuchfolder/samples.npz"], "folder 'nosuchfolder' does not exist"),
     ("vec_env.py", ["--json", "nosuchfolder/results.json"], "folder 'nosuchfolder' does not exist"),
     ("vec_env.py", ["--sizes", "0"], "--sizes must be positive integers"),
+    ("gym_vector.py", ["--sizes", "0"], "--sizes must be positive integers"),
+    ("gym_vector.py", ["--json", "nosuchfolder/results.json"], "folder 'nosuchfolder' does not exist"),
 ])
 def test_benchmark_bad_arguments_are_one_line_before_any_work(script, argv, message):
     done = subprocess.run([sys.executable, f"benchmarks/{script}", *argv], cwd=ROOT, capture_output=True,
@@ -91,7 +93,7 @@ def test_benchmark_bad_arguments_are_one_line_before_any_work(script, argv, mess
 
 # ---------------------------------------------------------------- sizes and times (issue 20, items 7 and 8)
 
-TIMED = ("aec.py", "agents_speed.py", "engine.py", "vec_env.py")
+TIMED = ("aec.py", "agents_speed.py", "engine.py", "vec_env.py", "gym_vector.py")
 """The benchmarks with a --seconds option: one shared type, sergeant_major_env.limits.seconds_argument."""
 
 
@@ -123,6 +125,13 @@ def test_seconds_outside_0_01_to_3600_is_one_usage_line(script, seconds):
 def test_the_smallest_seconds_runs():
     done = run_benchmark("engine.py", ["--batch", "2", "--seconds", "0.01", "--repeats", "1", "--json"])
     assert done.returncode == 0, done.stderr
+
+
+def test_the_gym_vector_benchmark_measures_both_modes_in_one_run():
+    done = run_benchmark("gym_vector.py", ["--sizes", "2", "--num-deals", "1", "--seconds", "0.01", "--repeats", "1",
+                                           "--json"])
+    assert done.returncode == 0, done.stderr
+    assert "load average" in done.stdout and "vector entry point / sync" in done.stdout
 
 
 @pytest.mark.parametrize("script, argv, message", [

@@ -184,9 +184,20 @@ def _defaults(function) -> dict[str, str]:
 def test_the_env_options_tables_give_the_constructors_defaults():
     aec_rows = {name: default for name, default, _, _ in doc_tables.env_option_rows("aec")}
     assert {name: aec_rows[name] for name in aec.ENV_OPTIONS} == {n: f"`{v!r}`" for n, v in aec.ENV_OPTIONS.items()}
+    aec_defaults = _defaults(aec.raw_env.__init__)
+    assert aec_rows == {name: aec_defaults[name] for name in aec_rows}
     gym_rows = {name: default for name, default, _, _ in doc_tables.env_option_rows("gymnasium")}
     gym_defaults = _defaults(SergeantMajorEnv.__init__)
     assert gym_rows == {name: gym_defaults[name] for name in gym_rows}
+    from sergeant_major_env.gym_vector import SergeantMajorVectorEnv
+
+    gym_vector_rows = {name: default for name, default, _, _ in doc_tables.env_option_rows("gym_vector")}
+    gym_vector_defaults = _defaults(SergeantMajorVectorEnv.__init__)
+    assert gym_vector_rows.pop("num_envs") == "(required)"
+    assert gym_vector_rows == {name: gym_vector_defaults[name] for name in gym_vector_rows}
+    # One constructor shape: the keywords every env takes.
+    for defaults in (aec_defaults, gym_defaults, gym_vector_defaults):
+        assert {"rules", "reward", "illegal_action"} <= set(defaults)
     pytest.importorskip("stable_baselines3")
     from sergeant_major_env.vec_env import SergeantMajorVecEnv
 

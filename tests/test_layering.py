@@ -21,7 +21,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "sergeant_major_env"
 FORBIDDEN_IN_CORE = (f"{PACKAGE}.agents", f"{PACKAGE}.training", f"{PACKAGE}.cli")
-CORE = ("engine", "rules", "cards", "observation", "aec", "single_seat", "vec_env", "records", "render",
+CORE = ("engine", "rules", "cards", "observation", "aec", "single_seat", "vec_env", "gym_vector", "learner_games",
+        "records", "render",
         "replay_page", "play", "evaluation", "statistics", "worlds", "policies", "files", "seeding", "processes",
         "options", "versions", "sergeant_major_v0", "doc_tables", "interrupts", "limits", "web", "web_page",
         "table_drawing", "openspiel")

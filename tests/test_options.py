@@ -184,3 +184,40 @@ def test_rules_stay_a_picklable_hashable_frozen_dataclass():
     assert Rules.from_strings(["num_deals=3", "must_overtake=true"]) == rules
     with pytest.raises(dataclasses.FrozenInstanceError):
         rules.num_deals = 4
+
+
+def _env_makers():
+    from sergeant_major_env import aec
+    from sergeant_major_env.gym_vector import SergeantMajorVectorEnv
+    from sergeant_major_env.single_seat import SergeantMajorEnv
+
+    makers = {"aec": aec.raw_env, "wrapped aec": aec.env, "single seat": SergeantMajorEnv,
+              "gym vector": lambda **kw: SergeantMajorVectorEnv(2, **kw)}
+    try:
+        from sergeant_major_env.vec_env import SergeantMajorVecEnv
+    except ImportError:  # stable-baselines3 is optional
+        return makers
+    makers["sb3 vector"] = lambda **kw: SergeantMajorVecEnv(2, **kw)
+    return makers
+
+
+@pytest.mark.parametrize("name", ["aec", "wrapped aec", "single seat", "gym vector", "sb3 vector"])
+def test_every_env_takes_one_constructor_shape(name):
+    """rules= or rule options (not both), reward=, illegal_action=: the same keywords for every
+    env (the AEC env refused rules= before)."""
+    from sergeant_major_env.rules import Rules
+
+    makers = _env_makers()
+    if name not in makers:
+        pytest.skip("stable-baselines3 is not installed")
+    make = makers[name]
+    for env in (make(rules=Rules(num_deals=2), reward="rank", illegal_action="raise"),
+                make(rules={"num_deals": 2}, reward="rank"), make(num_deals=2, reward="rank")):
+        assert env.unwrapped.rules == Rules(num_deals=2)
+    with pytest.raises(ValueError, match="not both") as error:
+        make(rules=Rules(num_deals=2), num_deals=3)
+    assert "\n" not in str(error.value)
+    with pytest.raises(ValueError, match="rules must be a Rules") as error:
+        make(rules=3)
+    with pytest.raises(ValueError, match="reward must be one of"):
+        make(reward="money")

@@ -123,7 +123,7 @@ def test_same_game_as_engine_with_random_opponents(seat):
         assert terminated == (state.phase[0] == engine.OVER)
         if terminated:
             np.testing.assert_array_equal(obs, observe(state, seat)[0])
-            assert not info["action_mask"].any() and info["decision"] == engine.OVER
+            assert np.flatnonzero(info["action_mask"]).tolist() == [0] and info["decision"] == engine.OVER
             assert total == state.scores[0, seat] == info["final_scores"][seat]
             return
 
@@ -225,7 +225,8 @@ def test_illegal_action_terminates_by_default_with_the_documented_penalty():
     obs_after, reward, terminated, truncated, info = env.step(illegal)
     assert (reward, terminated, truncated) == (ILLEGAL_REWARD, True, False) and ILLEGAL_REWARD == -1.0
     assert info["illegal_action"] is True and info["decision"] == engine.OVER
-    assert not info["action_mask"].any() and not env.action_masks().any()  # nothing is legal any more
+    # Nothing is legal any more: the finished game's mask marks action 0 alone (never empty).
+    assert np.flatnonzero(info["action_mask"]).tolist() == [0] == np.flatnonzero(env.action_masks()).tolist()
     np.testing.assert_array_equal(info["final_scores"], env.state.scores[0])
     np.testing.assert_array_equal(obs_after, obs)  # the position where the action was tried
     for name, value in before.arrays().items():
@@ -352,8 +353,8 @@ def test_infos_are_numbers_and_arrays_only():
 
 
 def test_make_vec_loop_of_the_readme_passes_any_action_after_a_done():
-    """gymnasium.make_vec (sync, NEXT_STEP autoreset): the terminal step's action_mask row is
-    all False and the next step resets that env, ignoring its action. The README's loop."""
+    """gymnasium.make_vec (sync, NEXT_STEP autoreset): the terminal step's action_mask row
+    marks action 0 alone and the next step resets that env, ignoring its action. The README's loop."""
     envs = gymnasium.make_vec("SergeantMajor-v0", num_envs=4, vectorization_mode="sync", num_deals=1)
     rng = np.random.default_rng(0)
     observations, infos = envs.reset(seed=0)
@@ -368,7 +369,8 @@ def test_make_vec_loop_of_the_readme_passes_any_action_after_a_done():
         episodes += int(done.sum())
         illegal += int(np.sum(infos["illegal_action"] & infos.get("_illegal_action", True)))
         if done.any():
-            assert not infos["action_mask"][done].any()  # the terminal step's masks are all False
+            # The terminal step's masks mark action 0 alone: never an empty row.
+            assert (infos["action_mask"][done].sum(axis=1) == 1).all() and infos["action_mask"][done, 0].all()
     envs.close()
     assert episodes >= 4 and illegal == 0  # every live env got a legal action
 
