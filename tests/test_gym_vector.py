@@ -7,7 +7,7 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import sergeant_major_env  # noqa: F401  (registers the id)
-from agents import make_agent
+from sergeant_major_env.agents import make_agent
 from sergeant_major_env import engine
 from sergeant_major_env.gym_vector import SergeantMajorVectorEnv
 from sergeant_major_env.rules import Rules
