@@ -352,9 +352,11 @@ def test_fit_never_replaces_an_output_file_without_overwrite(tiny_labels, tmp_pa
     ("a-file", "is a file; give a folder"),
     ("missing/out", "folder '{tmp}/missing' does not exist"),
     ("/proc/distilled", "cannot be written"),
-], ids=["file", "no-parent", "unwritable"])
+    ("out", "--out file '{tmp}/out/fit.json' is a folder"),
+], ids=["file", "no-parent", "unwritable", "output-a-folder"])
 def test_fit_refuses_an_unusable_out_before_reading_labels(tmp_path, capsys, where, message):
     (tmp_path / "a-file").write_text("x")
+    (tmp_path / "out" / "fit.json").mkdir(parents=True)
     out = Path(where) if where.startswith("/") else tmp_path / where
     bad_labels = tmp_path / "not-labels"  # read only after --out is checked
     assert message.format(tmp=tmp_path) in refused(fit_argv(bad_labels, out), capsys)

@@ -20,12 +20,14 @@ points (else to the policy's own choice), or to the softmax of its values at --t
 points, and the value head to the position's value (--value-weight). Measure the result on
 other deals than the labels' games (their default seed is far from evaluate's). It writes OUT/policy.safetensors
 and OUT/policy.json (code-free; play it as ppo:OUT) and OUT/fit.json (the options, the label
-count, and per epoch the held-out agreement with the teacher's choice).
+count, and per epoch the held-out agreement with the teacher's choice); any of them already in
+OUT is replaced only with --overwrite. Every label is checked before the fit (one line naming
+the file, array and row of anything malformed), and a folder given twice is refused.
 
 ``curve`` fits the same way to the first N labels for each N of --counts and plays each fit
 at two duplicate tables on deals of its own --seed (head to head against --against, and
 against two heuristics); it writes the fits, curve.json (after every point: the same command
-continues a stopped curve) and curve.png.
+continues a stopped curve) and curve.png, replacing a file it did not write only with --overwrite.
 
 The module :mod:`sergeant_major_env.training.distill` holds the machinery and the label format.
 Exit status: 0 done, 2 bad arguments (checked before any work), 1 the work failed, 130, 143

@@ -40,6 +40,14 @@ head to the position's value (weight ``value_weight``), with Adam over ``epochs`
 tenth of the games (by game index) is held out to report the agreement with the teacher's
 choice (the policy's most likely action is one of the teacher's best value). The result is a policy file (``policy.safetensors`` + ``policy.json``, code-free, with
 the observation version and how it was made), played as ``ppo:OUT``.
+
+**Reading labels** (:func:`load_labels`, the one reader of ``fit`` and ``curve``) checks
+everything before any work, each problem a one-line ValueError naming the file (and the array
+and row): the manifests (bounded reads: :func:`files.read_json`), folders that would give the
+same labels twice (:func:`read_plans`), each shard's zip and ``.npy`` headers before anything
+is allocated (:func:`shard_rows`), the memory of them all (:func:`limits.check_fits`), then each
+label (:func:`check_shard`). A resumed labels run removes only the temporary files of its own
+shards and manifest (:func:`files.leftover_temporaries`).
 """
 
 from __future__ import annotations
@@ -453,7 +461,8 @@ def read_plans(folders: Sequence[str | Path]) -> list[LabelPlan]:
 
 
 LABEL_BYTES = OBSERVATION_SIZE * 4 + NUM_ACTIONS * (1 + 4 + 4) + 2 + 4 + 4 + 1
-"""Bytes one label takes in memory while a fit runs: its arrays, and its target distribution."""
+"""Bytes of one label's arrays (and its target distribution); twice this is the measured peak of
+a fit, about 8 KB a label (docs/training.md), what :func:`load_labels` asks the memory for."""
 
 
 def load_labels(folders: Sequence[str | Path], limit: int | None = None) -> dict[str, np.ndarray]:
