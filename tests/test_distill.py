@@ -539,3 +539,15 @@ def test_the_curve_checks_its_labels_as_the_fit_does(tiny_labels, tmp_path, caps
     folder = crafted(tiny_labels, tmp_path, action=at(3, None, 999))
     line = refused(["curve", "--labels", str(folder), "--out", str(tmp_path / "curve"), "--counts", "0,5"], capsys)
     assert "row 3 of action is 999" in line and not (tmp_path / "curve").exists()
+
+
+def test_labels_that_would_not_fit_in_memory_are_refused_before_they_are_read(tiny_labels, monkeypatch):
+    """The headers' rows and the bytes a label takes are checked against the memory available
+    (limits.check_fits) before any array is read: a zip whose directory agrees with a huge header."""
+    read = []
+    monkeypatch.setattr(distill, "LABEL_BYTES", 10**12)
+    monkeypatch.setattr(distill, "read_shard", lambda *args: read.append(args))
+    with pytest.raises(ValueError, match=r"^[\d,]+ labels would need about [\d,.]+ GiB of memory; this machine has "
+                                         r".* available; give a --limit, or fewer --labels folders$"):
+        distill.load_labels([tiny_labels])
+    assert read == []
