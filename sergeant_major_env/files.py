@@ -12,7 +12,9 @@ One rule for existing outputs, in every command: an output file that exists is r
 with one line unless the command is given ``--overwrite`` (:func:`check_new_file`).
 The temporary file is removed on every way out that Python sees: an error, a full disk,
 Ctrl-C, and SIGTERM or SIGHUP under :func:`sergeant_major_env.interrupts.handled` (as every
-``sergeant-major`` command runs); only SIGKILL or a power cut can leave a ``.NAME.*.tmp``.
+``sergeant-major`` command runs); only SIGKILL or a power cut can leave a ``.NAME.XXXXXXXX.tmp``.
+A command that resumes its work in a folder removes such leftovers of its own outputs
+(:func:`leftover_temporaries`: exactly the names :func:`atomic_write` makes, never another file).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import contextlib
 import json
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 from typing import IO, Any, Iterator
@@ -49,6 +52,19 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None 
             with contextlib.suppress(FileNotFoundError):
                 os.remove(temporary)
         raise
+
+
+TEMPORARY_MIDDLE = r"\.[a-z0-9_]{8}\.tmp"
+"""What :func:`atomic_write` puts between ``.NAME`` and the end of a temporary file's name
+(``tempfile.mkstemp``'s eight random characters and the ``.tmp`` suffix)."""
+
+
+def leftover_temporaries(folder: str | os.PathLike, target: str) -> list[Path]:
+    """The temporary files :func:`atomic_write` left in ``folder`` (a killed run's) for the
+    outputs whose names match the regular expression ``target`` (``shard_\\d{5}\\.npz``): only
+    ``.NAME.XXXXXXXX.tmp`` files of such a NAME, so a user's ``notes.tmp.txt`` is never one."""
+    pattern = re.compile(rf"\.(?:{target}){TEMPORARY_MIDDLE}")
+    return sorted(path for path in Path(folder).iterdir() if pattern.fullmatch(path.name) and path.is_file())
 
 
 def _umask() -> int:
@@ -114,6 +130,8 @@ def read_json(path: str | os.PathLike, max_bytes: int, max_depth: int, what: str
     no MemoryError) reaches the caller."""
     name = _short_path(path)
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a folder, /dev/zero, a pipe that would never end
+            raise ValueError(f"{what} {name} is not a regular file")
         with open(path, "rb") as file:
             data = file.read(max_bytes + 1)
     except OSError as error:

@@ -5,10 +5,12 @@ runs equal to whole ones, labels made from what the deciding seat knows, and the
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -68,7 +70,7 @@ def test_labels_do_not_depend_on_the_number_of_workers(tiny_labels, tmp_path):
 
 def test_a_resumed_run_gives_the_labels_of_an_uninterrupted_one(tiny_labels, tmp_path, monkeypatch):
     """Ctrl-C after the first shard keeps it; the same command makes the rest, the same labels.
-    A temporary file a killed run left is removed."""
+    A temporary file a killed run left is removed; a user's file that looks like one is kept."""
     folder = tmp_path / "resumed"
     make_one = distill.shard_labels
 
@@ -81,11 +83,16 @@ def test_a_resumed_run_gives_the_labels_of_an_uninterrupted_one(tiny_labels, tmp
     with pytest.raises(KeyboardInterrupt):
         distill.make_labels(folder, TINY, workers=1)
     assert [path.name for path in sorted(folder.iterdir())] == ["labels.json", "shard_00000.npz"]
-    (folder / ".shard_00001.npz.x1y2.tmp").write_bytes(b"half a shard")
+    (folder / ".shard_00001.npz.x1y2_3z4.tmp").write_bytes(b"half a shard")  # as files.atomic_write names it
+    (folder / ".labels.json.abcdefgh.tmp").write_bytes(b"half a manifest")
+    users = ["notes.tmp.txt", "a.tmp", ".shard_00001.npz.mine.tmp", ".plot.png.abcdefgh.tmp"]
+    for name in users:
+        (folder / name).write_text("the user's")
     monkeypatch.setattr(distill, "shard_labels", make_one)
     assert distill.make_labels(folder, TINY, workers=1)["shards"] == 1
     assert_same_labels(tiny_labels, folder)
-    assert not list(folder.glob("*.tmp"))
+    assert sorted(path.name for path in folder.iterdir() if not path.name.startswith(("shard_", "labels."))) == \
+        sorted(users) and all((folder / name).read_text() == "the user's" for name in users)
 
 
 def test_more_games_add_shards_to_the_same_labels(tiny_labels, tmp_path):
@@ -309,4 +316,239 @@ def test_the_curve_measures_each_label_count_once_and_continues_where_it_stopped
     # More labels than there are: refused before any fit.
     too_many = subprocess.run(command + ["--counts", f"{total + 1}"], cwd=ROOT, capture_output=True, text=True,
                               timeout=300)
-    assert too_many.returncode == 1 and "fewer than the" in too_many.stderr.strip().splitlines()[-1]
+    assert too_many.returncode == 2 and "fewer than the" in too_many.stderr.strip().splitlines()[-1]
+
+
+# ============================================================================ outputs never replaced unasked
+
+def refused(argv: list[str], capsys) -> str:
+    """The one error line of a ``sergeant-major distill`` command refused as a usage error
+    (exit 2, no traceback, one ``error:`` line, after argparse's usage)."""
+    from sergeant_major_env.cli.distill import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    stderr = capsys.readouterr().err
+    assert stopped.value.code == 2, stderr
+    assert "Traceback" not in stderr and sum("error:" in line for line in stderr.splitlines()) == 1, stderr
+    return stderr.strip().splitlines()[-1]
+
+
+def fit_argv(labels, out, *more) -> list[str]:
+    return ["fit", "--labels", *map(str, labels if isinstance(labels, list) else [labels]), "--out", str(out),
+            "--epochs", "1", *more]
+
+
+@pytest.mark.parametrize("name", ["policy.json", "fit.json", "policy.safetensors"])
+def test_fit_never_replaces_an_output_file_without_overwrite(tiny_labels, tmp_path, capsys, name):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / name).write_text("the user's")
+    line = refused(fit_argv(tiny_labels, out), capsys)
+    assert f"--out file '{out / name}' exists; add --overwrite to replace it" in line
+    assert [path.name for path in out.iterdir()] == [name] and (out / name).read_text() == "the user's"
+
+
+@pytest.mark.parametrize("where, message", [
+    ("a-file", "is a file; give a folder"),
+    ("missing/out", "folder '{tmp}/missing' does not exist"),
+    ("/proc/distilled", "cannot be written"),
+    ("out", "--out file '{tmp}/out/fit.json' is a folder"),
+], ids=["file", "no-parent", "unwritable", "output-a-folder"])
+def test_fit_refuses_an_unusable_out_before_reading_labels(tmp_path, capsys, where, message):
+    (tmp_path / "a-file").write_text("x")
+    (tmp_path / "out" / "fit.json").mkdir(parents=True)
+    out = Path(where) if where.startswith("/") else tmp_path / where
+    bad_labels = tmp_path / "not-labels"  # read only after --out is checked
+    assert message.format(tmp=tmp_path) in refused(fit_argv(bad_labels, out), capsys)
+
+
+def test_a_small_fit_prints_finite_losses_from_epoch_0(tiny_labels, tmp_path, capsys):
+    from sergeant_major_env.cli.distill import main
+
+    assert main(fit_argv(tiny_labels, tmp_path / "out")) == 0
+    epochs = [line for line in capsys.readouterr().err.splitlines() if line.startswith("epoch ")]
+    assert [line.split(":")[0] for line in epochs] == ["epoch 0", "epoch 1"]
+    assert all("nan" not in line for line in epochs), epochs
+    history = json.loads((tmp_path / "out" / "fit.json").read_text())["history"]
+    assert all(np.isfinite(row["train_loss"]) for row in history)
+
+
+def test_the_curve_never_replaces_a_file_it_did_not_write(tiny_labels, tmp_path, capsys):
+    out = tmp_path / "curve"
+    curve = ["curve", "--labels", str(tiny_labels), "--out", str(out), "--counts", "0,5", "--games", "6",
+             "--epochs", "1", "--no-progress"]
+    out.mkdir()
+    (out / "curve.png").write_text("the user's")
+    assert "'curve.png' exists; add --overwrite" in refused(curve, capsys).replace(str(out) + "/", "")
+    (out / "curve.png").unlink()
+    (out / "labels_5").mkdir()
+    (out / "labels_5" / "policy.json").write_text("the user's")
+    assert "labels_5/policy.json' exists; add --overwrite" in refused(curve, capsys)
+    assert (out / "labels_5" / "policy.json").read_text() == "the user's" and not (out / "curve.json").exists()
+
+
+def test_the_curve_replaces_its_own_point_that_was_stopped_before_it_was_measured(tiny_labels, tmp_path):
+    """A point fitted and written, then Ctrl-C while it was measured: the same command continues."""
+    plan = distill.CurvePlan(labels=(str(tiny_labels),), counts=(5,), games=6, fit=distill.FitOptions(epochs=1))
+    out = tmp_path / "curve"
+    folder = distill.point_folder(out, 5)
+    folder.mkdir(parents=True)
+    (folder / "policy.json").write_text(json.dumps({"training": {"command": plan.fit_command(folder, 5)}}))
+    distill.check_curve_out(out, plan, [], overwrite=False)
+    (folder / "policy.json").write_text(json.dumps({"training": {"command": "another"}}))
+    with pytest.raises(ValueError, match="exists; add --overwrite"):
+        distill.check_curve_out(out, plan, [], overwrite=False)
+
+
+# ============================================================================ crafted labels folders
+
+def crafted(tiny_labels: Path, tmp_path: Path, shard: int = 0, **arrays) -> Path:
+    """A copy of the tiny labels whose shard ``shard`` has ``arrays`` changed (a callable: of the old array)."""
+    import shutil
+
+    folder = tmp_path / "crafted"
+    shutil.copytree(tiny_labels, folder)
+    path = distill.shard_path(folder, shard)
+    labels = distill.read_shard(path)
+    for name, change in arrays.items():
+        labels[name] = change(labels[name].copy())
+    np.savez(path, **labels)
+    return folder
+
+
+def at(row: int, column: int | None, value):
+    """A change setting one entry (``column`` None: the row's) to ``value``."""
+    def change(array):
+        array[row if column is None else (row, column)] = value
+        return array
+    return change
+
+
+def npy(array: np.ndarray, shape: tuple[int, ...] | None = None) -> bytes:
+    """An .npy file of ``array``, its header claiming ``shape`` (default: its own)."""
+    buffer = io.BytesIO()
+    header = np.lib.format.header_data_from_array_1_0(array)
+    np.lib.format.write_array_header_1_0(buffer, {**header, "shape": shape or array.shape})
+    buffer.write(array.tobytes())
+    return buffer.getvalue()
+
+
+def huge_header(tiny_labels: Path, tmp_path: Path) -> Path:
+    folder = crafted(tiny_labels, tmp_path)
+    path = distill.shard_path(folder, 0)
+    labels = distill.read_shard(path)
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, array in labels.items():
+            archive.writestr(f"{name}.npy", npy(array, (10**12,) + array.shape[1:] if name == "observation" else None))
+    return folder
+
+
+def broken_zip(tiny_labels: Path, tmp_path: Path, keep: float) -> Path:
+    folder = crafted(tiny_labels, tmp_path)
+    path = distill.shard_path(folder, 0)
+    data = bytearray(path.read_bytes())
+    if keep < 1:
+        data = data[:int(len(data) * keep)]
+    else:
+        data[len(data) // 2:len(data) // 2 + 64] = bytes(64)  # damaged in the middle: a bad CRC
+    path.write_bytes(bytes(data))
+    return folder
+
+
+def manifest(tiny_labels: Path, tmp_path: Path, write) -> Path:
+    folder = crafted(tiny_labels, tmp_path)
+    (folder / distill.MANIFEST).unlink()
+    write(folder / distill.MANIFEST)
+    return folder
+
+
+def games_true(path: Path) -> None:
+    data = {"format": distill.FORMAT, "format_version": distill.FORMAT_VERSION,
+            "observation_version": distill.OBSERVATION_VERSION, "plan": {**TINY.to_dict(), "games": True}}
+    path.write_text(json.dumps(data))
+
+
+def dangling(tiny_labels: Path, tmp_path: Path) -> Path:
+    folder = crafted(tiny_labels, tmp_path)
+    distill.shard_path(folder, 1).unlink()
+    distill.shard_path(folder, 1).symlink_to(tmp_path / "gone.npz")
+    return folder
+
+
+SHARD = "shard_00000.npz'"
+CRAFTED = {
+    "truncated": (lambda t, p: broken_zip(t, p, 0.5), f"{SHARD} is not a whole labels shard: File is not a zip file"),
+    "corrupt": (lambda t, p: broken_zip(t, p, 1.0), f"{SHARD} is not a whole labels shard: Bad CRC-32"),
+    "0-d": (lambda t, p: crafted(t, p, action=lambda a: np.int16(3)), "array 'action' has shape (); a shard's "
+                                                                       "action has shape (N,)"),
+    "action-999": (lambda t, p: crafted(t, p, action=at(3, None, 999)),
+                   f"{SHARD}: row 3 of action is 999 (1 such row); a label's action is one of its legal actions"),
+    "action--1": (lambda t, p: crafted(t, p, action=at(0, None, -1)), ": row 0 of action is -1"),
+    "illegal-action": (lambda t, p: crafted(t, p, action=lambda a: np.where(np.arange(a.size) == 2, 57, a)
+                                            .astype(np.int16)), ": row 2 of action is 57"),
+    "10^12-rows": (huge_header, "array 'observation' holds"),
+    "other-dtype": (lambda t, p: crafted(t, p, seat=lambda a: a.astype(np.float64)),
+                    "array 'seat' has dtype float64; a label's seat is int8"),
+    "nan-value": (lambda t, p: crafted(t, p, values=lambda v: np.where(np.isfinite(v), np.nan, v).astype(np.float32)),
+                  ": row 0 of values is not finite at a legal action"),
+    "inf-observation": (lambda t, p: crafted(t, p, observation=at(4, 0, np.inf)), ": row 4 of observation holds NaN"),
+    "nan-value-of-position": (lambda t, p: crafted(t, p, value=at(1, None, np.nan)), ": row 1 of value is nan"),
+    "no-legal-action": (lambda t, p: crafted(t, p, legal=at(5, None, False)), ": row 5 of legal has no legal action"),
+    "zero-rows": (lambda t, p: crafted(t, p, **{name: (lambda a: a[:0]) for name in distill.ARRAYS}),
+                  f"{SHARD} holds no labels (0 rows)"),
+    "rows-differ": (lambda t, p: crafted(t, p, seat=lambda a: a[:-1]), "its arrays have different rows"),
+    "game-of-another-shard": (lambda t, p: crafted(t, p, game=at(0, None, 3)), ": row 0 of game is 3 "),
+    "dangling-link": (dangling, "shard_00001.npz' is a link to nothing"),
+    "manifest-deep": (lambda t, p: manifest(t, p, lambda m: m.write_text("[" * 100_000 + "]" * 100_000)),
+                      "labels.json' is larger than 65,536 bytes"),
+    "manifest-nested": (lambda t, p: manifest(t, p, lambda m: m.write_text("[" * 30_000 + "]" * 30_000)),
+                        "is nested 30000 levels deep; such a file has at most 8"),
+    "manifest-folder": (lambda t, p: manifest(t, p, lambda m: m.mkdir()), "labels.json' is not a regular file"),
+    "manifest-dev-zero": (lambda t, p: manifest(t, p, lambda m: m.symlink_to("/dev/zero")),
+                          "labels.json' is not a regular file"),
+    "games-true": (lambda t, p: manifest(t, p, games_true), "games must be an integer in 1..10,000,000, got True"),
+}
+
+
+@pytest.mark.parametrize("case", list(CRAFTED))
+def test_fit_refuses_a_crafted_labels_folder_in_one_line_before_any_work(tiny_labels, tmp_path, capsys, case):
+    make, message = CRAFTED[case]
+    folder = make(tiny_labels, tmp_path)
+    out = tmp_path / "out"
+    line = refused(fit_argv(folder, out), capsys)
+    assert message in line and line.startswith("sergeant-major distill fit: error: "), line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("labels", [["L", "L"], ["L", "./L"], ["L", "copy"]])
+def test_fit_refuses_the_same_labels_twice(tiny_labels, tmp_path, capsys, labels, monkeypatch):
+    import shutil
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(tiny_labels, "L")
+    shutil.copytree(tiny_labels, "copy")
+    assert f"--labels L and {labels[1]} hold the same labels" in refused(fit_argv(labels, "out"), capsys)
+
+
+def test_fit_refuses_labels_that_are_all_held_out(tiny_labels, tmp_path, capsys):
+    """Game 0's labels alone are all of a held-out game: one line, not a traceback."""
+    assert "are of held-out games" in refused(fit_argv(tiny_labels, tmp_path / "out", "--limit", "1"), capsys)
+
+
+def test_the_curve_checks_its_labels_as_the_fit_does(tiny_labels, tmp_path, capsys):
+    folder = crafted(tiny_labels, tmp_path, action=at(3, None, 999))
+    line = refused(["curve", "--labels", str(folder), "--out", str(tmp_path / "curve"), "--counts", "0,5"], capsys)
+    assert "row 3 of action is 999" in line and not (tmp_path / "curve").exists()
+
+
+def test_labels_that_would_not_fit_in_memory_are_refused_before_they_are_read(tiny_labels, monkeypatch):
+    """The headers' rows and the bytes a label takes are checked against the memory available
+    (limits.check_fits) before any array is read: a zip whose directory agrees with a huge header."""
+    read = []
+    monkeypatch.setattr(distill, "LABEL_BYTES", 10**12)
+    monkeypatch.setattr(distill, "read_shard", lambda *args: read.append(args))
+    with pytest.raises(ValueError, match=r"^[\d,]+ labels would need about [\d,.]+ GiB of memory; this machine has "
+                                         r".* available; give a --limit, or fewer --labels folders$"):
+        distill.load_labels([tiny_labels])
+    assert read == []

@@ -225,6 +225,14 @@ def test_read_json_reads_a_good_file_and_names_a_missing_one(tmp_path):
         read_json(tmp_path / "missing.json", 100, 2)
 
 
+@pytest.mark.parametrize("make", [lambda path: path.mkdir(), lambda path: path.symlink_to("/dev/zero"),
+                                  lambda path: os.mkfifo(path)], ids=["folder", "dev-zero", "pipe"])
+def test_read_json_refuses_what_is_not_a_regular_file_without_reading_it(tmp_path, make):
+    make(tmp_path / "file.json")
+    with pytest.raises(ValueError, match=r"^JSON file '.*file.json' is not a regular file$"):
+        read_json(tmp_path / "file.json", 100, 2)
+
+
 def test_a_deeply_nested_learned_json_is_one_line(tmp_path):
     pytest.importorskip("safetensors")
     from sergeant_major_env.agents import learned

@@ -20,12 +20,14 @@ points (else to the policy's own choice), or to the softmax of its values at --t
 points, and the value head to the position's value (--value-weight). Measure the result on
 other deals than the labels' games (their default seed is far from evaluate's). It writes OUT/policy.safetensors
 and OUT/policy.json (code-free; play it as ppo:OUT) and OUT/fit.json (the options, the label
-count, and per epoch the held-out agreement with the teacher's choice).
+count, and per epoch the held-out agreement with the teacher's choice); any of them already in
+OUT is replaced only with --overwrite. Every label is checked before the fit (one line naming
+the file, array and row of anything malformed), and a folder given twice is refused.
 
 ``curve`` fits the same way to the first N labels for each N of --counts and plays each fit
 at two duplicate tables on deals of its own --seed (head to head against --against, and
 against two heuristics); it writes the fits, curve.json (after every point: the same command
-continues a stopped curve) and curve.png.
+continues a stopped curve) and curve.png, replacing a file it did not write only with --overwrite.
 
 The module :mod:`sergeant_major_env.training.distill` holds the machinery and the label format.
 Exit status: 0 done, 2 bad arguments (checked before any work), 1 the work failed, 130, 143
@@ -86,7 +88,8 @@ def _parser() -> argparse.ArgumentParser:
                                   description="Fit a policy file's network to the labels of one or more folders.")
     fitting.add_argument("--labels", required=True, nargs="+", metavar="FOLDER", help="labels folders")
     fitting.add_argument("--out", required=True, metavar="FOLDER", help="where the fitted policy is written")
-    fitting.add_argument("--overwrite", action="store_true", help="replace a policy already in --out")
+    fitting.add_argument("--overwrite", action="store_true",
+                         help="replace policy.safetensors, policy.json and fit.json already in --out")
     fitting.add_argument("--init", default="learned", metavar="POLICY",
                          help="the policy to start from: learned or learned-ppo (shipped), a run folder or a "
                               "policy file (default learned)")
@@ -118,6 +121,8 @@ def _parser() -> argparse.ArgumentParser:
     curve.add_argument("--workers", type=int, default=None, metavar="W",
                        help="worker processes for the tables (default: one per CPU)")
     curve.add_argument("--no-progress", action="store_true", help="no progress bars")
+    curve.add_argument("--overwrite", action="store_true",
+                       help="replace files in --out that another command wrote (curve.png, a point's policy)")
     _add_fit_options(curve, FitOptions, CURVE_RENAMED)
     curve.set_defaults(run=_curve_command)
     parser.set_defaults(parsers={"labels": labels, "fit": fitting, "curve": curve})
@@ -234,12 +239,11 @@ def _fit_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         options = _fit_options(args)
         if args.limit is not None and args.limit < 1:
             raise ValueError(f"--limit must be at least 1, got {args.limit}")
-        if (out / TENSORS_FILE).exists() and not args.overwrite:
-            raise ValueError(f"{out} already holds a policy; add --overwrite to replace it")
-        files.check_writable(out / TENSORS_FILE if out.is_dir() else out, "--out")
+        distill.check_out_folder(out, distill.FIT_FILES, args.overwrite)
         network, metadata = load_policy(init)
         plans = distill.read_plans(args.labels)
         labels = distill.load_labels(args.labels, args.limit)
+        distill.check_held_out(labels, options)
     except ValueError as error:
         parser.error(str(error))
     count = int(labels["action"].size)
@@ -248,9 +252,10 @@ def _fit_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
     start = time.perf_counter()
     try:
         history = distill.fit_policy(network, labels, options, on_epoch=lambda row: print(
-            f"epoch {row['epoch']}: train loss {row['train_loss']:.4f}, held-out cross-entropy "
-            f"{row['holdout_cross_entropy']:.4f}, agreement with the teacher {row['holdout_agreement']:.1%}",
-            file=sys.stderr, flush=True))
+            f"epoch {row['epoch']}: train loss {row['train_loss']:.4f}, " + (
+                "no held-out games" if row["holdout_agreement"] is None else
+                f"held-out cross-entropy {row['holdout_cross_entropy']:.4f}, agreement with the teacher "
+                f"{row['holdout_agreement']:.1%}"), file=sys.stderr, flush=True))
     except KeyboardInterrupt as error:
         interrupts.say(f"{PROG}: {interrupts.describe(error)}; nothing written")
         return interrupts.exit_status(error)
@@ -297,11 +302,12 @@ def _curve_command(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
             make_agent(name)  # an unknown name: one line listing the known ones
         load_policy(policy_source(args.init))  # a missing or unloadable policy: one line
         done = distill.read_curve(out, plan)
-        files.check_writable(out / distill.CURVE_FILE if out.is_dir() else out, "--out")
+        distill.check_curve_out(out, plan, done, args.overwrite)
+        missing = distill.missing_counts(plan, done)
+        labels = distill.curve_labels(plan, missing) if missing else None
     except ValueError as error:
         parser.error(str(error))
-    print(f"{len(set(plan.counts) - {point['labels'] for point in done})} of {len(set(plan.counts))} points to "
-          f"measure in {out}", file=sys.stderr, flush=True)
+    print(f"{len(missing)} of {len(set(plan.counts))} points to measure in {out}", file=sys.stderr, flush=True)
 
     def said(point: dict) -> None:
         head, field = point["head_to_head"], point["vs_heuristic"]
@@ -311,7 +317,8 @@ def _curve_command(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
 
     try:
         out.mkdir(parents=True, exist_ok=True)
-        points = distill.label_curve(plan, out, plans[0].rules, args.workers, not args.no_progress, on_point=said)
+        points = distill.label_curve(plan, out, plans[0].rules, args.workers, not args.no_progress, on_point=said,
+                                     labels=labels)
     except KeyboardInterrupt as error:
         interrupts.say(f"{PROG}: {interrupts.describe(error)}; the measured points are kept in {out}: run the same "
                        f"command to continue")

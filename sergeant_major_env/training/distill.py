@@ -40,22 +40,32 @@ head to the position's value (weight ``value_weight``), with Adam over ``epochs`
 tenth of the games (by game index) is held out to report the agreement with the teacher's
 choice (the policy's most likely action is one of the teacher's best value). The result is a policy file (``policy.safetensors`` + ``policy.json``, code-free, with
 the observation version and how it was made), played as ``ppo:OUT``.
+
+**Reading labels** (:func:`load_labels`, the one reader of ``fit`` and ``curve``) checks
+everything before any work, each problem a one-line ValueError naming the file (and the array
+and row): the manifests (bounded reads: :func:`files.read_json`), folders that would give the
+same labels twice (:func:`read_plans`), each shard's zip and ``.npy`` headers before anything
+is allocated (:func:`shard_rows`), the memory of them all (:func:`limits.check_fits`), then each
+label (:func:`check_shard`). A resumed labels run removes only the temporary files of its own
+shards and manifest (:func:`files.leftover_temporaries`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import io
-import json
 import math
+import re
 import shlex
 import time
+import zipfile
+import zlib
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from sergeant_major_env import engine, files
+from sergeant_major_env import engine, files, limits
 from sergeant_major_env.agents import make_agent
 from sergeant_major_env.agents.pimc import PIMCAgent, choices
 from sergeant_major_env.cards import NUM_ACTIONS, NUM_CARDS, bits_to_bool, count, random_member
@@ -78,6 +88,10 @@ LABELS_PER_DEAL = 40
 progress bar's estimate of the total."""
 MAX_GAMES = 10_000_000
 """The most games one labels folder may ask for (about 400 million labels: far past a day's work here)."""
+MANIFEST_BYTES, MANIFEST_DEPTH = 64 * 1024, 8
+"""The largest ``labels.json`` read (one is about 500 bytes) and its deepest nesting (it has 3)."""
+MAX_HEADER_BYTES = 10_000
+"""The largest ``.npy`` header of a shard's array read (numpy writes about 128 bytes)."""
 
 
 # ============================================================================ the plan
@@ -105,10 +119,13 @@ class LabelPlan:
 
     def check(self) -> "LabelPlan":
         """This plan, or a one-line ValueError naming the option that is out of range."""
-        if not isinstance(self.games, int) or not 1 <= self.games <= MAX_GAMES:
-            raise ValueError(f"games must be an integer in 1..{MAX_GAMES:,}, got {self.games!r}")
-        if not isinstance(self.shard_games, int) or not 1 <= self.shard_games <= 10_000:
-            raise ValueError(f"shard games must be an integer in 1..10000, got {self.shard_games!r}")
+        if not _integer(self.games) or not 1 <= self.games <= MAX_GAMES:
+            raise ValueError(f"games must be an integer in 1..{MAX_GAMES:,}, got {limits.shorten(self.games)}")
+        if not _integer(self.shard_games) or not 1 <= self.shard_games <= 10_000:
+            raise ValueError(f"shard games must be an integer in 1..10000, got {limits.shorten(self.shard_games)}")
+        for name in ("teacher", "player"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"{name} must be an agent name, got {limits.shorten(getattr(self, name))}")
         if not (isinstance(self.epsilon, float) and 0.0 <= self.epsilon <= 1.0):
             raise ValueError(f"epsilon must be a number in [0, 1], got {self.epsilon!r}")
         check_seed_span(self.seed, self.games)
@@ -116,6 +133,7 @@ class LabelPlan:
 
     @property
     def shards(self) -> int:
+        """How many shards the plan's games make."""
         return math.ceil(self.games / self.shard_games)
 
     def to_dict(self) -> dict[str, Any]:
@@ -139,8 +157,16 @@ class LabelPlan:
         return dataclasses.replace(self, games=other.games) == other
 
 
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)  # JSON's true is no count of games
+
+
 def shard_path(folder: Path, shard: int) -> Path:
     return folder / f"shard_{shard:05d}.npz"
+
+
+SHARD_NAMES = r"shard_\d{5}\.npz"
+"""The names of the shards (:func:`shard_path`), as a regular expression."""
 
 
 def build_agents(plan: LabelPlan) -> tuple[PIMCAgent, object]:
@@ -233,18 +259,118 @@ def write_shard(path: Path, labels: dict[str, np.ndarray]) -> None:
     files.write_bytes(path, buffer.getvalue())
 
 
-def read_shard(path: Path) -> dict[str, np.ndarray]:
-    """A shard's arrays (nothing unpickled); a one-line ValueError for a file that is not one."""
+READ_ERRORS = (OSError, ValueError, EOFError, KeyError, NotImplementedError, RuntimeError, zipfile.BadZipFile,
+               zlib.error)
+"""What reading a damaged ``.npz`` raises (a truncated or corrupt zip, a bad ``.npy`` header, a
+member missing, compressed by an unknown method or encrypted): each one line naming the shard."""
+
+
+def shard_rows(path: Path) -> int:
+    """The labels of the shard at ``path``, read from its arrays' headers alone (nothing is
+    allocated): a one-line ValueError naming the file and the array unless it is a whole zip
+    holding each array of :data:`ARRAYS` with its dtype and width, the same rows in each, and
+    exactly the bytes its header says (a header claiming 10^12 rows is refused here, not
+    allocated)."""
+    name = files._short_path(path)
+    if path.is_symlink() and not path.exists():
+        raise ValueError(f"labels shard {name} is a link to nothing; remove it, or make the labels again")
+    if not path.is_file():
+        raise ValueError(f"labels shard {name} is not a regular file")
+    rows = {}
     try:
-        with np.load(path, allow_pickle=False) as data:
-            labels = {name: data[name] for name in ARRAYS}
-    except (OSError, ValueError, KeyError, EOFError) as error:
-        raise ValueError(f"{path} is not a labels shard ({error})") from None
-    rows = {array.shape[0] for array in labels.values()}
-    if len(rows) != 1 or labels["observation"].shape[1:] != (OBSERVATION_SIZE,) or any(
-            labels[name].dtype != dtype for name, dtype in ARRAYS.items()):
-        raise ValueError(f"{path} is not a labels shard of this observation layout (version {OBSERVATION_VERSION})")
+        with zipfile.ZipFile(path) as archive:
+            for array, dtype in ARRAYS.items():
+                info = archive.getinfo(f"{array}.npy")
+                with archive.open(info) as member:
+                    shape, data_bytes = _array_header(member, array, np.dtype(dtype))
+                    if info.file_size != member.tell() + data_bytes:
+                        raise ValueError(f"array {array!r} holds {info.file_size - member.tell():,} bytes of data, "
+                                         f"its header says {shape} ({data_bytes:,} bytes)")
+                rows[array] = shape[0]
+    except READ_ERRORS as error:
+        raise ValueError(f"labels shard {name} is not a whole labels shard: {_reason(error)}") from None
+    if len(set(rows.values())) != 1:
+        raise ValueError(f"labels shard {name}: its arrays have different rows "
+                         f"({', '.join(f'{array} {count:,}' for array, count in rows.items())}); each has one per label")
+    if rows["action"] == 0:
+        raise ValueError(f"labels shard {name} holds no labels (0 rows); a shard holds its games' labels")
+    return rows["action"]
+
+
+def _array_header(member, array: str, dtype: np.dtype) -> tuple[tuple[int, ...], int]:
+    """(shape, bytes of data) of the ``.npy`` file being read from ``member``, checked against
+    the array's dtype and width (a ValueError naming the array otherwise)."""
+    version = np.lib.format.read_magic(member)
+    readers = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+    if version not in readers:
+        raise ValueError(f"array {array!r} is in .npy format version {version}; numpy writes 1.0 or 2.0")
+    shape, _, found = readers[version](member, max_header_size=MAX_HEADER_BYTES)
+    if found != dtype:
+        raise ValueError(f"array {array!r} has dtype {found}; a label's {array} is {dtype}")
+    if len(shape) != 1 + len(_width(array)) or shape[1:] != _width(array):
+        expected = ", ".join(["N", *map(str, _width(array))])
+        raise ValueError(f"array {array!r} has shape {shape}; a shard's {array} has shape ({expected}"
+                         f"{',' if len(_width(array)) == 0 else ''}) (observation version {OBSERVATION_VERSION})")
+    return shape, math.prod(shape) * dtype.itemsize
+
+
+def _reason(error: BaseException) -> str:
+    """An exception as one short line of a message."""
+    text = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)  # no repr's quotes
+    return limits.cut_middle(" ".join(text.split()) or type(error).__name__, 160)
+
+
+def read_shard(path: Path, first_game: int = 0, games: int | None = None) -> dict[str, np.ndarray]:
+    """A shard's arrays, checked before anything is allocated (:func:`shard_rows`) and after
+    (:func:`check_shard`); nothing is unpickled (``allow_pickle=False``), so no code is run.
+    ``first_game``, ``games``: the game indices the shard's labels may have."""
+    rows = shard_rows(path)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            labels = {}
+            for array in ARRAYS:
+                with archive.open(f"{array}.npy") as member:
+                    labels[array] = np.lib.format.read_array(member, allow_pickle=False,
+                                                             max_header_size=MAX_HEADER_BYTES)
+    except READ_ERRORS as error:
+        raise ValueError(f"labels shard {files._short_path(path)} is not a whole labels shard: "
+                         f"{_reason(error)}") from None
+    if any(array.shape[0] != rows for array in labels.values()):  # changed since its headers were read
+        raise ValueError(f"labels shard {files._short_path(path)} changed while it was read")
+    check_shard(path, labels, first_game, games)
     return labels
+
+
+def check_shard(path: Path, labels: dict[str, np.ndarray], first_game: int = 0, games: int | None = None) -> None:
+    """A one-line ValueError naming the shard, the array and the first row that a label cannot
+    have: a number that is not finite, no legal action, a value at an illegal action (they are
+    NaN) or none at a legal one, an action that is not one of the row's legal actions, a game
+    outside the shard's (``first_game`` .. ``first_game + games - 1``) or a seat outside 0..2."""
+    legal, values, action = labels["legal"], labels["values"], labels["action"]
+    in_range = (action >= 0) & (action < NUM_ACTIONS)
+    last_game = np.iinfo(np.int32).max if games is None else first_game + games - 1
+    checks = (
+        ("observation", lambda: ~np.isfinite(labels["observation"]).all(axis=1), "holds NaN or infinity",
+         "observations are finite"),
+        ("legal", lambda: ~legal.any(axis=1), "has no legal action", "a label has at least one"),
+        ("values", lambda: (legal & ~np.isfinite(values)).any(axis=1), "is not finite at a legal action",
+         "each legal action's value is a finite number"),
+        ("values", lambda: (~legal & ~np.isnan(values)).any(axis=1), "has a number at an illegal action",
+         "values are NaN there"),
+        ("action", lambda: ~in_range | ~legal[np.arange(action.size), np.where(in_range, action, 0)],
+         "is {value}", f"a label's action is one of its legal actions (0..{NUM_ACTIONS - 1})"),
+        ("value", lambda: ~np.isfinite(labels["value"]), "is {value}", "a position's value is a finite number"),
+        ("game", lambda: (labels["game"] < first_game) | (labels["game"] > last_game), "is {value}",
+         f"this shard's games are {first_game}..{last_game}"),
+        ("seat", lambda: (labels["seat"] < 0) | (labels["seat"] > 2), "is {value}", "seats are 0..2"),
+    )
+    for array, bad_rows, problem, allowed in checks:
+        bad = np.flatnonzero(bad_rows())
+        if bad.size:
+            row = int(bad[0])
+            said = problem.format(value=labels[array][row].item() if labels[array].ndim == 1 else None)
+            raise ValueError(f"labels shard {files._short_path(path)}: row {row} of {array} {said} "
+                             f"({bad.size:,} such row{'s' if bad.size > 1 else ''}); {allowed}")
 
 
 # ============================================================================ a labels folder
@@ -252,10 +378,10 @@ def read_shard(path: Path) -> dict[str, np.ndarray]:
 def read_manifest(folder: Path) -> LabelPlan | None:
     """The plan of an existing labels folder (None if it has none yet)."""
     path = folder / MANIFEST
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return None
+    data = files.read_json(path, MANIFEST_BYTES, MANIFEST_DEPTH, what="labels manifest")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
         if data.get("format") != FORMAT or data.get("format_version") != FORMAT_VERSION:
             raise ValueError(f"format {data.get('format')!r} version {data.get('format_version')!r}")
         if data.get("observation_version") != OBSERVATION_VERSION:
@@ -264,7 +390,8 @@ def read_manifest(folder: Path) -> LabelPlan | None:
         plan = data["plan"]
         return LabelPlan(**{**plan, "rules": Rules.from_dict(plan["rules"])}).check()
     except (ValueError, KeyError, TypeError, AttributeError) as error:
-        raise ValueError(f"{path} is not a labels manifest this package can continue: {error}") from None
+        raise ValueError(f"{files._short_path(path)} is not a labels manifest this package can continue: "
+                         f"{_reason(error)}") from None
 
 
 def open_labels(folder: Path, plan: LabelPlan) -> list[int]:
@@ -282,8 +409,8 @@ def open_labels(folder: Path, plan: LabelPlan) -> list[int]:
     if earlier is None or plan.games > earlier.games:
         files.write_json(folder / MANIFEST, {"format": FORMAT, "format_version": FORMAT_VERSION,
                                              "observation_version": OBSERVATION_VERSION, "plan": plan.to_dict()})
-    for stale in folder.glob("*.tmp*"):  # a temporary file of a run that was killed
-        stale.unlink()
+    for stale in files.leftover_temporaries(folder, f"{SHARD_NAMES}|{re.escape(MANIFEST)}"):
+        stale.unlink()  # a shard or manifest half written by a run that was killed; nothing else
     return [shard for shard in range(plan.shards) if not shard_path(folder, shard).exists()]
 
 
@@ -317,36 +444,52 @@ def games_made(folder: Path, plan: LabelPlan) -> int:
 
 def read_plans(folders: Sequence[str | Path]) -> list[LabelPlan]:
     """The plans of labels folders that can be fitted together; a one-line ValueError for a
-    folder that is not a labels folder or folders made under different rule options."""
+    folder that is not a labels folder, folders made under different rule options, or a folder
+    given twice or two holding the same labels (the same options and seed: the fit would see
+    every label of the smaller twice)."""
     plans = [read_manifest(Path(folder)) for folder in folders]
     if None in plans:
         raise ValueError(f"{folders[plans.index(None)]} holds no {MANIFEST}: not a labels folder")
     if len({plan.rules for plan in plans}) > 1:
         raise ValueError("the --labels folders were made under different rule options: fit to one rule set")
+    for second, plan in enumerate(plans):
+        first = next(index for index, earlier in enumerate(plans) if earlier.same_labels_as(plan))
+        if first != second:
+            raise ValueError(f"--labels {folders[first]} and {folders[second]} hold the same labels (the same "
+                             f"options and seed): give each labels folder once")
     return plans
 
 
+LABEL_BYTES = OBSERVATION_SIZE * 4 + NUM_ACTIONS * (1 + 4 + 4) + 2 + 4 + 4 + 1
+"""Bytes of one label's arrays (and its target distribution); twice this is the measured peak of
+a fit, about 8 KB a label (docs/training.md), what :func:`load_labels` asks the memory for."""
+
+
 def load_labels(folders: Sequence[str | Path], limit: int | None = None) -> dict[str, np.ndarray]:
-    """The labels of every shard of ``folders`` in order (at most ``limit`` labels), as one set of arrays."""
-    parts: list[dict[str, np.ndarray]] = []
+    """The labels of every shard of ``folders`` in order (at most ``limit`` labels), as one set of
+    arrays: the one reader of labels for ``fit`` and ``curve``. Everything is checked before
+    the labels are used, each problem one ValueError line naming the file (and the array and
+    row): the manifests (:func:`read_plans`), every shard's headers before anything is allocated
+    and the memory all of them need (:func:`shard_rows`, :func:`limits.check_fits`), then every
+    label (:func:`check_shard`). A shard not made yet is skipped (a folder whose labels are
+    still being made can be fitted to)."""
+    plans = read_plans(folders)
+    shards: list[tuple[Path, int, int]] = []  # (path, first game, games)
     total = 0
-    for folder in map(Path, folders):
-        plan = read_manifest(folder)
-        if plan is None:
-            raise ValueError(f"{folder} holds no {MANIFEST}: not a labels folder")
+    for folder, plan in zip(map(Path, folders), plans):
         for shard in range(plan.shards):
-            path = shard_path(folder, shard)
-            if not path.exists():
-                continue
-            part = read_shard(path)
-            parts.append(part)
-            total += part["action"].size
             if limit is not None and total >= limit:
                 break
-        if limit is not None and total >= limit:
-            break
-    if not parts:
+            path = shard_path(folder, shard)
+            if not path.exists() and not path.is_symlink():
+                continue
+            total += shard_rows(path)
+            first = shard * plan.shard_games
+            shards.append((path, first, min(plan.shard_games, plan.games - first)))
+    if not shards:
         raise ValueError(f"no labels in {', '.join(map(str, folders))}: make them with sergeant-major distill labels")
+    limits.check_fits(f"{total:,} labels", 2 * total * LABEL_BYTES, "give a --limit, or fewer --labels folders")
+    parts = [read_shard(path, first, games) for path, first, games in shards]
     labels = {name: np.concatenate([part[name] for part in parts]) for name in ARRAYS}
     return {name: array[:limit] for name, array in labels.items()} if limit is not None else labels
 
@@ -427,18 +570,44 @@ def held_out(games: np.ndarray, fraction: float) -> np.ndarray:
     return (games.astype(np.uint64) * np.uint64(2654435761)) % np.uint64(1000) < round(fraction * 1000)
 
 
+FIT_FILES = ("policy.safetensors", "policy.json", "fit.json")
+"""What a fit writes in its folder (``fit``'s --out)."""
+
+
+def check_out_folder(out: Path, names: Sequence[str], overwrite: bool, what: str = "--out") -> None:
+    """An output folder, before any work: one to be made (in a folder that exists), or one where
+    each of ``names`` is new or replaced only with ``overwrite`` (:func:`files.check_new_file`, the
+    one rule of every command for its outputs); a one-line ValueError otherwise. Other files in
+    it are left alone."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{what} {files._short_path(out)} is a file; give a folder")
+    if not out.is_dir():
+        files.check_writable(out, f"{what} folder")
+    for name in names if out.is_dir() else ():
+        files.check_new_file(out / name, overwrite, f"{what} file")
+
+
+def check_held_out(labels: dict[str, np.ndarray], options: FitOptions) -> None:
+    """A one-line ValueError when every label is of a held-out game (nothing to fit to): checked
+    before any work (a few labels of game 0, which is held out, say)."""
+    if held_out(labels["game"], options.holdout).all():
+        raise ValueError(f"all {labels['game'].size:,} labels are of held-out games (--holdout {options.holdout}): "
+                         f"make labels of more games, use more of them, or lower --holdout")
+
+
 def fit_policy(network, labels: dict[str, np.ndarray], options: FitOptions,
                on_epoch: Callable[[dict[str, float]], None] = lambda row: None) -> list[dict[str, float]]:
     """Fit ``network`` (a :class:`~sergeant_major_env.agents.policy_file.PolicyNetwork`) to the
     labels in place; returns one row per epoch: training loss, held-out cross-entropy and
-    agreement with the teacher's choice (before the first epoch too, as epoch 0)."""
+    agreement with the teacher's choice (before the first epoch too, as epoch 0: its training
+    loss is the starting network's on the training labels). Without held-out labels (``holdout``
+    0) the held-out numbers are None."""
     import torch
 
     options.check()
+    check_held_out(labels, options)
     test = held_out(labels["game"], options.holdout)
     train = np.flatnonzero(~test)
-    if train.size == 0:
-        raise ValueError("every label is held out: make labels of more games, or lower --holdout")
     observations = torch.from_numpy(labels["observation"])
     legal = torch.from_numpy(labels["legal"])
     teacher = labels["action"].astype(np.int64)
@@ -452,17 +621,25 @@ def fit_policy(network, labels: dict[str, np.ndarray], options: FitOptions,
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: max(0.0, 1.0 - step / steps))
     generator = np.random.default_rng(options.seed)
     best = _best_actions(labels["values"])
-    history = [_measure(network, observations, legal, target, best, np.flatnonzero(test), 0, float("nan"))]
+    batches = math.ceil(train.size / options.batch_size)
+
+    def loss_of(batch: np.ndarray):
+        rows = torch.from_numpy(batch)
+        logits = network.action_logits(observations[rows]).masked_fill(~legal[rows], -1e8)
+        loss = -(target[rows] * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
+        if options.value_weight > 0:
+            loss = loss + options.value_weight * ((network.values(observations[rows]).squeeze(1) - value[rows]) ** 2).mean()
+        return loss
+
+    with torch.no_grad():  # epoch 0: the starting network's loss, a mean over batches as the epochs' are
+        start = float(np.mean([loss_of(batch).item() for batch in np.array_split(train, batches)]))
+    history = [_measure(network, observations, legal, target, best, np.flatnonzero(test), 0, start)]
     on_epoch(history[-1])
     for epoch in range(1, options.epochs + 1):
         network.train()
         losses = []
-        for batch in np.array_split(generator.permutation(train), math.ceil(train.size / options.batch_size)):
-            rows = torch.from_numpy(batch)
-            logits = network.action_logits(observations[rows]).masked_fill(~legal[rows], -1e8)
-            loss = -(target[rows] * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
-            if options.value_weight > 0:
-                loss = loss + options.value_weight * ((network.values(observations[rows]).squeeze(1) - value[rows]) ** 2).mean()
+        for batch in np.array_split(generator.permutation(train), batches):
+            loss = loss_of(batch)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -489,9 +666,8 @@ def _measure(network, observations, legal, target, best: np.ndarray, rows: np.nd
     the policy's most likely action is one of the teacher's best value (``best``)."""
     import torch
 
-    if rows.size == 0:
-        return {"epoch": epoch, "train_loss": train_loss, "holdout_cross_entropy": float("nan"),
-                "holdout_agreement": float("nan")}
+    if rows.size == 0:  # --holdout 0: nothing to measure (None: fit.json is JSON, which has no NaN)
+        return {"epoch": epoch, "train_loss": train_loss, "holdout_cross_entropy": None, "holdout_agreement": None}
     with torch.no_grad():
         index = torch.from_numpy(rows)
         logits = network.action_logits(observations[index]).masked_fill(~legal[index], -1e8)
@@ -508,6 +684,9 @@ CURVE_PLOT = "curve.png"
 CURVE_SEED = 100_000
 """The deals a curve is measured on (evaluate's ``--seed``): neither the labels' default seed nor
 evaluate's, train's or ship's."""
+CURVE_BYTES, CURVE_DEPTH = 16 * 2**20, 8
+"""The largest ``curve.json`` (or point's ``policy.json``) read (a point takes about 1 KB) and
+its deepest nesting (it has 5)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -552,18 +731,65 @@ def read_curve(out: Path, plan: CurvePlan) -> list[dict[str, Any]]:
     """The points already measured in ``out`` (none for a new folder); a one-line ValueError when
     they were measured with other options than ``plan`` (other labels, init, tables or fit)."""
     path = out / CURVE_FILE
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return []
+    data = files.read_json(path, CURVE_BYTES, CURVE_DEPTH, what="curve file")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
         earlier, points = data["plan"], data["points"]
+        if not isinstance(earlier, dict) or not all(isinstance(point["labels"], int) for point in points):
+            raise ValueError("its plan or points are not those of a curve")
     except (ValueError, KeyError, TypeError) as error:
-        raise ValueError(f"{path} is not a curve this package can continue: {error}") from None
+        raise ValueError(f"{files._short_path(path)} is not a curve this package can continue: "
+                         f"{_reason(error)}") from None
     if earlier != plan.to_dict():
         differ = sorted(key for key, value in plan.to_dict().items() if earlier.get(key) != value)
         raise ValueError(f"{out} holds a curve measured with other options ({', '.join(differ)}); use the same "
                          f"options to continue it, or another --out")
     return points
+
+
+def missing_counts(plan: CurvePlan, points: list[dict[str, Any]]) -> list[int]:
+    """The label counts of ``plan`` not measured among ``points``, smallest first."""
+    return [count for count in sorted(set(plan.counts)) if count not in {point["labels"] for point in points}]
+
+
+def curve_labels(plan: CurvePlan, missing: list[int]) -> dict[str, np.ndarray]:
+    """The labels the ``missing`` points are fitted to (the first ``max(missing)``), read and
+    checked by :func:`load_labels`; a one-line ValueError when there are fewer, or when a
+    point's labels are all of held-out games. Checked before any fit."""
+    labels = load_labels(plan.labels, max(missing) or 1)
+    if max(missing) > labels["action"].size:
+        raise ValueError(f"{', '.join(plan.labels)} hold {labels['action'].size:,} labels, fewer than the "
+                         f"{max(missing):,} asked for: make more labels, or ask for fewer")
+    for size in missing:
+        if size > 0:
+            check_held_out({"game": labels["game"][:size]}, plan.fit)
+    return labels
+
+
+def check_curve_out(out: Path, plan: CurvePlan, points: list[dict[str, Any]], overwrite: bool) -> None:
+    """The one rule for existing outputs, for a curve (before any work): each file the curve will
+    write (curve.json, curve.png, each missing point's policy files) is new, or replaced only
+    with ``overwrite`` (:func:`files.check_new_file`), except the curve's own: curve.json and
+    curve.png of this same curve (``points``: it continues), and a point's policy that this
+    curve fitted but had not yet measured when it was stopped (its policy.json records this
+    curve's fit command for it). A one-line ValueError otherwise."""
+    continued = (out / CURVE_FILE).exists()  # read_curve has checked it is this curve's
+    check_out_folder(out, (CURVE_FILE, CURVE_PLOT), overwrite or continued)
+    if out.is_dir():
+        for size in missing_counts(plan, points):
+            folder = point_folder(out, size)
+            check_out_folder(folder, FIT_FILES[:2], overwrite or _own_point(folder, plan, size), "the point folder")
+
+
+def _own_point(folder: Path, plan: CurvePlan, size: int) -> bool:
+    """Whether ``folder`` holds the policy this curve fits for ``size`` labels (a point stopped
+    before it was measured): its policy.json records the fit command of that point."""
+    try:
+        metadata = files.read_json(folder / "policy.json", CURVE_BYTES, CURVE_DEPTH, what="policy description")
+        return metadata["training"]["command"] == plan.fit_command(folder, size)
+    except (ValueError, KeyError, TypeError):
+        return False
 
 
 def measure_policy(folder: Path, plan: CurvePlan, rules: Rules, workers: int | None, progress: bool) -> dict[str, Any]:
@@ -590,21 +816,22 @@ def measure_policy(folder: Path, plan: CurvePlan, rules: Rules, workers: int | N
 
 
 def label_curve(plan: CurvePlan, out: Path, rules: Rules, workers: int | None = None, progress: bool = False,
-                on_point: Callable[[dict[str, Any]], None] = lambda point: None) -> list[dict[str, Any]]:
+                on_point: Callable[[dict[str, Any]], None] = lambda point: None,
+                labels: dict[str, np.ndarray] | None = None) -> list[dict[str, Any]]:
     """Measure the points of ``plan`` still missing in ``out`` (see :class:`CurvePlan`), each
     fitted policy kept in ``out/labels_COUNT``, and ``curve.json`` rewritten after every point
-    (so a stopped curve continues where it stopped). Returns all the points, by label count."""
+    (so a stopped curve continues where it stopped). Returns all the points, by label count.
+    ``labels``: :func:`curve_labels` of the missing points, when the caller has checked them
+    already (``sergeant-major distill curve`` does, with its outputs, before any work)."""
     from sergeant_major_env.agents.learned import policy_source
     from sergeant_major_env.agents.policy_file import load_policy, save_network
 
     points = read_curve(out, plan)
-    missing = [count for count in sorted(set(plan.counts)) if count not in {point["labels"] for point in points}]
+    missing = missing_counts(plan, points)
     if not missing:
         return points
-    labels = load_labels(plan.labels, max(missing) or 1)
-    if max(missing) > labels["action"].size:
-        raise ValueError(f"{', '.join(plan.labels)} hold {labels['action'].size:,} labels, fewer than the "
-                         f"{max(missing):,} asked for: make more labels, or ask for fewer")
+    if labels is None:
+        labels = curve_labels(plan, missing)
     init = policy_source(plan.init)
     for size in missing:
         network, metadata = load_policy(init)
