@@ -26,16 +26,32 @@ without touching the state if any is illegal; otherwise it updates the state in 
 Randomness is counter-based: the cards of deal k of a game are a function of the game's
 own seed and k only, so a game plays out the same alone or in any
 batch, and duplicate tables can replay the same deals under other seatings.
+
+**Compiled.** The rules are compiled kernels (numba, declared with
+:func:`sergeant_major_env.jit.kernel`): :func:`legal_bits`, :func:`step` (the check of every
+action, then mode choice, exchanges, talon, discards, play, trick winner, scoring, the next
+deal's dealing and automatic resets), the dealing of :func:`init` and :func:`set_cards`, and
+:func:`play_classes` / :func:`ruled_out`, each a loop over the games; the Python functions
+around them check their input (one-line errors) and pass the state's arrays. They give the
+same games, bit for bit, as 0.3.0's numpy engine (kept frozen in tests/reference_engine.py).
+The machine code is cached on disk (``__pycache__`` beside this file, or numba's cache
+folder): the first run compiles for up to a minute and says so in one line on stderr; later
+runs load it in about a second. Batches of 256 games or more run on every core (``prange``,
+numba's threads, ``NUMBA_NUM_THREADS``); the kernels release the GIL. :func:`trick_winner_position`,
+:func:`targets`, :func:`deal_points`, :func:`win_credits` and :func:`places` stay numpy
+(the views' helpers; the kernels compute the same rules per game).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import operator
 
+import numba
 import numpy as np
 
 from .cards import MINIMUM, MODE_ACTION_OFFSET, MODE_NAMES, NUM_ACTIONS, SUIT_MASKS, action_name, bits_to_bool, card_list
-from .jit import contiguous, kernel, prange
+from .jit import announce_compiling, contiguous, kernel, prange
 from .rules import Rules
 from .limits import check_count, check_fits, shorten
 from .seeding import check_seed_span
@@ -380,7 +396,7 @@ def _legal_k(phase, seat, hand, used, t0, t1, t2, mode, rules):
     return hand  # exchange gives, free returns and discards: any held card (R21, section 5)
 
 
-@kernel
+@kernel(counted=False)
 def _legal_game_k(phase, to_act, hands, modes_used, trick, mode, g, rules):
     p, seat = phase[g], to_act[g]
     if p == OVER or seat < 0:
@@ -429,7 +445,7 @@ def _winner_position_k(t0, t1, t2, mode):
 
 # --- dealing (R4, R10, R11)
 
-@kernel
+@kernel(counted=False)
 def _reset_deal_k(s, g):
     """The fields declared ``reset="deal"`` back to their initial values (_RESETS checks the list)."""
     s[MODE_][g] = -1
@@ -463,7 +479,7 @@ assert all(tuple(name for name, _ in _RESETS[when]) == names for when, names in 
     "the kernels' resets must list the fields declared with each reset"
 
 
-@kernel
+@kernel(counted=False)
 def _install_k(s, g):
     """:func:`set_cards` of one game, from its ``dealt`` and ``talon_cards`` rows."""
     playmaker = (s[DEALER][g] + PLAYMAKER) % 3
@@ -477,48 +493,58 @@ def _install_k(s, g):
 
 
 @kernel
-def _start_deal_k(s, g, rules):
-    """Shuffle and deal (R10, R11) from the game's counter-based random stream.
+def _argsort_k(keys, order, n):
+    """``order[:n]``: the indices of ``keys[:n]`` by increasing key (insertion sort; no allocation)."""
+    for i in range(n):
+        j = i
+        while j > 0 and keys[order[j - 1]] > keys[i]:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = i
+
+
+@kernel(counted=False)
+def _start_deal_k(s, g, rules, keys, order):
+    """Shuffle and deal (R10, R11) from the game's counter-based random stream (``keys``,
+    ``order``: scratch of 52).
 
     The deck is the order of 52 random keys (numpy's argsort of them in 0.3.0). The keys
     are ``mix(mix(deck_key) ^ i)`` for i = 0..51: mix is a bijection, so they are distinct,
     there are no ties, and any sort gives the same deck; so for the talon slots (47 keys)."""
     key = _random_k(s[SEED][g], _K_GAME, _ZERO)
     deal = np.uint64(s[DEAL][g])
-    deck_key = _random_k(key, _K_DECK, deal)
-    keys = np.empty(52, dtype=np.uint64)
-    for i in range(52):
-        keys[i] = _random_k(deck_key, _ZERO, np.uint64(i))
-    deck = np.argsort(keys)
-    in_talon = np.zeros(52, dtype=np.bool_)
+    p0, p1, p2, p3 = 48, 49, 50, 51  # the talon's positions in the deal
     if (rules >> 11) & 1:
         # R11: four positions of the 52-card deal, never the first or the last, never
         # adjacent. Drawing 4 of 47 slots and spreading them (+0, +1, +2, +3) is uniform
         # over such sets. The dealer places them face down, so it is a random choice here.
         slot_key = _random_k(key, _K_TALON, deal)
-        slot_keys = np.empty(47, dtype=np.uint64)
         for i in range(47):
-            slot_keys[i] = _random_k(slot_key, _ZERO, np.uint64(i))
-        slots = np.sort(np.argsort(slot_keys)[:4])
-        for k in range(4):
-            in_talon[1 + slots[k] + k] = True
-    else:
-        in_talon[48:] = True
+            keys[i] = _random_k(slot_key, _ZERO, np.uint64(i))
+        _argsort_k(keys, order, 47)
+        for i in range(4):  # the four drawn slots in increasing order
+            keys[i] = order[i]
+        _argsort_k(keys, order, 4)
+        p0, p1, p2, p3 = 1 + keys[order[0]], 2 + keys[order[1]], 3 + keys[order[2]], 4 + keys[order[3]]
+    deck_key = _random_k(key, _K_DECK, deal)
+    for i in range(52):
+        keys[i] = _random_k(deck_key, _ZERO, np.uint64(i))
+    _argsort_k(keys, order, 52)
     # The talon's cards in deal order; the other 48 go one at a time clockwise, starting
     # left of the dealer.
     dealer, dealt, talon, n, t = s[DEALER][g], s[DEALT], s[TALON_CARDS], 0, 0
     for j in range(52):
-        if in_talon[j]:
-            talon[g, t] = deck[j]
+        if j == p0 or j == p1 or j == p2 or j == p3:
+            talon[g, t] = order[j]
             t += 1
         else:
-            dealt[g, (dealer + 1 + n % 3) % 3, n // 3] = deck[j]
+            dealt[g, (dealer + 1 + n % 3) % 3, n // 3] = order[j]
             n += 1
     _install_k(s, g)
 
 
-@kernel
-def _start_game_k(s, g, rules):
+@kernel(counted=False)
+def _start_game_k(s, g, rules, keys, order):
     key = _random_k(s[SEED][g], _K_GAME, _ZERO)
     s[FIRST_DEALER][g] = _random_k(key, _K_DEALER, _ZERO) % np.uint64(3)  # R4: by lot
     s[DEALER][g] = s[FIRST_DEALER][g]
@@ -526,12 +552,12 @@ def _start_game_k(s, g, rules):
     s[MODES_USED][g, :] = 0
     s[PREV_POINTS][g, :] = 0
     s[SCORES][g, :] = 0
-    _start_deal_k(s, g, rules)
+    _start_deal_k(s, g, rules, keys, order)
 
 
 # --- the decisions
 
-@kernel
+@kernel(inline=True, counted=False)
 def _reveal_talon_k(s, g):
     """Section 5, step 4: the talon is shown to all and joins the playmaker's hand."""
     playmaker = (s[DEALER][g] + PLAYMAKER) % 3
@@ -540,7 +566,7 @@ def _reveal_talon_k(s, g):
     s[TO_ACT][g] = playmaker
 
 
-@kernel
+@kernel(inline=True, counted=False)
 def _plan_exchanges_k(s, g):
     """R18-R20: pair givers (positive points) with receivers (negative) in serving order."""
     dealer, pairs = s[DEALER][g], 0
@@ -559,7 +585,7 @@ def _plan_exchanges_k(s, g):
         _reveal_talon_k(s, g)  # R18: nobody scored, no exchange
 
 
-@kernel
+@kernel(inline=True, counted=False)
 def _choose_mode_k(s, g, action, rules):
     mode = action - MODE_ACTION_OFFSET
     playmaker = s[TO_ACT][g]
@@ -572,7 +598,7 @@ def _choose_mode_k(s, g, action, rules):
         _reveal_talon_k(s, g)
 
 
-@kernel
+@kernel(inline=True, counted=False)
 def _return_card_k(s, g, card):
     pair = s[EXCHANGE_PAIR][g]
     giver, receiver = s[EXCHANGE_GIVER][g, pair], s[EXCHANGE_RECEIVER][g, pair]
@@ -597,7 +623,7 @@ def _return_card_k(s, g, card):
         _reveal_talon_k(s, g)
 
 
-@kernel
+@kernel(inline=True, counted=False)
 def _give_k(s, g, card):
     pair = s[EXCHANGE_PAIR][g]
     giver, receiver = s[EXCHANGE_GIVER][g, pair], s[EXCHANGE_RECEIVER][g, pair]
@@ -614,7 +640,7 @@ def _give_k(s, g, card):
         _return_card_k(s, g, _highest_k(s[HANDS][g, receiver] & _suit_k(card)))
 
 
-@kernel
+@kernel(inline=True, counted=False)
 def _discard_k(s, g, card):
     playmaker = s[TO_ACT][g]
     s[HANDS][g, playmaker] &= ~_bit_k(card)
@@ -625,8 +651,8 @@ def _discard_k(s, g, card):
         s[TRICK_LEADERS][g, 0] = playmaker
 
 
-@kernel
-def _end_deal_k(s, g, rules):
+@kernel(counted=False)
+def _end_deal_k(s, g, rules, keys, order):
     minimum = s[MODE_][g] == MINIMUM
     for seat in range(3):
         role = (seat - s[DEALER][g]) % 3
@@ -641,14 +667,15 @@ def _end_deal_k(s, g, rules):
         s[PHASE][g] = OVER
         s[TO_ACT][g] = -1
         s[GAME_ENDED][g] = True
-        s[FINAL_SCORES][g, :] = s[SCORES][g, :]
+        for seat in range(3):
+            s[FINAL_SCORES][g, seat] = s[SCORES][g, seat]
     else:
         s[DEALER][g] = (s[DEALER][g] + 1) % 3  # R4: the deal passes left
-        _start_deal_k(s, g, rules)
+        _start_deal_k(s, g, rules, keys, order)
 
 
-@kernel
-def _play_k(s, g, card, rules):
+@kernel(inline=True, counted=False)
+def _play_k(s, g, card, rules, keys, order):
     seat, leader = s[TO_ACT][g], s[LEADER][g]
     card_bit = _bit_k(card)
     hand = s[HANDS][g, seat]
@@ -664,10 +691,11 @@ def _play_k(s, g, card, rules):
     s[TO_ACT][g] = (seat + 1) % 3  # R12: clockwise
     if position < 2:
         return
-    s[PAST_TRICKS][g, number, :] = trick[g, :]
     winner = (leader + _winner_position_k(trick[g, 0], trick[g, 1], trick[g, 2], s[MODE_][g])) % 3  # R16
     s[TRICKS_WON][g, winner] += 1
-    s[LAST_TRICK][g, :] = trick[g, :]
+    for p in range(3):
+        s[PAST_TRICKS][g, number, p] = trick[g, p]
+        s[LAST_TRICK][g, p] = trick[g, p]
     s[LAST_TRICK_LEADER][g] = leader
     s[LAST_TRICK_WINNER][g] = winner
     trick[g, :] = -1
@@ -676,11 +704,11 @@ def _play_k(s, g, card, rules):
     if number < 15:
         s[TRICK_LEADERS][g, number + 1] = winner
     if s[HANDS][g, winner] == 0:  # all hands empty: 16 tricks
-        _end_deal_k(s, g, rules)
+        _end_deal_k(s, g, rules, keys, order)
 
 
-@kernel
-def _apply_k(s, g, action, autoreset, batch_size, rules):
+@kernel(inline=True, counted=False)
+def _apply_k(s, g, action, autoreset, batch_size, rules, keys, order):
     """One game's (checked) action; with ``autoreset`` a game that ends starts the slot's next."""
     s[LAST_RETURNED][g] = -1
     s[LAST_TRICK_WINNER][g] = -1
@@ -697,14 +725,14 @@ def _apply_k(s, g, action, autoreset, batch_size, rules):
     elif phase == DISCARD:
         _discard_k(s, g, action)
     elif phase == PLAY:
-        _play_k(s, g, action, rules)
+        _play_k(s, g, action, rules, keys, order)
     if autoreset and s[GAME_ENDED][g]:
         s[EPISODE][g] += 1
         s[SEED][g] += np.uint64(batch_size)
-        _start_game_k(s, g, rules)
+        _start_game_k(s, g, rules, keys, order)
 
 
-@kernel
+@kernel(inline=True, counted=False)
 def _refused_k(s, g, action, legal, have_legal, i, rules):
     """Whether a game that is not over gets an action outside its legal set."""
     if s[PHASE][g] == OVER:
@@ -712,6 +740,34 @@ def _refused_k(s, g, action, legal, have_legal, i, rules):
     bits = legal[i] if have_legal else _legal_game_k(s[PHASE], s[TO_ACT], s[HANDS], s[MODES_USED], s[TRICK],
                                                      s[MODE_], g, rules)
     return action < 0 or action >= 64 or not (bits >> np.uint64(action)) & _ONE64
+
+
+@kernel(counted=False)
+def _check_range_k(s, actions, games, subset, legal, have_legal, start, stop, refused, rules):
+    """Marks in ``refused`` the games start..stop-1 of the step given an illegal action."""
+    for i in range(start, stop):
+        refused[i] = _refused_k(s, _game_k(games, subset, i), actions[i], legal, have_legal, i, rules)
+
+
+@kernel(counted=False)
+def _apply_range_k(s, actions, games, subset, start, stop, autoreset, rules, keys, order):
+    """Applies the (checked) actions of the games start..stop-1 of the step (``keys``,
+    ``order``: the dealing's scratch). The per-game rules are inlined here (one call a range,
+    not several a game)."""
+    batch_size = s[PHASE].size
+    for i in range(start, stop):
+        _apply_k(s, _game_k(games, subset, i), actions[i], autoreset, batch_size, rules, keys, order)
+
+
+@kernel
+def _first_refused_k(refused):
+    """(index of the first refused action or -1, how many)."""
+    first, bad = -1, 0
+    for i in range(refused.size):
+        if refused[i]:
+            first = i if bad == 0 else first
+            bad += 1
+    return first, bad
 
 
 @kernel
@@ -728,16 +784,18 @@ def _step_serial(seed, episode, first_dealer, deal, dealer, phase, to_act, hands
          exchange_trump, given, received, discards, played, shown_out, trick, past_tricks, trick_leaders, card_trick,
          leader, tricks_won, prev_points, scores, last_returned, last_trick, last_trick_leader, last_trick_winner,
          deal_ended, deal_points, game_ended, final_scores)
-    n, first, bad = actions.size, -1, 0
-    for i in range(n):
-        if _refused_k(s, _game_k(games, subset, i), actions[i], legal, have_legal, i, rules):
-            first = i if bad == 0 else first
-            bad += 1
-    if bad:
-        return first, bad
-    for i in range(n):
-        _apply_k(s, _game_k(games, subset, i), actions[i], autoreset, phase.size, rules)
-    return -1, 0
+    n = actions.size
+    refused = np.empty(n, dtype=np.bool_)
+    _check_range_k(s, actions, games, subset, legal, have_legal, 0, n, refused, rules)
+    first, bad = _first_refused_k(refused)
+    if bad == 0:
+        _apply_range_k(s, actions, games, subset, 0, n, autoreset, rules, np.empty(52, dtype=np.uint64),
+                       np.empty(52, dtype=np.int64))
+    return first, bad
+
+
+_CHUNK = 64
+"""Games a thread of the parallel kernels takes at a time."""
 
 
 @kernel(parallel=True)
@@ -747,27 +805,24 @@ def _step_parallel(seed, episode, first_dealer, deal, dealer, phase, to_act, han
                    trick_leaders, card_trick, leader, tricks_won, prev_points, scores, last_returned, last_trick,
                    last_trick_leader, last_trick_winner, deal_ended, deal_points, game_ended, final_scores,
                    actions, games, subset, legal, have_legal, autoreset, rules):
-    """:func:`_step_serial` over every core: the games are independent."""
+    """:func:`_step_serial` over every core, in chunks of games: the games are independent."""
     s = (seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards, talon,
          mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair, exchange_done,
          exchange_trump, given, received, discards, played, shown_out, trick, past_tricks, trick_leaders, card_trick,
          leader, tricks_won, prev_points, scores, last_returned, last_trick, last_trick_leader, last_trick_winner,
          deal_ended, deal_points, game_ended, final_scores)
     n = actions.size
-    refused = np.zeros(n, dtype=np.bool_)
-    for i in prange(n):
-        refused[i] = _refused_k(s, _game_k(games, subset, i), actions[i], legal, have_legal, i, rules)
-    bad = 0
-    first = -1
-    for i in range(n):
-        if refused[i]:
-            first = i if bad == 0 else first
-            bad += 1
-    if bad:
-        return first, bad
-    for i in prange(n):
-        _apply_k(s, _game_k(games, subset, i), actions[i], autoreset, phase.size, rules)
-    return -1, 0
+    chunks = (n + _CHUNK - 1) // _CHUNK
+    refused = np.empty(n, dtype=np.bool_)
+    for c in prange(chunks):
+        _check_range_k(s, actions, games, subset, legal, have_legal, c * _CHUNK, min(n, (c + 1) * _CHUNK), refused,
+                       rules)
+    first, bad = _first_refused_k(refused)
+    if bad == 0:
+        for c in prange(chunks):
+            _apply_range_k(s, actions, games, subset, c * _CHUNK, min(n, (c + 1) * _CHUNK), autoreset, rules,
+                           np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64))
+    return first, bad
 
 
 @kernel
@@ -784,9 +839,10 @@ def _start_games_k(seed, episode, first_dealer, deal, dealer, phase, to_act, han
          exchange_trump, given, received, discards, played, shown_out, trick, past_tricks, trick_leaders, card_trick,
          leader, tricks_won, prev_points, scores, last_returned, last_trick, last_trick_leader, last_trick_winner,
          deal_ended, deal_points, game_ended, final_scores)
+    keys, order = np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64)  # dealing's scratch
     for g in games:
         if what == 0:
-            _start_game_k(s, g, rules)
+            _start_game_k(s, g, rules, keys, order)
         else:
             _install_k(s, g)
 
@@ -813,14 +869,18 @@ for _kernel in (_step_serial, _step_parallel, _start_games_k):
         "a kernel's state arguments must follow State's fields"
 
 
-def _arrays(state: State) -> tuple:
-    """The state's arrays in the kernels' order (State's fields)."""
-    return tuple(getattr(state, name) for name in _KERNEL_FIELDS)
+_arrays = operator.attrgetter(*_KERNEL_FIELDS)
+"""``_arrays(state)``: the state's arrays in the kernels' order (State's fields), in one C call."""
 
 
 # ----------------------------------------------------------------------------- the public rules
 
+def _serial_kernels() -> tuple:
+    return _start_games_k, _legal_serial, _step_serial, _classes_k
+
+
 def _start_game(state: State, games: np.ndarray) -> None:
+    announce_compiling(_serial_kernels(), "the engine's kernels")
     _start_games_k(*_arrays(state), contiguous(games, np.intp), 0, _rule_code(state.rules))
 
 
@@ -911,12 +971,20 @@ def legal_bits(state: State, games: np.ndarray | None = None) -> np.ndarray:
         rows, subset = _NO_GAMES, False
     else:
         rows, subset = _game_numbers(games, state.batch_size, "engine.legal_bits"), True
-    kernel_ = _legal_parallel if (rows.size if subset else state.batch_size) >= _PARALLEL_FROM else _legal_serial
+    kernel_ = _legal_parallel if _parallel(rows.size if subset else state.batch_size) else _legal_serial
     return kernel_(state.phase, state.to_act, state.hands, state.modes_used, state.trick, state.mode, rows, subset,
                    _rule_code(state.rules))
 
 
 _NO_GAMES = np.zeros(0, dtype=np.intp)
+
+
+def _parallel(games: int) -> bool:
+    """Whether ``games`` games run on every core: from _PARALLEL_FROM games, when numba has threads."""
+    if games < _PARALLEL_FROM or numba.get_num_threads() < 2:
+        return False
+    announce_compiling((_legal_parallel, _step_parallel), "the engine's parallel kernels")
+    return True
 
 
 def legal_action_mask(state: State) -> np.ndarray:
@@ -950,7 +1018,7 @@ def step(state: State, actions, autoreset: bool = False, legal: np.ndarray | Non
             raise ValueError(f"legal must be legal_bits(state, games): uint64 of shape ({n},), "
                              f"got {legal.dtype} {legal.shape}")
     # Negative ids (and uint64 ones from 2**63) become negative int64s: refused as out of range.
-    kernel_ = _step_parallel if n >= _PARALLEL_FROM else _step_serial
+    kernel_ = _step_parallel if _parallel(n) else _step_serial
     first, bad = kernel_(*_arrays(state), actions.astype(np.int64, copy=False), games, subset,
                          _NO_LEGAL if legal is None else contiguous(legal, np.uint64), legal is not None,
                          bool(autoreset), _rule_code(state.rules))
