@@ -24,7 +24,7 @@ FORBIDDEN_IN_CORE = (f"{PACKAGE}.agents", f"{PACKAGE}.training", f"{PACKAGE}.cli
 CORE = ("engine", "rules", "cards", "observation", "aec", "single_seat", "vec_env", "records", "render",
         "replay_page", "play", "evaluation", "statistics", "worlds", "policies", "files", "seeding", "processes",
         "options", "versions", "sergeant_major_v0", "doc_tables", "interrupts", "limits", "web", "web_page",
-        "table_drawing", "openspiel")
+        "table_drawing", "openspiel", "jit")
 OPTIONAL = {"vec_env": "stable_baselines3", "openspiel": "pyspiel"}
 """Core modules that need an optional package (the module: the package)."""
 REPO_PYTHON = ("sergeant_major_env", "agents", "tests", "benchmarks", "examples", "train.py", "evaluate.py", "play.py")
