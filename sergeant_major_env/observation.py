@@ -73,6 +73,7 @@ it was trained on, so a model never silently reads another layout. Pairs in
 from __future__ import annotations
 
 import operator
+import re
 from typing import Any
 
 import numpy as np
@@ -80,6 +81,7 @@ import numpy as np
 from .cards import SUIT_MASKS
 from .engine import DISCARD, MIN_TARGETS, MINIMUM, MODE, PLAYMAKER, STRENGTH, TARGETS, State
 from .jit import kernel, prange
+from .limits import shorten
 
 VERSION = 2
 """The observation layout's version (see the module docstring)."""
@@ -341,8 +343,13 @@ def _seats(state: State, seat) -> np.ndarray:
     return seats
 
 
+def _one_line(text: str) -> str:
+    return re.sub(r"\n\s*", " ", text)
+
+
 def _bad_seat(state: State, seats: np.ndarray) -> ValueError:
-    return ValueError(f"seat must be 0, 1 or 2, one per game ({state.batch_size}), got {seats!r}")
+    """The error for seats that are not 0, 1 or 2, one per game: one line, however many games."""
+    return ValueError(f"seat must be 0, 1 or 2, one per game ({state.batch_size}), got {_one_line(shorten(seats))}")
 
 
 def observe(state: State, seat, out: np.ndarray | None = None) -> np.ndarray:
