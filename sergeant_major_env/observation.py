@@ -68,6 +68,15 @@ the voids and the list of tricks). ``VERSION`` numbers this layout: it changes w
 segment is added, removed, resized or rescaled, and every model file records the version
 it was trained on, so a model never silently reads another layout. Pairs in
 ``exchange_*`` are ordered (0→1, 0→2, 1→0, 1→2, 2→0, 2→1) in relative seats.
+
+Both functions are compiled kernels (:mod:`sergeant_major_env.jit`): one routine writes each
+game's row straight from the state, one game after another; from 256 games the games are
+spread over every core where numba has its tbb threading layer (``pip install tbb``; numba's
+other layer, GNU OpenMP, is unsafe in the forked worker processes, so without tbb every
+batch is observed serially). A single game costs a few microseconds. The machine code is cached on disk: only the first call on a machine
+(or after an upgrade) compiles, for some seconds; later processes load it. ``observe(state,
+seat, out=array)`` writes into a caller's float32 array instead of a new one (an env that
+observes every step allocates nothing).
 """
 
 from __future__ import annotations
@@ -131,11 +140,29 @@ _REST_WIDTH = OBSERVATION_SIZE - CARD_SETS_WIDTH
     "targets", "tricks_won", "exchange_due", "prev_points", "scores", "deal", "card_trick", "tricks_needed",
     "unseen_per_suit"))
 assert SCALES["exchange_due"] == SCALES["exchange_done"]
-_PAIR_GIVERS = np.array([g for g, _ in ((0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1))])  # relative seats, in
-_PAIR_RECEIVERS = np.array([r for _, r in ((0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1))])  # the docstring's order
+_PAIRS = ((0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1))  # (giver, receiver) relative seats, the docstring's order
+_PAIR_GIVERS, _PAIR_RECEIVERS = np.array(_PAIRS).T.copy()
 _ONE, _NONE, _SUIT_BITS = np.uint64(1), np.uint64(0), np.uint64(0x1FFF)
 _PARALLEL_FROM = 256
-"""Batches of this many games or more are observed by the parallel kernels (every core)."""
+"""Batches of this many games or more are observed by the parallel kernel (every core), where
+numba's threading layer is tbb (:data:`_PARALLEL_SAFE`)."""
+
+
+def _tbb_layer() -> bool:
+    """Whether numba can run its parallel kernels on tbb: the one threading layer that is safe
+    both with threads and with forked processes. Without tbb numba uses GNU OpenMP, and a
+    process forked after an OpenMP kernel ran is killed at its first parallel kernel
+    ("fork() called from a process already using GNU OpenMP"): the forked workers of
+    evaluate, distill and the tournaments would die."""
+    try:
+        from numba.np.ufunc import tbbpool  # noqa: F401  (loads libtbb; numba prefers tbb when it loads)
+    except ImportError:
+        return False
+    return True
+
+
+_PARALLEL_SAFE = _tbb_layer()
+"""Big batches use the parallel kernel only with tbb; otherwise every batch is observed serially."""
 
 
 @kernel(inline=True)
@@ -324,8 +351,8 @@ _ONE_SEAT = tuple(np.full(1, seat, dtype=np.intp) for seat in range(3))  # a sea
 
 
 def _run(state: State, seats: np.ndarray, out: np.ndarray, card_sets: np.ndarray) -> None:
-    """The serial kernel for small batches, the parallel one from _PARALLEL_FROM games on."""
-    run = _observe_parallel if state.batch_size >= _PARALLEL_FROM else _observe_serial
+    """The serial kernel for small batches, the parallel one from _PARALLEL_FROM games on (with tbb)."""
+    run = _observe_parallel if _PARALLEL_SAFE and state.batch_size >= _PARALLEL_FROM else _observe_serial
     if not run(seats, out, card_sets, *_fields(state)):
         raise _bad_seat(state, seats)
 

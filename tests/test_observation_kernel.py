@@ -12,6 +12,11 @@ and bad ``out`` arrays get one-line errors (the seats the same ones as before).
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -69,7 +74,7 @@ def play_and_compare(batch: int, rules: Rules, seed: int, single_games: bool = F
 @pytest.mark.parametrize("rules", RULE_SETS, ids=lambda r: ",".join(f"{k}={v}" for k, v in r.to_dict().items()
                                                                    if v != getattr(Rules(), k)))
 def test_kernels_give_the_reference_vectors_bit_for_bit(rules):
-    """300 games (the parallel kernel), 5 games and each of those alone (the serial one), every
+    """300 games (the parallel kernel where it runs), 5 games and each of those alone, every
     step, every seat: the same bytes as 0.3.0's numpy observation."""
     assert observation._PARALLEL_FROM <= 300
     assert play_and_compare(300, rules, seed=7) > 100
@@ -146,3 +151,54 @@ def test_bad_out_arrays_get_one_line_errors():
         with pytest.raises(ValueError, match=r"^out must be a writeable C-contiguous float32 array of shape \(2, 919\)"
                                              r"[^\n]*$"):
             observe(state, 0, out=bad)
+
+
+def run_python(code: str) -> subprocess.CompletedProcess:
+    """``code`` in a fresh Python (this checkout's package): a process of its own for what may
+    start numba's threads, which this test process then forks no worker after."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env,
+                          timeout=600)
+
+
+def test_the_parallel_kernel_gives_the_serial_kernels_bytes():
+    """The parallel kernel (used from 256 games where numba has tbb) writes the same bytes as
+    the serial one, for observe and the card sets, at every step of 300 games."""
+    done = run_python("""
+        import numpy as np
+        from sergeant_major_env import Rules, engine, observation as ob
+        from sergeant_major_env.cards import random_member
+        rng = np.random.default_rng(5)
+        state = engine.init(engine.game_seeds(5, 300), Rules(num_deals=2, must_overtake=True))
+        steps = 0
+        while (state.phase != engine.OVER).any():
+            seats, fields = rng.integers(0, 3, size=300), ob._fields(state)
+            for out, sets in (((300, ob.OBSERVATION_SIZE), (0, 14)), ((300, ob._REST_WIDTH), (300, 14))):
+                a, b = np.full(out, np.nan, np.float32), np.full(out, np.nan, np.float32)
+                sa, sb = np.zeros(sets, np.uint64), np.ones(sets, np.uint64)
+                assert ob._observe_serial(seats, a, sa, *fields) and ob._observe_parallel(seats, b, sb, *fields)
+                assert a.tobytes() == b.tobytes() and sa.tobytes() == sb.tobytes()
+            legal = engine.legal_bits(state)
+            engine.step(state, np.maximum(random_member(legal, rng), 0), legal=legal)
+            steps += 1
+        print(steps)
+        """)
+    assert done.returncode == 0 and int(done.stdout) > 100, done.stderr[-2000:]
+
+
+def test_a_worker_forked_after_a_big_batch_observes():
+    """evaluate, distill and the tournaments fork workers: a process forked after observing a
+    big batch must observe big batches too (numba's GNU OpenMP layer would kill it)."""
+    done = run_python("""
+        import os
+        import numpy as np
+        from sergeant_major_env import Rules, engine
+        from sergeant_major_env.observation import observe
+        state = engine.init(engine.game_seeds(1, 300), Rules())
+        first = observe(state, 1)
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if observe(state, 1).tobytes() == first.tobytes() else 1)
+        print(os.waitpid(pid, 0)[1])
+        """)
+    assert done.returncode == 0 and done.stdout.strip() == "0", (done.stdout, done.stderr[-2000:])
