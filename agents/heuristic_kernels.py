@@ -410,25 +410,40 @@ def card_actions(v, legal: np.ndarray, params: np.ndarray) -> np.ndarray:
     """int64[B]: the heuristic's card for each game of the view ``v`` (a ``view.View`` whose
     games all decide a free return, a discard or a play), ``legal`` its legal cards (uint64[B]),
     ``params`` the weights in ``PARAM_ORDER`` (float64)."""
+    sets = _card_sets(v, legal)
+    void, higher, lower, start = card_reading(v, legal, sets)
+    actions = np.empty(v.n, dtype=np.int64)
+    (_choose_parallel if v.n >= PARALLEL_ROWS else _choose_serial)(
+        sets["hand"], sets["unseen"], sets["legal"], contiguous(v.trick, np.int64), contiguous(v.mode, np.int64),
+        contiguous(v.decision, np.int64), contiguous(v.position, np.int64), void, higher, lower, start,
+        contiguous(params, np.float64), TIE, RANK_TIE, actions)
+    return actions
+
+
+def card_reading(v, legal: np.ndarray, sets: dict | None = None) -> tuple[np.ndarray, ...]:
+    """The card model of the view ``v`` (``legal``: uint64[B]): ``void`` (float64[B, 2, 4], P(each
+    opponent holds none of a suit)), and at each entry (a card of the hand or legal, game by game,
+    in card order, the entries of game i from ``start[i]``) ``higher`` and ``lower`` (float64[E, 2],
+    P(each opponent holds no unseen card above / below it in its suit)), and ``start``."""
+    sets = _card_sets(v, legal) if sets is None else sets
     n = v.n
     parallel = n >= PARALLEL_ROWS
-    u64 = np.uint64
-    hand, unseen, talon, given = (contiguous(x, u64) for x in (v.hand, v.unseen, v.talon, v.given))
-    played, legal = contiguous(v.played, u64), contiguous(legal, u64)
+    hand, unseen, talon, given, legal = (sets[name] for name in ("hand", "unseen", "talon", "given", "legal"))
     exchange_done, role = contiguous(v.exchange_done, np.int16), contiguous(v.role, np.int8)
     miss, entries = np.empty((n, 2)), np.empty(n, dtype=np.int64)
-    (_miss_parallel if parallel else _miss_serial)(hand, unseen, played, talon, given, exchange_done, role, legal,
-                                                   KNOWN_MASS, miss, entries)
+    (_miss_parallel if parallel else _miss_serial)(hand, unseen, sets["played"], talon, given, exchange_done, role,
+                                                   legal, KNOWN_MASS, miss, entries)
     log_miss = np.log(miss)
     start = np.cumsum(entries) - entries
     total = int(start[-1] + entries[-1]) if n else 0
     void_arg, higher_arg, lower_arg = np.empty((n, 2, 4)), np.empty((total, 2)), np.empty((total, 2))
     (_sums_parallel if parallel else _sums_serial)(hand, unseen, talon, given, exchange_done, role, legal, log_miss,
                                                    LOG_MISS_KNOWN, start, void_arg, higher_arg, lower_arg)
-    void, higher, lower = np.exp(void_arg), np.exp(higher_arg), np.exp(lower_arg)
-    actions = np.empty(n, dtype=np.int64)
-    (_choose_parallel if parallel else _choose_serial)(
-        hand, unseen, legal, contiguous(v.trick, np.int64), contiguous(v.mode, np.int64),
-        contiguous(v.decision, np.int64), contiguous(v.position, np.int64), void, higher, lower, start,
-        contiguous(params, np.float64), TIE, RANK_TIE, actions)
-    return actions
+    return np.exp(void_arg), np.exp(higher_arg), np.exp(lower_arg), start
+
+
+def _card_sets(v, legal: np.ndarray) -> dict:
+    """The view's card sets the kernels read, as C-contiguous uint64 arrays."""
+    sets = {name: contiguous(getattr(v, name), np.uint64) for name in ("hand", "unseen", "talon", "given", "played")}
+    sets["legal"] = contiguous(legal, np.uint64)
+    return sets

@@ -22,6 +22,7 @@ import reference_heuristic_030 as reference
 from sergeant_major_env import Rules, engine
 from sergeant_major_env.agents import HeuristicAgent
 from sergeant_major_env.agents import heuristic_kernels
+from sergeant_major_env.agents.view import View as HeuristicView
 from sergeant_major_env.cards import NUM_ACTIONS, TRUMPS, bits_to_bool, random_member
 from sergeant_major_env.observation import observe, observe_card_sets
 
@@ -153,3 +154,23 @@ def test_kernels_take_every_dtype_the_api_accepts(obs_dtype, mask_dtype, size):
     got = HeuristicAgent().act_on_card_sets(wide_sets, rest[rows].astype(np.float64), m, np.random.default_rng(0))
     np.testing.assert_array_equal(got, reference.HeuristicAgent().act_on_card_sets(
         sets[rows], rest[rows], m, np.random.default_rng(0)))
+
+
+def test_card_model_is_030s_bit_for_bit():
+    """The kernels' card model (P(void), P(no higher / no lower card) per opponent) is 0.3.0's to
+    the last bit, not only its choices: the known masses summed as numpy sums them (pairwise),
+    the logs summed rank by rank, numpy's log and exp."""
+    obs, _, _, mask = _all_positions()
+    view = reference.View(obs)
+    rows = np.flatnonzero(view.decision >= reference.RETURN_DECISION)
+    for part in np.array_split(rows, [5, 12, 400]):  # serial and parallel kernels
+        old_view = view.rows(part)
+        legal = reference.legal_sets(mask[part])
+        cards = reference._Cards(old_view, legal)
+        old = reference._Reading(old_view, cards)
+        new_view = HeuristicView(obs[part])
+        void, higher, lower, start = heuristic_kernels.card_reading(new_view, legal)
+        np.testing.assert_array_equal(void, old.void)
+        np.testing.assert_array_equal(higher, old.no_higher)
+        np.testing.assert_array_equal(lower, old.no_lower)
+        np.testing.assert_array_equal(start, np.searchsorted(cards.row, np.arange(len(part))))
