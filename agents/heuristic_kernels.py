@@ -26,7 +26,7 @@ import numpy as np
 
 from sergeant_major_env.jit import contiguous, kernel, prange
 
-PARALLEL_ROWS = 256
+PARALLEL_ROWS = 8192
 """From this many games on, the kernels spread the games over the cores."""
 
 PARAM_ORDER = ("lam", "lam_nt", "mu", "nt_length_discard", "nt_length_follow", "draw_master", "draw_long",
@@ -185,41 +185,42 @@ def _log_miss(f, card, other, log_q, t, g, log_known):
 
 @kernel(inline=True)
 def _sums_row(i, hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known, start,
-              void_arg, higher_arg, lower_arg):
+              void_arg, higher_arg, lower_arg, logs):
     """Game ``i``: the arguments of the ``exp`` that give P(opponent f holds none of a suit)
     (``void_arg[i, f, suit]``) and, for each entry e (a card of ``hand | legal``, numbered from
     ``start[i]`` in card order), P(f holds no unseen card above / below it in its suit)
-    (``higher_arg[e, f]``, ``lower_arg[e, f]``): sums of the logs up the ranks of the suit."""
+    (``higher_arg[e, f]``, ``lower_arg[e, f]``): sums of the logs up the ranks of the suit, in
+    rank order as np.cumsum adds them. ``logs``: float64[2, 52], scratch space."""
     t0, g0 = _placed(unseen[i], talon[i], given[i], exchange_done[i], role[i], 0)
     t1, g1 = _placed(unseen[i], talon[i], given[i], exchange_done[i], role[i], 1)
     other = unseen[i] & ~(t0 | g0 | t1 | g1)
     cards = hand[i] | legal[i]
     for f in range(2):
         t, g = (t0, g0) if f == 0 else (t1, g1)
-        log_q = log_miss[i, f]
+        for card in range(52):
+            logs[f, card] = _log_miss(f, card, other, log_miss[i, f], t, g, log_known)
         for suit in range(4):
             first = 13 * suit
-            upto = _log_miss(f, first, other, log_q, t, g, log_known)
+            total = logs[f, first]
             for card in range(first + 1, first + 13):
-                upto = upto + _log_miss(f, card, other, log_q, t, g, log_known)
-            total = upto
+                total = total + logs[f, card]
             void_arg[i, f, suit] = total
             upto = 0.0
             for card in range(first, first + 13):
-                here = _log_miss(f, card, other, log_q, t, g, log_known)
-                upto = here if card == first else upto + here
+                upto = logs[f, card] if card == first else upto + logs[f, card]
                 if _has(cards, card):
                     e = start[i] + _count(cards & ((np.uint64(1) << np.uint64(card)) - np.uint64(1)))
                     higher_arg[e, f] = total - upto
-                    lower_arg[e, f] = upto - here
+                    lower_arg[e, f] = upto - logs[f, card]
 
 
 @kernel
 def _sums_serial(hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known, start,
                  void_arg, higher_arg, lower_arg):
+    logs = np.empty((2, 52))
     for i in range(hand.shape[0]):
         _sums_row(i, hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known, start,
-                  void_arg, higher_arg, lower_arg)
+                  void_arg, higher_arg, lower_arg, logs)
 
 
 @kernel(parallel=True)
@@ -227,7 +228,7 @@ def _sums_parallel(hand, unseen, talon, given, exchange_done, role, legal, log_m
                    void_arg, higher_arg, lower_arg):
     for i in prange(hand.shape[0]):
         _sums_row(i, hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known, start,
-                  void_arg, higher_arg, lower_arg)
+                  void_arg, higher_arg, lower_arg, np.empty((2, 52)))
 
 
 # ----------------------------------------------------------------------------- scores

@@ -37,7 +37,14 @@ GAMES = 24
 RANDOM_SHARES = (0.0, 0.1, 0.5, 1.0)
 """Per game slot (in turn), the chance that a move is random instead of the reference's."""
 SIZES = (1, 7, 300)
-"""Batch sizes, in turn: one game, a few (the serial kernels), many (the parallel kernels)."""
+"""Batch sizes, in turn: one game, a few (the serial kernels), many (the parallel kernels, from
+PARALLEL_ROWS games on, which the fixture below lowers to 256 for this module)."""
+
+
+@pytest.fixture(autouse=True)
+def parallel_from_256_games(monkeypatch):
+    """Batches of 300 games run the parallel kernels (the agent's own threshold is higher)."""
+    monkeypatch.setattr(heuristic_kernels, "PARALLEL_ROWS", 256)
 
 
 @functools.lru_cache(maxsize=None)
@@ -97,7 +104,7 @@ def test_positions_cover_every_card_decision():
     and batches large enough for the parallel kernels."""
     obs = _all_positions()[0]
     kinds = np.bincount(reference.View(obs).decision, minlength=5)
-    assert len(obs) > 15000 and max(SIZES) >= heuristic_kernels.PARALLEL_ROWS
+    assert len(obs) > 15000 and max(SIZES) >= heuristic_kernels.PARALLEL_ROWS > max(SIZES[:-1])
     assert (kinds >= [200, 200, 150, 600, 12000]).all(), kinds
 
 
