@@ -1,4 +1,9 @@
-"""``heuristic``: the strongest rule-based player of the project, vectorised over the batch.
+"""``heuristic``: the strongest rule-based player of the project, batched.
+
+The card decisions (free returns, discards, play: what a game and pimc's rollouts ask most)
+are compiled loops over the games (``agents/heuristic_kernels.py``), the same actions as the
+numpy agent of 0.3.0 bit for bit (``tests/test_heuristic_kernel.py``); the mode choice and
+the exchange give, a few a deal, are numpy over the batch.
 
 It sees only its observation. Card reading is a simple probability model: every card the
 seat has not seen (not in its hand, not played, not on the table, not its own discard) is

@@ -78,7 +78,8 @@ def main() -> None:
                         help="ask agents with act_on_card_sets (the heuristic) in that form, as environments "
                              "and pimc's rollouts do (default: act on the float observations)")
     parser.add_argument("--reference", action="store_true",
-                        help="also time the heuristic of 0.3.0 (tests/reference_heuristic_030.py) in the same run")
+                        help="also time the heuristic of 0.3.0 (tests/reference_heuristic_030.py) in the same run "
+                             "(default: off)")
     args = parser.parse_args()
     if min(args.batch) < 1 or args.seconds <= 0:
         parser.error(f"--batch must be at least 1 and --seconds positive, got --batch "
