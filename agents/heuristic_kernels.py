@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sergeant_major_env.jit import contiguous, kernel, prange
+from sergeant_major_env.jit import PARALLEL_SAFE, contiguous, kernel, prange
 
 PARALLEL_ROWS = 8192
 """From this many games on, the kernels spread the games over the cores (pimc's batches of
@@ -166,6 +166,12 @@ def _miss_row(i, hand, unseen, played, talon, given, exchange_done, role, legal,
 def _miss_serial(hand, unseen, played, talon, given, exchange_done, role, legal, known_mass, miss, entries):
     for i in range(hand.shape[0]):
         _miss_row(i, hand, unseen, played, talon, given, exchange_done, role, legal, known_mass, miss, entries)
+
+
+def _parallel(rows: int) -> bool:
+    """Whether ``rows`` rows go to the parallel kernels: from ``PARALLEL_ROWS`` on, where numba's
+    threads are safe in forked workers too (:data:`sergeant_major_env.jit.PARALLEL_SAFE`)."""
+    return PARALLEL_SAFE and rows >= PARALLEL_ROWS
 
 
 @kernel(parallel=True)
@@ -417,7 +423,7 @@ def card_actions(v, legal: np.ndarray, params: np.ndarray) -> np.ndarray:
     sets = _card_sets(v, legal)
     void, higher, lower, start = card_reading(v, legal, sets)
     actions = np.empty(v.n, dtype=np.int64)
-    (_choose_parallel if v.n >= PARALLEL_ROWS else _choose_serial)(
+    (_choose_parallel if _parallel(v.n) else _choose_serial)(
         sets["hand"], sets["unseen"], sets["legal"], contiguous(v.trick, np.int64), contiguous(v.mode, np.int64),
         contiguous(v.decision, np.int64), contiguous(v.position, np.int64), void, higher, lower, start,
         contiguous(params, np.float64), TIE, RANK_TIE, actions)
@@ -431,7 +437,7 @@ def card_reading(v, legal: np.ndarray, sets: dict | None = None) -> tuple[np.nda
     P(each opponent holds no unseen card above / below it in its suit)), and ``start``."""
     sets = _card_sets(v, legal) if sets is None else sets
     n = v.n
-    parallel = n >= PARALLEL_ROWS
+    parallel = _parallel(n)
     hand, unseen, talon, given, legal = (sets[name] for name in ("hand", "unseen", "talon", "given", "legal"))
     exchange_done, role = contiguous(v.exchange_done, np.int16), contiguous(v.role, np.int8)
     miss, entries = np.empty((n, 2)), np.empty(n, dtype=np.int64)

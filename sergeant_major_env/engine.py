@@ -51,7 +51,7 @@ import numba
 import numpy as np
 
 from .cards import MINIMUM, MODE_ACTION_OFFSET, MODE_NAMES, NUM_ACTIONS, SUIT_MASKS, action_name, bits_to_bool, card_list
-from .jit import announce_compiling, contiguous, kernel, prange
+from .jit import PARALLEL_SAFE, announce_compiling, contiguous, kernel, prange
 from .rules import Rules
 from .limits import check_count, check_fits, shorten
 from .seeding import check_seed_span
@@ -980,8 +980,9 @@ _NO_GAMES = np.zeros(0, dtype=np.intp)
 
 
 def _parallel(games: int) -> bool:
-    """Whether ``games`` games run on every core: from _PARALLEL_FROM games, when numba has threads."""
-    if games < _PARALLEL_FROM or numba.get_num_threads() < 2:
+    """Whether ``games`` games run on every core: from _PARALLEL_FROM games, when numba has threads
+    on a layer that forked workers survive (:data:`jit.PARALLEL_SAFE`)."""
+    if games < _PARALLEL_FROM or not PARALLEL_SAFE or numba.get_num_threads() < 2:
         return False
     announce_compiling((_legal_parallel, _step_parallel), "the engine's parallel kernels")
     return True

@@ -28,6 +28,25 @@ import numpy as np
 prange = numba.prange
 
 
+def _tbb_layer() -> bool:
+    """Whether numba can run its parallel kernels on tbb: the one threading layer that is safe
+    both with threads and with forked processes. Without tbb numba uses GNU OpenMP, and a
+    process forked after an OpenMP kernel ran is killed at its first parallel kernel
+    ("fork() called from a process already using GNU OpenMP"): the forked workers of
+    evaluate, distill and the tournaments would die."""
+    try:
+        from numba.np.ufunc import tbbpool  # noqa: F401  (loads libtbb; numba prefers tbb when it loads)
+    except ImportError:
+        return False
+    return True
+
+
+PARALLEL_SAFE = _tbb_layer()
+"""Whether the ``parallel=True`` kernels may run (numba's tbb layer loads): without it every
+batch runs on the serial kernels, one core a call (a process's threads may still run serial
+kernels side by side: they release the GIL)."""
+
+
 def kernel(function: Callable | None = None, *, parallel: bool = False, inline: bool = False,
            counted: bool = True) -> Any:
     """``numba.njit`` with the project's settings (module docstring); usable bare

@@ -89,7 +89,7 @@ import numpy as np
 
 from .cards import SUIT_MASKS
 from .engine import DISCARD, MIN_TARGETS, MINIMUM, MODE, PLAYMAKER, STRENGTH, TARGETS, State
-from .jit import kernel, prange
+from .jit import PARALLEL_SAFE, kernel, prange
 from .limits import shorten
 
 VERSION = 2
@@ -148,20 +148,7 @@ _PARALLEL_FROM = 256
 numba's threading layer is tbb (:data:`_PARALLEL_SAFE`)."""
 
 
-def _tbb_layer() -> bool:
-    """Whether numba can run its parallel kernels on tbb: the one threading layer that is safe
-    both with threads and with forked processes. Without tbb numba uses GNU OpenMP, and a
-    process forked after an OpenMP kernel ran is killed at its first parallel kernel
-    ("fork() called from a process already using GNU OpenMP"): the forked workers of
-    evaluate, distill and the tournaments would die."""
-    try:
-        from numba.np.ufunc import tbbpool  # noqa: F401  (loads libtbb; numba prefers tbb when it loads)
-    except ImportError:
-        return False
-    return True
-
-
-_PARALLEL_SAFE = _tbb_layer()
+_PARALLEL_SAFE = PARALLEL_SAFE
 """Big batches use the parallel kernel only with tbb; otherwise every batch is observed serially."""
 
 

@@ -45,6 +45,7 @@ PARALLEL_ROWS games on, which the fixture below lowers to 256 for this module)."
 def parallel_from_256_games(monkeypatch):
     """Batches of 300 games run the parallel kernels (the agent's own threshold is higher)."""
     monkeypatch.setattr(heuristic_kernels, "PARALLEL_ROWS", 256)
+    monkeypatch.setattr(heuristic_kernels, "PARALLEL_SAFE", True)  # the parallel kernels too (no fork here)
 
 
 @functools.lru_cache(maxsize=None)
