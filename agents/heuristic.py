@@ -1,4 +1,9 @@
-"""``heuristic``: the strongest rule-based player of the project, vectorised over the batch.
+"""``heuristic``: the strongest rule-based player of the project, batched.
+
+The card decisions (free returns, discards, play: what a game and pimc's rollouts ask most)
+are compiled loops over the games (``agents/heuristic_kernels.py``), the same actions as the
+numpy agent of 0.3.0 bit for bit (``tests/test_heuristic_kernel.py``); the mode choice and
+the exchange give, a few a deal, are numpy over the batch.
 
 It sees only its observation. Card reading is a simple probability model: every card the
 seat has not seen (not in its hand, not played, not on the table, not its own discard) is
@@ -63,29 +68,22 @@ import itertools
 
 import numpy as np
 
+from .heuristic_kernels import PARAM_ORDER, card_actions
 from .view import (
-    ABOVE,
-    BELOW,
     CARD_RANK,
-    CARD_SUIT,
-    DISCARD_DECISION,
     GIVE_DECISION,
     MIN,
     MODE_DECISION,
     NT,
-    PLAY_DECISION,
     RETURN_DECISION,
     View,
     card_bools,
     ensure_legal,
     legal_sets,
     pick,
-    suit_counts,
-    trick_best,
 )
 
 _RANK = CARD_RANK.astype(np.float64)
-_SUIT = CARD_SUIT
 
 DEFAULT_PARAMS = {
     "lam": 0.8,             # trumps: weight of a card's future value when following
@@ -195,137 +193,6 @@ def plan_values(coefs: np.ndarray = MODE_COEFS) -> np.ndarray:
 # ----------------------------------------------------------------------------- the cards scored
 
 _GIVE_TRUMP = -10.0 - _RANK       # exchanges: a trump is given only when nothing else is held, the lowest first
-_OPPONENTS = np.arange(2)        # left, right
-_OPPONENT_CELLS = 52 * _OPPONENTS  # the two opponents' rows of a [n, 2, 52] table
-_TIE = -_RANK / 100.0            # play: the lower of equal scores
-_RANK_TIE = _RANK / 1000.0       # discards, returns, MIN play: the higher of equal scores
-
-
-class _Cards:
-    """The cards a decision scores, one entry per (game, card): each game's hand and legal cards,
-    in game order, then card order.
-
-    Only the legal cards' scores are read (``best_legal``), and the hand's cards feed the
-    per-suit features (an honour that needs its guard); the other cards of the 52 are left
-    out, so every score below is worked out on about a sixth of the cells of a [B, 52] table,
-    with the same operations per cell as on the full table (the same numbers, bit for bit)."""
-
-    def __init__(self, v: View, legal: np.ndarray) -> None:
-        self.n = v.n
-        hand, legal = _bits64(v.hand), _bits64(legal)
-        cell = np.flatnonzero(hand | legal)  # 64 * game + card
-        self.row, self.card = cell >> 6, cell & 63
-        self.in_hand, self.legal = hand[cell], legal[cell]
-        self._legal_cells = cell[self.legal]
-        self.suit = _SUIT[self.card]
-        self.rank = _RANK[self.card]
-        self.mode = v.mode[self.row]
-        self.decision = v.decision[self.row]
-        self.is_trump = self.suit == self.mode  # modes 4, 5 and -1 have no trump suit
-        self.minimum = self.mode == MIN
-        self.any_min = bool((v.mode == MIN).any())
-
-    def per_suit(self, table: np.ndarray) -> np.ndarray:
-        """``table[game, suit]`` ([B, 4, ...]) at each entry."""
-        return table[self.row, self.suit]
-
-    def best_legal(self, score: np.ndarray) -> np.ndarray:
-        """int64[B]: each game's legal card of highest score (first on ties), as ``pick`` on the
-        [B, 52] table whose other cells are -inf."""
-        table = np.full(self.n * 64, -np.inf)
-        table[self._legal_cells] = score[self.legal]
-        return table.reshape(self.n, 64).argmax(axis=1)
-
-
-def _bits64(sets: np.ndarray) -> np.ndarray:
-    """bool[B * 64]: the cards of uint64 sets ``[B]``, card c of game g at 64 * g + c (one unpacking;
-    flatnonzero then finds the cards faster than nonzero on a [B, 52] table)."""
-    return np.unpackbits(np.ascontiguousarray(sets, dtype="<u8").view(np.uint8), bitorder="little").view(bool)
-
-
-# ----------------------------------------------------------------------------- card reading
-
-_KNOWN_MASS = np.array([0.0, 0.9, 1.0])
-"""Probability that a placed card is with an opponent: 0, 0.9 (the face-up talon, with the
-playmaker, who seldom throws it back), 1 (a card this seat handed over, with its partner)."""
-_LOG_MISS_KNOWN = np.log(np.clip(1.0 - _KNOWN_MASS, 1e-6, 1.0))
-_PLAYMAKER_ROLE = 1
-
-
-class _Reading:
-    """The card-reading quantities of the module docstring for the games of ``v``: per game
-    (``void``, ``has_trump``, ``trump_out``) and at the entries of ``cards`` (``k_above``,
-    ``k_below``, ``card_len``, ``no_higher``, ``no_lower``)."""
-
-    def __init__(self, v: View, cards: _Cards) -> None:
-        n = v.n
-        unseen = v.unseen
-        n_unseen = np.maximum(np.bitwise_count(unseen).astype(np.float64), 1.0)
-        # Cards still held by the left and right opponents. (Before the talon is revealed 4
-        # unseen cards lie in it; later the playmaker's 4 discards are unseen to the others.)
-        held = 16.0 - np.bitwise_count(v.played[:, 1:]).astype(np.float64)
-        talon, given = self._placed(v, unseen)
-        placed = np.bitwise_or.reduce(talon | given, axis=1)
-        some_placed = bool(placed.any())
-        other = card_bools(unseen & ~placed)  # [n, 52] the unseen cards of unknown place
-        if some_placed:
-            known = (card_bools(given).view(np.uint8) << 1) | card_bools(talon).view(np.uint8)  # into _KNOWN_MASS
-            mass = _KNOWN_MASS.take(known)  # [n, 2, 52] P(card with left / right) where known
-            free = np.maximum(n_unseen - mass.sum(axis=1).sum(axis=1), 1.0)
-            q = np.clip((held - mass.sum(axis=2)) / free[:, None], 0.0, 1.0)  # [n, 2] per other card
-        else:  # no mass placed (the same numbers: x - 0.0 is x)
-            q = np.clip(held / n_unseen[:, None], 0.0, 1.0)
-        # log P(opponent f does not hold the card): from q for the other unseen cards, from the
-        # known mass for the placed ones, 0 for the cards that are not unseen. (A product with a
-        # False may leave -0.0 for 0.0: only exp reads these sums, and exp(-0.0) is exp(0.0).)
-        log_miss = other[:, None, :] * np.log(np.clip(1.0 - q, 1e-6, 1.0))[:, :, None]
-        if some_placed:
-            log_miss += _LOG_MISS_KNOWN.take(known)
-        row, card = cards.row, cards.card
-        at_card = (104 * row + card)[:, None] + _OPPONENT_CELLS  # where each entry's card is in [n, 2, 52]
-        miss_at = log_miss.reshape(-1).take(at_card)  # [entries, 2], before the sums
-        upto = _cumsum_by_rank(log_miss.reshape(n, 2, 4, 13))  # (in place for many games)
-        total = upto[:, :, :, -1]                                       # [n, 2, 4]
-        self.void = np.exp(total)                                       # f holds none of the suit
-        trump_mode = (v.mode >= 0) & (v.mode < 4)
-        trump_suit = np.where(trump_mode, v.mode, 0)
-        self.has_trump = np.where(trump_mode[:, None], 1.0 - self.void[np.arange(n), :, trump_suit], 0.0)  # [n, 2]
-        self.trump_out = np.bitwise_count(unseen & v.trumps).astype(np.float64)
-        unseen_at = unseen[row]
-        self.k_above = np.bitwise_count(unseen_at & ABOVE[card]).astype(np.float64)
-        self.k_below = np.bitwise_count(unseen_at & BELOW[card]).astype(np.float64)
-        self.card_len = cards.per_suit(suit_counts(v.hand).astype(np.float64))
-        # [entries, 2]: f holds no unseen card above (below) the card in its suit
-        upto = upto.reshape(-1)
-        upto_at = upto.take(at_card)
-        self.no_higher = np.exp(upto.take(at_card + (12 - card % 13)[:, None]) - upto_at)  # total - upto
-        self.no_lower = np.exp(upto_at - miss_at)
-
-    @staticmethod
-    def _placed(v: View, unseen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """uint64[n, 2] twice: the unseen cards known to be with the left (0) / right (1) opponent,
-        the talon's (it went to the playmaker, mass 0.9) and the ones this seat handed over in an
-        exchange (with its partner when it exchanged with one opponent only, mass 1)."""
-        partner_done = v.exchange_done[:, [0, 1]] + v.exchange_done[:, [2, 4]]  # with left, right
-        only = (partner_done > 0) & (partner_done[:, ::-1] == 0)
-        given = np.where(only, (v.given & unseen)[:, None], np.uint64(0))
-        talon = np.where(v.role[:, 1:] == _PLAYMAKER_ROLE, (v.talon & unseen)[:, None], np.uint64(0))
-        return talon & ~given, given
-
-
-_MANY_GAMES = 100
-"""From this many games on, _cumsum_by_rank adds rank by rank (measured: about even with
-np.cumsum at 100 games, 1.7x faster at 256, 2.4x at 512)."""
-
-
-def _cumsum_by_rank(x: np.ndarray) -> np.ndarray:
-    """``np.cumsum(x, axis=-1)`` for x float[..., 13], the same additions in the same order. For many
-    games twelve in-place adds over all suits at once beat cumsum's one short loop per suit."""
-    if x.shape[0] < _MANY_GAMES:
-        return np.cumsum(x, axis=-1)
-    for rank in range(1, 13):
-        x[..., rank] += x[..., rank - 1]
-    return x
 
 
 # ----------------------------------------------------------------------------- the agent
@@ -392,45 +259,11 @@ class HeuristicAgent:
     # ------------------------------------------------------------------ returns, discards and play
 
     def _card_decisions(self, v: View, legal: np.ndarray, mask: np.ndarray, rng) -> np.ndarray:
-        """Free returns, discards and play (see the module docstring) in one pass: the same card
-        reading, future values and dangers, then each game's scores by its kind of decision."""
-        cards = _Cards(v, legal)
-        r = _Reading(v, cards)
-        fv = self._future_value(cards, r)
-        danger = self._danger(r) if cards.any_min else None
-        counts = np.bincount(v.decision - RETURN_DECISION, minlength=3).tolist()
-        score = None
-        for decision, scores in ((PLAY_DECISION, self._play), (DISCARD_DECISION, self._discard),
-                                 (RETURN_DECISION, self._return)):
-            if counts[decision - RETURN_DECISION]:
-                kind_score = scores(v, cards, r, fv, danger)
-                score = kind_score if score is None else np.where(cards.decision == decision, kind_score, score)
-        return cards.best_legal(score)
+        """Free returns, discards and play (see the module docstring): compiled, one loop over the
+        games (agents.heuristic_kernels)."""
+        return card_actions(v, legal, np.array([self.params[name] for name in PARAM_ORDER], dtype=np.float64))
 
-    # ------------------------------------------------------------------ card values
-
-    def _future_value(self, cards: _Cards, r: _Reading) -> np.ndarray:
-        """float[entries]: how likely each card is to take a trick later (trumps and NT)."""
-        k, length = r.k_above, r.card_len
-        P = self.params
-        honour = np.where(k == 0, 1.0, np.where((k == 1) & (length >= 2), P["fv_k1"],
-                                                  np.where((k == 2) & (length >= 3), P["fv_k2"], 0.0)))
-        # Ruff risk of a side card: an opponent void in its suit holding a trump.
-        no_ruff = 1.0 - r.void * r.has_trump[:, :, None]  # [n, 2, 4] per opponent and suit
-        side = honour * cards.per_suit(no_ruff[:, 0] * no_ruff[:, 1])
-        trump = P["fv_trump"] + (1.0 - P["fv_trump"]) * honour
-        return np.where(cards.is_trump, trump, side)
-
-    def _danger(self, r: _Reading) -> np.ndarray:
-        """float[entries] (MIN): how likely each card is to be left the highest in a trick later."""
-        share = (r.k_below + 0.5) / (r.k_above + r.k_below + 1.0)
-        # If led now, the card wins unless an opponent must go over it (no lower card, a higher one).
-        not_forced_over = 1.0 - r.no_lower * (1.0 - r.no_higher)  # [entries, 2]
-        lead_win = not_forced_over[:, 0] * not_forced_over[:, 1]
-        w = self.params["danger_lead"]
-        return (1.0 - w) * share + w * lead_win
-
-    # ------------------------------------------------------------------ exchanges and discards
+    # ------------------------------------------------------------------ exchange gives
 
     def _give(self, v: View, legal: np.ndarray, mask: np.ndarray, rng) -> np.ndarray:
         p = self.params["give_p"]  # P(a given unseen card is with the receiver): 16 of the 36 unseen
@@ -460,83 +293,3 @@ class HeuristicAgent:
         # Trumps are given only when nothing else is held (the receiver would return its worst card).
         score = np.where(sets[:, 4].reshape(n, 52), _GIVE_TRUMP, score)
         return pick(score, sets[:, 5].reshape(n, 52))
-
-    def _return(self, v: View, cards: _Cards, r: _Reading, fv: np.ndarray, danger: np.ndarray | None) -> np.ndarray:
-        keep = fv + 2.0 * cards.is_trump + 0.01 * r.card_len + _RANK_TIE[cards.card]
-        return -keep
-
-    def _discard(self, v: View, cards: _Cards, r: _Reading, fv: np.ndarray, danger: np.ndarray | None) -> np.ndarray:
-        nt = cards.mode == NT
-        length_bonus = np.where(nt, self.params["nt_length_discard"] * np.maximum(r.card_len - 3, 0), 0.0)
-        keep = fv + 2.0 * cards.is_trump + length_bonus + _RANK_TIE[cards.card]
-        if not cards.any_min:
-            return -keep
-        shed = danger + self.params["min_short"] * (r.card_len <= 2) + _RANK_TIE[cards.card]
-        return np.where(cards.minimum, shed, -keep)
-
-    # ------------------------------------------------------------------ play
-
-    @staticmethod
-    def _not_beat(cards: _Cards, r: _Reading, trump_trick: np.ndarray, ruffing: np.ndarray) -> np.ndarray:
-        """float[entries, 2]: P(each opponent (0 left, 1 right) does not beat each card), given how it
-        is played (``trump_trick``: per entry; ``ruffing``: [entries, 2])."""
-        nh = r.no_higher                   # no higher card of the suit
-        nl = r.no_lower                    # no lower card of the suit
-        has_trump = r.has_trump[cards.row]
-        plain = nh * (1.0 - nl * has_trump)                     # a side card: higher card, or void and ruff
-        trump_led = nh                                          # a trump in a trump trick
-        return np.where(cards.minimum[:, None], 1.0 - nl * (1.0 - nh),  # MIN: beats only when forced over
-                        np.where(cards.is_trump[:, None], np.where(trump_trick[:, None], trump_led, ruffing), plain))
-
-    def _play(self, v: View, cards: _Cards, r: _Reading, fv: np.ndarray, danger: np.ndarray | None) -> np.ndarray:
-        row = cards.row
-        best, _ = trick_best(v.trick, v.mode)
-        leading = best < 0
-        best_c = np.maximum(best, 0)
-        led_suit = v.trick[:, 0] // 13  # -1 when leading
-        trump_suit = np.where(v.mode < 4, v.mode, -2)
-        trump_trick = (leading | (led_suit == trump_suit))[row]
-        best_trump = (best_c // 13 == trump_suit) & ~leading
-        # Cards that beat the best card so far (every card when leading).
-        higher = (cards.suit == (best_c // 13)[row]) & (cards.rank > (best_c % 13)[row])
-        beats = leading[row] | higher | (cards.is_trump & ~best_trump[row])
-        remaining = (2 - v.position)[row]  # players still to play after me
-        # A trump ruffing a side suit is beaten by an over-ruff: void in the led suit, higher trump.
-        void_led = r.void[np.arange(v.n), :, np.maximum(led_suit, 0)][row]  # [entries, 2]
-        ruffing = 1.0 - void_led * (1.0 - r.no_higher)
-        not_beaten = np.where(remaining[:, None] > _OPPONENTS, self._not_beat(cards, r, trump_trick, ruffing), 1.0)
-        p_win = beats.astype(np.float64) * not_beaten[:, 0] * not_beaten[:, 1]
-
-        tie = _TIE[cards.card]
-        trump_mode = cards.mode < 4
-        nt = cards.mode == NT
-        # Following (trumps, NT): the chance to win now minus the future value spent (unable to
-        # win: the card with the least future value; in NT keep long suits).
-        P = self.params
-        losing = p_win <= 0
-        second = (remaining == 1) & beats & ~cards.minimum
-        lam = np.where(nt, P["lam_nt"], P["lam"])
-        follow = (p_win - lam * fv + tie - P["second_risk"] * second * (1.0 - p_win)
-                  + losing * P["nt_length_follow"] * r.card_len * nt)
-        # Leading: draw trumps, cash likely winners; otherwise (holding trumps) lead low from a
-        # short side suit, and not from a suit with an honour that needs its guard.
-        my_trumps = np.bitwise_count(v.hand & v.trumps)
-        trump_out = r.trump_out
-        master_trump_draw = cards.is_trump & (r.k_above == 0) & (trump_out > 0)[row]
-        long_in_trumps = cards.is_trump & ((trump_out > 0) & (my_trumps > trump_out))[row]
-        guarded_honour = cards.in_hand & (fv > 0.2) & (fv < 0.9) & ~cards.is_trump
-        honour_suits = np.zeros((v.n, 4), dtype=bool)
-        honour_suits[row[guarded_honour], cards.suit[guarded_honour]] = True
-        suit_has_honour = cards.per_suit(honour_suits)
-        short_bonus = (my_trumps > 0)[row] & ~cards.is_trump
-        short_bonus = short_bonus * P["short_lead"] * (4 - np.minimum(r.card_len, 4))
-        weak = p_win < 0.5
-        lead = (P["lead_win"] * p_win + P["draw_master"] * master_trump_draw + P["draw_long"] * long_in_trumps * weak
-                + short_bonus * trump_mode
-                - P["guard_lead"] * suit_has_honour * weak + tie)
-        plain = np.where(leading[row], lead, follow)
-        if not cards.any_min:
-            return plain
-        # MIN: avoid the trick, shed danger.
-        mini = -p_win + P["mu"] * danger + _RANK_TIE[cards.card]
-        return np.where(cards.minimum, mini, plain)

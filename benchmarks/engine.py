@@ -8,6 +8,12 @@ and observation ([B, D] float32), draws a uniformly random legal action and step
 engine (finished games restart at once). Prints decisions/s (the median of --repeats
 runs), full games/s (18 deals unless --option num_deals=N; decisions/s over the mean
 decisions of a random game) and the state's bytes per game.
+
+``--compare`` measures in the same run, the same way, 0.3.0's numpy engine (frozen in
+tests/reference_engine.py, with today's observation) and OpenSpiel's C++ ``skat`` driven
+from Python one game at a time (legal actions, observation tensor, a random action; as
+benchmarks/openspiel_speed.py measures pyspiel), and prints the ratios. ``--engine-only``
+leaves out the mask and observation of this package's side (the rules alone).
 """
 
 from __future__ import annotations
@@ -31,16 +37,17 @@ from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402
 from sergeant_major_env.limits import seconds_argument  # noqa: E402
 
 
-def run_once(batch: int, seconds: float, rules: Rules, seed: int) -> float:
-    """One timed run: decisions per second."""
+def run_once(batch: int, seconds: float, rules: Rules, seed: int, engine=engine, views: bool = True) -> float:
+    """One timed run: decisions per second (``engine``: this package's, or the frozen reference;
+    ``views``: with the mask and observation)."""
     rng = np.random.default_rng(seed)
     state = engine.init(engine.game_seeds(seed, batch), rules)
     decisions = 0
     start = time.perf_counter()
     while (elapsed := time.perf_counter() - start) < seconds:
         legal = engine.legal_bits(state)
-        mask = bits_to_bool(legal, 58)
-        obs = observe(state, state.to_act)
+        mask = bits_to_bool(legal, 58) if views else None
+        obs = observe(state, state.to_act) if views else None
         actions = random_member(legal, rng)
         engine.step(state, actions, autoreset=True, legal=legal)
         decisions += batch
@@ -71,6 +78,10 @@ def main() -> None:
     parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
                         help="seed of the games and the random actions (default 0)")
     add_rule_options(parser)
+    parser.add_argument("--engine-only", action="store_true",
+                        help="time legal_bits, the random choice and step alone, without mask and observation (default: off)")
+    parser.add_argument("--compare", action="store_true",
+                        help="also measure 0.3.0's engine and OpenSpiel's skat in the same run (default: off)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text (default: off)")
     args = parser.parse_args()
     if args.batch < 1 or args.seconds <= 0 or args.repeats < 1:
@@ -84,17 +95,43 @@ def main() -> None:
     except ValueError as error:
         parser.error(str(error))
 
-    run_once(args.batch, min(0.5, args.seconds), rules, args.seed)  # warm-up
-    decisions = statistics.median(run_once(args.batch, args.seconds, rules, args.seed + 1 + i)
+    views = not args.engine_only
+    run_once(args.batch, min(0.5, args.seconds), rules, args.seed, views=views)  # warm-up
+    decisions = statistics.median(run_once(args.batch, args.seconds, rules, args.seed + 1 + i, views=views)
                                   for i in range(args.repeats))
+    compared = compare(args, rules) if args.compare else {}
     games = decisions / decisions_per_game(rules)
     state_bytes = engine.init(engine.game_seeds(0, args.batch), rules).nbytes_per_game()
     if args.json:
         print(json.dumps({"batch": args.batch, "decisions_per_s": round(decisions),
-                          "games_per_s": round(games, 2), "state_bytes_per_game": state_bytes}))
+                          "games_per_s": round(games, 2), "state_bytes_per_game": state_bytes,
+                          **{f"{name}_decisions_per_s": round(value) for name, value in compared.items()}}))
     else:
         print(f"batch {args.batch}: {decisions:,.0f} decisions/s, {games:,.1f} games/s, "
               f"{state_bytes:.0f} state bytes per game (median of {args.repeats} runs of {args.seconds:g} s)")
+        for name, value in compared.items():
+            print(f"  {name}: {value:,.0f} decisions/s; engine / {name} = {decisions / value:.2f}")
+
+
+def compare(args, rules: Rules) -> dict[str, float]:
+    """Decisions/s of 0.3.0's engine (same batch) and of OpenSpiel's skat (one game at a time)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    import reference_engine
+
+    results = {"0.3.0": statistics.median(run_once(args.batch, args.seconds, rules, args.seed + 1 + i, reference_engine,
+                                                   not args.engine_only)
+                                          for i in range(args.repeats))}
+    try:
+        import pyspiel
+    except ImportError:
+        return results
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from openspiel_speed import run_pyspiel
+
+    skat = pyspiel.load_game("skat")
+    results["openspiel skat"] = statistics.median(run_pyspiel(skat, args.seconds, args.seed + i)
+                                                  for i in range(args.repeats))
+    return results
 
 
 if __name__ == "__main__":

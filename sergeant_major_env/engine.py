@@ -26,33 +26,32 @@ without touching the state if any is illegal; otherwise it updates the state in 
 Randomness is counter-based: the cards of deal k of a game are a function of the game's
 own seed and k only, so a game plays out the same alone or in any
 batch, and duplicate tables can replay the same deals under other seatings.
+
+**Compiled.** The rules are compiled kernels (numba, declared with
+:func:`sergeant_major_env.jit.kernel`): :func:`legal_bits`, :func:`step` (the check of every
+action, then mode choice, exchanges, talon, discards, play, trick winner, scoring, the next
+deal's dealing and automatic resets), the dealing of :func:`init` and :func:`set_cards`, and
+:func:`play_classes` / :func:`ruled_out`, each a loop over the games; the Python functions
+around them check their input (one-line errors) and pass the state's arrays. They give the
+same games, bit for bit, as 0.3.0's numpy engine (kept frozen in tests/reference_engine.py).
+The machine code is cached on disk (``__pycache__`` beside this file, or numba's cache
+folder): the first run compiles for up to a minute and says so in one line on stderr; later
+runs load it in about a second. Batches of 256 games or more run on every core (``prange``,
+numba's threads, ``NUMBA_NUM_THREADS``); the kernels release the GIL. :func:`trick_winner_position`,
+:func:`targets`, :func:`deal_points`, :func:`win_credits` and :func:`places` stay numpy
+(the views' helpers; the kernels compute the same rules per game).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import operator
 
+import numba
 import numpy as np
 
-from .cards import (
-    MINIMUM,
-    MODE_ACTION_OFFSET,
-    MODE_NAMES,
-    NUM_ACTIONS,
-    FREE_MODES,
-    SAME_SUIT,
-    SUIT_MASKS,
-    TRUMPS,
-    above,
-    action_name,
-    bit,
-    bits_to_bool,
-    card_list,
-    cards_to_bits,
-    count,
-    highest,
-    suit_of,
-)
+from .cards import MINIMUM, MODE_ACTION_OFFSET, MODE_NAMES, NUM_ACTIONS, SUIT_MASKS, action_name, bits_to_bool, card_list
+from .jit import PARALLEL_SAFE, announce_compiling, contiguous, kernel, prange
 from .rules import Rules
 from .limits import check_count, check_fits, shorten
 from .seeding import check_seed_span
@@ -69,26 +68,9 @@ MIN_TARGETS = np.array([8, 3, 5], dtype=np.int8)  # by role, MIN deals (R24)
 EXCHANGE_ORDER = ((PLAYMAKER, THIRD), (PLAYMAKER, DEALER), (THIRD, PLAYMAKER),
                   (THIRD, DEALER), (DEALER, PLAYMAKER), (DEALER, THIRD))
 
-_U64 = np.uint64
-# Stream ids of the counter-based generator, one per kind of random draw.
-_FIRST_GAME = np.zeros(1, dtype=np.intp)
 NEXT_SEAT = np.array([1, 2, 0], dtype=np.int8)  # left of each seat (R1)
-_POSITION = np.array([0, 1, 2, 1, 2], dtype=np.intp)  # [seat - leader]: position in the trick
+# Stream ids of the counter-based generator, one per kind of random draw.
 _STREAM_GAME, _STREAM_DEALER, _STREAM_DECK, _STREAM_TALON = 0x5EED, 0xDEA1, 0xDEC0, 0x7A10
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser: a bijective, well-mixed hash of uint64 values."""
-    with np.errstate(over="ignore"):
-        z = np.asarray(x, dtype=_U64) + _U64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> _U64(30))) * _U64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> _U64(27))) * _U64(0x94D049BB133111EB)
-        return z ^ (z >> _U64(31))
-
-
-def _random(key: np.ndarray, stream: int, counter: np.ndarray) -> np.ndarray:
-    """Random uint64s indexed by (key, stream, counter); broadcasts key against counter."""
-    return _mix(_mix(np.asarray(key, dtype=_U64) ^ _U64(stream)) ^ np.asarray(counter, dtype=_U64))
 
 
 class IllegalActionError(ValueError):
@@ -256,59 +238,687 @@ def init(seeds, rules: Rules | None = None) -> State:
     return state
 
 
-def _game_key(state: State, games: np.ndarray) -> np.ndarray:
-    return _random(state.seed[games], _STREAM_GAME, 0)
+# ----------------------------------------------------------------------------- kernels
+#
+# The rules as compiled loops over games (module docstring). A kernel receives the state's
+# arrays one by one, in the order of State's fields (_KERNEL_FIELDS; arrays are the cheapest
+# arguments to dispatch), packs them in a tuple ``s`` and hands it with a game number ``g`` to
+# the per-game rules below, which read ``s[HANDS][g, seat]`` and so on. The rule options
+# travel as one int (_rule_code). Cards are uint64 sets, as in the numpy code (cards.py).
+
+_KERNEL_FIELDS = tuple(f.name for f in _ARRAY_FIELDS)
+(SEED, EPISODE, FIRST_DEALER, DEAL, DEALER, PHASE, TO_ACT, HANDS, DEALT, FIRST_SIX, TALON_CARDS, TALON, MODE_,
+ MODES_USED, EXCHANGE_GIVER, EXCHANGE_RECEIVER, EXCHANGE_DUE, EXCHANGE_PAIR, EXCHANGE_DONE, EXCHANGE_TRUMP, GIVEN,
+ RECEIVED, DISCARDS, PLAYED, SHOWN_OUT, TRICK, PAST_TRICKS, TRICK_LEADERS, CARD_TRICK, LEADER, TRICKS_WON,
+ PREV_POINTS, SCORES, LAST_RETURNED, LAST_TRICK, LAST_TRICK_LEADER, LAST_TRICK_WINNER, DEAL_ENDED, DEAL_POINTS_,
+ GAME_ENDED, FINAL_SCORES) = range(len(_KERNEL_FIELDS))
+
+_ZERO, _ONE64, _ALL = np.uint64(0), np.uint64(1), np.uint64((1 << 52) - 1)
+_SUIT13 = np.uint64(0x1FFF)
+_GOLDEN, _MIX1, _MIX2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_R30, _R27, _R31 = np.uint64(30), np.uint64(27), np.uint64(31)
+_K_GAME, _K_DEALER, _K_DECK, _K_TALON = (np.uint64(x) for x in (_STREAM_GAME, _STREAM_DEALER, _STREAM_DECK,
+                                                                _STREAM_TALON))
+_K_TARGETS, _K_MIN_TARGETS = TARGETS.copy(), MIN_TARGETS.copy()
+_K_ORDER = np.array(EXCHANGE_ORDER, dtype=np.int64)  # [pair, (giver role, receiver role)] (R20)
+_PARALLEL_FROM = 256
+"""Batches of at least this many games run on every core (the ``parallel=True`` kernels)."""
 
 
-def _start_game(state: State, games: np.ndarray) -> None:
-    key = _game_key(state, games)
-    state.first_dealer[games] = (_random(key, _STREAM_DEALER, 0) % _U64(3)).astype(np.int8)
-    state.dealer[games] = state.first_dealer[games]
-    _reset(state, games, "game")
-    _start_deal(state, games)
+def _rule_code(rules: Rules) -> int:
+    """The rule options as one int for the kernels: num_deals in bits 0-7, then one bit each."""
+    return (rules.num_deals | rules.exchanges << 8 | rules.must_overtake << 9 | rules.must_overtrump << 10
+            | rules.dealer_builds_talon << 11)
 
 
-def _start_deal(state: State, games: np.ndarray) -> None:
-    """Shuffle and deal (R10, R11) from the game's counter-based random stream."""
-    n = games.size
-    key = _game_key(state, games)
-    deal = state.deal[games].astype(np.uint64)
-    deck_key = _random(key, _STREAM_DECK, deal)
-    deck = np.argsort(_random(deck_key[:, None], 0, np.arange(52)), axis=1).astype(np.int8)
-    if state.rules.dealer_builds_talon:
+@kernel
+def _mix_k(z):
+    """splitmix64's finaliser: a bijective, well-mixed hash of a uint64."""
+    z = z + _GOLDEN
+    z = (z ^ (z >> _R30)) * _MIX1
+    z = (z ^ (z >> _R27)) * _MIX2
+    return z ^ (z >> _R31)
+
+
+@kernel
+def _random_k(key, stream, counter):
+    """A random uint64 indexed by (key, stream, counter), all uint64: the counter-based generator."""
+    return _mix_k(_mix_k(key ^ stream) ^ counter)
+
+
+@kernel
+def _bit_k(card):
+    """The one-card set of a card id 0..51 (empty for anything else)."""
+    if card < 0 or card >= 52:
+        return _ZERO
+    return _ONE64 << np.uint64(card)
+
+
+@kernel
+def _suit_k(card):
+    """The 13 cards of ``card``'s suit (empty for -1, no card)."""
+    if card < 0 or card >= 52:
+        return _ZERO
+    return _SUIT13 << np.uint64(13 * (card // 13))
+
+
+@kernel
+def _above_k(card):
+    """The cards of ``card``'s suit that beat it (empty for -1)."""
+    if card < 0 or card >= 52:
+        return _ZERO
+    return _suit_k(card) & ~((_ONE64 << np.uint64(card + 1)) - _ONE64)
+
+
+@kernel
+def _count_k(bits):
+    """The number of cards in a set."""
+    n = 0
+    while bits:
+        bits &= bits - _ONE64
+        n += 1
+    return n
+
+
+@kernel
+def _highest_k(bits):
+    """The highest card id in a set, -1 if empty."""
+    for c in range(63, -1, -1):
+        if (bits >> np.uint64(c)) & _ONE64:
+            return c
+    return -1
+
+
+@kernel
+def _cards_bits_k(cards):
+    """OR of the one-card sets of a row of card ids (-1: none)."""
+    bits = _ZERO
+    for c in cards:
+        bits |= _bit_k(c)
+    return bits
+
+
+@kernel
+def _play_classes_k(t0, t1, t2, mode, rules):
+    """R13-R15 as five card classes in priority order and how many are used (3 or 5):
+    :func:`play_classes` of one game, the trick ``t0, t1, t2`` by position (-1 empty)."""
+    led = _suit_k(t0)  # empty when leading
+    trumps = _SUIT13 << np.uint64(13 * mode) if 0 <= mode < 4 and led != _ZERO else _ZERO  # R14
+    overtake_rule, overtrump_rule = (rules >> 9) & 1, (rules >> 10) & 1
+    if not (overtake_rule or overtrump_rule):
+        return (led, trumps, _ALL, _ZERO, _ZERO), 3  # R13, R14, any card
+    best_led, best_trump = -1, -1  # the best card of the led suit / of trumps on the table
+    for c in (t0, t1, t2):
+        if _bit_k(c) & led:
+            best_led = max(best_led, c)
+        if _bit_k(c) & trumps:
+            best_trump = max(best_trump, c)
+    trumped = best_trump >= 0 and led != trumps
+    overtake = _above_k(best_led) if overtake_rule and not trumped else _ZERO  # R15
+    overtrump = _above_k(best_trump) if overtrump_rule and led != trumps else _ZERO  # R15
+    return (overtake, led, overtrump, trumps, _ALL), 5
+
+
+@kernel
+def _legal_plays_k(hand, t0, t1, t2, mode, rules):
+    """R13-R15: the cards of ``hand`` in the first class it holds any card of."""
+    classes, n = _play_classes_k(t0, t1, t2, mode, rules)
+    for k in range(n - 1):
+        if hand & classes[k]:
+            return hand & classes[k]
+    return hand & _ALL
+
+
+@kernel
+def _ruled_out_k(t0, t1, t2, mode, card, rules):
+    """:func:`ruled_out` of one card: the classes before the first one holding it (leading
+    shows nothing)."""
+    if t0 < 0:
+        return _ZERO
+    classes, n = _play_classes_k(t0, t1, t2, mode, rules)
+    card_bit, shown = _bit_k(card), _ZERO
+    for k in range(n - 1):  # the last class (any card) rules out nothing
+        if classes[k] & card_bit:
+            break
+        shown |= classes[k]
+    return shown
+
+
+@kernel
+def _legal_k(phase, seat, hand, used, t0, t1, t2, mode, rules):
+    """The legal actions of one game's decision as a uint64 (bit a: action a)."""
+    if phase == MODE:
+        return (~np.uint64(used) & np.uint64(0x3F)) << np.uint64(MODE_ACTION_OFFSET)  # R8: modes not used yet
+    if phase == PLAY:
+        return _legal_plays_k(hand, t0, t1, t2, mode, rules)
+    if phase == OVER:
+        return _ZERO
+    return hand  # exchange gives, free returns and discards: any held card (R21, section 5)
+
+
+@kernel(counted=False)
+def _legal_game_k(phase, to_act, hands, modes_used, trick, mode, g, rules):
+    p, seat = phase[g], to_act[g]
+    if p == OVER or seat < 0:
+        return _ZERO
+    return _legal_k(p, seat, hands[g, seat], modes_used[g, seat], trick[g, 0], trick[g, 1], trick[g, 2], mode[g],
+                    rules)
+
+
+@kernel
+def _game_k(games, subset, i):
+    """The game number of the i-th game stepped: ``games[i]``, or i for the whole batch."""
+    return np.int64(games[i]) if subset else np.int64(i)
+
+
+@kernel
+def _legal_serial(phase, to_act, hands, modes_used, trick, mode, games, subset, rules):
+    n = games.size if subset else phase.size
+    out = np.empty(n, dtype=np.uint64)
+    for i in range(n):
+        out[i] = _legal_game_k(phase, to_act, hands, modes_used, trick, mode, _game_k(games, subset, i), rules)
+    return out
+
+
+@kernel(parallel=True)
+def _legal_parallel(phase, to_act, hands, modes_used, trick, mode, games, subset, rules):
+    n = games.size if subset else phase.size
+    out = np.empty(n, dtype=np.uint64)
+    for i in prange(n):
+        out[i] = _legal_game_k(phase, to_act, hands, modes_used, trick, mode, _game_k(games, subset, i), rules)
+    return out
+
+
+@kernel
+def _winner_position_k(t0, t1, t2, mode):
+    """R16: the position (0 = leader) of the highest trump, else of the highest card of the
+    led suit (:data:`STRENGTH`); empty positions never win."""
+    led, best, position = t0 // 13, -1, 0
+    for p, c in enumerate((t0, t1, t2)):
+        if c < 0:
+            continue
+        strength = 26 + c % 13 if c // 13 == mode else 13 + c % 13 if c // 13 == led else 0
+        if strength > best:
+            best, position = strength, p
+    return position
+
+
+# --- dealing (R4, R10, R11)
+
+@kernel(counted=False)
+def _reset_deal_k(s, g):
+    """The fields declared ``reset="deal"`` back to their initial values (_RESETS checks the list)."""
+    s[MODE_][g] = -1
+    s[EXCHANGE_GIVER][g, :] = -1
+    s[EXCHANGE_RECEIVER][g, :] = -1
+    s[EXCHANGE_DUE][g, :, :] = 0
+    s[EXCHANGE_PAIR][g] = 0
+    s[EXCHANGE_DONE][g, :, :] = 0
+    s[EXCHANGE_TRUMP][g] = -1
+    s[GIVEN][g, :] = 0
+    s[RECEIVED][g, :] = 0
+    s[DISCARDS][g] = 0
+    s[PLAYED][g, :] = 0
+    s[SHOWN_OUT][g, :] = 0
+    s[TRICK][g, :] = -1
+    s[PAST_TRICKS][g, :, :] = -1
+    s[TRICK_LEADERS][g, :] = -1
+    s[CARD_TRICK][g, :] = -1
+    s[LEADER][g] = -1
+    s[TRICKS_WON][g, :] = 0
+
+
+_KERNEL_RESETS = {
+    "deal": ("mode", "exchange_giver", "exchange_receiver", "exchange_due", "exchange_pair", "exchange_done",
+             "exchange_trump", "given", "received", "discards", "played", "shown_out", "trick", "past_tricks",
+             "trick_leaders", "card_trick", "leader", "tricks_won"),
+    "game": ("deal", "modes_used", "prev_points", "scores"),
+    "step": ("last_returned", "last_trick_winner", "deal_ended", "deal_points", "game_ended"),
+}
+assert all(tuple(name for name, _ in _RESETS[when]) == names for when, names in _KERNEL_RESETS.items()), \
+    "the kernels' resets must list the fields declared with each reset"
+
+
+@kernel(counted=False)
+def _install_k(s, g):
+    """:func:`set_cards` of one game, from its ``dealt`` and ``talon_cards`` rows."""
+    playmaker = (s[DEALER][g] + PLAYMAKER) % 3
+    s[FIRST_SIX][g] = _cards_bits_k(s[DEALT][g, playmaker, :6])  # R9
+    for seat in range(3):
+        s[HANDS][g, seat] = _cards_bits_k(s[DEALT][g, seat])
+    s[TALON][g] = _cards_bits_k(s[TALON_CARDS][g])
+    s[PHASE][g] = MODE
+    s[TO_ACT][g] = playmaker
+    _reset_deal_k(s, g)
+
+
+@kernel
+def _argsort_k(keys, order, n):
+    """``order[:n]``: the indices of ``keys[:n]`` by increasing key (insertion sort; no allocation)."""
+    for i in range(n):
+        j = i
+        while j > 0 and keys[order[j - 1]] > keys[i]:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = i
+
+
+@kernel(counted=False)
+def _start_deal_k(s, g, rules, keys, order):
+    """Shuffle and deal (R10, R11) from the game's counter-based random stream (``keys``,
+    ``order``: scratch of 52).
+
+    The deck is the order of 52 random keys (numpy's argsort of them in 0.3.0). The keys
+    are ``mix(mix(deck_key) ^ i)`` for i = 0..51: mix is a bijection, so they are distinct,
+    there are no ties, and any sort gives the same deck; so for the talon slots (47 keys)."""
+    key = _random_k(s[SEED][g], _K_GAME, _ZERO)
+    deal = np.uint64(s[DEAL][g])
+    p0, p1, p2, p3 = 48, 49, 50, 51  # the talon's positions in the deal
+    if (rules >> 11) & 1:
         # R11: four positions of the 52-card deal, never the first or the last, never
         # adjacent. Drawing 4 of 47 slots and spreading them (+0, +1, +2, +3) is uniform
         # over such sets. The dealer places them face down, so it is a random choice here.
-        slot_key = _random(key, _STREAM_TALON, deal)
-        slots = np.sort(np.argsort(_random(slot_key[:, None], 0, np.arange(47)), axis=1)[:, :4], axis=1)
-        talon_positions = 1 + slots + np.arange(4)
+        slot_key = _random_k(key, _K_TALON, deal)
+        for i in range(47):
+            keys[i] = _random_k(slot_key, _ZERO, np.uint64(i))
+        _argsort_k(keys, order, 47)
+        for i in range(4):  # the four drawn slots in increasing order
+            keys[i] = order[i]
+        _argsort_k(keys, order, 4)
+        p0, p1, p2, p3 = 1 + keys[order[0]], 2 + keys[order[1]], 3 + keys[order[2]], 4 + keys[order[3]]
+    deck_key = _random_k(key, _K_DECK, deal)
+    for i in range(52):
+        keys[i] = _random_k(deck_key, _ZERO, np.uint64(i))
+    _argsort_k(keys, order, 52)
+    # The talon's cards in deal order; the other 48 go one at a time clockwise, starting
+    # left of the dealer.
+    dealer, dealt, talon, n, t = s[DEALER][g], s[DEALT], s[TALON_CARDS], 0, 0
+    for j in range(52):
+        if j == p0 or j == p1 or j == p2 or j == p3:
+            talon[g, t] = order[j]
+            t += 1
+        else:
+            dealt[g, (dealer + 1 + n % 3) % 3, n // 3] = order[j]
+            n += 1
+    _install_k(s, g)
+
+
+@kernel(counted=False)
+def _start_game_k(s, g, rules, keys, order):
+    key = _random_k(s[SEED][g], _K_GAME, _ZERO)
+    s[FIRST_DEALER][g] = _random_k(key, _K_DEALER, _ZERO) % np.uint64(3)  # R4: by lot
+    s[DEALER][g] = s[FIRST_DEALER][g]
+    s[DEAL][g] = 0
+    s[MODES_USED][g, :] = 0
+    s[PREV_POINTS][g, :] = 0
+    s[SCORES][g, :] = 0
+    _start_deal_k(s, g, rules, keys, order)
+
+
+# --- the decisions
+
+@kernel(inline=True, counted=False)
+def _reveal_talon_k(s, g):
+    """Section 5, step 4: the talon is shown to all and joins the playmaker's hand."""
+    playmaker = (s[DEALER][g] + PLAYMAKER) % 3
+    s[HANDS][g, playmaker] |= s[TALON][g]
+    s[PHASE][g] = DISCARD
+    s[TO_ACT][g] = playmaker
+
+
+@kernel(inline=True, counted=False)
+def _plan_exchanges_k(s, g):
+    """R18-R20: pair givers (positive points) with receivers (negative) in serving order."""
+    dealer, pairs = s[DEALER][g], 0
+    for j in range(6):  # EXCHANGE_ORDER; at most two pairs: points sum to zero over three seats
+        giver, receiver = (dealer + _K_ORDER[j, 0]) % 3, (dealer + _K_ORDER[j, 1]) % 3
+        given_points, received_points = np.int64(s[PREV_POINTS][g, giver]), np.int64(s[PREV_POINTS][g, receiver])
+        if given_points > 0 and received_points < 0 and pairs < 2:
+            s[EXCHANGE_GIVER][g, pairs] = giver
+            s[EXCHANGE_RECEIVER][g, pairs] = receiver
+            s[EXCHANGE_DUE][g, giver, receiver] = min(given_points, -received_points)  # R19
+            pairs += 1
+    if pairs:
+        s[PHASE][g] = GIVE
+        s[TO_ACT][g] = s[EXCHANGE_GIVER][g, 0]
     else:
-        talon_positions = np.broadcast_to(np.arange(48, 52), (n, 4))
-    in_talon = np.zeros((n, 52), dtype=bool)
-    np.put_along_axis(in_talon, talon_positions, True, axis=1)
-    sequence = np.take_along_axis(deck, np.argsort(in_talon, axis=1, kind="stable"), axis=1)
-    # The other 48 cards go one at a time clockwise, starting left of the dealer.
-    rounds = sequence[:, :48].reshape(n, 16, 3)
-    dealt = np.empty((n, 3, 16), dtype=np.int8)
-    for k in range(3):
-        dealt[np.arange(n), (state.dealer[games] + 1 + k) % 3] = rounds[:, :, k]
-    set_cards(state, games, dealt, sequence[:, 48:])
+        _reveal_talon_k(s, g)  # R18: nobody scored, no exchange
+
+
+@kernel(inline=True, counted=False)
+def _choose_mode_k(s, g, action, rules):
+    mode = action - MODE_ACTION_OFFSET
+    playmaker = s[TO_ACT][g]
+    s[MODE_][g] = mode
+    s[MODES_USED][g, playmaker] |= np.uint8(1 << mode)  # R8
+    # R17: exchanges only in trump deals after the first, and only with the option on.
+    if mode < 4 and s[DEAL][g] > 0 and (rules >> 8) & 1:
+        _plan_exchanges_k(s, g)
+    else:
+        _reveal_talon_k(s, g)
+
+
+@kernel(inline=True, counted=False)
+def _return_card_k(s, g, card):
+    pair = s[EXCHANGE_PAIR][g]
+    giver, receiver = s[EXCHANGE_GIVER][g, pair], s[EXCHANGE_RECEIVER][g, pair]
+    card_bit = _bit_k(card)
+    s[HANDS][g, receiver] &= ~card_bit
+    s[HANDS][g, giver] |= card_bit
+    s[GIVEN][g, receiver] |= card_bit
+    s[RECEIVED][g, giver] |= card_bit
+    s[LAST_RETURNED][g] = card
+    s[EXCHANGE_TRUMP][g] = -1
+    s[EXCHANGE_DONE][g, giver, receiver] += 1
+    # R20: a pair completes all its cards before the next pair starts.
+    if s[EXCHANGE_DONE][g, giver, receiver] < s[EXCHANGE_DUE][g, giver, receiver]:
+        s[PHASE][g] = GIVE
+        s[TO_ACT][g] = giver
+        return
+    s[EXCHANGE_PAIR][g] += 1
+    if s[EXCHANGE_PAIR][g] < 2 and s[EXCHANGE_GIVER][g, 1] >= 0:
+        s[PHASE][g] = GIVE
+        s[TO_ACT][g] = s[EXCHANGE_GIVER][g, 1]
+    else:
+        _reveal_talon_k(s, g)
+
+
+@kernel(inline=True, counted=False)
+def _give_k(s, g, card):
+    pair = s[EXCHANGE_PAIR][g]
+    giver, receiver = s[EXCHANGE_GIVER][g, pair], s[EXCHANGE_RECEIVER][g, pair]
+    card_bit = _bit_k(card)
+    s[HANDS][g, giver] &= ~card_bit
+    s[HANDS][g, receiver] |= card_bit
+    s[GIVEN][g, giver] |= card_bit
+    s[RECEIVED][g, receiver] |= card_bit
+    if card // 13 == s[MODE_][g]:  # R21: after a trump the receiver chooses its return (a decision) ...
+        s[PHASE][g] = RETURN
+        s[TO_ACT][g] = receiver
+        s[EXCHANGE_TRUMP][g] = card
+    else:  # ... otherwise it must return its highest card of that suit, the one just given included.
+        _return_card_k(s, g, _highest_k(s[HANDS][g, receiver] & _suit_k(card)))
+
+
+@kernel(inline=True, counted=False)
+def _discard_k(s, g, card):
+    playmaker = s[TO_ACT][g]
+    s[HANDS][g, playmaker] &= ~_bit_k(card)
+    s[DISCARDS][g] |= _bit_k(card)
+    if _count_k(s[DISCARDS][g]) == 4:
+        s[PHASE][g] = PLAY
+        s[LEADER][g] = playmaker  # the playmaker leads the first trick
+        s[TRICK_LEADERS][g, 0] = playmaker
+
+
+@kernel(counted=False)
+def _end_deal_k(s, g, rules, keys, order):
+    minimum = s[MODE_][g] == MINIMUM
+    for seat in range(3):
+        role = (seat - s[DEALER][g]) % 3
+        won = np.int64(s[TRICKS_WON][g, seat])
+        points = _K_MIN_TARGETS[role] - won if minimum else won - _K_TARGETS[role]  # R23, R24
+        s[SCORES][g, seat] += points  # R25
+        s[PREV_POINTS][g, seat] = points
+        s[DEAL_POINTS_][g, seat] = points
+    s[DEAL_ENDED][g] = True
+    s[DEAL][g] += 1
+    if s[DEAL][g] >= (rules & 0xFF):
+        s[PHASE][g] = OVER
+        s[TO_ACT][g] = -1
+        s[GAME_ENDED][g] = True
+        for seat in range(3):
+            s[FINAL_SCORES][g, seat] = s[SCORES][g, seat]
+    else:
+        s[DEALER][g] = (s[DEALER][g] + 1) % 3  # R4: the deal passes left
+        _start_deal_k(s, g, rules, keys, order)
+
+
+@kernel(inline=True, counted=False)
+def _play_k(s, g, card, rules, keys, order):
+    seat, leader = s[TO_ACT][g], s[LEADER][g]
+    card_bit = _bit_k(card)
+    hand = s[HANDS][g, seat]
+    number = 16 - _count_k(hand)  # the index of this trick: 16 cards at the first lead, one less a trick
+    s[HANDS][g, seat] = hand & ~card_bit
+    s[PLAYED][g, seat] |= card_bit
+    s[CARD_TRICK][g, card] = number
+    position = (seat - leader) % 3  # 0 for the leader, then clockwise
+    trick = s[TRICK]
+    if position:  # a lead shows nothing
+        s[SHOWN_OUT][g, seat] |= _ruled_out_k(trick[g, 0], trick[g, 1], trick[g, 2], s[MODE_][g], card, rules)
+    trick[g, position] = card
+    s[TO_ACT][g] = (seat + 1) % 3  # R12: clockwise
+    if position < 2:
+        return
+    winner = (leader + _winner_position_k(trick[g, 0], trick[g, 1], trick[g, 2], s[MODE_][g])) % 3  # R16
+    s[TRICKS_WON][g, winner] += 1
+    for p in range(3):
+        s[PAST_TRICKS][g, number, p] = trick[g, p]
+        s[LAST_TRICK][g, p] = trick[g, p]
+    s[LAST_TRICK_LEADER][g] = leader
+    s[LAST_TRICK_WINNER][g] = winner
+    trick[g, :] = -1
+    s[LEADER][g] = winner  # the winner leads the next trick
+    s[TO_ACT][g] = winner
+    if number < 15:
+        s[TRICK_LEADERS][g, number + 1] = winner
+    if s[HANDS][g, winner] == 0:  # all hands empty: 16 tricks
+        _end_deal_k(s, g, rules, keys, order)
+
+
+@kernel(inline=True, counted=False)
+def _apply_k(s, g, action, autoreset, batch_size, rules, keys, order):
+    """One game's (checked) action; with ``autoreset`` a game that ends starts the slot's next."""
+    s[LAST_RETURNED][g] = -1
+    s[LAST_TRICK_WINNER][g] = -1
+    s[DEAL_ENDED][g] = False
+    s[DEAL_POINTS_][g, :] = 0
+    s[GAME_ENDED][g] = False
+    phase = s[PHASE][g]
+    if phase == MODE:
+        _choose_mode_k(s, g, action, rules)
+    elif phase == GIVE:
+        _give_k(s, g, action)
+    elif phase == RETURN:
+        _return_card_k(s, g, action)
+    elif phase == DISCARD:
+        _discard_k(s, g, action)
+    elif phase == PLAY:
+        _play_k(s, g, action, rules, keys, order)
+    if autoreset and s[GAME_ENDED][g]:
+        s[EPISODE][g] += 1
+        s[SEED][g] += np.uint64(batch_size)
+        _start_game_k(s, g, rules, keys, order)
+
+
+@kernel(inline=True, counted=False)
+def _refused_k(s, g, action, legal, have_legal, i, rules):
+    """Whether a game that is not over gets an action outside its legal set."""
+    if s[PHASE][g] == OVER:
+        return False  # finished games ignore their actions
+    bits = legal[i] if have_legal else _legal_game_k(s[PHASE], s[TO_ACT], s[HANDS], s[MODES_USED], s[TRICK],
+                                                     s[MODE_], g, rules)
+    return action < 0 or action >= 64 or not (bits >> np.uint64(action)) & _ONE64
+
+
+@kernel(counted=False)
+def _check_range_k(s, actions, games, subset, legal, have_legal, start, stop, refused, rules):
+    """Marks in ``refused`` the games start..stop-1 of the step given an illegal action."""
+    for i in range(start, stop):
+        refused[i] = _refused_k(s, _game_k(games, subset, i), actions[i], legal, have_legal, i, rules)
+
+
+@kernel(counted=False)
+def _apply_range_k(s, actions, games, subset, start, stop, autoreset, rules, keys, order):
+    """Applies the (checked) actions of the games start..stop-1 of the step (``keys``,
+    ``order``: the dealing's scratch). The per-game rules are inlined here (one call a range,
+    not several a game)."""
+    batch_size = s[PHASE].size
+    for i in range(start, stop):
+        _apply_k(s, _game_k(games, subset, i), actions[i], autoreset, batch_size, rules, keys, order)
+
+
+@kernel
+def _first_refused_k(refused):
+    """(index of the first refused action or -1, how many)."""
+    first, bad = -1, 0
+    for i in range(refused.size):
+        if refused[i]:
+            first = i if bad == 0 else first
+            bad += 1
+    return first, bad
+
+
+@kernel
+def _step_serial(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards,
+                 talon, mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair,
+                 exchange_done, exchange_trump, given, received, discards, played, shown_out, trick, past_tricks,
+                 trick_leaders, card_trick, leader, tricks_won, prev_points, scores, last_returned, last_trick,
+                 last_trick_leader, last_trick_winner, deal_ended, deal_points, game_ended, final_scores,
+                 actions, games, subset, legal, have_legal, autoreset, rules):
+    """:func:`step` of the listed games (all with ``subset`` false): checks every action, and
+    returns (index of the first illegal one, how many) untouched, or applies them: (-1, 0)."""
+    s = (seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards, talon,
+         mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair, exchange_done,
+         exchange_trump, given, received, discards, played, shown_out, trick, past_tricks, trick_leaders, card_trick,
+         leader, tricks_won, prev_points, scores, last_returned, last_trick, last_trick_leader, last_trick_winner,
+         deal_ended, deal_points, game_ended, final_scores)
+    n = actions.size
+    refused = np.empty(n, dtype=np.bool_)
+    _check_range_k(s, actions, games, subset, legal, have_legal, 0, n, refused, rules)
+    first, bad = _first_refused_k(refused)
+    if bad == 0:
+        _apply_range_k(s, actions, games, subset, 0, n, autoreset, rules, np.empty(52, dtype=np.uint64),
+                       np.empty(52, dtype=np.int64))
+    return first, bad
+
+
+_CHUNK = 64
+"""Games a thread of the parallel kernels takes at a time."""
+
+
+@kernel(parallel=True)
+def _step_parallel(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards,
+                   talon, mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair,
+                   exchange_done, exchange_trump, given, received, discards, played, shown_out, trick, past_tricks,
+                   trick_leaders, card_trick, leader, tricks_won, prev_points, scores, last_returned, last_trick,
+                   last_trick_leader, last_trick_winner, deal_ended, deal_points, game_ended, final_scores,
+                   actions, games, subset, legal, have_legal, autoreset, rules):
+    """:func:`_step_serial` over every core, in chunks of games: the games are independent."""
+    s = (seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards, talon,
+         mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair, exchange_done,
+         exchange_trump, given, received, discards, played, shown_out, trick, past_tricks, trick_leaders, card_trick,
+         leader, tricks_won, prev_points, scores, last_returned, last_trick, last_trick_leader, last_trick_winner,
+         deal_ended, deal_points, game_ended, final_scores)
+    n = actions.size
+    chunks = (n + _CHUNK - 1) // _CHUNK
+    refused = np.empty(n, dtype=np.bool_)
+    for c in prange(chunks):
+        _check_range_k(s, actions, games, subset, legal, have_legal, c * _CHUNK, min(n, (c + 1) * _CHUNK), refused,
+                       rules)
+    first, bad = _first_refused_k(refused)
+    if bad == 0:
+        for c in prange(chunks):
+            _apply_range_k(s, actions, games, subset, c * _CHUNK, min(n, (c + 1) * _CHUNK), autoreset, rules,
+                           np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64))
+    return first, bad
+
+
+@kernel
+def _start_games_k(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards,
+                   talon, mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair,
+                   exchange_done, exchange_trump, given, received, discards, played, shown_out, trick, past_tricks,
+                   trick_leaders, card_trick, leader, tricks_won, prev_points, scores, last_returned, last_trick,
+                   last_trick_leader, last_trick_winner, deal_ended, deal_points, game_ended, final_scores,
+                   games, what, rules):
+    """What ``init`` (``what`` 0: new games) and ``set_cards`` (1: the deal's cards are in
+    ``dealt`` and ``talon_cards``) do to each of ``games``."""
+    s = (seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards, talon,
+         mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair, exchange_done,
+         exchange_trump, given, received, discards, played, shown_out, trick, past_tricks, trick_leaders, card_trick,
+         leader, tricks_won, prev_points, scores, last_returned, last_trick, last_trick_leader, last_trick_winner,
+         deal_ended, deal_points, game_ended, final_scores)
+    keys, order = np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64)  # dealing's scratch
+    for g in games:
+        if what == 0:
+            _start_game_k(s, g, rules, keys, order)
+        else:
+            _install_k(s, g)
+
+
+@kernel
+def _classes_k(trick, mode, cards, rules):
+    """:func:`play_classes` (``cards`` empty) or :func:`ruled_out` of ``cards``, over games."""
+    n = trick.shape[0]
+    if cards.size:
+        out = np.zeros((n, 1), dtype=np.uint64)
+        for i in range(n):
+            out[i, 0] = _ruled_out_k(trick[i, 0], trick[i, 1], trick[i, 2], mode[i], cards[i], rules)
+        return out
+    out = np.zeros((n, 5), dtype=np.uint64)
+    for i in range(n):
+        classes, used = _play_classes_k(trick[i, 0], trick[i, 1], trick[i, 2], mode[i], rules)
+        for k in range(used):
+            out[i, k] = classes[k]
+    return out
+
+
+for _kernel in (_step_serial, _step_parallel, _start_games_k):
+    assert tuple(_kernel.py_func.__code__.co_varnames[:len(_KERNEL_FIELDS)]) == _KERNEL_FIELDS, \
+        "a kernel's state arguments must follow State's fields"
+
+
+_arrays = operator.attrgetter(*_KERNEL_FIELDS)
+"""``_arrays(state)``: the state's arrays in the kernels' order (State's fields), in one C call."""
+
+
+# ----------------------------------------------------------------------------- the public rules
+
+def _serial_kernels() -> tuple:
+    return _start_games_k, _legal_serial, _step_serial, _classes_k
+
+
+def _start_game(state: State, games: np.ndarray) -> None:
+    announce_compiling(_serial_kernels(), "the engine's kernels")
+    _start_games_k(*_arrays(state), contiguous(games, np.intp), 0, _rule_code(state.rules))
 
 
 def set_cards(state: State, games: np.ndarray, dealt: np.ndarray, talon_cards: np.ndarray) -> None:
     """Start the current deal of ``games`` with these cards (as dealt, and the talon).
 
     The dealing step of :func:`step`; the record replayer calls it with a record's cards.
+    ``dealt`` is int8[G, 3, 16] (or broadcasts to it), ``talon_cards`` int8[G, 4]; card ids
+    0..51, -1 for none; anything else is a one-line ValueError, the state unchanged.
     """
-    playmaker = (state.dealer[games] + PLAYMAKER) % 3
-    state.dealt[games] = dealt
-    state.first_six[games] = cards_to_bits(state.dealt[games, playmaker, :6])
-    state.talon_cards[games] = talon_cards
-    state.hands[games] = cards_to_bits(dealt)
-    state.talon[games] = cards_to_bits(talon_cards)
-    state.phase[games] = MODE
-    state.to_act[games] = playmaker
-    _reset(state, games, "deal")
+    games = _game_numbers(games, state.batch_size, "engine.set_cards")
+    cards = []
+    for name, value, shape in (("dealt", dealt, (3, 16)), ("talon_cards", talon_cards, (4,))):
+        value = np.asarray(value)
+        try:
+            value = np.broadcast_to(value, (games.size, *shape))
+        except ValueError:
+            raise ValueError(f"engine.set_cards: {name} must have shape ({games.size}, "
+                             f"{', '.join(map(str, shape))}), got {value.shape}") from None
+        if value.dtype.kind not in "iu" or (value.size and (value.min() < -1 or value.max() > 51)):
+            raise ValueError(f"engine.set_cards: {name} must be card ids 0..51 (-1 for none), got {shorten(value)}")
+        cards.append(value)
+    state.dealt[games] = cards[0]
+    state.talon_cards[games] = cards[1]
+    _start_games_k(*_arrays(state), contiguous(games, np.intp), 1, _rule_code(state.rules))
+
+
+def _game_numbers(games, batch_size: int, what: str) -> np.ndarray:
+    """``games`` (an index array, a boolean mask or a slice, as numpy indexes the batch) as
+    ``intp[k]`` game numbers, or a one-line ValueError."""
+    try:
+        rows = np.arange(batch_size)[games]
+    except (IndexError, TypeError, ValueError):
+        rows = None
+    if rows is None or np.ndim(rows) != 1:
+        raise ValueError(f"{what}: games must be game numbers 0..{batch_size - 1} (an index array, a boolean mask "
+                         f"or a slice), got {shorten(games)}")
+    return rows
 
 
 # ----------------------------------------------------------------------------- legality
@@ -337,35 +947,12 @@ def play_classes(rules: Rules, trick: np.ndarray, mode: np.ndarray) -> list:
     ``must_overtake`` puts first the led-suit cards above the best one on the table (unless
     the trick is already trumped); ``must_overtrump`` puts the trumps above the best trump
     on the table right after the led suit, when trumps were not led (R15).
+    The kernel of legal play computes them (``trick`` int8[B, 3] by position, ``mode`` int8[B]).
     """
-    led_suit = SAME_SUIT[trick[:, 0]]  # empty when leading
-    trumps = TRUMPS[mode] * (led_suit != 0)  # the leader plays any card
-    if not (rules.must_overtake or rules.must_overtrump):
-        return [led_suit, trumps, _ALL_CARDS]
-    in_suit = (bit(trick)[:, :, None] & np.stack([led_suit, trumps], axis=1)[:, None, :]) != 0
-    # Best card of the led suit / of trumps on the table, -1 if none.
-    best_led, best_trump = np.where(in_suit, trick[:, :, None], -1).max(axis=1).T
-    zero = np.uint64(0)
-    trumped = (best_trump >= 0) & (led_suit != trumps)
-    overtake = np.where(~trumped, above(best_led), zero) if rules.must_overtake else zero
-    overtrump = np.where(led_suit != trumps, above(best_trump), zero) if rules.must_overtrump else zero
-    return [overtake, led_suit, overtrump, trumps, _ALL_CARDS]
-
-
-def _legal_plays(rules: Rules, hand: np.ndarray, trick: np.ndarray, mode: np.ndarray) -> np.ndarray:
-    """R13-R15: the cards of ``hand`` the seat to act may play to ``trick``."""
-    classes = play_classes(rules, trick, mode)
-    if hand.size == 1:  # one game: the same choice in Python ints (fewer numpy calls)
-        held = hand.item(0)
-        for cards in _class_ints(classes)[:-1]:
-            if held & cards:
-                return np.array([held & cards], dtype=np.uint64)
-        return hand & classes[-1]
-    legal = hand & classes[-1]
-    for cards in reversed(classes[:-1]):  # the first class the hand holds any card of
-        held = hand & cards
-        legal = np.where(held != 0, held, legal)
-    return legal
+    trick, mode = contiguous(trick, np.int8).reshape(-1, 3), contiguous(mode, np.int8).reshape(-1)
+    classes = _classes_k(trick, mode, np.zeros(0, dtype=np.int8), _rule_code(rules))
+    used = 5 if rules.must_overtake or rules.must_overtrump else 3
+    return [classes[:, k] for k in range(used - 1)] + [_ALL_CARDS]
 
 
 def ruled_out(rules: Rules, trick: np.ndarray, mode: np.ndarray, cards: np.ndarray) -> np.ndarray:
@@ -373,73 +960,32 @@ def ruled_out(rules: Rules, trick: np.ndarray, mode: np.ndarray, cards: np.ndarr
     trick before the card, by position): a card of class k (:func:`play_classes`) rules out the
     classes before k (R13: a void in the led suit; R14: no trump either; the R15 options:
     nothing that could beat the table). Leading shows nothing. Kept in ``State.shown_out``."""
-    if not (rules.must_overtake or rules.must_overtrump):  # whole suits: the suits alone decide
-        return _SUITS_RULED_OUT[mode, trick[:, 0] // 13, np.asarray(cards) // 13]
-    card = bit(cards)
-    classes = play_classes(rules, trick, mode)
-    found = trick[:, 0] < 0  # leading shows nothing
-    shown = np.zeros(card.shape, dtype=np.uint64)
-    for cards_of_class in classes[:-1]:  # the last class (any card) rules out nothing
-        found = found | ((cards_of_class & card) != 0)
-        shown |= np.where(found, _NONE, cards_of_class)
-    return shown
-
-
-_NONE = np.uint64(0)
-
-
-def _class_ints(classes: list) -> list[int]:
-    """:func:`play_classes` of one game as Python ints."""
-    return [c.item(0) for c in classes]
-
-
-def _ruled_out_one(classes: list[int], card: int) -> int:
-    """:func:`ruled_out` of one game, from its :func:`play_classes` as Python ints: the
-    classes before the first one holding ``card``."""
-    shown = 0
-    for cards in classes:
-        if cards >> card & 1:
-            break
-        shown |= cards
-    return shown
-
-
-def _suits_ruled_out() -> np.ndarray:
-    """uint64[mode, led suit, card suit]: :func:`ruled_out` under the rule book's default
-    rules, where every class of :func:`play_classes` is a whole suit (the led suit, trumps,
-    any card), so that the suits alone decide it; computed from play_classes itself. Index -1
-    (mode not chosen; nothing led) is the last row, as numpy reads negative indices."""
-    table = np.zeros((7, 5, 4), dtype=np.uint64)
-    for mode in range(-1, 6):
-        for led in range(-1, 4):
-            trick = np.array([[13 * led if led >= 0 else -1, -1, -1]], dtype=np.int8)
-            classes = _class_ints(play_classes(Rules(), trick, np.array([mode], dtype=np.int8)))
-            for suit in range(4):
-                table[mode, led, suit] = _ruled_out_one(classes, 13 * suit + 12)  # any card of the suit
-    return table
-
-
-_SUITS_RULED_OUT = _suits_ruled_out()
+    trick, mode = contiguous(trick, np.int8).reshape(-1, 3), contiguous(mode, np.int8).reshape(-1)
+    cards = contiguous(np.broadcast_to(cards, mode.shape), np.int8)
+    return _classes_k(trick, mode, cards, _rule_code(rules))[:, 0] if cards.size else np.zeros(0, np.uint64)
 
 
 def legal_bits(state: State, games: np.ndarray | None = None) -> np.ndarray:
     """uint64[B] (or [len(games)]): bit a is set when action a is legal for the seat to act."""
-    rows = np.arange(state.batch_size) if games is None else games
-    select = slice(None) if games is None else games
-    to_act = state.to_act[select]  # -1 once a game is over: reads a hand that is ignored below
-    hand = state.hands[rows, to_act]
-    phase = state.phase[select]
-    if phase.size == 1:  # one game (the AEC env, replays): only its own decision's set
-        phase = int(phase[0])
-        if phase == PLAY:
-            return _legal_plays(state.rules, hand, state.trick[select], state.mode[select])
-        if phase == MODE:
-            return FREE_MODES[state.modes_used[rows, to_act]]
-        return hand if phase != OVER else np.zeros(1, dtype=np.uint64)
-    free_modes = FREE_MODES[state.modes_used[rows, to_act]]  # R8
-    plays = _legal_plays(state.rules, hand, state.trick[select], state.mode[select])
-    # Exchange gives, free returns and discards may be any held card (R21, section 5).
-    return np.choose(phase, (free_modes, hand, hand, hand, plays, np.uint64(0)))
+    if games is None:
+        rows, subset = _NO_GAMES, False
+    else:
+        rows, subset = _game_numbers(games, state.batch_size, "engine.legal_bits"), True
+    kernel_ = _legal_parallel if _parallel(rows.size if subset else state.batch_size) else _legal_serial
+    return kernel_(state.phase, state.to_act, state.hands, state.modes_used, state.trick, state.mode, rows, subset,
+                   _rule_code(state.rules))
+
+
+_NO_GAMES = np.zeros(0, dtype=np.intp)
+
+
+def _parallel(games: int) -> bool:
+    """Whether ``games`` games run on every core: from _PARALLEL_FROM games, when numba has threads
+    on a layer that forked workers survive (:data:`jit.PARALLEL_SAFE`)."""
+    if games < _PARALLEL_FROM or not PARALLEL_SAFE or numba.get_num_threads() < 2:
+        return False
+    announce_compiling((_legal_parallel, _step_parallel), "the engine's parallel kernels")
+    return True
 
 
 def legal_action_mask(state: State) -> np.ndarray:
@@ -462,40 +1008,28 @@ def step(state: State, actions, autoreset: bool = False, legal: np.ndarray | Non
     ``legal_bits(state, games)`` when the caller has just computed it for this very state.
     """
     actions = np.asarray(actions)
-    if games is not None:
-        games = _checked_games(games, state.batch_size)
-    n = state.batch_size if games is None else games.size
+    subset = games is not None
+    games = _checked_games(games, state.batch_size) if subset else _NO_GAMES
+    n = games.size if subset else state.batch_size
     if actions.shape != (n,) or actions.dtype.kind not in "iu":
         raise ValueError(f"actions must be integers of shape ({n},), got {actions.dtype} {actions.shape}")
-    if games is None:  # the whole batch: slices instead of index arrays where it can
-        games, select = (_FIRST_GAME if n == 1 else np.arange(n)), slice(None)
-    else:
-        select = games
-    if legal is None:
-        legal = legal_bits(state, None if isinstance(select, slice) else games)
-    phase = state.phase[select]
-    # numpy's shifts by 64 or more give 0, so out-of-range ids (negative ones wrap) are refused too.
-    refused = ((legal >> actions.astype(np.uint64)) & np.uint64(1)) == 0
-    if np.count_nonzero(refused):  # finished games ignore their actions; any other refusal is an error
-        bad = np.flatnonzero(refused & (phase != OVER))
-        if bad.size:
-            raise IllegalActionError(_illegal_message(state, int(games[bad[0]]), int(actions[bad[0]]), bad.size))
-
-    _reset(state, select, "step")
-    if n == 1:  # one game (the AEC env, replays): no grouping needed
-        groups = [] if phase[0] == OVER else [(int(phase[0]), games, actions)]
-    else:
-        present = np.flatnonzero(np.bincount(phase, minlength=OVER + 1)[:OVER])
-        groups = [(p, games[phase == p], actions[phase == p]) for p in present.tolist()]
-    for p, group, group_actions in groups:  # each game once, in the phase it was in
-        _HANDLERS[p](state, group, group_actions)
-    if autoreset:
-        ended = games[state.game_ended[select]]
-        if ended.size:
-            state.episode[ended] += 1
-            state.seed[ended] += np.uint64(state.batch_size)
-            _start_game(state, ended)
+    if legal is not None:
+        legal = np.asarray(legal)
+        if legal.shape != (n,) or legal.dtype.kind not in "iu":
+            raise ValueError(f"legal must be legal_bits(state, games): uint64 of shape ({n},), "
+                             f"got {legal.dtype} {legal.shape}")
+    # Negative ids (and uint64 ones from 2**63) become negative int64s: refused as out of range.
+    kernel_ = _step_parallel if _parallel(n) else _step_serial
+    first, bad = kernel_(*_arrays(state), actions.astype(np.int64, copy=False), games, subset,
+                         _NO_LEGAL if legal is None else contiguous(legal, np.uint64), legal is not None,
+                         bool(autoreset), _rule_code(state.rules))
+    if bad:
+        raise IllegalActionError(_illegal_message(state, int(games[first]) if subset else first,
+                                                  int(actions[first]), bad))
     return state
+
+
+_NO_LEGAL = np.zeros(0, dtype=np.uint64)
 
 
 def _checked_games(games, batch_size: int) -> np.ndarray:
@@ -520,191 +1054,8 @@ def _checked_games(games, batch_size: int) -> np.ndarray:
             low, high = values[0], values[-1]
         if low < 0 or high >= batch_size:
             raise ValueError(f"games must be game numbers 0..{batch_size - 1}, got {low if low < 0 else high}")
-    return games.astype(np.intp, copy=False)
+    return contiguous(games, np.intp)
 
-
-def _choose_mode(state: State, games: np.ndarray, actions: np.ndarray) -> None:
-    mode = (actions - MODE_ACTION_OFFSET).astype(np.int8)
-    playmaker = state.to_act[games]
-    state.mode[games] = mode
-    state.modes_used[games, playmaker] |= (1 << mode).astype(np.uint8)  # R8
-    # R17: exchanges only in trump deals after the first, and only with the option on.
-    exchanging = (mode < 4) & (state.deal[games] > 0) & state.rules.exchanges
-    _plan_exchanges(state, games[exchanging])
-    _reveal_talon(state, games[~exchanging])
-
-
-def _plan_exchanges(state: State, games: np.ndarray) -> None:
-    """R18-R20: pair givers (positive points) with receivers (negative) in serving order."""
-    if games.size == 0:
-        return
-    points = state.prev_points[games].astype(np.int16)
-    dealer = state.dealer[games][:, None]
-    giver = (dealer + _ORDER_GIVERS) % 3  # [G, 6]: every (giver, receiver) of EXCHANGE_ORDER
-    receiver = (dealer + _ORDER_RECEIVERS) % 3
-    rows = np.arange(games.size)[:, None]
-    given_points, received_points = points[rows, giver], points[rows, receiver]
-    has = (given_points > 0) & (received_points < 0)
-    # R19: min(giver's points, receiver's lost points) covers all three cases.
-    cards = np.minimum(given_points, -received_points)
-    slot = np.cumsum(has, axis=1) - 1  # at most two pairs: points sum to zero over three seats
-    row, pair = np.nonzero(has)
-    game, pair_giver, pair_receiver = games[row], giver[row, pair], receiver[row, pair]
-    state.exchange_giver[game, slot[row, pair]] = pair_giver
-    state.exchange_receiver[game, slot[row, pair]] = pair_receiver
-    state.exchange_due[game, pair_giver, pair_receiver] = cards[row, pair]
-    exchanging = has.any(axis=1)
-    started = games[exchanging]
-    state.phase[started] = GIVE
-    state.to_act[started] = state.exchange_giver[started, 0]
-    _reveal_talon(state, games[~exchanging])  # R18: nobody scored, no exchange
-
-
-_ORDER_GIVERS = np.array([giver for giver, _ in EXCHANGE_ORDER])
-_ORDER_RECEIVERS = np.array([receiver for _, receiver in EXCHANGE_ORDER])
-
-
-def _current_pair(state: State, games: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    pair = state.exchange_pair[games]
-    return state.exchange_giver[games, pair], state.exchange_receiver[games, pair]
-
-
-def _give(state: State, games: np.ndarray, cards: np.ndarray) -> None:
-    giver, receiver = _current_pair(state, games)
-    card_bit = bit(cards)
-    state.hands[games, giver] &= ~card_bit
-    state.hands[games, receiver] |= card_bit
-    state.given[games, giver] |= card_bit
-    state.received[games, receiver] |= card_bit
-    # R21: after a trump the receiver chooses its return (a decision) ...
-    trump = suit_of(cards) == state.mode[games]
-    chooser = games[trump]
-    state.phase[chooser] = RETURN
-    state.to_act[chooser] = receiver[trump]
-    state.exchange_trump[chooser] = cards[trump]
-    # ... otherwise it must return its highest card of that suit, the one just given included.
-    forced = games[~trump]
-    suit_held = state.hands[forced, receiver[~trump]] & SUIT_MASKS[suit_of(cards[~trump])]
-    _return_card(state, forced, highest(suit_held))
-
-
-def _return_card(state: State, games: np.ndarray, cards: np.ndarray) -> None:
-    giver, receiver = _current_pair(state, games)
-    card_bit = bit(cards)
-    state.hands[games, receiver] &= ~card_bit
-    state.hands[games, giver] |= card_bit
-    state.given[games, receiver] |= card_bit
-    state.received[games, giver] |= card_bit
-    state.last_returned[games] = cards
-    state.exchange_trump[games] = -1
-    state.exchange_done[games, giver, receiver] += 1
-    # R20: a pair completes all its cards before the next pair starts.
-    pair_done = state.exchange_done[games, giver, receiver] >= state.exchange_due[games, giver, receiver]
-    state.phase[games[~pair_done]] = GIVE
-    state.to_act[games[~pair_done]] = giver[~pair_done]
-    finished = games[pair_done]
-    state.exchange_pair[finished] += 1
-    next_pair = np.minimum(state.exchange_pair[finished], 1)
-    more = (state.exchange_pair[finished] < 2) & (state.exchange_giver[finished, next_pair] >= 0)
-    state.phase[finished[more]] = GIVE
-    state.to_act[finished[more]] = state.exchange_giver[finished[more], next_pair[more]]
-    _reveal_talon(state, finished[~more])
-
-
-def _reveal_talon(state: State, games: np.ndarray) -> None:
-    """Section 5, step 4: the talon is shown to all and joins the playmaker's hand."""
-    playmaker = (state.dealer[games] + PLAYMAKER) % 3
-    state.hands[games, playmaker] |= state.talon[games]
-    state.phase[games] = DISCARD
-    state.to_act[games] = playmaker
-
-
-def _discard(state: State, games: np.ndarray, cards: np.ndarray) -> None:
-    playmaker = state.to_act[games]
-    state.hands[games, playmaker] &= ~bit(cards)
-    state.discards[games] |= bit(cards)
-    done = games[count(state.discards[games]) == 4]
-    state.phase[done] = PLAY
-    state.leader[done] = state.to_act[done]  # the playmaker leads the first trick
-    state.trick_leaders[done, 0] = state.to_act[done]
-
-
-def _play(state: State, games: np.ndarray, cards: np.ndarray) -> None:
-    if games.size == 1:
-        _play_one(state, games.item(0), cards.item(0))
-        return
-    seat = state.to_act[games]
-    card_bit = bit(cards)
-    hand = state.hands[games, seat]
-    # The index of this trick: every hand holds 16 cards at the first lead and gives one per trick.
-    number = 16 - count(hand)
-    state.hands[games, seat] = hand & ~card_bit
-    state.played[games, seat] |= card_bit
-    state.card_trick[games, cards] = number
-    position = _POSITION[seat - state.leader[games]]  # 0 for the leader, then clockwise
-    if np.count_nonzero(position):  # a lead shows nothing
-        shown = ruled_out(state.rules, state.trick[games], state.mode[games], cards)
-        if np.count_nonzero(shown):  # most cards follow suit and show nothing either
-            state.shown_out[games, seat] |= shown
-    state.trick[games, position] = cards
-    state.to_act[games] = NEXT_SEAT[seat]  # R12: clockwise
-    last = position == 2
-    complete, number = games[last], number[last]
-    if complete.size == 0:
-        return
-    trick = state.trick[complete]
-    state.past_tricks[complete, number] = trick
-    winner = (state.leader[complete] + trick_winner_position(trick, state.mode[complete])) % 3
-    state.tricks_won[complete, winner] += 1
-    state.last_trick[complete] = trick
-    state.last_trick_leader[complete] = state.leader[complete]
-    state.last_trick_winner[complete] = winner
-    state.trick[complete] = -1
-    state.leader[complete] = winner  # the winner leads the next trick
-    state.to_act[complete] = winner
-    going_on = number < 15
-    state.trick_leaders[complete[going_on], number[going_on] + 1] = winner[going_on]
-    _end_deal(state, complete[state.hands[complete, winner] == 0])  # all hands empty: 16 tricks
-
-
-def _play_one(state: State, game: int, card: int) -> None:
-    """:func:`_play` for one game (the AEC env and replays step one game at a time) with
-    Python ints, where numpy's fixed cost per call is most of the batch code's cost. The
-    same updates in the same order; tests/test_determinism.py checks that a game played
-    alone (this path) and in a batch (the other) goes through the same states."""
-    seat, leader = state.to_act.item(game), state.leader.item(game)
-    hand = state.hands.item(game, seat)
-    number = 16 - hand.bit_count()  # the index of this trick, as in _play
-    state.hands[game, seat] = hand & ~(1 << card)
-    state.played[game, seat] = state.played.item(game, seat) | 1 << card
-    state.card_trick[game, card] = number
-    position = (seat - leader) % 3  # 0 for the leader, then clockwise
-    one = slice(game, game + 1)
-    if position:  # a lead shows nothing
-        if state.rules.must_overtake or state.rules.must_overtrump:
-            shown = _ruled_out_one(_class_ints(play_classes(state.rules, state.trick[one], state.mode[one])), card)
-        else:  # whole suits, as in ruled_out
-            shown = _SUITS_RULED_OUT.item(state.mode.item(game), state.trick.item(game, 0) // 13, card // 13)
-        if shown:
-            state.shown_out[game, seat] = state.shown_out.item(game, seat) | shown
-    state.trick[game, position] = card
-    state.to_act[game] = NEXT_SEAT[seat]  # R12: clockwise
-    if position < 2:
-        return
-    trick = state.trick[game].tolist()
-    state.past_tricks[game, number] = trick
-    winner = (leader + trick_winner_position(state.trick[one], state.mode[one]).item(0)) % 3
-    state.tricks_won[game, winner] += 1
-    state.last_trick[game] = trick
-    state.last_trick_leader[game] = leader
-    state.last_trick_winner[game] = winner
-    state.trick[game] = -1
-    state.leader[game] = winner  # the winner leads the next trick
-    state.to_act[game] = winner
-    if number < 15:
-        state.trick_leaders[game, number + 1] = winner
-    if state.hands.item(game, winner) == 0:  # all hands empty: 16 tricks
-        _end_deal(state, np.array([game]))
 
 
 # STRENGTH[mode, led suit, card] (R16): trumps beat the led suit, which beats the rest,
@@ -742,26 +1093,6 @@ def deal_points(tricks_won: np.ndarray, dealer: np.ndarray, mode: np.ndarray) ->
     return np.where(minimum, target - won, won - target).astype(np.int8)
 
 
-def _end_deal(state: State, games: np.ndarray) -> None:
-    if games.size == 0:
-        return
-    points = deal_points(state.tricks_won[games], state.dealer[games], state.mode[games])
-    state.scores[games] += points  # R25
-    state.prev_points[games] = points
-    state.deal_points[games] = points
-    state.deal_ended[games] = True
-    state.deal[games] += 1
-    last = state.deal[games] >= state.rules.num_deals
-    over = games[last]
-    state.phase[over] = OVER
-    state.to_act[over] = -1
-    state.game_ended[over] = True
-    state.final_scores[over] = state.scores[over]
-    going_on = games[~last]
-    state.dealer[going_on] = (state.dealer[going_on] + 1) % 3  # R4: the deal passes left
-    _start_deal(state, going_on)
-
-
 def win_credits(scores: np.ndarray) -> np.ndarray:
     """float[G,3]: R6, each seat's share of the win: the highest total wins, and each of
     k tied leaders gets 1/k (equal totals share the win)."""
@@ -776,9 +1107,6 @@ def places(scores: np.ndarray) -> np.ndarray:
     above = (scores[:, None, :] > scores[:, :, None]).sum(axis=2)  # players strictly ahead
     tied = (scores[:, None, :] == scores[:, :, None]).sum(axis=2)  # itself included
     return 1 + above + (tied - 1) / 2
-
-
-_HANDLERS = {MODE: _choose_mode, GIVE: _give, RETURN: _return_card, DISCARD: _discard, PLAY: _play}
 
 
 # ----------------------------------------------------------------------------- explanations

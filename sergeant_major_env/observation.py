@@ -68,16 +68,29 @@ the voids and the list of tricks). ``VERSION`` numbers this layout: it changes w
 segment is added, removed, resized or rescaled, and every model file records the version
 it was trained on, so a model never silently reads another layout. Pairs in
 ``exchange_*`` are ordered (0→1, 0→2, 1→0, 1→2, 2→0, 2→1) in relative seats.
+
+Both functions are compiled kernels (:mod:`sergeant_major_env.jit`): one routine writes each
+game's row straight from the state, one game after another; from 256 games the games are
+spread over every core where numba has its tbb threading layer (``pip install tbb``; numba's
+other layer, GNU OpenMP, is unsafe in the forked worker processes, so without tbb every
+batch is observed serially). A single game costs a few microseconds. The machine code is cached on disk: only the first call on a machine
+(or after an upgrade) compiles, for some seconds; later processes load it. ``observe(state,
+seat, out=array)`` writes into a caller's float32 array instead of a new one (an env that
+observes every step allocates nothing).
 """
 
 from __future__ import annotations
 
+import operator
+import re
 from typing import Any
 
 import numpy as np
 
-from .cards import SUIT_MASKS, bit
-from .engine import DISCARD, MIN_TARGETS, MINIMUM, MODE, PLAYMAKER, STRENGTH, TARGETS, State, targets, trick_winner_position
+from .cards import SUIT_MASKS
+from .engine import DISCARD, MIN_TARGETS, MINIMUM, MODE, PLAYMAKER, STRENGTH, TARGETS, State
+from .jit import PARALLEL_SAFE, kernel, prange
+from .limits import shorten
 
 VERSION = 2
 """The observation layout's version (see the module docstring)."""
@@ -105,216 +118,268 @@ OBSERVATION_SIZE = _offset
 DERIVED = ("winning_card", "winners_in_hand", "highest_left", "winning_seat", "tricks_needed", "unseen_per_suit")
 """The segments computed from the others (see the module docstring)."""
 
-_NUM_PLANES = 14  # the card planes come first: hand ... highest_left
-_CARD_WIDTH = 52 * _NUM_PLANES
-assert SEGMENTS["decision"].start == _CARD_WIDTH
-_CARD_BYTES = _CARD_WIDTH // 8  # the planes end on a byte boundary (728 bits)
-_NUMBER_WORDS = 3  # uint64 words holding one bit per entry after the planes (191 of 192 bits)
-_PACKED_BYTES = _CARD_BYTES + 8 * _NUMBER_WORDS
-assert _CARD_WIDTH % 8 == 0 and OBSERVATION_SIZE <= 8 * _PACKED_BYTES < OBSERVATION_SIZE + 8
-_PAIRS = ((0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1))
-
-# The batch path. Nearly every entry of the vector is 0 or 1: the 14 card planes, the
-# one-hot blocks, the voids, the trick leaders. So the path packs those bits of each game
-# into 115 bytes (the card planes, 52 bits each, in 91 bytes; then one bit per entry after
-# them, in three uint64 words), turns them into float32 with one unpack and one contiguous
-# cast, and then writes the scaled numbers (targets, counts, points, card_trick ...) over
-# their columns, whose bits were left 0. Seat-relative values are read with one flat `take`
-# per field (index 3 * game + absolute seat), so the cost barely grows with the batch size.
-
-
-def _relative(seat: int, k: int) -> int:
-    return (seat + k) % 3
-
-
-def _one_hot(value: int, n: int) -> list[int]:
-    return [int(value == k) for k in range(n)]
-
-
-def _number_slice(name: str) -> slice:
-    """Where segment ``name`` lies among the entries after the card planes."""
-    return slice(SEGMENTS[name].start - _CARD_WIDTH, SEGMENTS[name].stop - _CARD_WIDTH)
-
-
-_RELATIVE_SEATS = np.array([[_relative(seat, k) for k in range(3)] for seat in range(3)])  # [seat, k]: absolute seat
-_PAIR_COLUMNS = np.array([[3 * _relative(seat, g) + _relative(seat, r) for g, r in _PAIRS] for seat in range(3)])
-_PLAYMAKER_SEAT = np.array([(dealer + PLAYMAKER) % 3 for dealer in range(3)])
-_SUITS = SUIT_MASKS[:4]
-_TRUMPS = [set(range(13 * mode, 13 * mode + 13)) if mode < 4 else set() for mode in range(6)]
-_BEATS = np.array([[0] * 53] + [  # [mode + 1, card + 1]: the cards that beat `card` on the table (R16)
-    [0] + [sum(1 << c for c in range(52) if (c // 13 == best // 13 and c > best)
-               or (c in _TRUMPS[mode] and best not in _TRUMPS[mode])) for best in range(52)]
-    for mode in range(6)], dtype=np.uint64)
-_SUIT_BITS = np.uint64(0x1FFF)  # the 13 cards of a suit shifted down to bits 0..12
-_TOP_CARD = np.array([0] + [1 << (v.bit_length() - 1) for v in range(1, 1 << 13)], dtype=np.uint64)
-"""_TOP_CARD[13 cards of a suit as bits]: the highest of them, as a bit."""
-
-
-def _scale(name: str) -> np.float32:
-    return np.float32(1 / SCALES[name])
-
-
-# The situation of a game as one index: phase, mode, seat to act, trick leader, dealer and
-# observer. It decides decision ... roles, trick_leader (bits) and the targets.
-_SITUATIONS = [(phase, mode, to_act, leader, dealer, seat) for phase in range(6) for mode in range(-1, 6)
-               for to_act in range(-1, 3) for leader in range(-1, 3) for dealer in range(3) for seat in range(3)]
-
-
-def _situation_index(state: State, seat: np.ndarray) -> np.ndarray:
-    """intp[B]: each game's index into _SITUATIONS (the order of its loops above)."""
-    index = state.phase.astype(np.intp) * 7 + state.mode + 1
-    index = (index * 4 + state.to_act + 1) * 4 + state.leader + 1
-    return (index * 3 + state.dealer) * 3 + seat
-
-
-def _situation_bits(phase: int, mode: int, to_act: int, leader: int, dealer: int, seat: int) -> int:
-    """The set entries of decision ... roles and trick_leader as bits (bit i: entry i after
-    the card planes): the decision kind (none once over), the relative seat to act (none at
-    -1), the mode, the role of each relative seat, the relative trick leader."""
-    def rel(s: int) -> int:
-        return (s - seat) % 3 if s >= 0 else 3  # 3: none
-
-    entries = _one_hot(phase, 5) + _one_hot(rel(to_act), 3) + _one_hot(mode, 6)
-    for k in range(3):
-        entries += _one_hot((_relative(seat, k) - dealer) % 3, 3)
-    assert len(entries) == _number_slice("roles").stop
-    bits = sum(1 << i for i, e in enumerate(entries) if e)
-    return bits | sum(1 << (_number_slice("trick_leader").start + k) for k in range(3) if rel(leader) == k)
-
-
-_SITUATION_BITS = np.array([_situation_bits(*s) for s in _SITUATIONS], dtype=np.uint64)
-_SITUATION_TARGETS = np.array([  # the tricks each relative seat must make (R23, R24)
-    (MIN_TARGETS if mode == MINIMUM else TARGETS)[[(_relative(seat, k) - dealer) % 3 for k in range(3)]]
-    for _, mode, _, _, dealer, seat in _SITUATIONS], dtype=np.int8)
-_SEAT_BIT = np.array([1, 2, 4, 0], dtype=np.uint64)  # [relative seat]: its one-hot bit; [3]: none
-_SPREAD3 = np.array([sum(1 << 3 * i for i in range(8) if byte >> i & 1) for byte in range(256)], dtype=np.uint64)
-"""_SPREAD3[byte]: bit i of the byte moved to bit 3 i (one trick per 3 entries of trick_leaders)."""
-
-
-def _put_bits(words: np.ndarray, value: np.ndarray, position: int, width: int) -> None:
-    """OR the ``width``-bit numbers ``value`` (uint64[B]) into the bit rows ``words``
-    (uint64[B, _NUMBER_WORDS]) at bit ``position``, across a word boundary if need be."""
-    word, shift = divmod(position, 64)
-    words[:, word] |= value << np.uint64(shift)
-    if shift + width > 64:
-        words[:, word + 1] |= value >> np.uint64(64 - shift)
-
-
-def _card_planes(state: State, seat: np.ndarray, own: np.ndarray, relative: np.ndarray,
-                 best_position: np.ndarray) -> np.ndarray:
-    """uint64[B, 14]: the observer's card planes hand ... highest_left (the docstring's order).
-    ``own`` and ``relative`` index the observer and its relative seats in [B, 3] fields."""
-    n = state.batch_size
-    planes = np.empty((n, _NUM_PLANES), dtype=np.uint64)
-    is_playmaker = seat == _PLAYMAKER_SEAT[state.dealer]
-    hand = state.hands.take(own)
-    choosing = state.phase == MODE
-    if np.count_nonzero(choosing):  # R9: the playmaker sees its first six cards only
-        hand = np.where(choosing & is_playmaker, state.first_six, hand)
-    planes[:, 0] = hand
-    planes[:, 1:4] = state.played.take(relative)
-    planes[:, 4:7] = bit(state.trick)
-    planes[:, 7] = np.where(state.phase >= DISCARD, state.talon, np.uint64(0))  # shown once taken
-    planes[:, 8] = np.where(is_playmaker, state.discards, np.uint64(0))
-    planes[:, 9] = state.given.take(own)
-    planes[:, 10] = state.received.take(own)
-    # Derived: the card winning the trick so far, the own cards that would beat it (R16),
-    # and per suit the highest card not played nor among own discards.
-    best = state.trick.take(3 * np.arange(n) + best_position)  # -1 on an empty table (position 0)
-    planes[:, 11] = bit(best)
-    planes[:, 12] = hand & _BEATS.take((state.mode.astype(np.intp) + 1) * 53 + best + 1)
-    remaining = ~(planes[:, 1] | planes[:, 2] | planes[:, 3] | planes[:, 8])
-    highest_left = planes[:, 13]
-    highest_left[...] = _TOP_CARD.take(remaining & _SUIT_BITS)
-    for suit in range(1, 4):
-        shift = np.uint64(13 * suit)
-        highest_left |= _TOP_CARD.take((remaining >> shift) & _SUIT_BITS) << shift
-    return planes
-
-
-def _pack_planes(planes: np.ndarray, out: np.ndarray) -> None:
-    """The 14 planes of 52 bits as 91 bytes per game (bit 52 p + c: card c of plane p), into
-    ``out`` (uint8[B, 91]): two planes make 104 bits, 13 bytes, written as two uint64."""
-    n = planes.shape[0]
-    pairs = np.empty((n, _NUM_PLANES // 2, 2), dtype="<u8")
-    even, odd = planes[:, 0::2], planes[:, 1::2]
-    np.left_shift(odd, np.uint64(52), out=pairs[:, :, 0])
-    pairs[:, :, 0] |= even
-    np.right_shift(odd, np.uint64(12), out=pairs[:, :, 1])
-    out.reshape(n, _NUM_PLANES // 2, 13)[...] = pairs.view(np.uint8)[:, :, :13]
-
-
-def _number_bits(state: State, seat: np.ndarray, situation: np.ndarray, relative: np.ndarray,
-                 best_position: np.ndarray) -> np.ndarray:
-    """uint64[B, 3]: the bits of the entries after the card planes (bit i: entry i) that are
-    0 or 1: decision ... roles, trick_leader, modes_available, trick_leaders, voids and
-    winning_seat (every other entry's bit is 0)."""
-    n = state.batch_size
-    words = np.zeros((n, _NUMBER_WORDS), dtype=np.uint64)
-    words[:, 0] = _SITUATION_BITS.take(situation)
-    free = state.modes_used.take(relative).astype(np.uint64) ^ np.uint64(63)  # R8: the modes not used yet
-    _put_bits(words, free[:, 0] | free[:, 1] << np.uint64(6) | free[:, 2] << np.uint64(12),
-              _number_slice("modes_available").start, 18)
-    # trick_leaders: bit 3 t + k where relative seat k led trick t.
-    led = np.empty((3, n, 16), dtype=bool)  # [absolute seat, game, trick]: the seat led the trick
-    for s in range(3):
-        np.equal(state.trick_leaders, s, out=led[s])
-    spread = _SPREAD3.take(np.packbits(led.reshape(-1), bitorder="little")).reshape(3, n, 2)  # 8 tricks a byte
-    patterns = (spread[:, :, 0] | spread[:, :, 1] << np.uint64(24)).T.take(relative)
-    _put_bits(words, patterns[:, 0] | patterns[:, 1] << np.uint64(1) | patterns[:, 2] << np.uint64(2),
-              _number_slice("trick_leaders").start, 48)
-    # voids: bit 4 k + suit where relative seat k has shown it holds no card of the suit (R13, R14).
-    shown = state.shown_out.take(relative)
-    voids = np.zeros((n, 3), dtype=np.uint8)  # bit = suit
-    for suit in range(4):
-        voids |= np.equal(shown & _SUITS[suit], _SUITS[suit]).view(np.uint8) << np.uint8(suit)
-    voids = voids.astype(np.uint64)
-    _put_bits(words, voids[:, 0] | voids[:, 1] << np.uint64(4) | voids[:, 2] << np.uint64(8),
-              _number_slice("voids").start, 12)
-    winner = (state.leader + best_position - seat) % 3  # R16: the relative seat winning the trick so far
-    winner = np.where(state.trick[:, 0] >= 0, winner, 3)
-    _put_bits(words, _SEAT_BIT.take(winner), _number_slice("winning_seat").start, 3)
-    return words
-
-
-def _put_numbers(obs: np.ndarray, state: State, planes: np.ndarray, situation: np.ndarray, relative: np.ndarray,
-                 seat: np.ndarray, first_column: int = 0) -> None:
-    """Write the scaled numbers of the observer into ``obs`` (their columns hold 0), whose
-    column 0 is the observation's entry ``first_column``."""
-    n = state.batch_size
-
-    def put(name: str, values: np.ndarray) -> None:
-        segment = SEGMENTS[name]
-        np.multiply(values, _scale(name), out=obs[:, segment.start - first_column:segment.stop - first_column])
-
-    targets = _SITUATION_TARGETS.take(situation, axis=0)
-    tricks_won = state.tricks_won.take(relative)
-    put("targets", targets)
-    put("tricks_won", tricks_won)
-    pairs = 9 * np.arange(n)[:, None] + _PAIR_COLUMNS.take(seat, axis=0)
-    put("exchange_due", state.exchange_due.take(pairs))
-    put("exchange_done", state.exchange_done.take(pairs))
-    put("prev_points", state.prev_points.take(relative))
-    put("scores", state.scores.take(relative))
-    np.multiply(state.deal, _scale("deal"), out=obs[:, SEGMENTS["deal"].start - first_column])
-    put("card_trick", state.card_trick + np.int8(1))
-    put("tricks_needed", targets - tricks_won)  # R23, R24
-    seen = planes[:, 0] | planes[:, 1]  # everything this seat has seen: planes hand ... received
-    for k in range(2, 11):
-        seen |= planes[:, k]
-    put("unseen_per_suit", np.bitwise_count(~seen[:, None] & _SUITS))
-
-
-def observe(state: State, seat) -> np.ndarray:
-    """float32[B, OBSERVATION_SIZE]: the view of ``seat`` (an int or int[B]) in each game."""
-    seat = _seats(state, seat)
-    if state.batch_size == 1:
-        return _observe_one(state, int(seat[0]))
-    return _observe_batch(state, seat)
-
-
-CARD_SETS_WIDTH = _CARD_WIDTH
+CARD_SETS_WIDTH = 52 * 14
 """The observation entries that :func:`observe_card_sets` returns as card sets (the 14 planes)."""
+_PLANE_SEGMENTS = ("hand", "played", "trick", "talon", "discards", "exchange_given", "exchange_received",
+                   "winning_card", "winners_in_hand", "highest_left")
+assert [SEGMENTS[name].start for name in _PLANE_SEGMENTS] == [52 * p for p in (0, 1, 4, 7, 8, 9, 10, 11, 12, 13)]
+assert SEGMENTS["decision"].start == CARD_SETS_WIDTH
+_REST_WIDTH = OBSERVATION_SIZE - CARD_SETS_WIDTH
+
+# The kernels' view of the layout, taken from SEGMENTS and SCALES (numba reads module-level
+# ints and float32s as constants): where each segment after the card planes starts, counted
+# from the first of them (``decision``), and the float32 factor of each scaled segment.
+(_DECISION, _TO_ACT, _MODE, _ROLES, _TARGETS, _TRICKS_WON, _TRICK_LEADER, _EXCHANGE_DUE, _EXCHANGE_DONE, _PREV_POINTS,
+ _SCORES, _DEAL, _MODES_AVAILABLE, _CARD_TRICK, _TRICK_LEADERS, _VOIDS, _WINNING_SEAT, _TRICKS_NEEDED,
+ _UNSEEN_PER_SUIT) = (SEGMENTS[name].start - CARD_SETS_WIDTH for name in (
+    "decision", "to_act", "mode", "roles", "targets", "tricks_won", "trick_leader", "exchange_due", "exchange_done",
+    "prev_points", "scores", "deal", "modes_available", "card_trick", "trick_leaders", "voids", "winning_seat",
+    "tricks_needed", "unseen_per_suit"))
+(_BY_TARGETS, _BY_TRICKS_WON, _BY_EXCHANGE, _BY_PREV_POINTS, _BY_SCORES, _BY_DEAL, _BY_CARD_TRICK, _BY_TRICKS_NEEDED,
+ _BY_UNSEEN) = (np.float32(1 / SCALES[name]) for name in (
+    "targets", "tricks_won", "exchange_due", "prev_points", "scores", "deal", "card_trick", "tricks_needed",
+    "unseen_per_suit"))
+assert SCALES["exchange_due"] == SCALES["exchange_done"]
+_PAIRS = ((0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1))  # (giver, receiver) relative seats, the docstring's order
+_PAIR_GIVERS, _PAIR_RECEIVERS = np.array(_PAIRS).T.copy()
+_ONE, _NONE, _SUIT_BITS = np.uint64(1), np.uint64(0), np.uint64(0x1FFF)
+_PARALLEL_FROM = 256
+"""Batches of this many games or more are observed by the parallel kernel (every core), where
+numba's threading layer is tbb (:data:`_PARALLEL_SAFE`)."""
+
+
+_PARALLEL_SAFE = PARALLEL_SAFE
+"""Big batches use the parallel kernel only with tbb; otherwise every batch is observed serially."""
+
+
+@kernel(inline=True)
+def _observe_game(g, seat, fields, planes, rest):
+    """The view of ``seat`` in game ``g`` of the state's ``fields`` (in _FIELDS's order): its 14
+    card planes as card sets into ``planes`` (uint64[14]) and its entries from ``decision`` on
+    into ``rest`` (float32[_REST_WIDTH])."""
+    (phase, mode, to_act, leader, dealer, deal, hands, first_six, talon, discards, played, given, received, shown_out,
+     trick, trick_leaders, card_trick, modes_used, exchange_due, exchange_done, tricks_won, prev_points,
+     scores) = fields
+    ph, md, dl = np.int64(phase[g]), np.int64(mode[g]), np.int64(dealer[g])
+    is_playmaker = seat == (dl + PLAYMAKER) % 3
+    hand = first_six[g] if ph == MODE and is_playmaker else hands[g, seat]  # R9: the first six cards only
+    own_discards = discards[g] if is_playmaker else _NONE  # section 5: the playmaker's alone
+    planes[0] = hand
+    for k in range(3):
+        planes[1 + k] = played[g, (seat + k) % 3]
+        card = np.int64(trick[g, k])
+        planes[4 + k] = _ONE << np.uint64(card) if card >= 0 else _NONE
+    planes[7] = talon[g] if ph >= DISCARD else _NONE  # shown once taken (section 5, step 4)
+    planes[8] = own_discards
+    planes[9] = given[g, seat]  # R22: a seat's own exchange cards only, never another pair's
+    planes[10] = received[g, seat]
+    seen = _NONE  # everything this seat has seen: the planes so far
+    for p in range(11):
+        seen |= planes[p]
+    # Derived: the card winning the trick so far and the own cards that would beat it (R16:
+    # the highest trump, else the highest card of the led suit), per suit the highest card
+    # not played nor among own discards.
+    first = np.int64(trick[g, 0])
+    position, best, beats = 0, -1, _NONE
+    if first >= 0:
+        led, strongest = first // 13, -1
+        for k in range(3):
+            card = np.int64(trick[g, k])
+            if card >= 0 and STRENGTH[md, led, card] > strongest:
+                position, strongest = k, STRENGTH[md, led, card]
+        best = np.int64(trick[g, position])
+        if md >= 0:
+            suit = best // 13
+            beats = SUIT_MASKS[suit] & ~((_ONE << np.uint64(best + 1)) - _ONE)  # its suit, higher
+            if md < 4 and suit != md:
+                beats |= SUIT_MASKS[md]  # any trump beats a card that is no trump
+    planes[11] = _ONE << np.uint64(best) if best >= 0 else _NONE
+    planes[12] = hand & beats
+    remaining = ~(planes[1] | planes[2] | planes[3] | own_discards)
+    highest_left = _NONE
+    for suit in range(4):
+        cards = (remaining >> np.uint64(13 * suit)) & _SUIT_BITS
+        if cards:
+            top = 12
+            while not (cards >> np.uint64(top)) & _ONE:
+                top -= 1
+            highest_left |= _ONE << np.uint64(13 * suit + top)
+    planes[13] = highest_left
+
+    rest[:] = 0
+    if ph < 5:
+        rest[_DECISION + ph] = 1  # none once the game is over
+    if to_act[g] >= 0:
+        rest[_TO_ACT + (to_act[g] - seat + 3) % 3] = 1
+    if md >= 0:
+        rest[_MODE + md] = 1
+    for k in range(3):
+        s = (seat + k) % 3
+        role = (s - dl + 3) % 3
+        rest[_ROLES + 3 * k + role] = 1
+        target = np.int64(MIN_TARGETS[role] if md == MINIMUM else TARGETS[role])  # R23, R24
+        won = np.int64(tricks_won[g, s])
+        rest[_TARGETS + k] = np.float32(target) * _BY_TARGETS
+        rest[_TRICKS_WON + k] = np.float32(won) * _BY_TRICKS_WON
+        rest[_TRICKS_NEEDED + k] = np.float32(target - won) * _BY_TRICKS_NEEDED
+        rest[_PREV_POINTS + k] = np.float32(prev_points[g, s]) * _BY_PREV_POINTS
+        rest[_SCORES + k] = np.float32(scores[g, s]) * _BY_SCORES
+        free = 63 ^ np.int64(modes_used[g, s])  # R8: the modes not used yet
+        for m in range(6):
+            if (free >> m) & 1:
+                rest[_MODES_AVAILABLE + 6 * k + m] = 1
+        shown = shown_out[g, s]  # R13, R14: a void is a whole suit ruled out
+        for suit in range(4):
+            if shown & SUIT_MASKS[suit] == SUIT_MASKS[suit]:
+                rest[_VOIDS + 4 * k + suit] = 1
+    if leader[g] >= 0:
+        rest[_TRICK_LEADER + (leader[g] - seat + 3) % 3] = 1
+    for p in range(6):  # R22: the counts of every pair, public
+        giver, receiver = (seat + _PAIR_GIVERS[p]) % 3, (seat + _PAIR_RECEIVERS[p]) % 3
+        rest[_EXCHANGE_DUE + p] = np.float32(exchange_due[g, giver, receiver]) * _BY_EXCHANGE
+        rest[_EXCHANGE_DONE + p] = np.float32(exchange_done[g, giver, receiver]) * _BY_EXCHANGE
+    rest[_DEAL] = np.float32(deal[g]) * _BY_DEAL
+    for card in range(52):
+        rest[_CARD_TRICK + card] = np.float32(card_trick[g, card] + 1) * _BY_CARD_TRICK
+    for t in range(16):
+        if trick_leaders[g, t] >= 0:
+            rest[_TRICK_LEADERS + 3 * t + (trick_leaders[g, t] - seat + 3) % 3] = 1
+    if first >= 0:
+        rest[_WINNING_SEAT + (leader[g] + position - seat + 3) % 3] = 1
+    for suit in range(4):
+        unseen = SUIT_MASKS[suit] & ~seen
+        count = 0
+        while unseen:
+            unseen &= unseen - _ONE
+            count += 1
+        rest[_UNSEEN_PER_SUIT + suit] = np.float32(count) * _BY_UNSEEN
+
+
+@kernel(inline=True)
+def _seats_ok(seats) -> bool:
+    """Every observer 0, 1 or 2 (checked before any output is written)."""
+    for s in seats:
+        if s < 0 or s > 2:
+            return False
+    return True
+
+
+@kernel(inline=True)
+def _seat(seats, g):
+    """The observer of game ``g``: one seat for every game, or one per game."""
+    return seats[0] if seats.shape[0] == 1 else seats[g]
+
+
+@kernel(inline=True)
+def _spread(planes, row):
+    """The 14 card sets as 52 floats each (1.0: the card is in the set) into ``row``."""
+    for p in range(14):
+        for card in range(52):
+            row[52 * p + card] = np.float32((planes[p] >> np.uint64(card)) & _ONE)
+
+
+# The kernels take the state's arrays one by one, in this order (numba's dispatch is fastest
+# for plain array arguments: a tuple of them costs a microsecond more at B=1).
+_FIELDS = ("phase", "mode", "to_act", "leader", "dealer", "deal", "hands", "first_six", "talon", "discards", "played",
+           "given", "received", "shown_out", "trick", "trick_leaders", "card_trick", "modes_used", "exchange_due",
+           "exchange_done", "tricks_won", "prev_points", "scores")
+_fields = operator.attrgetter(*_FIELDS)
+
+
+@kernel(inline=True)
+def _observe_row(g, seat, fields, row, card_sets, planes):
+    """Game ``g`` seen by ``seat`` into ``row``: the whole vector when ``row`` has
+    OBSERVATION_SIZE entries, else its entries from ``decision`` on and the card sets into
+    ``card_sets[g]``; ``planes`` is room for the card sets when there is no ``card_sets``."""
+    if card_sets.shape[0]:
+        planes = card_sets[g]
+    _observe_game(g, seat, fields, planes, row[row.shape[0] - _REST_WIDTH:])
+    if row.shape[0] == OBSERVATION_SIZE:
+        _spread(planes, row)
+
+
+@kernel
+def _observe_serial(seats, out, card_sets, phase, mode, to_act, leader, dealer, deal, hands, first_six, talon, discards,
+                    played, given, received, shown_out, trick, trick_leaders, card_trick, modes_used, exchange_due,
+                    exchange_done, tricks_won, prev_points, scores) -> bool:
+    """Every game's observation into ``out`` (float32[B, OBSERVATION_SIZE]; or float32[B,
+    OBSERVATION_SIZE - CARD_SETS_WIDTH] and the card sets into ``card_sets``, uint64[B, 14],
+    else uint64[0, 14]), one game after another; False, with nothing written, if a seat is not
+    0, 1 or 2. ``seats``: intp[1] (one seat for every game) or intp[B]."""
+    if not _seats_ok(seats):
+        return False
+    fields = (phase, mode, to_act, leader, dealer, deal, hands, first_six, talon, discards, played, given, received,
+              shown_out, trick, trick_leaders, card_trick, modes_used, exchange_due, exchange_done, tricks_won,
+              prev_points, scores)
+    planes = np.empty(14, dtype=np.uint64)
+    for g in range(out.shape[0]):
+        _observe_row(g, _seat(seats, g), fields, out[g], card_sets, planes)
+    return True
+
+
+@kernel(parallel=True)
+def _observe_parallel(seats, out, card_sets, phase, mode, to_act, leader, dealer, deal, hands, first_six, talon,
+                      discards, played, given, received, shown_out, trick, trick_leaders, card_trick, modes_used,
+                      exchange_due, exchange_done, tricks_won, prev_points, scores) -> bool:
+    """:func:`_observe_serial` with the games spread over the cores."""
+    if not _seats_ok(seats):
+        return False
+    fields = (phase, mode, to_act, leader, dealer, deal, hands, first_six, talon, discards, played, given, received,
+              shown_out, trick, trick_leaders, card_trick, modes_used, exchange_due, exchange_done, tricks_won,
+              prev_points, scores)
+    for g in prange(out.shape[0]):
+        planes = np.empty(14, dtype=np.uint64)
+        _observe_row(g, _seat(seats, g), fields, out[g], card_sets, planes)
+    return True
+
+
+_NO_CARD_SETS = np.empty((0, 14), dtype=np.uint64)
+_ONE_SEAT = tuple(np.full(1, seat, dtype=np.intp) for seat in range(3))  # a seat for every game, without a copy
+
+
+def _run(state: State, seats: np.ndarray, out: np.ndarray, card_sets: np.ndarray) -> None:
+    """The serial kernel for small batches, the parallel one from _PARALLEL_FROM games on (with tbb)."""
+    run = _observe_parallel if _PARALLEL_SAFE and state.batch_size >= _PARALLEL_FROM else _observe_serial
+    if not run(seats, out, card_sets, *_fields(state)):
+        raise _bad_seat(state, seats)
+
+
+def _seats(state: State, seat) -> np.ndarray:
+    """``seat`` (an int or int[B]) as intp[1] (one seat for every game) or intp[B]; the kernels
+    check the range (0, 1 or 2) and :func:`_bad_seat` says what was wrong."""
+    if isinstance(seat, (int, np.integer)) and 0 <= seat <= 2:
+        return _ONE_SEAT[int(seat)]
+    seats = np.asarray(seat, dtype=np.intp)
+    if seats.ndim == 0:
+        seats = np.full(state.batch_size, seats)
+    if seats.shape != (state.batch_size,):
+        raise _bad_seat(state, seats)
+    return seats
+
+
+def _one_line(text: str) -> str:
+    return re.sub(r"\n\s*", " ", text)
+
+
+def _bad_seat(state: State, seats: np.ndarray) -> ValueError:
+    """The error for seats that are not 0, 1 or 2, one per game: one line, however many games."""
+    return ValueError(f"seat must be 0, 1 or 2, one per game ({state.batch_size}), got {_one_line(shorten(seats))}")
+
+
+def observe(state: State, seat, out: np.ndarray | None = None) -> np.ndarray:
+    """float32[B, OBSERVATION_SIZE]: the view of ``seat`` (an int or int[B]) in each game.
+    ``out``, if given, is a C-contiguous float32[B, OBSERVATION_SIZE] array that receives the
+    vectors (and is returned): no new array per call."""
+    seats = _seats(state, seat)
+    n = state.batch_size
+    if out is None:
+        out = np.empty((n, OBSERVATION_SIZE), dtype=np.float32)
+    elif not (isinstance(out, np.ndarray) and out.dtype == np.float32 and out.shape == (n, OBSERVATION_SIZE)
+              and out.flags.c_contiguous and out.flags.writeable):
+        raise ValueError(f"out must be a writeable C-contiguous float32 array of shape ({n}, {OBSERVATION_SIZE}), "
+                         f"got {type(out).__name__} {getattr(out, 'dtype', '')} {np.shape(out)}")
+    _run(state, seats, out, _NO_CARD_SETS)
+    return out
 
 
 def observe_card_sets(state: State, seat) -> tuple[np.ndarray, np.ndarray]:
@@ -322,144 +387,15 @@ def observe_card_sets(state: State, seat) -> tuple[np.ndarray, np.ndarray]:
     planes as sets of cards: ``(card_sets, rest)``, where ``card_sets`` is uint64[B, 14], plane
     p of the layout (``hand``, ``played`` x 3, ``trick`` x 3, ... ``highest_left``) as a card
     set (bit c: card c), and ``rest`` is float32[B, OBSERVATION_SIZE - CARD_SETS_WIDTH], the
-    vector's entries from ``decision`` on. The same numbers from the same code as
+    vector's entries from ``decision`` on. The same numbers from the same kernel as
     :func:`observe` (tests/test_observation.py checks that they make its vector), without
     writing and reading back 728 floats a game."""
-    seat = _seats(state, seat)
+    seats = _seats(state, seat)
     n = state.batch_size
-    own, relative, situation, best_position = _observer_indices(state, seat)
-    planes = _card_planes(state, seat, own, relative, best_position)
-    words = _number_bits(state, seat, situation, relative, best_position).astype("<u8", copy=False)
-    bits = np.unpackbits(words.view(np.uint8).reshape(-1), bitorder="little").reshape(n, 64 * _NUMBER_WORDS)
-    rest = bits[:, :OBSERVATION_SIZE - _CARD_WIDTH].astype(np.float32)
-    _put_numbers(rest, state, planes, situation, relative, seat, first_column=_CARD_WIDTH)
-    return planes, rest
-
-
-def _seats(state: State, seat) -> np.ndarray:
-    """``seat`` (an int or int[B]) as intp[B], checked: one observer 0, 1 or 2 per game."""
-    n = state.batch_size
-    seat = np.asarray(seat, dtype=np.intp)
-    if seat.ndim == 0:
-        seat = np.full(n, seat)
-    if seat.shape != (n,) or np.count_nonzero(seat.astype(np.uintp) > 2):
-        raise ValueError(f"seat must be 0, 1 or 2, one per game ({n}), got {seat!r}")
-    return seat
-
-
-def _observer_indices(state: State, seat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(own, relative, situation, best_position): the observer in the flat [B * 3] view of a
-    per-seat field, its relative seats 0, 1, 2 there, the game's situation index, and the
-    position winning the current trick (R16, 0 for an empty table)."""
-    own = 3 * np.arange(state.batch_size) + seat
-    relative = (own - seat)[:, None] + _RELATIVE_SEATS.take(seat, axis=0)
-    return own, relative, _situation_index(state, seat), trick_winner_position(state.trick, state.mode)
-
-
-def _observe_batch(state: State, seat: np.ndarray) -> np.ndarray:
-    """:func:`observe` with array operations over the batch (the cost barely grows with B)."""
-    n = state.batch_size
-    own, relative, situation, best_position = _observer_indices(state, seat)
-    planes = _card_planes(state, seat, own, relative, best_position)
-    packed = np.empty((n, _PACKED_BYTES), dtype=np.uint8)
-    _pack_planes(planes, packed[:, :_CARD_BYTES])
-    packed[:, _CARD_BYTES:] = _number_bits(state, seat, situation, relative, best_position).astype(
-        "<u8", copy=False).view(np.uint8)
-    bits = np.unpackbits(packed.reshape(-1), bitorder="little").reshape(n, 8 * _PACKED_BYTES)  # flat: faster
-    obs = bits[:, :OBSERVATION_SIZE].astype(np.float32)
-    _put_numbers(obs, state, planes, situation, relative, seat)
-    return obs
-
-
-def _observe_one(state: State, seat: int) -> np.ndarray:
-    """:func:`observe` of a batch of one game (the AEC and single-seat envs observe one game at
-    a time): the same vector as :func:`_observe_batch`, from the same tables and the same packed
-    bits, with the sets and numbers in Python ints. For one game numpy's fixed cost per call
-    dominates: besides reading the fields this path makes eight numpy calls, the batch path
-    about 150.
-    tests/test_observation.py checks that both give the same vector, bit for bit."""
-    phase, mode, to_act, leader, dealer = (x.item(0) for x in (state.phase, state.mode, state.to_act, state.leader,
-                                                               state.dealer))
-    hands, played, given, received = (x[0].tolist() for x in (state.hands, state.played, state.given, state.received))
-    trick = state.trick[0].tolist()
-    relative = _RELATIVE_LISTS[seat]
-    playmaker = (dealer + PLAYMAKER) % 3
-    hand = state.first_six.item(0) if phase == MODE and seat == playmaker else hands[seat]  # R9
-    discards = state.discards.item(0) if seat == playmaker else 0
-    planes = [hand, *(played[s] for s in relative), *(1 << c if c >= 0 else 0 for c in trick),
-              state.talon.item(0) if phase >= DISCARD else 0, discards, given[seat], received[seat]]
-    best = winner = -1
-    if trick[0] >= 0:  # R16: the highest strength on the table wins
-        strength = _STRENGTH_LISTS[mode][trick[0] // 13]
-        position = max((k for k in range(3) if trick[k] >= 0), key=lambda k: strength[trick[k]])
-        best, winner = trick[position], (leader + position) % 3
-    gone = played[0] | played[1] | played[2] | discards  # played, or among own discards
-    highest_left = 0
-    for shift in (0, 13, 26, 39):
-        highest_left |= _TOP_CARD_LIST[(~gone >> shift) & 0x1FFF] << shift
-    seen = 0
-    for plane in planes:
-        seen |= plane
-    planes += [1 << best if best >= 0 else 0, hand & _BEATS_LISTS[mode + 1][best + 1], highest_left]
-    packed = 0
-    for p, plane in enumerate(planes):
-        packed |= plane << 52 * p
-
-    # The entries after the card planes that are 0 or 1, as bits (see _number_bits).
-    situation = ((((phase * 7 + mode + 1) * 4 + to_act + 1) * 4 + leader + 1) * 3 + dealer) * 3 + seat
-    bits = _SITUATION_BITS_LIST[situation]
-    modes_used = state.modes_used[0].tolist()
-    for k, s in enumerate(relative):  # R8: the modes not used yet
-        bits |= (63 ^ modes_used[s]) << _MODES_AVAILABLE_BIT + 6 * k
-    for t, s in enumerate(state.trick_leaders[0].tolist()):
-        if s >= 0:
-            bits |= 1 << _TRICK_LEADERS_BIT + 3 * t + (s - seat) % 3
-    shown = state.shown_out[0].tolist()
-    for k, s in enumerate(relative):  # R13, R14: a void is a whole suit ruled out
-        if shown[s]:
-            for suit, cards in enumerate(_SUIT_LIST):
-                if shown[s] & cards == cards:
-                    bits |= 1 << _VOIDS_BIT + 4 * k + suit
-    if winner >= 0:
-        bits |= 1 << _WINNING_SEAT_BIT + (winner - seat) % 3
-    packed |= bits << _CARD_WIDTH
-    obs = np.unpackbits(np.frombuffer(packed.to_bytes(_PACKED_BYTES, "little"), dtype=np.uint8),
-                        count=OBSERVATION_SIZE, bitorder="little").astype(np.float32).reshape(1, OBSERVATION_SIZE)
-
-    # The scaled numbers, in the order of _SCALED_COLUMNS.
-    targets = _SITUATION_TARGETS_LIST[situation]  # R23, R24
-    tricks_won, prev_points, scores = (x[0].tolist() for x in (state.tricks_won, state.prev_points, state.scores))
-    tricks_won = [tricks_won[s] for s in relative]
-    due, done = state.exchange_due[0].tolist(), state.exchange_done[0].tolist()
-    pairs = _PAIR_LISTS[seat]
-    numbers = (
-        targets + tricks_won + [due[g][r] for g, r in pairs] + [done[g][r] for g, r in pairs]
-        + [prev_points[s] for s in relative] + [scores[s] for s in relative] + [state.deal.item(0)]
-        + state.card_trick[0].tolist()  # + 1 below (_SCALED_OFFSETS)
-        + [target - won for target, won in zip(targets, tricks_won)]  # tricks_needed: R23, R24
-        + [(cards & ~seen).bit_count() for cards in _SUIT_LIST]  # unseen_per_suit
-    )
-    obs[0, _SCALED_COLUMNS] = (np.array(numbers, dtype=np.float32) + _SCALED_OFFSETS) * _SCALED_FACTORS
-    return obs
-
-
-# The tables above as Python lists, for _observe_one.
-_RELATIVE_LISTS = _RELATIVE_SEATS.tolist()
-_TOP_CARD_LIST = _TOP_CARD.tolist()
-_BEATS_LISTS = _BEATS.tolist()
-_SUIT_LIST = _SUITS.tolist()
-_STRENGTH_LISTS = STRENGTH.tolist()
-_SITUATION_BITS_LIST = _SITUATION_BITS.tolist()
-_SITUATION_TARGETS_LIST = _SITUATION_TARGETS.tolist()
-_PAIR_LISTS = [[(_relative(seat, g), _relative(seat, r)) for g, r in _PAIRS] for seat in range(3)]  # absolute pairs
-_MODES_AVAILABLE_BIT, _TRICK_LEADERS_BIT, _VOIDS_BIT, _WINNING_SEAT_BIT = (
-    _number_slice(name).start for name in ("modes_available", "trick_leaders", "voids", "winning_seat"))
-_SCALED = tuple(name for name in SEGMENTS if SCALES[name] != 1)  # every other segment holds 0s and 1s
-_SCALED_COLUMNS = np.concatenate([np.arange(SEGMENTS[name].start, SEGMENTS[name].stop) for name in _SCALED])
-_SCALED_FACTORS = np.concatenate([np.full(SEGMENTS[name].stop - SEGMENTS[name].start, _scale(name), dtype=np.float32)
-                                 for name in _SCALED])
-_SCALED_OFFSETS = np.concatenate([np.full(SEGMENTS[name].stop - SEGMENTS[name].start, name == "card_trick",
-                                          dtype=np.float32) for name in _SCALED])  # card_trick: 1 + the trick index
+    card_sets = np.empty((n, 14), dtype=np.uint64)
+    rest = np.empty((n, _REST_WIDTH), dtype=np.float32)
+    _run(state, seats, rest, card_sets)
+    return card_sets, rest
 
 
 def observation_bounds(num_deals: int = 18) -> tuple[np.ndarray, np.ndarray]:

@@ -151,3 +151,14 @@ def test_pimc_speed_refuses_an_agent_that_does_not_search_the_state():
     """It times act_on_state: --agent heuristic was an AttributeError after the first game started."""
     line = one_usage_error(run_benchmark("pimc_speed.py", ["--agent", "heuristic"]))
     assert "--agent 'heuristic' does not search the engine state" in line and "agents_speed.py" in line
+
+
+def test_agents_speed_times_the_heuristic_of_030_in_the_same_run():
+    """--reference adds the frozen 0.3.0 heuristic (tests/reference_heuristic_030.py); --card-sets
+    asks through act_on_card_sets, as policies.decide does."""
+    done = run_benchmark("agents_speed.py", ["heuristic", "--reference", "--card-sets", "--batch", "1", "4",
+                                             "--seconds", "0.05"])
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split(" B=")[0].strip() for line in lines] == ["heuristic"] * 2 + ["heuristic-0.3.0"] * 2, lines
+    assert all("decisions/s" in line for line in lines), lines

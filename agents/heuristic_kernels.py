@@ -1,0 +1,459 @@
+"""The heuristic's card decisions (free returns, discards, play) as compiled kernels.
+
+``agents.heuristic`` describes the decision rules; this module computes them for each game
+of a batch in a compiled loop (``sergeant_major_env.jit``), reading the card sets of the
+view directly, with no [B, 52] tables. The actions are those of the numpy agent of 0.3.0
+bit for bit (``tests/reference_heuristic_030.py``, ``tests/test_heuristic_kernel.py``):
+
+* every float is worked out with the same operations in the same order as the numpy code
+  did (sums of the known masses by numpy's pairwise summation, the per-suit sums rank by
+  rank), and the best legal card is the first of the highest score, as ``argmax`` picks;
+* ``log`` and ``exp`` stay numpy's: numpy's own vectorised ``exp`` / ``log`` (AVX-512)
+  and the C library's, which the kernels would call, differ in the last bit on a few inputs
+  in a thousand, enough to flip a tie. So a decision is three kernels with numpy between
+  them: the chance that each opponent holds an unknown card (:func:`_miss_all`), then
+  ``np.log``; the sums of the logs by suit (:func:`_sums_all`), then ``np.exp``; the scores
+  and the choice (:func:`_choose_all`).
+
+Each kernel loops over the games, serially for small batches and over the cores
+(``prange``) from ``PARALLEL_ROWS`` games on, where the start of numba's threads pays.
+The kernels receive checked arrays of fixed dtypes (:func:`card_actions` converts them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sergeant_major_env.jit import PARALLEL_SAFE, contiguous, kernel, prange
+
+PARALLEL_ROWS = 8192
+"""From this many games on, the kernels spread the games over the cores (pimc's batches of
+tens of thousands of rollouts). Below it they run serially: on a shared two-core machine the
+parallel kernels were slower at every batch under about 60,000 games (4,096: 30 ms against
+5 ms; 60,000: even), each of the three kernels paying the threads' start and wait."""
+
+PARAM_ORDER = ("lam", "lam_nt", "mu", "nt_length_discard", "nt_length_follow", "draw_master", "draw_long",
+               "short_lead", "guard_lead", "lead_win", "second_risk", "danger_lead", "min_short", "fv_trump",
+               "fv_k1", "fv_k2")
+"""The heuristic's weights (``heuristic.DEFAULT_PARAMS``) the card kernels read, in the order
+of their float64 vector (``give_p`` is the give's, which stays numpy)."""
+(_LAM, _LAM_NT, _MU, _NT_LENGTH_DISCARD, _NT_LENGTH_FOLLOW, _DRAW_MASTER, _DRAW_LONG, _SHORT_LEAD, _GUARD_LEAD,
+ _LEAD_WIN, _SECOND_RISK, _DANGER_LEAD, _MIN_SHORT, _FV_TRUMP, _FV_K1, _FV_K2) = range(len(PARAM_ORDER))
+
+_RETURN, _DISCARD, _PLAY = 2, 3, 4  # view.RETURN_DECISION, DISCARD_DECISION, PLAY_DECISION
+_NT, _MIN = 4, 5
+_PLAYMAKER_ROLE = 1
+
+_RANK = (np.arange(52) % 13).astype(np.float64)
+TIE = -_RANK / 100.0              # play: the lower of equal scores
+RANK_TIE = _RANK / 1000.0         # discards, returns, MIN play: the higher of equal scores
+KNOWN_MASS = np.array([0.0, 0.9, 1.0])
+"""P(a placed card is with the opponent): not placed, the face-up talon (with the playmaker,
+who seldom throws it back), a card this seat handed over (with its partner)."""
+LOG_MISS_KNOWN = np.log(np.clip(1.0 - KNOWN_MASS, 1e-6, 1.0))
+"""log P(the opponent does not hold a placed card), by numpy's log (an argument of the kernels)."""
+
+
+# ----------------------------------------------------------------------------- card sets
+
+@kernel(inline=True)
+def _count(x):
+    """The number of cards in the uint64 set ``x``."""
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@kernel(inline=True)
+def _has(x, card):
+    """Whether card ``card`` is in the uint64 set ``x``."""
+    return ((x >> np.uint64(card)) & np.uint64(1)) != np.uint64(0)
+
+
+@kernel(inline=True)
+def _suit_set(suit):
+    """The 13 cards of ``suit`` (0..3)."""
+    return np.uint64(0x1FFF) << np.uint64(13 * suit)
+
+
+@kernel(inline=True)
+def _below_set(card):
+    """The cards of ``card``'s suit lower than it."""
+    return _suit_set(card // 13) & ((np.uint64(1) << np.uint64(card)) - np.uint64(1))
+
+
+@kernel(inline=True)
+def _above_set(card):
+    """The cards of ``card``'s suit higher than it."""
+    return _suit_set(card // 13) & ~((np.uint64(2) << np.uint64(card)) - np.uint64(1))
+
+
+# ----------------------------------------------------------------------------- card reading
+
+@kernel(inline=True)
+def _placed(unseen, talon, given, exchange_done, role, f):
+    """(talon, given): the unseen cards known to be with opponent ``f`` (0 left, 1 right): the
+    talon's, when ``f`` is the playmaker, and the ones this seat handed over, when it exchanged
+    with ``f`` only (``exchange_done``: pairs 0>1 0>2 1>0 1>2 2>0 2>1)."""
+    with_left = np.int64(exchange_done[0]) + np.int64(exchange_done[2])
+    with_right = np.int64(exchange_done[1]) + np.int64(exchange_done[4])
+    mine, other = (with_left, with_right) if f == 0 else (with_right, with_left)
+    handed = given & unseen if mine > 0 and other == 0 else np.uint64(0)
+    talon_f = talon & unseen if role[f + 1] == _PLAYMAKER_ROLE else np.uint64(0)
+    return talon_f & ~handed, handed
+
+
+@kernel(inline=True)
+def _mass(talon, given, card, known_mass):
+    """P(``card`` is with the opponent whose placed cards are ``talon`` and ``given``)."""
+    if _has(given, card):
+        return known_mass[2]
+    if _has(talon, card):
+        return known_mass[1]
+    return known_mass[0]
+
+
+@kernel(inline=True)
+def _pairwise_sum(values):
+    """The sum of float64[52] ``values`` as numpy's ``sum`` adds them (its pairwise summation: eight
+    running sums over the first 48, joined in pairs, then the last four one by one)."""
+    r0, r1, r2, r3 = values[0], values[1], values[2], values[3]
+    r4, r5, r6, r7 = values[4], values[5], values[6], values[7]
+    for i in range(8, 48, 8):
+        r0 += values[i]
+        r1 += values[i + 1]
+        r2 += values[i + 2]
+        r3 += values[i + 3]
+        r4 += values[i + 4]
+        r5 += values[i + 5]
+        r6 += values[i + 6]
+        r7 += values[i + 7]
+    total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for i in range(48, 52):
+        total += values[i]
+    return total
+
+
+@kernel(inline=True)
+def _miss_row(i, hand, unseen, played, talon, given, exchange_done, role, legal, known_mass, miss, entries):
+    """Game ``i``: ``miss[i, f]`` = P(opponent f does not hold a given unseen card of unknown
+    place), clipped as the logs need it; ``entries[i]``: the cards the decision scores (hand and
+    legal cards)."""
+    n_unseen = max(np.float64(_count(unseen[i])), 1.0)
+    t0, g0 = _placed(unseen[i], talon[i], given[i], exchange_done[i], role[i], 0)
+    t1, g1 = _placed(unseen[i], talon[i], given[i], exchange_done[i], role[i], 1)
+    placed = t0 | g0 | t1 | g1
+    if placed == np.uint64(0):  # the numbers of the numpy code with no mass placed (x - 0.0 is x)
+        for f in range(2):
+            q = min(max((16.0 - np.float64(_count(played[i, f + 1]))) / n_unseen, 0.0), 1.0)
+            miss[i, f] = min(max(1.0 - q, 1e-6), 1.0)
+    else:
+        values = np.empty(52)
+        for c in range(52):
+            values[c] = _mass(t0, g0, c, known_mass) + _mass(t1, g1, c, known_mass)
+        free = max(n_unseen - _pairwise_sum(values), 1.0)
+        for f in range(2):
+            for c in range(52):
+                values[c] = _mass(t0, g0, c, known_mass) if f == 0 else _mass(t1, g1, c, known_mass)
+            held = 16.0 - np.float64(_count(played[i, f + 1]))
+            q = min(max((held - _pairwise_sum(values)) / free, 0.0), 1.0)
+            miss[i, f] = min(max(1.0 - q, 1e-6), 1.0)
+    entries[i] = _count(hand[i] | legal[i])
+
+
+@kernel
+def _miss_serial(hand, unseen, played, talon, given, exchange_done, role, legal, known_mass, miss, entries):
+    for i in range(hand.shape[0]):
+        _miss_row(i, hand, unseen, played, talon, given, exchange_done, role, legal, known_mass, miss, entries)
+
+
+def _parallel(rows: int) -> bool:
+    """Whether ``rows`` rows go to the parallel kernels: from ``PARALLEL_ROWS`` on, where numba's
+    threads are safe in forked workers too (:data:`sergeant_major_env.jit.PARALLEL_SAFE`)."""
+    return PARALLEL_SAFE and rows >= PARALLEL_ROWS
+
+
+@kernel(parallel=True)
+def _miss_parallel(hand, unseen, played, talon, given, exchange_done, role, legal, known_mass, miss, entries):
+    for i in prange(hand.shape[0]):
+        _miss_row(i, hand, unseen, played, talon, given, exchange_done, role, legal, known_mass, miss, entries)
+
+
+@kernel(inline=True)
+def _log_miss(f, card, other, log_q, t, g, log_known):
+    """log P(opponent f does not hold ``card``): from the chance for cards of unknown place
+    (``other``), from the known mass for the placed ones (t, g), 0 for cards not unseen."""
+    x = (1.0 if _has(other, card) else 0.0) * log_q
+    if _has(g, card):
+        return x + log_known[2]
+    if _has(t, card):
+        return x + log_known[1]
+    return x + log_known[0]
+
+
+@kernel(inline=True)
+def _sums_row(i, hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known, start,
+              void_arg, higher_arg, lower_arg, logs):
+    """Game ``i``: the arguments of the ``exp`` that give P(opponent f holds none of a suit)
+    (``void_arg[i, f, suit]``) and, for each entry e (a card of ``hand | legal``, numbered from
+    ``start[i]`` in card order), P(f holds no unseen card above / below it in its suit)
+    (``higher_arg[e, f]``, ``lower_arg[e, f]``): sums of the logs up the ranks of the suit, in
+    rank order as np.cumsum adds them. ``logs``: float64[2, 52], scratch space."""
+    t0, g0 = _placed(unseen[i], talon[i], given[i], exchange_done[i], role[i], 0)
+    t1, g1 = _placed(unseen[i], talon[i], given[i], exchange_done[i], role[i], 1)
+    other = unseen[i] & ~(t0 | g0 | t1 | g1)
+    cards = hand[i] | legal[i]
+    for f in range(2):
+        t, g = (t0, g0) if f == 0 else (t1, g1)
+        for card in range(52):
+            logs[f, card] = _log_miss(f, card, other, log_miss[i, f], t, g, log_known)
+        for suit in range(4):
+            first = 13 * suit
+            total = logs[f, first]
+            for card in range(first + 1, first + 13):
+                total = total + logs[f, card]
+            void_arg[i, f, suit] = total
+            upto = 0.0
+            for card in range(first, first + 13):
+                upto = logs[f, card] if card == first else upto + logs[f, card]
+                if _has(cards, card):
+                    e = start[i] + _count(cards & ((np.uint64(1) << np.uint64(card)) - np.uint64(1)))
+                    higher_arg[e, f] = total - upto
+                    lower_arg[e, f] = upto - logs[f, card]
+
+
+@kernel
+def _sums_serial(hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known, start,
+                 void_arg, higher_arg, lower_arg):
+    logs = np.empty((2, 52))
+    for i in range(hand.shape[0]):
+        _sums_row(i, hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known, start,
+                  void_arg, higher_arg, lower_arg, logs)
+
+
+@kernel(parallel=True)
+def _sums_parallel(hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known, start,
+                   void_arg, higher_arg, lower_arg):
+    for i in prange(hand.shape[0]):
+        _sums_row(i, hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known, start,
+                  void_arg, higher_arg, lower_arg, np.empty((2, 52)))
+
+
+# ----------------------------------------------------------------------------- scores
+
+@kernel(inline=True)
+def _future_value(k_above, length, is_trump, no_ruff, p):
+    """How likely a card is to take a trick later (trumps and NT), as heuristic._future_value."""
+    if k_above == 0:
+        honour = 1.0
+    elif k_above == 1 and length >= 2:
+        honour = p[_FV_K1]
+    elif k_above == 2 and length >= 3:
+        honour = p[_FV_K2]
+    else:
+        honour = 0.0
+    if is_trump:
+        return p[_FV_TRUMP] + (1.0 - p[_FV_TRUMP]) * honour
+    return honour * no_ruff
+
+
+@kernel(inline=True)
+def _danger(k_above, k_below, higher0, higher1, lower0, lower1, p):
+    """MIN: how likely a card is to be left the highest in a trick later, as heuristic._danger."""
+    share = (k_below + 0.5) / (k_above + k_below + 1.0)
+    lead_win = (1.0 - lower0 * (1.0 - higher0)) * (1.0 - lower1 * (1.0 - higher1))
+    w = p[_DANGER_LEAD]
+    return (1.0 - w) * share + w * lead_win
+
+
+@kernel(inline=True)
+def _strength(card, mode, led):
+    """R16, as engine.STRENGTH[mode, led, card] (-1 for no card; mode -1 and led -1 read the
+    rows of mode 5 and suit 3, as numpy's negative indices do)."""
+    if card < 0:
+        return -1
+    trump = mode if mode >= 0 else mode + 6
+    led_suit = led if led >= 0 else led + 4
+    if card // 13 == trump:
+        return 26 + card % 13
+    if card // 13 == led_suit:
+        return 13 + card % 13
+    return 0
+
+
+@kernel(inline=True)
+def _not_beaten(f, remaining, minimum, is_trump, trump_trick, higher, lower, has_trump, void_led):
+    """P(opponent f does not beat the card), 1 when it plays before me (heuristic._not_beat)."""
+    if remaining <= f:
+        return 1.0
+    if minimum:
+        return 1.0 - lower * (1.0 - higher)
+    if is_trump:
+        if trump_trick:
+            return higher
+        return 1.0 - void_led * (1.0 - higher)
+    return higher * (1.0 - lower * has_trump)
+
+
+@kernel(inline=True)
+def _choose_row(i, hand, unseen, legal, trick, mode_of, decision_of, position_of, void, higher, lower, start,
+                p, tie, rank_tie, actions):
+    """Game ``i``: the legal card of highest score for its decision (first on ties, -inf for the
+    other cards, as ``argmax``), the scores of heuristic._return, _discard and _play."""
+    mode, decision = mode_of[i], decision_of[i]
+    cards = hand[i] | legal[i]
+    trump_mode = 0 <= mode < 4
+    trumps = _suit_set(mode) if trump_mode else np.uint64(0)
+    has_trump0 = 1.0 - void[i, 0, mode] if trump_mode else 0.0
+    has_trump1 = 1.0 - void[i, 1, mode] if trump_mode else 0.0
+    minimum, nt = mode == _MIN, mode == _NT
+    trump_out = np.float64(_count(unseen[i] & trumps))
+    my_trumps = _count(hand[i] & trumps)
+    # The trick so far (play): the best card, the led suit, who is still to play.
+    leading, best_suit, best_rank, best_trump, led_suit, trump_trick, remaining = True, 0, 0, False, -1, True, 0
+    if decision == _PLAY:
+        led_suit = trick[i, 0] // 13
+        position, top = 0, _strength(trick[i, 0], mode, led_suit)
+        for k in range(1, 3):
+            s = _strength(trick[i, k], mode, led_suit)
+            if s > top:
+                position, top = k, s
+        leading = trick[i, 0] < 0
+        best = 0 if leading else max(trick[i, position], 0)
+        best_suit, best_rank = best // 13, best % 13
+        trump_suit = mode if mode < 4 else -2
+        trump_trick = leading or led_suit == trump_suit
+        best_trump = best_suit == trump_suit and not leading
+        remaining = 2 - position_of[i]
+    # First pass (play): the suits holding an honour that needs its guard.
+    honour_suits = 0
+    if decision == _PLAY:
+        for card in range(52):
+            if not _has(hand[i], card):
+                continue
+            suit = card // 13
+            is_trump = suit == mode
+            if is_trump:
+                continue
+            no_ruff = (1.0 - void[i, 0, suit] * has_trump0) * (1.0 - void[i, 1, suit] * has_trump1)
+            fv = _future_value(np.float64(_count(unseen[i] & _above_set(card))),
+                               np.float64(_count(hand[i] & _suit_set(suit))), is_trump, no_ruff, p)
+            if 0.2 < fv < 0.9:
+                honour_suits |= 1 << suit
+    chosen, best_score = 0, -np.inf
+    for card in range(52):
+        if not _has(legal[i], card):
+            continue
+        e = start[i] + _count(cards & ((np.uint64(1) << np.uint64(card)) - np.uint64(1)))
+        suit = card // 13
+        is_trump = suit == mode
+        trump = 1.0 if is_trump else 0.0
+        k_above = np.float64(_count(unseen[i] & _above_set(card)))
+        length = np.float64(_count(hand[i] & _suit_set(suit)))
+        no_ruff = (1.0 - void[i, 0, suit] * has_trump0) * (1.0 - void[i, 1, suit] * has_trump1)
+        fv = _future_value(k_above, length, is_trump, no_ruff, p)
+        if decision == _RETURN:
+            score = -(fv + 2.0 * trump + 0.01 * length + rank_tie[card])
+        elif decision == _DISCARD:
+            if minimum:
+                k_below = np.float64(_count(unseen[i] & _below_set(card)))
+                danger = _danger(k_above, k_below, higher[e, 0], higher[e, 1], lower[e, 0], lower[e, 1], p)
+                score = danger + p[_MIN_SHORT] * (1.0 if length <= 2 else 0.0) + rank_tie[card]
+            else:
+                bonus = p[_NT_LENGTH_DISCARD] * max(length - 3.0, 0.0) if nt else 0.0
+                score = -(fv + 2.0 * trump + bonus + rank_tie[card])
+        else:  # play
+            beats = leading or (suit == best_suit and card % 13 > best_rank) or (is_trump and not best_trump)
+            void_led = (void[i, 0, max(led_suit, 0)], void[i, 1, max(led_suit, 0)])
+            has_trump = (has_trump0, has_trump1)
+            win = 1.0 if beats else 0.0
+            for f in range(2):
+                win = win * _not_beaten(f, remaining, minimum, is_trump, trump_trick, higher[e, f], lower[e, f],
+                                        has_trump[f], void_led[f])
+            if minimum:
+                k_below = np.float64(_count(unseen[i] & _below_set(card)))
+                danger = _danger(k_above, k_below, higher[e, 0], higher[e, 1], lower[e, 0], lower[e, 1], p)
+                score = -win + p[_MU] * danger + rank_tie[card]
+            elif leading:
+                weak = 1.0 if win < 0.5 else 0.0
+                master_draw = 1.0 if is_trump and k_above == 0 and trump_out > 0 else 0.0
+                long_trumps = 1.0 if is_trump and trump_out > 0 and my_trumps > trump_out else 0.0
+                short = (1.0 if my_trumps > 0 and not is_trump else 0.0) * p[_SHORT_LEAD] * (4.0 - min(length, 4.0))
+                guarded = 1.0 if honour_suits & (1 << suit) else 0.0
+                score = (p[_LEAD_WIN] * win + p[_DRAW_MASTER] * master_draw + p[_DRAW_LONG] * long_trumps * weak
+                         + short * (1.0 if trump_mode else 0.0)
+                         - p[_GUARD_LEAD] * guarded * weak + tie[card])
+            else:
+                lam = p[_LAM_NT] if nt else p[_LAM]
+                second = 1.0 if remaining == 1 and beats else 0.0
+                losing = 1.0 if win <= 0 else 0.0
+                score = (win - lam * fv + tie[card] - p[_SECOND_RISK] * second * (1.0 - win)
+                         + losing * p[_NT_LENGTH_FOLLOW] * length * (1.0 if nt else 0.0))
+        if np.isnan(score):  # argmax: the first NaN is the maximum
+            chosen = card
+            break
+        if score > best_score:
+            chosen, best_score = card, score
+    actions[i] = chosen
+
+
+@kernel
+def _choose_serial(hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
+                   rank_tie, actions):
+    for i in range(hand.shape[0]):
+        _choose_row(i, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
+                    rank_tie, actions)
+
+
+@kernel(parallel=True)
+def _choose_parallel(hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
+                     rank_tie, actions):
+    for i in prange(hand.shape[0]):
+        _choose_row(i, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
+                    rank_tie, actions)
+
+
+# ----------------------------------------------------------------------------- the decision
+
+def card_actions(v, legal: np.ndarray, params: np.ndarray) -> np.ndarray:
+    """int64[B]: the heuristic's card for each game of the view ``v`` (a ``view.View`` whose
+    games all decide a free return, a discard or a play), ``legal`` its legal cards (uint64[B]),
+    ``params`` the weights in ``PARAM_ORDER`` (float64)."""
+    sets = _card_sets(v, legal)
+    void, higher, lower, start = card_reading(v, legal, sets)
+    actions = np.empty(v.n, dtype=np.int64)
+    (_choose_parallel if _parallel(v.n) else _choose_serial)(
+        sets["hand"], sets["unseen"], sets["legal"], contiguous(v.trick, np.int64), contiguous(v.mode, np.int64),
+        contiguous(v.decision, np.int64), contiguous(v.position, np.int64), void, higher, lower, start,
+        contiguous(params, np.float64), TIE, RANK_TIE, actions)
+    return actions
+
+
+def card_reading(v, legal: np.ndarray, sets: dict | None = None) -> tuple[np.ndarray, ...]:
+    """The card model of the view ``v`` (``legal``: uint64[B]): ``void`` (float64[B, 2, 4], P(each
+    opponent holds none of a suit)), and at each entry (a card of the hand or legal, game by game,
+    in card order, the entries of game i from ``start[i]``) ``higher`` and ``lower`` (float64[E, 2],
+    P(each opponent holds no unseen card above / below it in its suit)), and ``start``."""
+    sets = _card_sets(v, legal) if sets is None else sets
+    n = v.n
+    parallel = _parallel(n)
+    hand, unseen, talon, given, legal = (sets[name] for name in ("hand", "unseen", "talon", "given", "legal"))
+    exchange_done, role = contiguous(v.exchange_done, np.int16), contiguous(v.role, np.int8)
+    miss, entries = np.empty((n, 2)), np.empty(n, dtype=np.int64)
+    (_miss_parallel if parallel else _miss_serial)(hand, unseen, sets["played"], talon, given, exchange_done, role,
+                                                   legal, KNOWN_MASS, miss, entries)
+    log_miss = np.log(miss)
+    start = np.cumsum(entries) - entries
+    total = int(start[-1] + entries[-1]) if n else 0
+    void_arg, higher_arg, lower_arg = np.empty((n, 2, 4)), np.empty((total, 2)), np.empty((total, 2))
+    (_sums_parallel if parallel else _sums_serial)(hand, unseen, talon, given, exchange_done, role, legal, log_miss,
+                                                   LOG_MISS_KNOWN, start, void_arg, higher_arg, lower_arg)
+    return np.exp(void_arg), np.exp(higher_arg), np.exp(lower_arg), start
+
+
+def _card_sets(v, legal: np.ndarray) -> dict:
+    """The view's card sets the kernels read, as C-contiguous uint64 arrays."""
+    sets = {name: contiguous(getattr(v, name), np.uint64) for name in ("hand", "unseen", "talon", "given", "played")}
+    sets["legal"] = contiguous(legal, np.uint64)
+    return sets

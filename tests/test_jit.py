@@ -1,0 +1,40 @@
+"""sergeant_major_env.jit: the cold-cache line (printed while compiling, only when the disk
+cache lacks the machine code) and the kernels' settings."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+
+def test_one_line_while_compiling_and_silence_once_cached(tmp_path):
+    module = tmp_path / "tiny_kernels.py"
+    module.write_text(textwrap.dedent("""
+        import numpy as np
+        from sergeant_major_env.jit import announce_compiling, kernel
+
+        @kernel(counted=False)
+        def _add(a, b):
+            for i in range(a.size):
+                a[i] += b
+
+        @kernel
+        def add(a, b):
+            _add(a, b)
+
+        announce_compiling((add,), "the tiny kernels")
+        a = np.zeros(3)
+        add(a, 2.0)
+        print(a.sum())
+    """))
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": os.pathsep.join(
+        [str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    runs = [subprocess.run([sys.executable, str(module)], capture_output=True, text=True, env=env, cwd=tmp_path)
+            for _ in range(2)]
+    assert [run.returncode for run in runs] == [0, 0], runs[0].stderr[-2000:]
+    assert runs[0].stdout.strip() == runs[1].stdout.strip() == "6.0"
+    line, = runs[0].stderr.strip().splitlines()  # cold: one line, naming the cache folder
+    assert line.startswith(f"compiling the tiny kernels (once; cached in {tmp_path / 'cache'}")
+    assert runs[1].stderr == ""  # warm: silent
