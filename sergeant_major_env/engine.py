@@ -599,14 +599,20 @@ def _choose_mode_k(s, g, action, rules):
 
 
 @kernel(inline=True, counted=False)
+def _hand_over_k(s, g, card, sender, taker):
+    """R21: ``card`` passes from ``sender``'s hand to ``taker``'s, each remembering it (given, received)."""
+    card_bit = _bit_k(card)
+    s[HANDS][g, sender] &= ~card_bit
+    s[HANDS][g, taker] |= card_bit
+    s[GIVEN][g, sender] |= card_bit
+    s[RECEIVED][g, taker] |= card_bit
+
+
+@kernel(inline=True, counted=False)
 def _return_card_k(s, g, card):
     pair = s[EXCHANGE_PAIR][g]
     giver, receiver = s[EXCHANGE_GIVER][g, pair], s[EXCHANGE_RECEIVER][g, pair]
-    card_bit = _bit_k(card)
-    s[HANDS][g, receiver] &= ~card_bit
-    s[HANDS][g, giver] |= card_bit
-    s[GIVEN][g, receiver] |= card_bit
-    s[RECEIVED][g, giver] |= card_bit
+    _hand_over_k(s, g, card, receiver, giver)
     s[LAST_RETURNED][g] = card
     s[EXCHANGE_TRUMP][g] = -1
     s[EXCHANGE_DONE][g, giver, receiver] += 1
@@ -627,11 +633,7 @@ def _return_card_k(s, g, card):
 def _give_k(s, g, card):
     pair = s[EXCHANGE_PAIR][g]
     giver, receiver = s[EXCHANGE_GIVER][g, pair], s[EXCHANGE_RECEIVER][g, pair]
-    card_bit = _bit_k(card)
-    s[HANDS][g, giver] &= ~card_bit
-    s[HANDS][g, receiver] |= card_bit
-    s[GIVEN][g, giver] |= card_bit
-    s[RECEIVED][g, receiver] |= card_bit
+    _hand_over_k(s, g, card, giver, receiver)
     if card // 13 == s[MODE_][g]:  # R21: after a trump the receiver chooses its return (a decision) ...
         s[PHASE][g] = RETURN
         s[TO_ACT][g] = receiver
