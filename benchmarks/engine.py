@@ -9,8 +9,8 @@ engine (finished games restart at once). Prints decisions/s (the median of --rep
 runs), full games/s (18 deals unless --option num_deals=N; decisions/s over the mean
 decisions of a random game) and the state's bytes per game.
 
-``--compare`` measures in the same run, the same way, 0.3.0's numpy engine (frozen in
-tests/reference_engine.py, with today's observation) and OpenSpiel's C++ ``skat`` driven
+``--compare`` measures in the same run, the same way, 0.3.0's numpy engine and observation
+(frozen in tests/reference_engine.py and tests/reference_observation.py) and OpenSpiel's C++ ``skat`` driven
 from Python one game at a time (legal actions, observation tensor, a random action; as
 benchmarks/openspiel_speed.py measures pyspiel), and prints the ratios. ``--engine-only``
 leaves out the mask and observation of this package's side (the rules alone).
@@ -37,9 +37,10 @@ from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402
 from sergeant_major_env.limits import seconds_argument  # noqa: E402
 
 
-def run_once(batch: int, seconds: float, rules: Rules, seed: int, engine=engine, views: bool = True) -> float:
-    """One timed run: decisions per second (``engine``: this package's, or the frozen reference;
-    ``views``: with the mask and observation)."""
+def run_once(batch: int, seconds: float, rules: Rules, seed: int, engine=engine, views: bool = True,
+             observe=observe) -> float:
+    """One timed run: decisions per second (``engine``, ``observe``: this package's, or the frozen
+    references; ``views``: with the mask and observation)."""
     rng = np.random.default_rng(seed)
     state = engine.init(engine.game_seeds(seed, batch), rules)
     decisions = 0
@@ -117,9 +118,10 @@ def compare(args, rules: Rules) -> dict[str, float]:
     """Decisions/s of 0.3.0's engine (same batch) and of OpenSpiel's skat (one game at a time)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     import reference_engine
+    import reference_observation
 
     results = {"0.3.0": statistics.median(run_once(args.batch, args.seconds, rules, args.seed + 1 + i, reference_engine,
-                                                   not args.engine_only)
+                                                   not args.engine_only, reference_observation.observe)
                                           for i in range(args.repeats))}
     try:
         import pyspiel

@@ -45,7 +45,6 @@ numba's threads, ``NUMBA_NUM_THREADS``); the kernels release the GIL. :func:`tri
 from __future__ import annotations
 
 import dataclasses
-import operator
 
 import numba
 import numpy as np
@@ -136,6 +135,29 @@ class State:
     game_ended: np.ndarray = _field((), bool, False, "step")
     final_scores: np.ndarray = _field((3,), np.int16)                # scores of the game that ended
 
+    def __post_init__(self) -> None:
+        """Copies the given arrays into one new buffer (:data:`PACKED_BYTES` a game) and keeps
+        the fields as views of it: the kernels are handed that one buffer (:func:`_state_k`)."""
+        fresh = _packed(self.rules, np.shape(self.phase)[0])
+        for name in _FIELD_NAMES:
+            getattr(fresh, name)[...] = self.__dict__[name]
+        self.__dict__.update(fresh.__dict__)
+
+    def __setattr__(self, name: str, value) -> None:
+        """A field of a built state is written into its view (``state.talon = x`` copies x), so
+        the fields stay the buffer's views; anything else is set as usual."""
+        if name in _FIELD_SET and "buffer" in self.__dict__:
+            getattr(self, name)[...] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getstate__(self) -> dict:
+        """Pickling and ``copy.deepcopy`` keep the rules and the buffer (the views are remade)."""
+        return {"rules": self.rules, "buffer": self.buffer}
+
+    def __setstate__(self, saved: dict) -> None:
+        self.__dict__.update(_packed(saved["rules"], saved["buffer"].size // PACKED_BYTES, saved["buffer"]).__dict__)
+
     @property
     def exchange_count(self) -> np.ndarray:
         """int8[B,2]: cards due per pair of ``exchange_giver``/``exchange_receiver`` (0 if unused)."""
@@ -153,12 +175,16 @@ class State:
     def take(self, games) -> "State":
         """A new state holding copies of the given games (an index array, a boolean mask or a slice)."""
         if isinstance(games, slice):
-            return State(rules=self.rules, **{k: v[games].copy() for k, v in self.arrays().items()})
-        index = np.asarray(games)
-        if index.dtype == bool:
-            index = np.flatnonzero(index)
+            index = np.arange(self.batch_size)[games]
+        else:
+            index = np.asarray(games)
+            if index.dtype == bool:
+                index = np.flatnonzero(index)
+        out = _packed(self.rules, index.size)
         # ndarray.take copies rows about 3x faster than fancy indexing on these small arrays.
-        return State(rules=self.rules, **{k: v.take(index, axis=0) for k, v in self.arrays().items()})
+        for name in _FIELD_NAMES:
+            getattr(self, name).take(index, axis=0, out=getattr(out, name))
+        return out
 
     def copy(self) -> "State":
         return self.take(slice(None))
@@ -173,14 +199,54 @@ class State:
 
 
 _ARRAY_FIELDS = tuple(f for f in dataclasses.fields(State) if f.name != "rules")
+_FIELD_NAMES = tuple(f.name for f in _ARRAY_FIELDS)
+_FIELD_SET = frozenset(_FIELD_NAMES)
+
+
+# The packed layout. A state's arrays live in one uint8 buffer, one region per field: field k
+# takes bytes B * _STARTS[k] .. B * (_STARTS[k] + _NBYTES[k]), a C-contiguous [B, ...] view.
+# The regions go by decreasing item size (uint64 first), so each is aligned for its dtype at
+# any B without padding.
+_NBYTES = tuple(int(np.prod(f.metadata["shape"], dtype=np.int64)) * np.dtype(f.metadata["dtype"]).itemsize
+                for f in _ARRAY_FIELDS)
+
+
+def _starts() -> tuple[int, ...]:
+    starts, start = [0] * len(_ARRAY_FIELDS), 0
+    for k in sorted(range(len(_ARRAY_FIELDS)), key=lambda k: -np.dtype(_ARRAY_FIELDS[k].metadata["dtype"]).itemsize):
+        starts[k], start = start, start + _NBYTES[k]
+    return tuple(starts)
+
+
+_STARTS = _starts()
+PACKED_BYTES = sum(_NBYTES)
+"""Bytes of one game in a state's buffer (its fields, back to back)."""
+
+
+def _packed(rules: Rules, batch: int, buffer: np.ndarray | None = None) -> State:
+    """A state of ``batch`` games over ``buffer`` (a new zeroed one if None), its fields the
+    buffer's views, built without copying (no ``__init__``)."""
+    if buffer is None:
+        buffer = np.zeros(batch * PACKED_BYTES, dtype=np.uint8)
+    state = object.__new__(State)
+    fields = state.__dict__
+    fields["rules"] = rules
+    for f, start, nbytes in zip(_ARRAY_FIELDS, _STARTS, _NBYTES):
+        region = buffer[batch * start: batch * (start + nbytes)]
+        fields[f.name] = region.view(f.metadata["dtype"]).reshape((batch, *f.metadata["shape"]))
+    fields["buffer"] = buffer
+    return state
 _RESETS = {when: tuple((f.name, f.metadata["initial"]) for f in _ARRAY_FIELDS if f.metadata["reset"] == when)
            for when in ("game", "deal", "step")}
 
 
 def _empty(rules: Rules, batch: int) -> State:
     """B games with every field at its declared initial value."""
-    return State(rules=rules, **{f.name: np.full((batch, *f.metadata["shape"]), f.metadata["initial"],
-                                                 dtype=f.metadata["dtype"]) for f in _ARRAY_FIELDS})
+    state = _packed(rules, batch)
+    for f in _ARRAY_FIELDS:
+        if f.metadata["initial"]:
+            getattr(state, f.name)[...] = f.metadata["initial"]
+    return state
 
 
 def _reset(state: State, games, when: str) -> None:
@@ -241,17 +307,73 @@ def init(seeds, rules: Rules | None = None) -> State:
 # ----------------------------------------------------------------------------- kernels
 #
 # The rules as compiled loops over games (module docstring). A kernel receives the state's
-# arrays one by one, in the order of State's fields (_KERNEL_FIELDS; arrays are the cheapest
-# arguments to dispatch), packs them in a tuple ``s`` and hands it with a game number ``g`` to
-# the per-game rules below, which read ``s[HANDS][g, seat]`` and so on. The rule options
-# travel as one int (_rule_code). Cards are uint64 sets, as in the numpy code (cards.py).
+# one buffer (a single argument: numba's dispatch costs about 0.05 us an array argument, so
+# 41 arrays cost 2 us at every call), views it as the tuple ``s`` of State's fields in order
+# (_state_k) and hands that with a game number ``g`` to the per-game rules below, which read
+# ``s[HANDS][g, seat]`` and so on. The rule options travel as one int (_rule_code). Cards
+# are uint64 sets, as in the numpy code (cards.py).
 
-_KERNEL_FIELDS = tuple(f.name for f in _ARRAY_FIELDS)
 (SEED, EPISODE, FIRST_DEALER, DEAL, DEALER, PHASE, TO_ACT, HANDS, DEALT, FIRST_SIX, TALON_CARDS, TALON, MODE_,
  MODES_USED, EXCHANGE_GIVER, EXCHANGE_RECEIVER, EXCHANGE_DUE, EXCHANGE_PAIR, EXCHANGE_DONE, EXCHANGE_TRUMP, GIVEN,
  RECEIVED, DISCARDS, PLAYED, SHOWN_OUT, TRICK, PAST_TRICKS, TRICK_LEADERS, CARD_TRICK, LEADER, TRICKS_WON,
  PREV_POINTS, SCORES, LAST_RETURNED, LAST_TRICK, LAST_TRICK_LEADER, LAST_TRICK_WINNER, DEAL_ENDED, DEAL_POINTS_,
- GAME_ENDED, FINAL_SCORES) = range(len(_KERNEL_FIELDS))
+ GAME_ENDED, FINAL_SCORES) = range(len(_FIELD_NAMES))
+assert all(globals().get(name.upper() + "_", globals().get(name.upper())) == k for k, name in enumerate(_FIELD_NAMES)), \
+    "the kernels' field numbers must follow State's fields"
+
+
+@kernel(inline=True, counted=False)
+def _region_k(buffer, b, k):
+    """The bytes of field ``k`` of a ``b``-game buffer (the packed layout above)."""
+    return buffer[b * _STARTS[k]: b * (_STARTS[k] + _NBYTES[k])]
+
+
+@kernel(inline=True, counted=False)
+def _state_k(buffer):
+    """The tuple ``s`` of a state's arrays (State's fields in order) as views of its buffer."""
+    b = buffer.size // PACKED_BYTES
+    return (_region_k(buffer, b, SEED).view(np.uint64),
+            _region_k(buffer, b, EPISODE).view(np.uint32),
+            _region_k(buffer, b, FIRST_DEALER).view(np.int8),
+            _region_k(buffer, b, DEAL).view(np.int8),
+            _region_k(buffer, b, DEALER).view(np.int8),
+            _region_k(buffer, b, PHASE).view(np.int8),
+            _region_k(buffer, b, TO_ACT).view(np.int8),
+            _region_k(buffer, b, HANDS).view(np.uint64).reshape((b, 3)),
+            _region_k(buffer, b, DEALT).view(np.int8).reshape((b, 3, 16)),
+            _region_k(buffer, b, FIRST_SIX).view(np.uint64),
+            _region_k(buffer, b, TALON_CARDS).view(np.int8).reshape((b, 4)),
+            _region_k(buffer, b, TALON).view(np.uint64),
+            _region_k(buffer, b, MODE_).view(np.int8),
+            _region_k(buffer, b, MODES_USED).view(np.uint8).reshape((b, 3)),
+            _region_k(buffer, b, EXCHANGE_GIVER).view(np.int8).reshape((b, 2)),
+            _region_k(buffer, b, EXCHANGE_RECEIVER).view(np.int8).reshape((b, 2)),
+            _region_k(buffer, b, EXCHANGE_DUE).view(np.int8).reshape((b, 3, 3)),
+            _region_k(buffer, b, EXCHANGE_PAIR).view(np.int8),
+            _region_k(buffer, b, EXCHANGE_DONE).view(np.int8).reshape((b, 3, 3)),
+            _region_k(buffer, b, EXCHANGE_TRUMP).view(np.int8),
+            _region_k(buffer, b, GIVEN).view(np.uint64).reshape((b, 3)),
+            _region_k(buffer, b, RECEIVED).view(np.uint64).reshape((b, 3)),
+            _region_k(buffer, b, DISCARDS).view(np.uint64),
+            _region_k(buffer, b, PLAYED).view(np.uint64).reshape((b, 3)),
+            _region_k(buffer, b, SHOWN_OUT).view(np.uint64).reshape((b, 3)),
+            _region_k(buffer, b, TRICK).view(np.int8).reshape((b, 3)),
+            _region_k(buffer, b, PAST_TRICKS).view(np.int8).reshape((b, 16, 3)),
+            _region_k(buffer, b, TRICK_LEADERS).view(np.int8).reshape((b, 16)),
+            _region_k(buffer, b, CARD_TRICK).view(np.int8).reshape((b, 52)),
+            _region_k(buffer, b, LEADER).view(np.int8),
+            _region_k(buffer, b, TRICKS_WON).view(np.int8).reshape((b, 3)),
+            _region_k(buffer, b, PREV_POINTS).view(np.int8).reshape((b, 3)),
+            _region_k(buffer, b, SCORES).view(np.int16).reshape((b, 3)),
+            _region_k(buffer, b, LAST_RETURNED).view(np.int8),
+            _region_k(buffer, b, LAST_TRICK).view(np.int8).reshape((b, 3)),
+            _region_k(buffer, b, LAST_TRICK_LEADER).view(np.int8),
+            _region_k(buffer, b, LAST_TRICK_WINNER).view(np.int8),
+            _region_k(buffer, b, DEAL_ENDED).view(np.bool_),
+            _region_k(buffer, b, DEAL_POINTS_).view(np.int8).reshape((b, 3)),
+            _region_k(buffer, b, GAME_ENDED).view(np.bool_),
+            _region_k(buffer, b, FINAL_SCORES).view(np.int16).reshape((b, 3)))
+
 
 _ZERO, _ONE64, _ALL = np.uint64(0), np.uint64(1), np.uint64((1 << 52) - 1)
 _SUIT13 = np.uint64(0x1FFF)
@@ -412,20 +534,24 @@ def _game_k(games, subset, i):
 
 
 @kernel
-def _legal_serial(phase, to_act, hands, modes_used, trick, mode, games, subset, rules):
-    n = games.size if subset else phase.size
+def _legal_serial(buffer, games, subset, rules):
+    s = _state_k(buffer)
+    n = games.size if subset else s[PHASE].size
     out = np.empty(n, dtype=np.uint64)
     for i in range(n):
-        out[i] = _legal_game_k(phase, to_act, hands, modes_used, trick, mode, _game_k(games, subset, i), rules)
+        out[i] = _legal_game_k(s[PHASE], s[TO_ACT], s[HANDS], s[MODES_USED], s[TRICK], s[MODE_],
+                               _game_k(games, subset, i), rules)
     return out
 
 
 @kernel(parallel=True)
-def _legal_parallel(phase, to_act, hands, modes_used, trick, mode, games, subset, rules):
-    n = games.size if subset else phase.size
+def _legal_parallel(buffer, games, subset, rules):
+    s = _state_k(buffer)
+    n = games.size if subset else s[PHASE].size
     out = np.empty(n, dtype=np.uint64)
     for i in prange(n):
-        out[i] = _legal_game_k(phase, to_act, hands, modes_used, trick, mode, _game_k(games, subset, i), rules)
+        out[i] = _legal_game_k(s[PHASE], s[TO_ACT], s[HANDS], s[MODES_USED], s[TRICK], s[MODE_],
+                               _game_k(games, subset, i), rules)
     return out
 
 
@@ -773,19 +899,10 @@ def _first_refused_k(refused):
 
 
 @kernel
-def _step_serial(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards,
-                 talon, mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair,
-                 exchange_done, exchange_trump, given, received, discards, played, shown_out, trick, past_tricks,
-                 trick_leaders, card_trick, leader, tricks_won, prev_points, scores, last_returned, last_trick,
-                 last_trick_leader, last_trick_winner, deal_ended, deal_points, game_ended, final_scores,
-                 actions, games, subset, legal, have_legal, autoreset, rules):
+def _step_serial(buffer, actions, games, subset, legal, have_legal, autoreset, rules):
     """:func:`step` of the listed games (all with ``subset`` false): checks every action, and
     returns (index of the first illegal one, how many) untouched, or applies them: (-1, 0)."""
-    s = (seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards, talon,
-         mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair, exchange_done,
-         exchange_trump, given, received, discards, played, shown_out, trick, past_tricks, trick_leaders, card_trick,
-         leader, tricks_won, prev_points, scores, last_returned, last_trick, last_trick_leader, last_trick_winner,
-         deal_ended, deal_points, game_ended, final_scores)
+    s = _state_k(buffer)
     n = actions.size
     refused = np.empty(n, dtype=np.bool_)
     _check_range_k(s, actions, games, subset, legal, have_legal, 0, n, refused, rules)
@@ -801,18 +918,9 @@ _CHUNK = 64
 
 
 @kernel(parallel=True)
-def _step_parallel(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards,
-                   talon, mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair,
-                   exchange_done, exchange_trump, given, received, discards, played, shown_out, trick, past_tricks,
-                   trick_leaders, card_trick, leader, tricks_won, prev_points, scores, last_returned, last_trick,
-                   last_trick_leader, last_trick_winner, deal_ended, deal_points, game_ended, final_scores,
-                   actions, games, subset, legal, have_legal, autoreset, rules):
+def _step_parallel(buffer, actions, games, subset, legal, have_legal, autoreset, rules):
     """:func:`_step_serial` over every core, in chunks of games: the games are independent."""
-    s = (seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards, talon,
-         mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair, exchange_done,
-         exchange_trump, given, received, discards, played, shown_out, trick, past_tricks, trick_leaders, card_trick,
-         leader, tricks_won, prev_points, scores, last_returned, last_trick, last_trick_leader, last_trick_winner,
-         deal_ended, deal_points, game_ended, final_scores)
+    s = _state_k(buffer)
     n = actions.size
     chunks = (n + _CHUNK - 1) // _CHUNK
     refused = np.empty(n, dtype=np.bool_)
@@ -828,19 +936,10 @@ def _step_parallel(seed, episode, first_dealer, deal, dealer, phase, to_act, han
 
 
 @kernel
-def _start_games_k(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards,
-                   talon, mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair,
-                   exchange_done, exchange_trump, given, received, discards, played, shown_out, trick, past_tricks,
-                   trick_leaders, card_trick, leader, tricks_won, prev_points, scores, last_returned, last_trick,
-                   last_trick_leader, last_trick_winner, deal_ended, deal_points, game_ended, final_scores,
-                   games, what, rules):
+def _start_games_k(buffer, games, what, rules):
     """What ``init`` (``what`` 0: new games) and ``set_cards`` (1: the deal's cards are in
     ``dealt`` and ``talon_cards``) do to each of ``games``."""
-    s = (seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards, talon,
-         mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair, exchange_done,
-         exchange_trump, given, received, discards, played, shown_out, trick, past_tricks, trick_leaders, card_trick,
-         leader, tricks_won, prev_points, scores, last_returned, last_trick, last_trick_leader, last_trick_winner,
-         deal_ended, deal_points, game_ended, final_scores)
+    s = _state_k(buffer)
     keys, order = np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64)  # dealing's scratch
     for g in games:
         if what == 0:
@@ -866,13 +965,6 @@ def _classes_k(trick, mode, cards, rules):
     return out
 
 
-for _kernel in (_step_serial, _step_parallel, _start_games_k):
-    assert tuple(_kernel.py_func.__code__.co_varnames[:len(_KERNEL_FIELDS)]) == _KERNEL_FIELDS, \
-        "a kernel's state arguments must follow State's fields"
-
-
-_arrays = operator.attrgetter(*_KERNEL_FIELDS)
-"""``_arrays(state)``: the state's arrays in the kernels' order (State's fields), in one C call."""
 
 
 # ----------------------------------------------------------------------------- the public rules
@@ -883,7 +975,7 @@ def _serial_kernels() -> tuple:
 
 def _start_game(state: State, games: np.ndarray) -> None:
     announce_compiling(_serial_kernels(), "the engine's kernels")
-    _start_games_k(*_arrays(state), contiguous(games, np.intp), 0, _rule_code(state.rules))
+    _start_games_k(state.buffer, contiguous(games, np.intp), 0, _rule_code(state.rules))
 
 
 def set_cards(state: State, games: np.ndarray, dealt: np.ndarray, talon_cards: np.ndarray) -> None:
@@ -907,7 +999,7 @@ def set_cards(state: State, games: np.ndarray, dealt: np.ndarray, talon_cards: n
         cards.append(value)
     state.dealt[games] = cards[0]
     state.talon_cards[games] = cards[1]
-    _start_games_k(*_arrays(state), contiguous(games, np.intp), 1, _rule_code(state.rules))
+    _start_games_k(state.buffer, contiguous(games, np.intp), 1, _rule_code(state.rules))
 
 
 def _game_numbers(games, batch_size: int, what: str) -> np.ndarray:
@@ -974,8 +1066,7 @@ def legal_bits(state: State, games: np.ndarray | None = None) -> np.ndarray:
     else:
         rows, subset = _game_numbers(games, state.batch_size, "engine.legal_bits"), True
     kernel_ = _legal_parallel if _parallel(rows.size if subset else state.batch_size) else _legal_serial
-    return kernel_(state.phase, state.to_act, state.hands, state.modes_used, state.trick, state.mode, rows, subset,
-                   _rule_code(state.rules))
+    return kernel_(state.buffer, rows, subset, _rule_code(state.rules))
 
 
 _NO_GAMES = np.zeros(0, dtype=np.intp)
@@ -1022,7 +1113,7 @@ def step(state: State, actions, autoreset: bool = False, legal: np.ndarray | Non
                              f"got {legal.dtype} {legal.shape}")
     # Negative ids (and uint64 ones from 2**63) become negative int64s: refused as out of range.
     kernel_ = _step_parallel if _parallel(n) else _step_serial
-    first, bad = kernel_(*_arrays(state), actions.astype(np.int64, copy=False), games, subset,
+    first, bad = kernel_(state.buffer, actions.astype(np.int64, copy=False), games, subset,
                          _NO_LEGAL if legal is None else contiguous(legal, np.uint64), legal is not None,
                          bool(autoreset), _rule_code(state.rules))
     if bad:

@@ -89,7 +89,10 @@ def test_agent_games_match_the_reference(spec):
         live = np.flatnonzero(state.phase != engine.OVER)
         mask = bits_to_bool(engine.legal_bits(state, live), NUM_ACTIONS)
         actions = decide(agent, state, live, mask, rng)
-        ref_actions = decide(agent, ref, live, bits_to_bool(reference.legal_bits(ref, live), NUM_ACTIONS), ref_rng)
+        # The agents see the reference's arrays through today's State (its packed buffer).
+        ref_view = engine.State(rules=ref.rules, **ref.arrays())
+        ref_actions = decide(agent, ref_view, live, bits_to_bool(reference.legal_bits(ref, live), NUM_ACTIONS),
+                             ref_rng)
         np.testing.assert_array_equal(actions, ref_actions)
         engine.step(state, actions, games=live)
         reference.step(ref, actions, games=live)
