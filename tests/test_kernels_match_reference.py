@@ -149,3 +149,52 @@ def test_out_of_range_actions_keep_their_one_line_errors(bad):
     assert "\n" not in str(error.value) and "Traceback" not in str(error.value)
     for name, value in state.arrays().items():
         np.testing.assert_array_equal(value, before[name])
+
+
+def _bits_to_bool_030(bits, width=52):
+    """0.3.0's cards.bits_to_bool (numpy's unpackbits), frozen."""
+    bits = np.ascontiguousarray(bits, dtype="<u8")
+    unpacked = np.unpackbits(bits.view(np.uint8).reshape(bits.shape + (8,)), axis=-1, bitorder="little")
+    return unpacked[..., :width].view(bool)
+
+
+def _random_member_030(sets, rng):
+    """0.3.0's cards.random_member, frozen: the same draws must pick the same members."""
+    sets = np.asarray(sets, dtype=np.uint64)
+    if sets.size < 16:
+        keys = rng.random(sets.shape + (64,)) * _bits_to_bool_030(sets, 64)
+        return np.where(sets != 0, keys.argmax(axis=-1), -1)
+    remaining = sets.copy()
+    k = (rng.random(sets.shape) * np.bitwise_count(sets)).astype(np.uint8)
+    position = np.zeros(sets.shape, dtype=np.int64)
+    for width in (32, 16, 8, 4, 2, 1):
+        low = remaining & np.uint64((1 << width) - 1)
+        low_count = np.bitwise_count(low)
+        upper = k >= low_count
+        k -= np.where(upper, low_count, np.uint8(0))
+        remaining = np.where(upper, remaining >> np.uint64(width), low)
+        position += upper * width
+    return np.where(sets != 0, position, -1)
+
+
+@pytest.mark.parametrize("size", [0, 1, 3, 15, 16, 17, 300, 5000])
+def test_card_set_kernels_match_030(size):
+    """bits_to_bool and random_member (the random agent's and the benchmarks' draw) are kernels
+    that give 0.3.0's arrays and members for the same sets and the same generator state."""
+    from sergeant_major_env.cards import bits_to_bool, random_member
+
+    rng = np.random.default_rng(size)
+    for trial in range(20):
+        sets = rng.integers(0, 2**63, size=size).astype(np.uint64) & rng.integers(0, 2**63, size=size).astype(np.uint64)
+        sets[::3] = 0
+        if size:
+            sets[-1] = np.uint64(1) << np.uint64(63)
+        for width in (52, 58, 64, 70):
+            expected = _bits_to_bool_030(sets, width)
+            got = bits_to_bool(sets, width)
+            assert got.dtype == expected.dtype and got.shape == expected.shape and (got == expected).all()
+        expected = _random_member_030(sets, np.random.default_rng(trial))
+        got = random_member(sets, np.random.default_rng(trial))
+        assert got.dtype == expected.dtype and (got == expected).all()
+    grid = rng.integers(0, 2**52, size=(4, 5)).astype(np.uint64)
+    assert (random_member(grid, np.random.default_rng(1)) == _random_member_030(grid, np.random.default_rng(1))).all()
