@@ -150,6 +150,8 @@ class State:
             getattr(self, name)[...] = value
         else:
             object.__setattr__(self, name, value)
+            if name == "rules" and "buffer" in self.__dict__:
+                self.__dict__["rule_code"] = _rule_code(value)
 
     def __getstate__(self) -> dict:
         """Pickling and ``copy.deepcopy`` keep the rules and the buffer (the views are remade)."""
@@ -235,6 +237,7 @@ def _packed(rules: Rules, batch: int, buffer: np.ndarray | None = None) -> State
         region = buffer[batch * start: batch * (start + nbytes)]
         fields[f.name] = region.view(f.metadata["dtype"]).reshape((batch, *f.metadata["shape"]))
     fields["buffer"] = buffer
+    fields["rule_code"] = _rule_code(rules)  # the kernels' form of the rules, kept with them
     return state
 _RESETS = {when: tuple((f.name, f.metadata["initial"]) for f in _ARRAY_FIELDS if f.metadata["reset"] == when)
            for when in ("game", "deal", "step")}
@@ -975,7 +978,7 @@ def _serial_kernels() -> tuple:
 
 def _start_game(state: State, games: np.ndarray) -> None:
     announce_compiling(_serial_kernels(), "the engine's kernels")
-    _start_games_k(state.buffer, contiguous(games, np.intp), 0, _rule_code(state.rules))
+    _start_games_k(state.buffer, contiguous(games, np.intp), 0, state.rule_code)
 
 
 def set_cards(state: State, games: np.ndarray, dealt: np.ndarray, talon_cards: np.ndarray) -> None:
@@ -999,7 +1002,7 @@ def set_cards(state: State, games: np.ndarray, dealt: np.ndarray, talon_cards: n
         cards.append(value)
     state.dealt[games] = cards[0]
     state.talon_cards[games] = cards[1]
-    _start_games_k(state.buffer, contiguous(games, np.intp), 1, _rule_code(state.rules))
+    _start_games_k(state.buffer, contiguous(games, np.intp), 1, state.rule_code)
 
 
 def _game_numbers(games, batch_size: int, what: str) -> np.ndarray:
@@ -1062,11 +1065,12 @@ def ruled_out(rules: Rules, trick: np.ndarray, mode: np.ndarray, cards: np.ndarr
 def legal_bits(state: State, games: np.ndarray | None = None) -> np.ndarray:
     """uint64[B] (or [len(games)]): bit a is set when action a is legal for the seat to act."""
     if games is None:
-        rows, subset = _NO_GAMES, False
+        rows, subset, n = _NO_GAMES, False, state.phase.shape[0]
     else:
         rows, subset = _game_numbers(games, state.batch_size, "engine.legal_bits"), True
-    kernel_ = _legal_parallel if _parallel(rows.size if subset else state.batch_size) else _legal_serial
-    return kernel_(state.buffer, rows, subset, _rule_code(state.rules))
+        n = rows.size
+    kernel_ = _legal_parallel if n >= _PARALLEL_FROM and _parallel(n) else _legal_serial
+    return kernel_(state.buffer, rows, subset, state.rule_code)
 
 
 _NO_GAMES = np.zeros(0, dtype=np.intp)
@@ -1100,22 +1104,25 @@ def step(state: State, actions, autoreset: bool = False, legal: np.ndarray | Non
     ``game_ended`` and ``final_scores`` keep what happened. ``legal`` may pass
     ``legal_bits(state, games)`` when the caller has just computed it for this very state.
     """
-    actions = np.asarray(actions)
+    if type(actions) is not np.ndarray:
+        actions = np.asarray(actions)
     subset = games is not None
     games = _checked_games(games, state.batch_size) if subset else _NO_GAMES
-    n = games.size if subset else state.batch_size
+    n = games.size if subset else state.phase.shape[0]
     if actions.shape != (n,) or actions.dtype.kind not in "iu":
         raise ValueError(f"actions must be integers of shape ({n},), got {actions.dtype} {actions.shape}")
-    if legal is not None:
+    if legal is None:
+        legal = _NO_LEGAL
+    else:
         legal = np.asarray(legal)
         if legal.shape != (n,) or legal.dtype.kind not in "iu":
             raise ValueError(f"legal must be legal_bits(state, games): uint64 of shape ({n},), "
                              f"got {legal.dtype} {legal.shape}")
+        legal = contiguous(legal, np.uint64)
     # Negative ids (and uint64 ones from 2**63) become negative int64s: refused as out of range.
-    kernel_ = _step_parallel if _parallel(n) else _step_serial
-    first, bad = kernel_(state.buffer, actions.astype(np.int64, copy=False), games, subset,
-                         _NO_LEGAL if legal is None else contiguous(legal, np.uint64), legal is not None,
-                         bool(autoreset), _rule_code(state.rules))
+    kernel_ = _step_parallel if n >= _PARALLEL_FROM and _parallel(n) else _step_serial
+    first, bad = kernel_(state.buffer, contiguous(actions, np.int64), games, subset, legal, legal is not _NO_LEGAL,
+                         autoreset is True or bool(autoreset), state.rule_code)
     if bad:
         raise IllegalActionError(_illegal_message(state, int(games[first]) if subset else first,
                                                   int(actions[first]), bad))
