@@ -973,7 +973,7 @@ def _classes_k(trick, mode, cards, rules):
 # ----------------------------------------------------------------------------- the public rules
 
 def _serial_kernels() -> tuple:
-    return _start_games_k, _legal_serial, _step_serial, _classes_k
+    return _start_games_k, _legal_serial, _step_serial  # what every program that plays a game compiles
 
 
 def _start_game(state: State, games: np.ndarray) -> None:
