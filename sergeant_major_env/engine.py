@@ -32,8 +32,12 @@ batch, and duplicate tables can replay the same deals under other seatings.
 action, then mode choice, exchanges, talon, discards, play, trick winner, scoring, the next
 deal's dealing and automatic resets), the dealing of :func:`init` and :func:`set_cards`, and
 :func:`play_classes` / :func:`ruled_out`, each a loop over the games; the Python functions
-around them check their input (one-line errors) and pass the state's arrays. They give the
-same games, bit for bit, as 0.3.0's numpy engine (kept frozen in tests/reference_engine.py).
+around them check their input (one-line errors) and pass the state's one buffer: a
+:class:`State`'s arrays are views of a single uint8 array (:data:`PACKED_BYTES` a game), so a
+kernel call hands over one argument, not 41. They give the same games, bit for bit, as 0.3.0's
+numpy engine (kept frozen in tests/reference_engine.py). One game at a time,
+:class:`sergeant_major_env.one_game.OneGame` does a whole decision (check, rules, the next
+legal actions, mask and observation) in one call.
 The machine code is cached on disk (``__pycache__`` beside this file, or numba's cache
 folder): the first run compiles for up to a minute and says so in one line on stderr; later
 runs load it in about a second. Batches of 256 games or more run on every core (``prange``,
@@ -182,6 +186,8 @@ class State:
             index = np.asarray(games)
             if index.dtype == bool:
                 index = np.flatnonzero(index)
+            elif index.size == 0:
+                index = index.astype(np.intp)  # [] is float64 to numpy
         out = _packed(self.rules, index.size)
         # ndarray.take copies rows about 3x faster than fancy indexing on these small arrays.
         for name in _FIELD_NAMES:

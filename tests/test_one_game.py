@@ -122,3 +122,12 @@ def test_refresh_after_set_cards_shows_the_new_deal():
     engine.set_cards(state, [0], other.dealt, other.talon_cards)
     game.refresh()
     assert_views_equal(game, state, None)
+
+
+def test_the_module_docstring_example_runs():
+    import doctest
+
+    from sergeant_major_env import one_game
+
+    result = doctest.testmod(one_game)
+    assert result.attempted >= 4 and result.failed == 0
