@@ -25,7 +25,7 @@ actions, mask and observation (:func:`observation._observe_row`, the same code a
 The arrays ``legal`` (uint64[1]), ``mask`` (int8[58]) and ``observation`` (float32[919], the
 view of the seat to act, or of ``seat`` when one is fixed) are rewritten in place at every
 step: copy them to keep them. After changing ``state`` by other means (``engine.set_cards``,
-a reset), call :meth:`OneGame.refresh`.
+a reset) or the attributes ``seat`` and ``autoreset``, call :meth:`OneGame.refresh`.
 """
 
 from __future__ import annotations
@@ -39,12 +39,24 @@ from .jit import announce_compiling, kernel
 from .observation import OBSERVATION_SIZE, _fields, _observe_row
 
 
+# The arrays a OneGame keeps beside its state, as views of one uint8 buffer (one argument for
+# the kernel to dispatch, not six): byte offsets of each.
+_LEGAL, _PLANES, _KEYS, _ORDER, _OBSERVATION = 0, 8, 8 + 14 * 8, 8 + 66 * 8, 8 + 118 * 8
+_MASK = _OBSERVATION + 4 * OBSERVATION_SIZE
+_SCRATCH_BYTES = _MASK + NUM_ACTIONS
+
+
 @kernel
-def _one_step_k(buffer, action, autoreset, rules, view_seat, legal, mask, observation, planes, keys, order) -> bool:
+def _one_step_k(action, buffer, scratch, autoreset, rules, view_seat) -> bool:
     """Game 0 of ``buffer``: with ``action`` >= 0, refuse it (False, nothing changed) unless
-    the game is over or ``legal[0]`` holds it, else apply it; then the decision's legal
-    actions into ``legal[0]`` and ``mask`` and, when the seat to act (or ``view_seat`` if >= 0)
-    is a seat, its observation into ``observation``. ``action`` -1 only refreshes."""
+    the game is over or the legal actions in ``scratch`` hold it, else apply it; then the
+    decision's legal actions and mask and, when the seat to act (or ``view_seat`` if >= 0) is a
+    seat, its observation into ``scratch``. ``action`` -1 only refreshes."""
+    legal = scratch[_LEGAL:_PLANES].view(np.uint64)
+    planes = scratch[_PLANES:_KEYS].view(np.uint64).reshape((1, 14))  # the observation's card sets
+    keys, order = scratch[_KEYS:_ORDER].view(np.uint64), scratch[_ORDER:_OBSERVATION].view(np.int64)  # dealing's
+    observation = scratch[_OBSERVATION:_MASK].view(np.float32)
+    mask = scratch[_MASK:]
     s = _state_k(buffer)
     if action >= 0 and s[PHASE][0] != OVER:
         if action >= 64 or not (legal[0] >> np.uint64(action)) & np.uint64(1):
@@ -77,17 +89,18 @@ class OneGame:
         self.state = state
         self.seat = -1 if seat is None else seat
         self.autoreset = bool(autoreset)
-        self.legal = np.zeros(1, dtype=np.uint64)
-        self.mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        self.observation = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
-        self._planes = np.zeros((1, 14), dtype=np.uint64)  # the observation's card sets (scratch)
-        self._keys, self._order = np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64)  # dealing's scratch
+        self._scratch = np.zeros(_SCRATCH_BYTES, dtype=np.uint8)
+        self.legal = self._scratch[_LEGAL:_PLANES].view(np.uint64)
+        self.observation = self._scratch[_OBSERVATION:_MASK].view(np.float32)
+        self.mask = self._scratch[_MASK:].view(np.int8)
         announce_compiling((_one_step_k,), "the one-game kernel")
         self.refresh()
 
     def refresh(self) -> None:
-        """Recompute the legal actions, mask and observation from ``state`` (after changing it)."""
-        self._run(-1)
+        """Recompute the legal actions, mask and observation from ``state`` (after changing it,
+        or its ``rules``)."""
+        self._arguments = (self.state.buffer, self._scratch, self.autoreset, self.state.rule_code, self.seat)
+        _one_step_k(-1, *self._arguments)
 
     def step(self, action: int) -> None:
         """Apply ``action`` (an int) to the game, or raise :class:`engine.IllegalActionError`
@@ -101,12 +114,8 @@ class OneGame:
             if self.state.phase[0] == OVER:
                 return
             raise IllegalActionError(_illegal_message(self.state, 0, action, 1))
-        if not self._run(action):
+        if not _one_step_k(action, *self._arguments):
             raise IllegalActionError(_illegal_message(self.state, 0, action, 1))
-
-    def _run(self, action: int) -> bool:
-        return _one_step_k(self.state.buffer, action, self.autoreset, self.state.rule_code, self.seat, self.legal,
-                           self.mask, self.observation, self._planes, self._keys, self._order)
 
     @property
     def to_act(self) -> int:
