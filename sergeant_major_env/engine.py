@@ -41,9 +41,10 @@ legal actions, mask and observation) in one call.
 The machine code is cached on disk (``__pycache__`` beside this file, or numba's cache
 folder): the first run compiles for up to a minute and says so in one line on stderr; later
 runs load it in about a second. Batches of 256 games or more run on every core (``prange``,
-numba's threads, ``NUMBA_NUM_THREADS``); the kernels release the GIL. :func:`trick_winner_position`,
-:func:`targets`, :func:`deal_points`, :func:`win_credits` and :func:`places` stay numpy
-(the views' helpers; the kernels compute the same rules per game).
+numba's threads, ``NUMBA_NUM_THREADS``); the kernels release the GIL. The views' helpers
+:func:`trick_winner_position`, :func:`targets` and :func:`deal_points` run the rules' own
+kernels (R16, R23, R24 are written once); :func:`win_credits` and :func:`places` (R6, a
+game's result) are numpy.
 """
 
 from __future__ import annotations
@@ -788,13 +789,24 @@ def _discard_k(s, g, card):
         s[TRICK_LEADERS][g, 0] = playmaker
 
 
+@kernel
+def _target_k(role, mode):
+    """R23, R24: the tricks a role must make (dealer, playmaker, third): 3, 8, 5; 8, 3, 5 in MIN."""
+    return np.int64(_K_MIN_TARGETS[role] if mode == MINIMUM else _K_TARGETS[role])
+
+
+@kernel
+def _points_k(won, role, mode):
+    """R23, R24: a seat's points of a deal, ``W - Z``, or ``Z - W`` in MIN."""
+    target = _target_k(role, mode)
+    return target - won if mode == MINIMUM else won - target
+
+
 @kernel(counted=False)
 def _end_deal_k(s, g, rules, keys, order):
-    minimum = s[MODE_][g] == MINIMUM
     for seat in range(3):
         role = (seat - s[DEALER][g]) % 3
-        won = np.int64(s[TRICKS_WON][g, seat])
-        points = _K_MIN_TARGETS[role] - won if minimum else won - _K_TARGETS[role]  # R23, R24
+        points = _points_k(np.int64(s[TRICKS_WON][g, seat]), role, s[MODE_][g])
         s[SCORES][g, seat] += points  # R25
         s[PREV_POINTS][g, seat] = points
         s[DEAL_POINTS_][g, seat] = points
@@ -1165,38 +1177,64 @@ def _checked_games(games, batch_size: int) -> np.ndarray:
 
 
 # STRENGTH[mode, led suit, card] (R16): trumps beat the led suit, which beats the rest,
-# each by rank. Modes 4 (NT) and 5 (MIN) have no trumps. The highest strength on the table wins.
+# each by rank. Modes 4 (NT) and 5 (MIN) have no trumps. The highest strength on the table
+# wins (the observation's derived segments read it; the rules' kernel computes the same).
 STRENGTH = np.array([[[26 + c % 13 if c // 13 == mode else 13 + c % 13 if c // 13 == led else 0
                         for c in range(52)] for led in range(4)] for mode in range(6)], dtype=np.int8)
 
 
-# STRENGTH flattened for one `take`, each [mode, led suit] row preceded by -1, the strength of
-# an empty position (card -1): _STRENGTH_ROWS[mode, led] + card indexes it. Mode -1 (not
-# chosen) and led suit -1 (empty table) read rows 5 and 3, as numpy's negative indices do.
-_STRENGTH_OR_EMPTY = np.concatenate([np.full((6, 4, 1), -1, dtype=np.int8), STRENGTH], axis=2).reshape(-1)
-_STRENGTH_ROWS = np.arange(6 * 4).reshape(6, 4) * 53 + 1
+@kernel
+def _deal_rules_k(trick, dealer, mode, tricks_won, positions, targets, points):
+    """The rules' own R16, R23 and R24 over games, for the views: the trick's winning position
+    (when ``positions`` is not empty), each seat's target and its points."""
+    for g in range(mode.size):
+        if positions.size:
+            positions[g] = _winner_position_k(trick[g, 0], trick[g, 1], trick[g, 2], mode[g])
+        if targets.size:
+            for seat in range(3):
+                role = (seat - np.int64(dealer[g])) % 3
+                targets[g, seat] = _target_k(role, mode[g])
+                points[g, seat] = _points_k(np.int64(tricks_won[g, seat]), role, mode[g])
+
+
+_NO_ROWS = np.zeros((0, 3), dtype=np.int8)
+
+
+def _games_int8(value, shape_tail: tuple, what: str) -> np.ndarray:
+    """An int array as C-contiguous int8 ``[G, *shape_tail]`` (the rules' values fit in int8)."""
+    value = np.asarray(value)
+    if value.dtype.kind not in "iu" or value.ndim != 1 + len(shape_tail) or value.shape[1:] != shape_tail:
+        raise ValueError(f"{what} must be integers of shape (games, {', '.join(map(str, shape_tail))})"
+                         if shape_tail else f"{what} must be integers of shape (games,)")
+    return contiguous(value, np.int8)
 
 
 def trick_winner_position(trick: np.ndarray, mode: np.ndarray) -> np.ndarray:
     """R16: position (0 = leader) of the highest trump, else of the highest card of the led
     suit. In a trick still being played the empty positions (-1) never win; an empty trick
-    gives position 0."""
-    rows = _STRENGTH_ROWS[mode, trick[:, 0] // 13]
-    return _STRENGTH_OR_EMPTY.take(rows[:, None] + trick).argmax(axis=1)
+    gives position 0. ``trick`` int[G, 3] by position, ``mode`` int[G]; int64[G]."""
+    trick, mode = _games_int8(trick, (3,), "trick"), _games_int8(mode, (), "mode")
+    positions = np.zeros(mode.size, dtype=np.int64)
+    _deal_rules_k(trick, mode, mode, _NO_ROWS, positions, _NO_ROWS, _NO_ROWS)
+    return positions
+
+
+def _targets_and_points(dealer, mode, tricks_won) -> tuple[np.ndarray, np.ndarray]:
+    dealer, mode = _games_int8(dealer, (), "dealer"), _games_int8(mode, (), "mode")
+    won = _games_int8(np.zeros((mode.size, 3), np.int8) if tricks_won is None else tricks_won, (3,), "tricks_won")
+    targets, points = np.zeros((mode.size, 3), dtype=np.int8), np.zeros((mode.size, 3), dtype=np.int8)
+    _deal_rules_k(_NO_ROWS, dealer, mode, won, np.zeros(0, dtype=np.int64), targets, points)
+    return targets, points
 
 
 def targets(dealer: np.ndarray, mode: np.ndarray) -> np.ndarray:
     """int8[B, 3]: the tricks each seat must make, by its role (R23; R24 in MIN)."""
-    role = (np.arange(3) - np.asarray(dealer)[:, None]) % 3
-    return np.where((np.asarray(mode) == MINIMUM)[:, None], MIN_TARGETS[role], TARGETS[role])
+    return _targets_and_points(dealer, mode, None)[0]
 
 
 def deal_points(tricks_won: np.ndarray, dealer: np.ndarray, mode: np.ndarray) -> np.ndarray:
-    """R23, R24: points of each seat, ``W - Z``, or ``Z - W`` in MIN."""
-    minimum = (np.asarray(mode) == MINIMUM)[:, None]
-    target = targets(dealer, mode)
-    won = np.asarray(tricks_won, dtype=np.int8)
-    return np.where(minimum, target - won, won - target).astype(np.int8)
+    """R23, R24: points of each seat, ``W - Z``, or ``Z - W`` in MIN (int8[B, 3])."""
+    return _targets_and_points(dealer, mode, tricks_won)[1]
 
 
 def win_credits(scores: np.ndarray) -> np.ndarray:

@@ -198,3 +198,24 @@ def test_card_set_kernels_match_030(size):
         assert got.dtype == expected.dtype and (got == expected).all()
     grid = rng.integers(0, 2**52, size=(4, 5)).astype(np.uint64)
     assert (random_member(grid, np.random.default_rng(1)) == _random_member_030(grid, np.random.default_rng(1))).all()
+
+
+def test_the_views_rule_helpers_are_the_kernels_rules():
+    """trick_winner_position (R16), targets (R23, R24) and deal_points run the rules' kernels
+    and give 0.3.0's numpy values for every trick, dealer, mode and trick count."""
+    rng = np.random.default_rng(0)
+    n = 5000
+    trick = np.full((n, 3), -1, dtype=np.int8)
+    for g in range(n):
+        cards = rng.permutation(52)[: rng.integers(0, 4)]
+        trick[g, : cards.size] = cards
+    mode = rng.integers(-1, 6, size=n).astype(np.int8)
+    dealer = rng.integers(0, 3, size=n).astype(np.int8)
+    won = rng.integers(0, 17, size=(n, 3)).astype(np.int8)
+    for ours, theirs in ((engine.trick_winner_position(trick, mode), reference.trick_winner_position(trick, mode)),
+                         (engine.targets(dealer, mode), reference.targets(dealer, mode)),
+                         (engine.deal_points(won, dealer, mode), reference.deal_points(won, dealer, mode))):
+        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+        np.testing.assert_array_equal(ours, theirs)
+    with pytest.raises(ValueError, match="trick must be integers of shape"):
+        engine.trick_winner_position(trick[:, :2], mode)
