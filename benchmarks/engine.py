@@ -9,8 +9,8 @@ engine (finished games restart at once). Prints decisions/s (the median of --rep
 runs), full games/s (18 deals unless --option num_deals=N; decisions/s over the mean
 decisions of a random game) and the state's bytes per game.
 
-``--compare`` measures in the same run, the same way, 0.3.0's numpy engine (frozen in
-tests/reference_engine.py, with today's observation) and OpenSpiel's C++ ``skat`` driven
+``--compare`` measures in the same run, the same way, 0.3.0's numpy engine and observation
+(frozen in tests/reference_engine.py and tests/reference_observation.py) and OpenSpiel's C++ ``skat`` driven
 from Python one game at a time (legal actions, observation tensor, a random action; as
 benchmarks/openspiel_speed.py measures pyspiel), and prints the ratios. ``--engine-only``
 leaves out the mask and observation of this package's side (the rules alone).
@@ -32,14 +32,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.cards import bits_to_bool, random_member  # noqa: E402
 from sergeant_major_env.observation import observe  # noqa: E402
+from sergeant_major_env.one_game import OneGame  # noqa: E402
 from sergeant_major_env.rules import add_rule_options  # noqa: E402
 from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402
 from sergeant_major_env.limits import seconds_argument  # noqa: E402
 
 
-def run_once(batch: int, seconds: float, rules: Rules, seed: int, engine=engine, views: bool = True) -> float:
-    """One timed run: decisions per second (``engine``: this package's, or the frozen reference;
-    ``views``: with the mask and observation)."""
+def run_once(batch: int, seconds: float, rules: Rules, seed: int, engine=engine, views: bool = True,
+             observe=observe) -> float:
+    """One timed run: decisions per second (``engine``, ``observe``: this package's, or the frozen
+    references; ``views``: with the mask and observation)."""
     rng = np.random.default_rng(seed)
     state = engine.init(engine.game_seeds(seed, batch), rules)
     decisions = 0
@@ -52,6 +54,22 @@ def run_once(batch: int, seconds: float, rules: Rules, seed: int, engine=engine,
         engine.step(state, actions, autoreset=True, legal=legal)
         decisions += batch
     del mask, obs
+    return decisions / elapsed
+
+
+def run_one_game(seconds: float, rules: Rules, seed: int) -> float:
+    """One timed run of the one-game path (:class:`~sergeant_major_env.one_game.OneGame`, what
+    the AEC and OpenSpiel views drive): the same work a decision (mask, observation of the seat
+    to act, a uniformly random legal action, the step), one kernel call for all but the draw."""
+    rng = np.random.default_rng(seed)
+    game, games, decisions = OneGame(engine.init([seed], rules)), 0, 0
+    start = time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        game.step(int(random_member(game.legal, rng)[0]))
+        decisions += 1
+        if game.state.phase[0] == engine.OVER:
+            games += 1
+            game = OneGame(engine.init([seed + games], rules))
     return decisions / elapsed
 
 
@@ -96,42 +114,57 @@ def main() -> None:
         parser.error(str(error))
 
     views = not args.engine_only
-    run_once(args.batch, min(0.5, args.seconds), rules, args.seed, views=views)  # warm-up
-    decisions = statistics.median(run_once(args.batch, args.seconds, rules, args.seed + 1 + i, views=views)
-                                  for i in range(args.repeats))
-    compared = compare(args, rules) if args.compare else {}
+    runs = {"batched API": lambda i, s=args.seconds: run_once(args.batch, s, rules, args.seed + 1 + i, views=views)}
+    if args.batch == 1 and views:
+        runs["one-game path"] = lambda i, s=args.seconds: run_one_game(s, rules, args.seed + 1 + i)
+    for run in list(runs.values()):
+        run(-1, min(0.5, args.seconds))  # warm-up (compiles or loads the kernels)
+    if args.compare:
+        runs.update(references(args, rules, views))
+    # The runs alternate (ours, the references, ours ...), so that all see the same load.
+    times = {name: [] for name in runs}
+    for i in range(args.repeats):
+        for name, run in runs.items():
+            times[name].append(run(i))
+    rates = {name: statistics.median(values) for name, values in times.items()}
+    decisions = max(rates["batched API"], rates.get("one-game path", 0.0))
     games = decisions / decisions_per_game(rules)
     state_bytes = engine.init(engine.game_seeds(0, args.batch), rules).nbytes_per_game()
+    ours = [name for name in ("batched API", "one-game path") if name in rates]
     if args.json:
-        print(json.dumps({"batch": args.batch, "decisions_per_s": round(decisions),
-                          "games_per_s": round(games, 2), "state_bytes_per_game": state_bytes,
-                          **{f"{name}_decisions_per_s": round(value) for name, value in compared.items()}}))
-    else:
-        print(f"batch {args.batch}: {decisions:,.0f} decisions/s, {games:,.1f} games/s, "
-              f"{state_bytes:.0f} state bytes per game (median of {args.repeats} runs of {args.seconds:g} s)")
-        for name, value in compared.items():
-            print(f"  {name}: {value:,.0f} decisions/s; engine / {name} = {decisions / value:.2f}")
+        print(json.dumps({"batch": args.batch, "decisions_per_s": round(decisions), "games_per_s": round(games, 2),
+                          "state_bytes_per_game": state_bytes,
+                          **{f"{name.replace(' ', '_').replace('-', '_')}_decisions_per_s": round(value)
+                             for name, value in rates.items()}}))
+        return
+    print(f"batch {args.batch}: {decisions:,.0f} decisions/s, {games:,.1f} games/s, "
+          f"{state_bytes:.0f} state bytes per game (median of {args.repeats} runs of {args.seconds:g} s)")
+    for name in ours:
+        print(f"  {name}: {rates[name]:,.0f} decisions/s")
+    for name, value in rates.items():
+        if name not in ours:
+            ratios = "; ".join(f"{mine} / {name} = {rates[mine] / value:.2f}" for mine in ours)
+            print(f"  {name}: {value:,.0f} decisions/s; {ratios}")
 
 
-def compare(args, rules: Rules) -> dict[str, float]:
-    """Decisions/s of 0.3.0's engine (same batch) and of OpenSpiel's skat (one game at a time)."""
+def references(args, rules: Rules, views: bool) -> dict:
+    """Timed runs of 0.3.0's engine (same batch) and of OpenSpiel's skat (one game at a time)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     import reference_engine
+    import reference_observation
 
-    results = {"0.3.0": statistics.median(run_once(args.batch, args.seconds, rules, args.seed + 1 + i, reference_engine,
-                                                   not args.engine_only)
-                                          for i in range(args.repeats))}
+    runs = {"0.3.0": lambda i: run_once(args.batch, args.seconds, rules, args.seed + 1 + i, reference_engine, views,
+                                        reference_observation.observe)}
     try:
         import pyspiel
     except ImportError:
-        return results
+        return runs
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from openspiel_speed import run_pyspiel
 
     skat = pyspiel.load_game("skat")
-    results["openspiel skat"] = statistics.median(run_pyspiel(skat, args.seconds, args.seed + i)
-                                                  for i in range(args.repeats))
-    return results
+    runs["openspiel skat"] = lambda i: run_pyspiel(skat, args.seconds, args.seed + i + 1)
+    return runs
 
 
 if __name__ == "__main__":

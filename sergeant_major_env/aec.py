@@ -68,6 +68,7 @@ from pettingzoo.utils import wrappers
 from . import engine, options as env_options, records
 from .cards import NUM_ACTIONS
 from .observation import OBSERVATION_SIZE, observation_bounds, observe
+from .one_game import OneGame
 from .render import referee_view, seat_view
 from .rules import Rules
 from .seeding import check_seed
@@ -248,7 +249,7 @@ class raw_env(AECEnv):
         }
         self.engine_state: engine.State | None = None
         self._np_random: np.random.Generator | None = None
-        self._legal: np.ndarray | None = None  # legal_bits of the current decision, once computed
+        self._game: OneGame | None = None  # engine_state with its decision's mask and observation (one_game)
         self._actions: list[int] = []  # every decision of the game, for game_record()
         self._deals_end = 0  # len(self._actions) when the last completed deal ended
         self._record: dict | None = None  # the finished game's record, once built
@@ -279,7 +280,7 @@ class raw_env(AECEnv):
             self._np_random = np.random.default_rng()
         game_seed = seed if seed is not None else int(self._np_random.integers(2**63))
         self.engine_state = engine.init([game_seed], self.rules)
-        self._legal = None
+        self._game = OneGame(self.engine_state)
         self._actions = []
         self._deals_end = 0
         self._record = None
@@ -303,11 +304,9 @@ class raw_env(AECEnv):
         if state is None:
             self._require_game("observe")
         if agent == self.agent_selection and not self.terminations.get(agent, True):
-            bits = self._legal_bits().astype("<u8", copy=False)
-            mask = np.unpackbits(bits.view(np.uint8), count=NUM_ACTIONS, bitorder="little").view(np.int8)
-        else:
-            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        return {"observation": observe(state, seat)[0], "action_mask": mask}
+            # The seat to act: its view and mask came with the last step (one kernel call).
+            return {"observation": self._game.observation.copy(), "action_mask": self._game.mask.copy()}
+        return {"observation": observe(state, seat)[0], "action_mask": np.zeros(NUM_ACTIONS, dtype=np.int8)}
 
     def last(self, observe: bool = True):
         """As ``AECEnv.last`` (written out, one call less per decision), with a clear error
@@ -329,13 +328,12 @@ class raw_env(AECEnv):
         if type(action) is not int or not 0 <= action < NUM_ACTIONS:  # the common case costs one test
             action = env_options.check_action(action, f"{type(self).__name__}.step({agent})")
         try:  # refused: IllegalActionError (a ValueError), and the engine state is unchanged
-            engine.step(state, np.array([action]), legal=self._legal_bits())
+            self._game.step(action)
         except engine.IllegalActionError:
             if self.illegal_action == "raise":
                 raise
             self._end_by_illegal_action(agent)
             return
-        self._legal = None
         self._actions.append(action)
         self._cumulative_rewards[agent] = 0.0
         if self._rewarded:
@@ -363,12 +361,6 @@ class raw_env(AECEnv):
             raise RuntimeError(f"{type(self).__name__}.{what}: no game yet: call reset() first")
         return self.engine_state
 
-    def _legal_bits(self) -> np.ndarray:
-        """uint64[1]: the legal actions of this decision (computed once per decision)."""
-        if self._legal is None:
-            self._legal = engine.legal_bits(self.engine_state)
-        return self._legal
-
     def _end_deal(self) -> None:
         """A deal (maybe the game) ended in this step: rewards, infos, termination."""
         state = self.engine_state
@@ -382,7 +374,6 @@ class raw_env(AECEnv):
 
     def _end_by_illegal_action(self, offender: str) -> None:
         """``illegal_action="terminate"``: the game ends here; ``illegal_reward`` for the offender."""
-        self._legal = None
         self._cumulative_rewards[offender] = 0.0  # as in a normal step: last() has paid it
         if self._rewarded:
             self._clear_rewards()

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .jit import kernel
+
 RANKS = "23456789TJQKA"
 SUITS = "SCHD"
 SUIT_SYMBOLS = "♠♣♥♦"
@@ -78,10 +80,23 @@ def cards_to_bits(cards: np.ndarray) -> np.ndarray:
 
 
 def bits_to_bool(bits: np.ndarray, width: int = NUM_CARDS) -> np.ndarray:
-    """uint64 sets ``[...]`` to booleans ``[..., width]`` (bit i -> column i)."""
-    bits = np.ascontiguousarray(bits, dtype="<u8")
-    unpacked = np.unpackbits(bits.view(np.uint8).reshape(bits.shape + (8,)), axis=-1, bitorder="little")
-    return unpacked[..., :width].view(bool)
+    """uint64 sets ``[...]`` to booleans ``[..., width]`` (bit i -> column i; at most 64 columns)."""
+    bits = np.asarray(bits)
+    if bits.dtype != np.uint64 or not bits.flags.c_contiguous:
+        bits = np.ascontiguousarray(bits, dtype=np.uint64)
+    width = min(width, 64)
+    out = np.empty(bits.shape + (width,), dtype=bool)
+    _bits_to_bool_k(bits.reshape(-1), out.reshape(-1, width))
+    return out
+
+
+@kernel
+def _bits_to_bool_k(bits, out):
+    one = np.uint64(1)
+    for i in range(bits.size):
+        word = bits[i]
+        for c in range(out.shape[1]):
+            out[i, c] = (word >> np.uint64(c)) & one
 
 
 def bool_to_bits(mask: np.ndarray) -> np.ndarray:
@@ -129,21 +144,48 @@ def random_member(sets: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     times: a few operations over the batch instead of one random key per possible id. Small
     batches, where the count of numpy calls is what costs, take the largest of random keys.
     """
-    sets = np.asarray(sets, dtype=np.uint64)
+    sets = np.ascontiguousarray(sets, dtype=np.uint64)
+    out = np.empty(sets.shape, dtype=np.int64)
     if sets.size < 16:
-        keys = rng.random(sets.shape + (64,)) * bits_to_bool(sets, 64)
-        return np.where(sets != 0, keys.argmax(axis=-1), -1)
-    remaining = sets.copy()
-    k = (rng.random(sets.shape) * np.bitwise_count(sets)).astype(np.uint8)
-    position = np.zeros(sets.shape, dtype=np.int64)
-    for width in (32, 16, 8, 4, 2, 1):
-        low = remaining & np.uint64((1 << width) - 1)
-        low_count = np.bitwise_count(low)
-        upper = k >= low_count
-        k -= np.where(upper, low_count, np.uint8(0))
-        remaining = np.where(upper, remaining >> np.uint64(width), low)
-        position += upper * width
-    return np.where(sets != 0, position, -1)
+        _largest_key_k(sets.reshape(-1), rng.random(sets.shape + (64,)).reshape(-1, 64), out.reshape(-1))
+    else:
+        _kth_member_k(sets.reshape(-1), rng.random(sets.shape).reshape(-1), out.reshape(-1))
+    return out
+
+
+@kernel
+def _largest_key_k(sets, keys, out):
+    """Small batches: the member with the largest key (numpy's argmax of keys x membership:
+    the first largest), -1 for an empty set."""
+    one = np.uint64(1)
+    for i in range(sets.size):
+        best, where = -1.0, 0
+        for c in range(64):
+            key = keys[i, c] if (sets[i] >> np.uint64(c)) & one else 0.0
+            if key > best:
+                best, where = key, c
+        out[i] = where if sets[i] else -1
+
+
+@kernel
+def _kth_member_k(sets, draws, out):
+    """Big batches: the k-th lowest member, k = floor(draw x size) as a uint8 (as numpy rounds
+    it), -1 for an empty set."""
+    one = np.uint64(1)
+    for i in range(sets.size):
+        size = 0
+        bits = sets[i]
+        while bits:
+            bits &= bits - one
+            size += 1
+        k = np.uint8(draws[i] * size)
+        out[i] = -1
+        for c in range(64):
+            if (sets[i] >> np.uint64(c)) & one:
+                if k == 0:
+                    out[i] = c
+                    break
+                k -= np.uint8(1)
 
 
 def card_list(bits: int) -> list[int]:

@@ -32,20 +32,24 @@ batch, and duplicate tables can replay the same deals under other seatings.
 action, then mode choice, exchanges, talon, discards, play, trick winner, scoring, the next
 deal's dealing and automatic resets), the dealing of :func:`init` and :func:`set_cards`, and
 :func:`play_classes` / :func:`ruled_out`, each a loop over the games; the Python functions
-around them check their input (one-line errors) and pass the state's arrays. They give the
-same games, bit for bit, as 0.3.0's numpy engine (kept frozen in tests/reference_engine.py).
+around them check their input (one-line errors) and pass the state's one buffer: a
+:class:`State`'s arrays are views of a single uint8 array (:data:`PACKED_BYTES` a game), so a
+kernel call hands over one argument, not 41. They give the same games, bit for bit, as 0.3.0's
+numpy engine (kept frozen in tests/reference_engine.py). One game at a time,
+:class:`sergeant_major_env.one_game.OneGame` does a whole decision (check, rules, the next
+legal actions, mask and observation) in one call.
 The machine code is cached on disk (``__pycache__`` beside this file, or numba's cache
 folder): the first run compiles for up to a minute and says so in one line on stderr; later
 runs load it in about a second. Batches of 256 games or more run on every core (``prange``,
-numba's threads, ``NUMBA_NUM_THREADS``); the kernels release the GIL. :func:`trick_winner_position`,
-:func:`targets`, :func:`deal_points`, :func:`win_credits` and :func:`places` stay numpy
-(the views' helpers; the kernels compute the same rules per game).
+numba's threads, ``NUMBA_NUM_THREADS``); the kernels release the GIL. The views' helpers
+:func:`trick_winner_position`, :func:`targets` and :func:`deal_points` run the rules' own
+kernels (R16, R23, R24 are written once); :func:`win_credits` and :func:`places` (R6, a
+game's result) are numpy.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import operator
 
 import numba
 import numpy as np
@@ -136,6 +140,31 @@ class State:
     game_ended: np.ndarray = _field((), bool, False, "step")
     final_scores: np.ndarray = _field((3,), np.int16)                # scores of the game that ended
 
+    def __post_init__(self) -> None:
+        """Copies the given arrays into one new buffer (:data:`PACKED_BYTES` a game) and keeps
+        the fields as views of it: the kernels are handed that one buffer (:func:`_state_k`)."""
+        fresh = _packed(self.rules, np.shape(self.phase)[0])
+        for name in _FIELD_NAMES:
+            getattr(fresh, name)[...] = self.__dict__[name]
+        self.__dict__.update(fresh.__dict__)
+
+    def __setattr__(self, name: str, value) -> None:
+        """A field of a built state is written into its view (``state.talon = x`` copies x), so
+        the fields stay the buffer's views; anything else is set as usual."""
+        if name in _FIELD_SET and "buffer" in self.__dict__:
+            getattr(self, name)[...] = value
+        else:
+            object.__setattr__(self, name, value)
+            if name == "rules" and "buffer" in self.__dict__:
+                self.__dict__["rule_code"] = _rule_code(value)
+
+    def __getstate__(self) -> dict:
+        """Pickling and ``copy.deepcopy`` keep the rules and the buffer (the views are remade)."""
+        return {"rules": self.rules, "buffer": self.buffer}
+
+    def __setstate__(self, saved: dict) -> None:
+        self.__dict__.update(_packed(saved["rules"], saved["buffer"].size // PACKED_BYTES, saved["buffer"]).__dict__)
+
     @property
     def exchange_count(self) -> np.ndarray:
         """int8[B,2]: cards due per pair of ``exchange_giver``/``exchange_receiver`` (0 if unused)."""
@@ -153,12 +182,18 @@ class State:
     def take(self, games) -> "State":
         """A new state holding copies of the given games (an index array, a boolean mask or a slice)."""
         if isinstance(games, slice):
-            return State(rules=self.rules, **{k: v[games].copy() for k, v in self.arrays().items()})
-        index = np.asarray(games)
-        if index.dtype == bool:
-            index = np.flatnonzero(index)
+            index = np.arange(self.batch_size)[games]
+        else:
+            index = np.asarray(games)
+            if index.dtype == bool:
+                index = np.flatnonzero(index)
+            elif index.size == 0:
+                index = index.astype(np.intp)  # [] is float64 to numpy
+        out = _packed(self.rules, index.size)
         # ndarray.take copies rows about 3x faster than fancy indexing on these small arrays.
-        return State(rules=self.rules, **{k: v.take(index, axis=0) for k, v in self.arrays().items()})
+        for name in _FIELD_NAMES:
+            getattr(self, name).take(index, axis=0, out=getattr(out, name))
+        return out
 
     def copy(self) -> "State":
         return self.take(slice(None))
@@ -173,14 +208,55 @@ class State:
 
 
 _ARRAY_FIELDS = tuple(f for f in dataclasses.fields(State) if f.name != "rules")
+_FIELD_NAMES = tuple(f.name for f in _ARRAY_FIELDS)
+_FIELD_SET = frozenset(_FIELD_NAMES)
+
+
+# The packed layout. A state's arrays live in one uint8 buffer, one region per field: field k
+# takes bytes B * _STARTS[k] .. B * (_STARTS[k] + _NBYTES[k]), a C-contiguous [B, ...] view.
+# The regions go by decreasing item size (uint64 first), so each is aligned for its dtype at
+# any B without padding.
+_NBYTES = tuple(int(np.prod(f.metadata["shape"], dtype=np.int64)) * np.dtype(f.metadata["dtype"]).itemsize
+                for f in _ARRAY_FIELDS)
+
+
+def _starts() -> tuple[int, ...]:
+    starts, start = [0] * len(_ARRAY_FIELDS), 0
+    for k in sorted(range(len(_ARRAY_FIELDS)), key=lambda k: -np.dtype(_ARRAY_FIELDS[k].metadata["dtype"]).itemsize):
+        starts[k], start = start, start + _NBYTES[k]
+    return tuple(starts)
+
+
+_STARTS = _starts()
+PACKED_BYTES = sum(_NBYTES)
+"""Bytes of one game in a state's buffer (its fields, back to back)."""
+
+
+def _packed(rules: Rules, batch: int, buffer: np.ndarray | None = None) -> State:
+    """A state of ``batch`` games over ``buffer`` (a new zeroed one if None), its fields the
+    buffer's views, built without copying (no ``__init__``)."""
+    if buffer is None:
+        buffer = np.zeros(batch * PACKED_BYTES, dtype=np.uint8)
+    state = object.__new__(State)
+    fields = state.__dict__
+    fields["rules"] = rules
+    for f, start, nbytes in zip(_ARRAY_FIELDS, _STARTS, _NBYTES):
+        region = buffer[batch * start: batch * (start + nbytes)]
+        fields[f.name] = region.view(f.metadata["dtype"]).reshape((batch, *f.metadata["shape"]))
+    fields["buffer"] = buffer
+    fields["rule_code"] = _rule_code(rules)  # the kernels' form of the rules, kept with them
+    return state
 _RESETS = {when: tuple((f.name, f.metadata["initial"]) for f in _ARRAY_FIELDS if f.metadata["reset"] == when)
            for when in ("game", "deal", "step")}
 
 
 def _empty(rules: Rules, batch: int) -> State:
     """B games with every field at its declared initial value."""
-    return State(rules=rules, **{f.name: np.full((batch, *f.metadata["shape"]), f.metadata["initial"],
-                                                 dtype=f.metadata["dtype"]) for f in _ARRAY_FIELDS})
+    state = _packed(rules, batch)
+    for f in _ARRAY_FIELDS:
+        if f.metadata["initial"]:
+            getattr(state, f.name)[...] = f.metadata["initial"]
+    return state
 
 
 def _reset(state: State, games, when: str) -> None:
@@ -241,17 +317,73 @@ def init(seeds, rules: Rules | None = None) -> State:
 # ----------------------------------------------------------------------------- kernels
 #
 # The rules as compiled loops over games (module docstring). A kernel receives the state's
-# arrays one by one, in the order of State's fields (_KERNEL_FIELDS; arrays are the cheapest
-# arguments to dispatch), packs them in a tuple ``s`` and hands it with a game number ``g`` to
-# the per-game rules below, which read ``s[HANDS][g, seat]`` and so on. The rule options
-# travel as one int (_rule_code). Cards are uint64 sets, as in the numpy code (cards.py).
+# one buffer (a single argument: numba's dispatch costs about 0.05 us an array argument, so
+# 41 arrays cost 2 us at every call), views it as the tuple ``s`` of State's fields in order
+# (_state_k) and hands that with a game number ``g`` to the per-game rules below, which read
+# ``s[HANDS][g, seat]`` and so on. The rule options travel as one int (_rule_code). Cards
+# are uint64 sets, as in the numpy code (cards.py).
 
-_KERNEL_FIELDS = tuple(f.name for f in _ARRAY_FIELDS)
 (SEED, EPISODE, FIRST_DEALER, DEAL, DEALER, PHASE, TO_ACT, HANDS, DEALT, FIRST_SIX, TALON_CARDS, TALON, MODE_,
  MODES_USED, EXCHANGE_GIVER, EXCHANGE_RECEIVER, EXCHANGE_DUE, EXCHANGE_PAIR, EXCHANGE_DONE, EXCHANGE_TRUMP, GIVEN,
  RECEIVED, DISCARDS, PLAYED, SHOWN_OUT, TRICK, PAST_TRICKS, TRICK_LEADERS, CARD_TRICK, LEADER, TRICKS_WON,
  PREV_POINTS, SCORES, LAST_RETURNED, LAST_TRICK, LAST_TRICK_LEADER, LAST_TRICK_WINNER, DEAL_ENDED, DEAL_POINTS_,
- GAME_ENDED, FINAL_SCORES) = range(len(_KERNEL_FIELDS))
+ GAME_ENDED, FINAL_SCORES) = range(len(_FIELD_NAMES))
+assert all(globals().get(name.upper() + "_", globals().get(name.upper())) == k for k, name in enumerate(_FIELD_NAMES)), \
+    "the kernels' field numbers must follow State's fields"
+
+
+@kernel(inline=True, counted=False)
+def _region_k(buffer, b, k):
+    """The bytes of field ``k`` of a ``b``-game buffer (the packed layout above)."""
+    return buffer[b * _STARTS[k]: b * (_STARTS[k] + _NBYTES[k])]
+
+
+@kernel(inline=True, counted=False)
+def _state_k(buffer):
+    """The tuple ``s`` of a state's arrays (State's fields in order) as views of its buffer."""
+    b = buffer.size // PACKED_BYTES
+    return (_region_k(buffer, b, SEED).view(np.uint64),
+            _region_k(buffer, b, EPISODE).view(np.uint32),
+            _region_k(buffer, b, FIRST_DEALER).view(np.int8),
+            _region_k(buffer, b, DEAL).view(np.int8),
+            _region_k(buffer, b, DEALER).view(np.int8),
+            _region_k(buffer, b, PHASE).view(np.int8),
+            _region_k(buffer, b, TO_ACT).view(np.int8),
+            _region_k(buffer, b, HANDS).view(np.uint64).reshape((b, 3)),
+            _region_k(buffer, b, DEALT).view(np.int8).reshape((b, 3, 16)),
+            _region_k(buffer, b, FIRST_SIX).view(np.uint64),
+            _region_k(buffer, b, TALON_CARDS).view(np.int8).reshape((b, 4)),
+            _region_k(buffer, b, TALON).view(np.uint64),
+            _region_k(buffer, b, MODE_).view(np.int8),
+            _region_k(buffer, b, MODES_USED).view(np.uint8).reshape((b, 3)),
+            _region_k(buffer, b, EXCHANGE_GIVER).view(np.int8).reshape((b, 2)),
+            _region_k(buffer, b, EXCHANGE_RECEIVER).view(np.int8).reshape((b, 2)),
+            _region_k(buffer, b, EXCHANGE_DUE).view(np.int8).reshape((b, 3, 3)),
+            _region_k(buffer, b, EXCHANGE_PAIR).view(np.int8),
+            _region_k(buffer, b, EXCHANGE_DONE).view(np.int8).reshape((b, 3, 3)),
+            _region_k(buffer, b, EXCHANGE_TRUMP).view(np.int8),
+            _region_k(buffer, b, GIVEN).view(np.uint64).reshape((b, 3)),
+            _region_k(buffer, b, RECEIVED).view(np.uint64).reshape((b, 3)),
+            _region_k(buffer, b, DISCARDS).view(np.uint64),
+            _region_k(buffer, b, PLAYED).view(np.uint64).reshape((b, 3)),
+            _region_k(buffer, b, SHOWN_OUT).view(np.uint64).reshape((b, 3)),
+            _region_k(buffer, b, TRICK).view(np.int8).reshape((b, 3)),
+            _region_k(buffer, b, PAST_TRICKS).view(np.int8).reshape((b, 16, 3)),
+            _region_k(buffer, b, TRICK_LEADERS).view(np.int8).reshape((b, 16)),
+            _region_k(buffer, b, CARD_TRICK).view(np.int8).reshape((b, 52)),
+            _region_k(buffer, b, LEADER).view(np.int8),
+            _region_k(buffer, b, TRICKS_WON).view(np.int8).reshape((b, 3)),
+            _region_k(buffer, b, PREV_POINTS).view(np.int8).reshape((b, 3)),
+            _region_k(buffer, b, SCORES).view(np.int16).reshape((b, 3)),
+            _region_k(buffer, b, LAST_RETURNED).view(np.int8),
+            _region_k(buffer, b, LAST_TRICK).view(np.int8).reshape((b, 3)),
+            _region_k(buffer, b, LAST_TRICK_LEADER).view(np.int8),
+            _region_k(buffer, b, LAST_TRICK_WINNER).view(np.int8),
+            _region_k(buffer, b, DEAL_ENDED).view(np.bool_),
+            _region_k(buffer, b, DEAL_POINTS_).view(np.int8).reshape((b, 3)),
+            _region_k(buffer, b, GAME_ENDED).view(np.bool_),
+            _region_k(buffer, b, FINAL_SCORES).view(np.int16).reshape((b, 3)))
+
 
 _ZERO, _ONE64, _ALL = np.uint64(0), np.uint64(1), np.uint64((1 << 52) - 1)
 _SUIT13 = np.uint64(0x1FFF)
@@ -412,20 +544,24 @@ def _game_k(games, subset, i):
 
 
 @kernel
-def _legal_serial(phase, to_act, hands, modes_used, trick, mode, games, subset, rules):
-    n = games.size if subset else phase.size
+def _legal_serial(buffer, games, subset, rules):
+    s = _state_k(buffer)
+    n = games.size if subset else s[PHASE].size
     out = np.empty(n, dtype=np.uint64)
     for i in range(n):
-        out[i] = _legal_game_k(phase, to_act, hands, modes_used, trick, mode, _game_k(games, subset, i), rules)
+        out[i] = _legal_game_k(s[PHASE], s[TO_ACT], s[HANDS], s[MODES_USED], s[TRICK], s[MODE_],
+                               _game_k(games, subset, i), rules)
     return out
 
 
 @kernel(parallel=True)
-def _legal_parallel(phase, to_act, hands, modes_used, trick, mode, games, subset, rules):
-    n = games.size if subset else phase.size
+def _legal_parallel(buffer, games, subset, rules):
+    s = _state_k(buffer)
+    n = games.size if subset else s[PHASE].size
     out = np.empty(n, dtype=np.uint64)
     for i in prange(n):
-        out[i] = _legal_game_k(phase, to_act, hands, modes_used, trick, mode, _game_k(games, subset, i), rules)
+        out[i] = _legal_game_k(s[PHASE], s[TO_ACT], s[HANDS], s[MODES_USED], s[TRICK], s[MODE_],
+                               _game_k(games, subset, i), rules)
     return out
 
 
@@ -653,13 +789,24 @@ def _discard_k(s, g, card):
         s[TRICK_LEADERS][g, 0] = playmaker
 
 
+@kernel
+def _target_k(role, mode):
+    """R23, R24: the tricks a role must make (dealer, playmaker, third): 3, 8, 5; 8, 3, 5 in MIN."""
+    return np.int64(_K_MIN_TARGETS[role] if mode == MINIMUM else _K_TARGETS[role])
+
+
+@kernel
+def _points_k(won, role, mode):
+    """R23, R24: a seat's points of a deal, ``W - Z``, or ``Z - W`` in MIN."""
+    target = _target_k(role, mode)
+    return target - won if mode == MINIMUM else won - target
+
+
 @kernel(counted=False)
 def _end_deal_k(s, g, rules, keys, order):
-    minimum = s[MODE_][g] == MINIMUM
     for seat in range(3):
         role = (seat - s[DEALER][g]) % 3
-        won = np.int64(s[TRICKS_WON][g, seat])
-        points = _K_MIN_TARGETS[role] - won if minimum else won - _K_TARGETS[role]  # R23, R24
+        points = _points_k(np.int64(s[TRICKS_WON][g, seat]), role, s[MODE_][g])
         s[SCORES][g, seat] += points  # R25
         s[PREV_POINTS][g, seat] = points
         s[DEAL_POINTS_][g, seat] = points
@@ -773,19 +920,10 @@ def _first_refused_k(refused):
 
 
 @kernel
-def _step_serial(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards,
-                 talon, mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair,
-                 exchange_done, exchange_trump, given, received, discards, played, shown_out, trick, past_tricks,
-                 trick_leaders, card_trick, leader, tricks_won, prev_points, scores, last_returned, last_trick,
-                 last_trick_leader, last_trick_winner, deal_ended, deal_points, game_ended, final_scores,
-                 actions, games, subset, legal, have_legal, autoreset, rules):
+def _step_serial(buffer, actions, games, subset, legal, have_legal, autoreset, rules):
     """:func:`step` of the listed games (all with ``subset`` false): checks every action, and
     returns (index of the first illegal one, how many) untouched, or applies them: (-1, 0)."""
-    s = (seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards, talon,
-         mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair, exchange_done,
-         exchange_trump, given, received, discards, played, shown_out, trick, past_tricks, trick_leaders, card_trick,
-         leader, tricks_won, prev_points, scores, last_returned, last_trick, last_trick_leader, last_trick_winner,
-         deal_ended, deal_points, game_ended, final_scores)
+    s = _state_k(buffer)
     n = actions.size
     refused = np.empty(n, dtype=np.bool_)
     _check_range_k(s, actions, games, subset, legal, have_legal, 0, n, refused, rules)
@@ -801,18 +939,9 @@ _CHUNK = 64
 
 
 @kernel(parallel=True)
-def _step_parallel(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards,
-                   talon, mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair,
-                   exchange_done, exchange_trump, given, received, discards, played, shown_out, trick, past_tricks,
-                   trick_leaders, card_trick, leader, tricks_won, prev_points, scores, last_returned, last_trick,
-                   last_trick_leader, last_trick_winner, deal_ended, deal_points, game_ended, final_scores,
-                   actions, games, subset, legal, have_legal, autoreset, rules):
+def _step_parallel(buffer, actions, games, subset, legal, have_legal, autoreset, rules):
     """:func:`_step_serial` over every core, in chunks of games: the games are independent."""
-    s = (seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards, talon,
-         mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair, exchange_done,
-         exchange_trump, given, received, discards, played, shown_out, trick, past_tricks, trick_leaders, card_trick,
-         leader, tricks_won, prev_points, scores, last_returned, last_trick, last_trick_leader, last_trick_winner,
-         deal_ended, deal_points, game_ended, final_scores)
+    s = _state_k(buffer)
     n = actions.size
     chunks = (n + _CHUNK - 1) // _CHUNK
     refused = np.empty(n, dtype=np.bool_)
@@ -828,19 +957,10 @@ def _step_parallel(seed, episode, first_dealer, deal, dealer, phase, to_act, han
 
 
 @kernel
-def _start_games_k(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards,
-                   talon, mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair,
-                   exchange_done, exchange_trump, given, received, discards, played, shown_out, trick, past_tricks,
-                   trick_leaders, card_trick, leader, tricks_won, prev_points, scores, last_returned, last_trick,
-                   last_trick_leader, last_trick_winner, deal_ended, deal_points, game_ended, final_scores,
-                   games, what, rules):
+def _start_games_k(buffer, games, what, rules):
     """What ``init`` (``what`` 0: new games) and ``set_cards`` (1: the deal's cards are in
     ``dealt`` and ``talon_cards``) do to each of ``games``."""
-    s = (seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards, talon,
-         mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair, exchange_done,
-         exchange_trump, given, received, discards, played, shown_out, trick, past_tricks, trick_leaders, card_trick,
-         leader, tricks_won, prev_points, scores, last_returned, last_trick, last_trick_leader, last_trick_winner,
-         deal_ended, deal_points, game_ended, final_scores)
+    s = _state_k(buffer)
     keys, order = np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64)  # dealing's scratch
     for g in games:
         if what == 0:
@@ -866,24 +986,17 @@ def _classes_k(trick, mode, cards, rules):
     return out
 
 
-for _kernel in (_step_serial, _step_parallel, _start_games_k):
-    assert tuple(_kernel.py_func.__code__.co_varnames[:len(_KERNEL_FIELDS)]) == _KERNEL_FIELDS, \
-        "a kernel's state arguments must follow State's fields"
-
-
-_arrays = operator.attrgetter(*_KERNEL_FIELDS)
-"""``_arrays(state)``: the state's arrays in the kernels' order (State's fields), in one C call."""
 
 
 # ----------------------------------------------------------------------------- the public rules
 
 def _serial_kernels() -> tuple:
-    return _start_games_k, _legal_serial, _step_serial, _classes_k
+    return _start_games_k, _legal_serial, _step_serial  # what every program that plays a game compiles
 
 
 def _start_game(state: State, games: np.ndarray) -> None:
     announce_compiling(_serial_kernels(), "the engine's kernels")
-    _start_games_k(*_arrays(state), contiguous(games, np.intp), 0, _rule_code(state.rules))
+    _start_games_k(state.buffer, contiguous(games, np.intp), 0, state.rule_code)
 
 
 def set_cards(state: State, games: np.ndarray, dealt: np.ndarray, talon_cards: np.ndarray) -> None:
@@ -907,7 +1020,7 @@ def set_cards(state: State, games: np.ndarray, dealt: np.ndarray, talon_cards: n
         cards.append(value)
     state.dealt[games] = cards[0]
     state.talon_cards[games] = cards[1]
-    _start_games_k(*_arrays(state), contiguous(games, np.intp), 1, _rule_code(state.rules))
+    _start_games_k(state.buffer, contiguous(games, np.intp), 1, state.rule_code)
 
 
 def _game_numbers(games, batch_size: int, what: str) -> np.ndarray:
@@ -970,12 +1083,12 @@ def ruled_out(rules: Rules, trick: np.ndarray, mode: np.ndarray, cards: np.ndarr
 def legal_bits(state: State, games: np.ndarray | None = None) -> np.ndarray:
     """uint64[B] (or [len(games)]): bit a is set when action a is legal for the seat to act."""
     if games is None:
-        rows, subset = _NO_GAMES, False
+        rows, subset, n = _NO_GAMES, False, state.phase.shape[0]
     else:
         rows, subset = _game_numbers(games, state.batch_size, "engine.legal_bits"), True
-    kernel_ = _legal_parallel if _parallel(rows.size if subset else state.batch_size) else _legal_serial
-    return kernel_(state.phase, state.to_act, state.hands, state.modes_used, state.trick, state.mode, rows, subset,
-                   _rule_code(state.rules))
+        n = rows.size
+    kernel_ = _legal_parallel if n >= _PARALLEL_FROM and _parallel(n) else _legal_serial
+    return kernel_(state.buffer, rows, subset, state.rule_code)
 
 
 _NO_GAMES = np.zeros(0, dtype=np.intp)
@@ -1009,22 +1122,25 @@ def step(state: State, actions, autoreset: bool = False, legal: np.ndarray | Non
     ``game_ended`` and ``final_scores`` keep what happened. ``legal`` may pass
     ``legal_bits(state, games)`` when the caller has just computed it for this very state.
     """
-    actions = np.asarray(actions)
+    if type(actions) is not np.ndarray:
+        actions = np.asarray(actions)
     subset = games is not None
     games = _checked_games(games, state.batch_size) if subset else _NO_GAMES
-    n = games.size if subset else state.batch_size
+    n = games.size if subset else state.phase.shape[0]
     if actions.shape != (n,) or actions.dtype.kind not in "iu":
         raise ValueError(f"actions must be integers of shape ({n},), got {actions.dtype} {actions.shape}")
-    if legal is not None:
+    if legal is None:
+        legal = _NO_LEGAL
+    else:
         legal = np.asarray(legal)
         if legal.shape != (n,) or legal.dtype.kind not in "iu":
             raise ValueError(f"legal must be legal_bits(state, games): uint64 of shape ({n},), "
                              f"got {legal.dtype} {legal.shape}")
+        legal = contiguous(legal, np.uint64)
     # Negative ids (and uint64 ones from 2**63) become negative int64s: refused as out of range.
-    kernel_ = _step_parallel if _parallel(n) else _step_serial
-    first, bad = kernel_(*_arrays(state), actions.astype(np.int64, copy=False), games, subset,
-                         _NO_LEGAL if legal is None else contiguous(legal, np.uint64), legal is not None,
-                         bool(autoreset), _rule_code(state.rules))
+    kernel_ = _step_parallel if n >= _PARALLEL_FROM and _parallel(n) else _step_serial
+    first, bad = kernel_(state.buffer, contiguous(actions, np.int64), games, subset, legal, legal is not _NO_LEGAL,
+                         autoreset is True or bool(autoreset), state.rule_code)
     if bad:
         raise IllegalActionError(_illegal_message(state, int(games[first]) if subset else first,
                                                   int(actions[first]), bad))
@@ -1061,38 +1177,64 @@ def _checked_games(games, batch_size: int) -> np.ndarray:
 
 
 # STRENGTH[mode, led suit, card] (R16): trumps beat the led suit, which beats the rest,
-# each by rank. Modes 4 (NT) and 5 (MIN) have no trumps. The highest strength on the table wins.
+# each by rank. Modes 4 (NT) and 5 (MIN) have no trumps. The highest strength on the table
+# wins (the observation's derived segments read it; the rules' kernel computes the same).
 STRENGTH = np.array([[[26 + c % 13 if c // 13 == mode else 13 + c % 13 if c // 13 == led else 0
                         for c in range(52)] for led in range(4)] for mode in range(6)], dtype=np.int8)
 
 
-# STRENGTH flattened for one `take`, each [mode, led suit] row preceded by -1, the strength of
-# an empty position (card -1): _STRENGTH_ROWS[mode, led] + card indexes it. Mode -1 (not
-# chosen) and led suit -1 (empty table) read rows 5 and 3, as numpy's negative indices do.
-_STRENGTH_OR_EMPTY = np.concatenate([np.full((6, 4, 1), -1, dtype=np.int8), STRENGTH], axis=2).reshape(-1)
-_STRENGTH_ROWS = np.arange(6 * 4).reshape(6, 4) * 53 + 1
+@kernel
+def _deal_rules_k(trick, dealer, mode, tricks_won, positions, targets, points):
+    """The rules' own R16, R23 and R24 over games, for the views: the trick's winning position
+    (when ``positions`` is not empty), each seat's target and its points."""
+    for g in range(mode.size):
+        if positions.size:
+            positions[g] = _winner_position_k(trick[g, 0], trick[g, 1], trick[g, 2], mode[g])
+        if targets.size:
+            for seat in range(3):
+                role = (seat - np.int64(dealer[g])) % 3
+                targets[g, seat] = _target_k(role, mode[g])
+                points[g, seat] = _points_k(np.int64(tricks_won[g, seat]), role, mode[g])
+
+
+_NO_ROWS = np.zeros((0, 3), dtype=np.int8)
+
+
+def _games_int8(value, shape_tail: tuple, what: str) -> np.ndarray:
+    """An int array as C-contiguous int8 ``[G, *shape_tail]`` (the rules' values fit in int8)."""
+    value = np.asarray(value)
+    if value.dtype.kind not in "iu" or value.ndim != 1 + len(shape_tail) or value.shape[1:] != shape_tail:
+        raise ValueError(f"{what} must be integers of shape (games, {', '.join(map(str, shape_tail))})"
+                         if shape_tail else f"{what} must be integers of shape (games,)")
+    return contiguous(value, np.int8)
 
 
 def trick_winner_position(trick: np.ndarray, mode: np.ndarray) -> np.ndarray:
     """R16: position (0 = leader) of the highest trump, else of the highest card of the led
     suit. In a trick still being played the empty positions (-1) never win; an empty trick
-    gives position 0."""
-    rows = _STRENGTH_ROWS[mode, trick[:, 0] // 13]
-    return _STRENGTH_OR_EMPTY.take(rows[:, None] + trick).argmax(axis=1)
+    gives position 0. ``trick`` int[G, 3] by position, ``mode`` int[G]; int64[G]."""
+    trick, mode = _games_int8(trick, (3,), "trick"), _games_int8(mode, (), "mode")
+    positions = np.zeros(mode.size, dtype=np.int64)
+    _deal_rules_k(trick, mode, mode, _NO_ROWS, positions, _NO_ROWS, _NO_ROWS)
+    return positions
+
+
+def _targets_and_points(dealer, mode, tricks_won) -> tuple[np.ndarray, np.ndarray]:
+    dealer, mode = _games_int8(dealer, (), "dealer"), _games_int8(mode, (), "mode")
+    won = _games_int8(np.zeros((mode.size, 3), np.int8) if tricks_won is None else tricks_won, (3,), "tricks_won")
+    targets, points = np.zeros((mode.size, 3), dtype=np.int8), np.zeros((mode.size, 3), dtype=np.int8)
+    _deal_rules_k(_NO_ROWS, dealer, mode, won, np.zeros(0, dtype=np.int64), targets, points)
+    return targets, points
 
 
 def targets(dealer: np.ndarray, mode: np.ndarray) -> np.ndarray:
     """int8[B, 3]: the tricks each seat must make, by its role (R23; R24 in MIN)."""
-    role = (np.arange(3) - np.asarray(dealer)[:, None]) % 3
-    return np.where((np.asarray(mode) == MINIMUM)[:, None], MIN_TARGETS[role], TARGETS[role])
+    return _targets_and_points(dealer, mode, None)[0]
 
 
 def deal_points(tricks_won: np.ndarray, dealer: np.ndarray, mode: np.ndarray) -> np.ndarray:
-    """R23, R24: points of each seat, ``W - Z``, or ``Z - W`` in MIN."""
-    minimum = (np.asarray(mode) == MINIMUM)[:, None]
-    target = targets(dealer, mode)
-    won = np.asarray(tricks_won, dtype=np.int8)
-    return np.where(minimum, target - won, won - target).astype(np.int8)
+    """R23, R24: points of each seat, ``W - Z``, or ``Z - W`` in MIN (int8[B, 3])."""
+    return _targets_and_points(dealer, mode, tricks_won)[1]
 
 
 def win_credits(scores: np.ndarray) -> np.ndarray:

@@ -81,14 +81,16 @@ observes every step allocates nothing).
 
 from __future__ import annotations
 
-import operator
 import re
 from typing import Any
 
 import numpy as np
 
 from .cards import SUIT_MASKS
-from .engine import DISCARD, MIN_TARGETS, MINIMUM, MODE, PLAYMAKER, STRENGTH, TARGETS, State
+from .engine import (CARD_TRICK, DEAL, DEALER, DISCARD, DISCARDS, EXCHANGE_DONE, EXCHANGE_DUE, FIRST_SIX, GIVEN, HANDS,
+                     LEADER, MIN_TARGETS, MINIMUM, MODE, MODE_, MODES_USED, PHASE, PLAYED, PLAYMAKER, PREV_POINTS,
+                     RECEIVED, SCORES, SHOWN_OUT, STRENGTH, TALON, TARGETS, TO_ACT, TRICK, TRICK_LEADERS, TRICKS_WON,
+                     State, _state_k)
 from .jit import PARALLEL_SAFE, kernel, prange
 from .limits import shorten
 
@@ -154,7 +156,7 @@ _PARALLEL_SAFE = PARALLEL_SAFE
 
 @kernel(inline=True)
 def _observe_game(g, seat, fields, planes, rest):
-    """The view of ``seat`` in game ``g`` of the state's ``fields`` (in _FIELDS's order): its 14
+    """The view of ``seat`` in game ``g`` of the state's ``fields`` (in _fields's order): its 14
     card planes as card sets into ``planes`` (uint64[14]) and its entries from ``decision`` on
     into ``rest`` (float32[_REST_WIDTH])."""
     (phase, mode, to_act, leader, dealer, deal, hands, first_six, talon, discards, played, given, received, shown_out,
@@ -278,12 +280,14 @@ def _spread(planes, row):
             row[52 * p + card] = np.float32((planes[p] >> np.uint64(card)) & _ONE)
 
 
-# The kernels take the state's arrays one by one, in this order (numba's dispatch is fastest
-# for plain array arguments: a tuple of them costs a microsecond more at B=1).
-_FIELDS = ("phase", "mode", "to_act", "leader", "dealer", "deal", "hands", "first_six", "talon", "discards", "played",
-           "given", "received", "shown_out", "trick", "trick_leaders", "card_trick", "modes_used", "exchange_due",
-           "exchange_done", "tricks_won", "prev_points", "scores")
-_fields = operator.attrgetter(*_FIELDS)
+# The kernels take the state's one buffer and view it as the engine's tuple of fields
+# (engine._state_k: one argument to dispatch); ``_fields`` picks what an observation reads.
+@kernel(inline=True)
+def _fields(buffer):
+    s = _state_k(buffer)
+    return (s[PHASE], s[MODE_], s[TO_ACT], s[LEADER], s[DEALER], s[DEAL], s[HANDS], s[FIRST_SIX], s[TALON],
+            s[DISCARDS], s[PLAYED], s[GIVEN], s[RECEIVED], s[SHOWN_OUT], s[TRICK], s[TRICK_LEADERS], s[CARD_TRICK],
+            s[MODES_USED], s[EXCHANGE_DUE], s[EXCHANGE_DONE], s[TRICKS_WON], s[PREV_POINTS], s[SCORES])
 
 
 @kernel(inline=True)
@@ -299,18 +303,14 @@ def _observe_row(g, seat, fields, row, card_sets, planes):
 
 
 @kernel
-def _observe_serial(seats, out, card_sets, phase, mode, to_act, leader, dealer, deal, hands, first_six, talon, discards,
-                    played, given, received, shown_out, trick, trick_leaders, card_trick, modes_used, exchange_due,
-                    exchange_done, tricks_won, prev_points, scores) -> bool:
+def _observe_serial(seats, out, card_sets, buffer) -> bool:
     """Every game's observation into ``out`` (float32[B, OBSERVATION_SIZE]; or float32[B,
     OBSERVATION_SIZE - CARD_SETS_WIDTH] and the card sets into ``card_sets``, uint64[B, 14],
     else uint64[0, 14]), one game after another; False, with nothing written, if a seat is not
-    0, 1 or 2. ``seats``: intp[1] (one seat for every game) or intp[B]."""
+    0, 1 or 2. ``seats``: intp[1] (one seat for every game) or intp[B]; ``buffer``: the state's."""
     if not _seats_ok(seats):
         return False
-    fields = (phase, mode, to_act, leader, dealer, deal, hands, first_six, talon, discards, played, given, received,
-              shown_out, trick, trick_leaders, card_trick, modes_used, exchange_due, exchange_done, tricks_won,
-              prev_points, scores)
+    fields = _fields(buffer)
     planes = np.empty(14, dtype=np.uint64)
     for g in range(out.shape[0]):
         _observe_row(g, _seat(seats, g), fields, out[g], card_sets, planes)
@@ -318,15 +318,11 @@ def _observe_serial(seats, out, card_sets, phase, mode, to_act, leader, dealer, 
 
 
 @kernel(parallel=True)
-def _observe_parallel(seats, out, card_sets, phase, mode, to_act, leader, dealer, deal, hands, first_six, talon,
-                      discards, played, given, received, shown_out, trick, trick_leaders, card_trick, modes_used,
-                      exchange_due, exchange_done, tricks_won, prev_points, scores) -> bool:
+def _observe_parallel(seats, out, card_sets, buffer) -> bool:
     """:func:`_observe_serial` with the games spread over the cores."""
     if not _seats_ok(seats):
         return False
-    fields = (phase, mode, to_act, leader, dealer, deal, hands, first_six, talon, discards, played, given, received,
-              shown_out, trick, trick_leaders, card_trick, modes_used, exchange_due, exchange_done, tricks_won,
-              prev_points, scores)
+    fields = _fields(buffer)
     for g in prange(out.shape[0]):
         planes = np.empty(14, dtype=np.uint64)
         _observe_row(g, _seat(seats, g), fields, out[g], card_sets, planes)
@@ -340,7 +336,7 @@ _ONE_SEAT = tuple(np.full(1, seat, dtype=np.intp) for seat in range(3))  # a sea
 def _run(state: State, seats: np.ndarray, out: np.ndarray, card_sets: np.ndarray) -> None:
     """The serial kernel for small batches, the parallel one from _PARALLEL_FROM games on (with tbb)."""
     run = _observe_parallel if _PARALLEL_SAFE and state.batch_size >= _PARALLEL_FROM else _observe_serial
-    if not run(seats, out, card_sets, *_fields(state)):
+    if not run(seats, out, card_sets, state.buffer):
         raise _bad_seat(state, seats)
 
 

@@ -38,3 +38,24 @@ def test_one_line_while_compiling_and_silence_once_cached(tmp_path):
     line, = runs[0].stderr.strip().splitlines()  # cold: one line, naming the cache folder
     assert line.startswith(f"compiling the tiny kernels (once; cached in {tmp_path / 'cache'}")
     assert runs[1].stderr == ""  # warm: silent
+
+
+def test_a_warm_run_playing_a_game_prints_nothing():
+    """Once a program's kernels are cached, its next run says nothing about compiling (the line
+    names only kernels that every game compiles, so it is never printed for ones a program
+    did not use)."""
+    code = textwrap.dedent("""
+        import numpy as np
+        from sergeant_major_env import engine, observation
+        from sergeant_major_env.one_game import OneGame
+        state = engine.init(engine.game_seeds(0, 3))
+        engine.step(state, np.argmax(engine.legal_action_mask(state), axis=1))
+        observation.observe(state, 0)
+        game = OneGame(engine.init([1]))
+        game.step(52)
+        print("played")
+    """)
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+            for _ in range(2)]
+    assert [run.stdout.strip() for run in runs] == ["played", "played"], runs[0].stderr[-2000:]
+    assert runs[1].stderr == ""

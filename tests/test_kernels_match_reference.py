@@ -89,7 +89,10 @@ def test_agent_games_match_the_reference(spec):
         live = np.flatnonzero(state.phase != engine.OVER)
         mask = bits_to_bool(engine.legal_bits(state, live), NUM_ACTIONS)
         actions = decide(agent, state, live, mask, rng)
-        ref_actions = decide(agent, ref, live, bits_to_bool(reference.legal_bits(ref, live), NUM_ACTIONS), ref_rng)
+        # The agents see the reference's arrays through today's State (its packed buffer).
+        ref_view = engine.State(rules=ref.rules, **ref.arrays())
+        ref_actions = decide(agent, ref_view, live, bits_to_bool(reference.legal_bits(ref, live), NUM_ACTIONS),
+                             ref_rng)
         np.testing.assert_array_equal(actions, ref_actions)
         engine.step(state, actions, games=live)
         reference.step(ref, actions, games=live)
@@ -146,3 +149,73 @@ def test_out_of_range_actions_keep_their_one_line_errors(bad):
     assert "\n" not in str(error.value) and "Traceback" not in str(error.value)
     for name, value in state.arrays().items():
         np.testing.assert_array_equal(value, before[name])
+
+
+def _bits_to_bool_030(bits, width=52):
+    """0.3.0's cards.bits_to_bool (numpy's unpackbits), frozen."""
+    bits = np.ascontiguousarray(bits, dtype="<u8")
+    unpacked = np.unpackbits(bits.view(np.uint8).reshape(bits.shape + (8,)), axis=-1, bitorder="little")
+    return unpacked[..., :width].view(bool)
+
+
+def _random_member_030(sets, rng):
+    """0.3.0's cards.random_member, frozen: the same draws must pick the same members."""
+    sets = np.asarray(sets, dtype=np.uint64)
+    if sets.size < 16:
+        keys = rng.random(sets.shape + (64,)) * _bits_to_bool_030(sets, 64)
+        return np.where(sets != 0, keys.argmax(axis=-1), -1)
+    remaining = sets.copy()
+    k = (rng.random(sets.shape) * np.bitwise_count(sets)).astype(np.uint8)
+    position = np.zeros(sets.shape, dtype=np.int64)
+    for width in (32, 16, 8, 4, 2, 1):
+        low = remaining & np.uint64((1 << width) - 1)
+        low_count = np.bitwise_count(low)
+        upper = k >= low_count
+        k -= np.where(upper, low_count, np.uint8(0))
+        remaining = np.where(upper, remaining >> np.uint64(width), low)
+        position += upper * width
+    return np.where(sets != 0, position, -1)
+
+
+@pytest.mark.parametrize("size", [0, 1, 3, 15, 16, 17, 300, 5000])
+def test_card_set_kernels_match_030(size):
+    """bits_to_bool and random_member (the random agent's and the benchmarks' draw) are kernels
+    that give 0.3.0's arrays and members for the same sets and the same generator state."""
+    from sergeant_major_env.cards import bits_to_bool, random_member
+
+    rng = np.random.default_rng(size)
+    for trial in range(20):
+        sets = rng.integers(0, 2**63, size=size).astype(np.uint64) & rng.integers(0, 2**63, size=size).astype(np.uint64)
+        sets[::3] = 0
+        if size:
+            sets[-1] = np.uint64(1) << np.uint64(63)
+        for width in (52, 58, 64, 70):
+            expected = _bits_to_bool_030(sets, width)
+            got = bits_to_bool(sets, width)
+            assert got.dtype == expected.dtype and got.shape == expected.shape and (got == expected).all()
+        expected = _random_member_030(sets, np.random.default_rng(trial))
+        got = random_member(sets, np.random.default_rng(trial))
+        assert got.dtype == expected.dtype and (got == expected).all()
+    grid = rng.integers(0, 2**52, size=(4, 5)).astype(np.uint64)
+    assert (random_member(grid, np.random.default_rng(1)) == _random_member_030(grid, np.random.default_rng(1))).all()
+
+
+def test_the_views_rule_helpers_are_the_kernels_rules():
+    """trick_winner_position (R16), targets (R23, R24) and deal_points run the rules' kernels
+    and give 0.3.0's numpy values for every trick, dealer, mode and trick count."""
+    rng = np.random.default_rng(0)
+    n = 5000
+    trick = np.full((n, 3), -1, dtype=np.int8)
+    for g in range(n):
+        cards = rng.permutation(52)[: rng.integers(0, 4)]
+        trick[g, : cards.size] = cards
+    mode = rng.integers(-1, 6, size=n).astype(np.int8)
+    dealer = rng.integers(0, 3, size=n).astype(np.int8)
+    won = rng.integers(0, 17, size=(n, 3)).astype(np.int8)
+    for ours, theirs in ((engine.trick_winner_position(trick, mode), reference.trick_winner_position(trick, mode)),
+                         (engine.targets(dealer, mode), reference.targets(dealer, mode)),
+                         (engine.deal_points(won, dealer, mode), reference.deal_points(won, dealer, mode))):
+        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+        np.testing.assert_array_equal(ours, theirs)
+    with pytest.raises(ValueError, match="trick must be integers of shape"):
+        engine.trick_winner_position(trick[:, :2], mode)

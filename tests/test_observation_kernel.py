@@ -172,11 +172,12 @@ def test_the_parallel_kernel_gives_the_serial_kernels_bytes():
         state = engine.init(engine.game_seeds(5, 300), Rules(num_deals=2, must_overtake=True))
         steps = 0
         while (state.phase != engine.OVER).any():
-            seats, fields = rng.integers(0, 3, size=300), ob._fields(state)
+            seats = rng.integers(0, 3, size=300)
             for out, sets in (((300, ob.OBSERVATION_SIZE), (0, 14)), ((300, ob._REST_WIDTH), (300, 14))):
                 a, b = np.full(out, np.nan, np.float32), np.full(out, np.nan, np.float32)
                 sa, sb = np.zeros(sets, np.uint64), np.ones(sets, np.uint64)
-                assert ob._observe_serial(seats, a, sa, *fields) and ob._observe_parallel(seats, b, sb, *fields)
+                assert (ob._observe_serial(seats, a, sa, state.buffer)
+                        and ob._observe_parallel(seats, b, sb, state.buffer))
                 assert a.tobytes() == b.tobytes() and sa.tobytes() == sb.tobytes()
             legal = engine.legal_bits(state)
             engine.step(state, np.maximum(random_member(legal, rng), 0), legal=legal)
