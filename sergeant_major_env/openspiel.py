@@ -14,7 +14,9 @@ engine game, legality is :func:`engine.legal_bits`, observations are
 
 * **Parameters** are the rule options of RULES.md section 9 (:class:`rules.Rules`), same
   names and defaults: ``num_deals`` (18), ``exchanges`` (true), ``must_overtake``,
-  ``must_overtrump``, ``dealer_builds_talon`` (false).
+  ``must_overtrump``, ``dealer_builds_talon`` (false); and ``reward``, the envs' option of
+  the same name (:mod:`options`, :data:`options.REWARDS`): ``points`` (the default),
+  ``score`` or ``rank`` (see Rewards).
 * **Chance nodes.** The first chance node draws the first dealer by lot (R4): outcomes
   0, 1, 2 (the seat), probability 1/3 each. Then each deal's 52 cards are dealt one chance
   node at a time, uniformly over the cards not dealt yet (outcome = card id, R3), as the
@@ -27,13 +29,17 @@ engine game, legality is :func:`engine.legal_bits`, observations are
   :func:`engine.set_cards` (the record replayer's entry point) and the playmaker decides.
 * **Players' actions** are the action ids of RULES.md section 10 (58 distinct actions).
   Forced returns (R21) are applied by the engine, never asked.
-* **Rewards**: the reward model is ``REWARDS``: :meth:`SergeantMajorState.rewards` gives
-  each deal's points (R23, R24) after the decision that ends the deal (through the chance
-  nodes of the next deal's cards, up to the next decision), 0 elsewhere;
-  ``returns()`` is the running total (the scores, R25). The points of a deal sum to 0
-  (R25), so the game is declared ``ZERO_SUM`` (utility sum 0); utilities are bounded by
-  +-13 points a deal (a seat makes at most 16 tricks: 16 - 3 as dealer; 3 - 16 as
-  playmaker in MIN).
+* **Rewards**: with ``reward=points`` (the default) the reward model is ``REWARDS``:
+  :meth:`SergeantMajorState.rewards` gives each deal's points (R23, R24) after the
+  decision that ends the deal (through the chance nodes of the next deal's cards, up to the
+  next decision), 0 elsewhere; ``returns()`` is the running total (the scores, R25). With
+  ``reward=score`` or ``reward=rank`` the reward model is ``TERMINAL`` (what OpenSpiel's
+  MCTS requires): rewards and returns are 0 until the game ends, then each seat's total
+  (``score``) or +1 / 0 / -1 by place, ties sharing (``rank``, R6,
+  :func:`options.rank_rewards`). The points of a deal sum to 0 (R25), so the game is
+  declared ``ZERO_SUM`` (utility sum 0); utilities are bounded by +-13 points a deal (a
+  seat makes at most 16 tricks: 16 - 3 as dealer; 3 - 16 as playmaker in MIN), +-1 with
+  ``rank``.
 * **Game length**: OpenSpiel's ``max_game_length`` counts decisions, not chance outcomes:
   per deal 1 mode choice, 4 discards, 48 plays, and after the first deal at most 13
   exchanged cards (a giver's points, R19, are at most 13), each a give and at most one free
@@ -45,9 +51,44 @@ engine game, legality is :func:`engine.legal_bits`, observations are
   named pieces are :data:`observation.SEGMENTS`; the string is :func:`render.seat_view` of
   the player plus the deal's tricks so far. Before the lot is drawn the tensor is zeros;
   while a deal is being dealt it shows the cards dealt so far (the playmaker: of its first
-  six only, R9). The observation is not an information state in OpenSpiel's sense (it does
-  not recall earlier deals' cards, nor the order of a seat's own discards), so the game
-  declares no information-state tensor or string.
+  six only, R9). The observation is the seat's knowledge of the current deal; it does not
+  recall earlier deals, nor the order of what it saw (its own discards, its cards as dealt).
+* **Information state** (perfect recall: ``make_py_observer`` with
+  ``perfect_recall=True``; ``information_state_string`` / ``information_state_tensor``):
+  each seat's record of the game as it saw it, one event per history entry: the event's
+  kind (the lot, a card dealt, a decision of some seat), the action if the seat saw it (its
+  own; the lot; modes and plays, which are public: R8, R12; not another seat's discard or
+  exchange card), and what changed in its observation (its card planes as cards added and
+  removed, its other non-derived entries as new values). So it holds the seat's cards as
+  dealt, in order (the playmaker's last ten only after its mode choice, R9), its own
+  actions, the public actions, what an exchange shows the pair (R22) and the counts it
+  shows the third seat, and never a card the seat has not seen: the observation is the one
+  source of what a seat sees. The string is that record, one line an event. The tensor
+  (:func:`information_state_size`: ``OBSERVATION_SIZE + 687 * num_deals`` floats, named
+  ``observation`` and ``deals``) is the current observation and, per deal, a block read
+  from the record (:data:`_DEAL_PIECES`): the roles (9), mode (6), own cards by order of
+  arrival (52: the k-th event that brought cards into the hand gives them k / 32), talon
+  (52), own discards in order (52), who played each card (156), in which trick (52), who led
+  each trick (48), which pairs handed a card at each exchange step (26 x 6), and the step
+  of each card the seat gave or received (52 + 52). The record is kept from the first time
+  an information state is asked (the history is replayed then), so play that never asks
+  pays nothing; a clone records only once asked. A state made from an engine state
+  (:meth:`SergeantMajorGame.state_from_engine`) has no history: its record starts with
+  what each seat sees then.
+* **Resampling** (``resample_from_infostate(player_id, probability_sampler)``, for IS-MCTS):
+  a state with the same information state for ``player_id``, the seat to act at a
+  decision, and everything it has not seen redrawn uniformly among the deals consistent
+  with what it saw (:func:`worlds.sample_worlds`, seeded by one draw of the sampler). The
+  new state has no history; ``player_id``'s record is kept, the other seats' start with
+  what they see in the new state. Bad players, a chance node or finished state, another
+  seat than the one to act, and a sampler that is not callable or does not return a number
+  in [0, 1) are one ``SpielError`` line each, this state unchanged.
+* **C++ search bots.** pyspiel's ``MCTSBot`` and ``ISMCTSBot`` crash the interpreter
+  (signal 11) on Python games (OpenSpiel's own ``python_tic_tac_toe`` and
+  ``python_kuhn_poker`` too, open_spiel 2.0.x), so importing this module makes them refuse
+  this game in one ``SpielError`` line instead: ``MCTSBot`` when built, ``ISMCTSBot`` (built
+  without a game) at ``step``. The Python bots (``open_spiel.python.algorithms.mcts``,
+  ``ismcts``) run on it.
 * **Refusals.** Every action that is not in ``legal_actions()`` (at a chance node: not an
   outcome of ``chance_outcomes()``), and any action on a terminal state, raises
   :class:`IllegalActionError`, one line naming the action and what is allowed, and leaves
@@ -56,9 +97,10 @@ engine game, legality is :func:`engine.legal_bits`, observations are
   :class:`engine.IllegalActionError` (a ``ValueError``). The check is
   :meth:`SergeantMajorState._check`, run by ``_apply_action``, the one way in of every
   action (``apply_action``, OpenSpiel's C++ tools, :func:`deserialize_state`); it is a bit
-  test. ``information_state_string`` and ``information_state_tensor`` raise ``SpielError``
-  (not provided, see Observations). Bad parameters are one ``ValueError`` line
-  (:class:`rules.Rules`); pyspiel checks their types and names itself, and refuses an
+  test. A player id that is not a seat in ``information_state_string`` /
+  ``information_state_tensor`` is one ``SpielError`` line. Bad parameters are one
+  ``ValueError`` line (:class:`rules.Rules`, :func:`options.check_reward`); pyspiel checks
+  their types and names itself, and refuses an
   integer beyond C++ ``int`` (such as ``2**63``) while converting it, before the game sees it.
 * ``game_record(state)`` is the RULES.md section 11 record of a finished state, replayed
   from its history through a :class:`records.Recorder`; ``records check`` accepts it.
@@ -876,5 +918,44 @@ def _who(player: int) -> str:
         return f"nobody ({player}, the game is over)"
     return f"seat {player}"
 
+
+# ============================================================================ OpenSpiel's C++ search bots
+
+_CPP_BOT = ("OpenSpiel's C++ {} cannot search a Python game such as " + SHORT_NAME + " (pyspiel crashes the "
+            "interpreter, on its own python_ games too); use open_spiel.python.algorithms.{}")
+
+
+class _GuardedMCTSBot(pyspiel.MCTSBot):
+    """``pyspiel.MCTSBot`` that refuses this game in one line before the bot is built (the C++
+    bot would crash the interpreter: module docstring, "C++ search bots")."""
+
+    def __init__(self, game, *args, **kwargs) -> None:
+        if isinstance(game, SergeantMajorGame):
+            raise pyspiel.SpielError(_CPP_BOT.format("MCTSBot", "mcts.MCTSBot"))
+        super().__init__(game, *args, **kwargs)
+
+
+class _GuardedISMCTSBot(pyspiel.ISMCTSBot):
+    """``pyspiel.ISMCTSBot`` that refuses a state of this game in one line before it searches
+    (it takes no game when built, so the check is at ``step``)."""
+
+    def step(self, state):
+        _refuse_cpp_search(state)
+        return super().step(state)
+
+    def step_with_policy(self, state):
+        _refuse_cpp_search(state)
+        return super().step_with_policy(state)
+
+
+def _refuse_cpp_search(state: Any) -> None:
+    if isinstance(state, SergeantMajorState):
+        raise pyspiel.SpielError(_CPP_BOT.format("ISMCTSBot", "ismcts.ISMCTSBot"))
+
+
+if not issubclass(pyspiel.MCTSBot, _GuardedMCTSBot):  # (a reloaded module keeps the first guard)
+    pyspiel.MCTSBot = _GuardedMCTSBot
+if not issubclass(pyspiel.ISMCTSBot, _GuardedISMCTSBot):
+    pyspiel.ISMCTSBot = _GuardedISMCTSBot
 
 pyspiel.register_game(GAME_TYPE, SergeantMajorGame)

@@ -42,8 +42,9 @@ def test_load_game_with_rule_options_as_parameters():
     game = pyspiel.load_game("python_sergeant_major(num_deals=2)")
     assert isinstance(game, smo.SergeantMajorGame)
     assert game.rules == Rules(num_deals=2)
-    assert game.get_parameters() == {**Rules().to_dict(), "num_deals": 2}
-    assert game.get_type().parameter_specification == Rules().to_dict()  # section 9's names and defaults
+    assert game.get_parameters() == {**Rules().to_dict(), "num_deals": 2, "reward": "points"}
+    # section 9's names and defaults, and the reward (options.py)
+    assert game.get_type().parameter_specification == {**Rules().to_dict(), "reward": "points"}
     assert pyspiel.load_game("python_sergeant_major").rules == Rules()
 
 
@@ -104,7 +105,7 @@ def test_game_type_and_info_are_declared_truthfully():
     assert kind.chance_mode == pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC
     assert kind.utility == pyspiel.GameType.Utility.ZERO_SUM and game.utility_sum() == 0.0
     assert kind.reward_model == pyspiel.GameType.RewardModel.REWARDS
-    assert not kind.provides_information_state_tensor and not kind.provides_information_state_string
+    assert kind.provides_information_state_tensor and kind.provides_information_state_string
     assert kind.provides_observation_tensor and kind.provides_observation_string
     assert game.num_players() == 3
     assert game.num_distinct_actions() == 58  # RULES.md section 10
