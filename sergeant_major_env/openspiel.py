@@ -474,6 +474,22 @@ class SergeantMajorState(pyspiel.State):
         self._views = replay._views
         return self._views
 
+    def information_state_string(self, player: Any = None) -> str:
+        """OpenSpiel's, with a player that is not a seat refused in one ``SpielError`` line
+        (pyspiel's own check spans two lines); ``None``: the player to act."""
+        return super().information_state_string(self._player(player, "information_state_string"))
+
+    def information_state_tensor(self, player: Any = None) -> list[float]:
+        """OpenSpiel's, with the player checked as in :meth:`information_state_string`."""
+        return super().information_state_tensor(self._player(player, "information_state_tensor"))
+
+    def _player(self, player: Any, where: str) -> int:
+        if player is None:
+            player = self.current_player()
+            if player < 0:
+                raise pyspiel.SpielError(f"{where}: no player to act here ({_who(player)}); name a seat 0, 1 or 2")
+        return _checked_player(player, where)
+
     def resample_from_infostate(self, player_id: int, probability_sampler) -> "SergeantMajorState":
         """A state that ``player_id`` cannot tell from this one (module docstring,
         "Resampling"): the same information state for it, everything it has not seen redrawn
@@ -640,9 +656,10 @@ class _Views:
     planes as (plane, added, removed) card sets, and of its other non-derived entries as
     (index, value)). Events are tuples, shared by the clones of a state."""
 
-    def __init__(self, logs, planes, rest, lines=None) -> None:
+    def __init__(self, logs, planes, rest, lines=None, folds=None) -> None:
         self.logs, self.planes, self.rest = logs, planes, rest
         self.lines = lines or [[], [], []]  # each seat's events as text, as far as asked (a cache)
+        self.folds = folds or [None, None, None]  # each seat's tensor blocks, as far as asked (a cache)
         self.lazy = False  # a clone's copy: recording waits until an information state is asked
         self.resume = None  # (an _Origin where the record stops, the history length there), once lazy
 
@@ -650,11 +667,11 @@ class _Views:
         """A clone's record: the same events, recorded on only if the clone is asked for an
         information state (search bots clone for rollouts that never ask)."""
         if self.lazy and self.resume is not None:  # a clone of a waiting clone waits from the same place
-            copy = _Views(self.logs, self.planes, self.rest, self.lines)
+            copy = _Views(self.logs, self.planes, self.rest, self.lines, self.folds)
             copy.lazy, copy.resume = True, self.resume
             return copy
         copy = _Views([list(log) for log in self.logs], self.planes.copy(), self.rest.copy(),
-                      [list(lines) for lines in self.lines])
+                      [list(lines) for lines in self.lines], [fold and fold.copy() for fold in self.folds])
         copy.lazy = True
         return copy
 
@@ -774,51 +791,75 @@ def _rest_text(index: int, value: float) -> str:
     return f"{name}[{index - start}]={round(value * SCALES[name], 3):g}"
 
 
+class _Fold:
+    """A seat's per-deal tensor blocks (:data:`_DEAL_PIECES`) read from the first ``done``
+    events of its record, and the counts they need (per deal: events that brought cards into
+    the hand, own discards, plays, exchange steps)."""
+
+    def __init__(self, num_deals: int) -> None:
+        self.done = 0
+        self.blocks = np.zeros((num_deals, DEAL_BLOCK), dtype=np.float32)
+        self.counts = np.zeros((num_deals, 4), dtype=np.int64)
+
+    def copy(self) -> "_Fold":
+        new = _Fold.__new__(_Fold)
+        new.done, new.blocks, new.counts = self.done, self.blocks.copy(), self.counts.copy()
+        return new
+
+    def read(self, log: list, player: int) -> None:
+        """Add the events of ``log`` after the first ``done``."""
+        o, done = _DEAL_OFFSETS, SEGMENTS["exchange_done"].start - CARD_SETS_WIDTH
+        for kind, actor, action, deal, dealer, planes, rest in log[self.done:]:
+            if kind in (_LOT, _START) or deal >= len(self.blocks):
+                continue
+            block, count = self.blocks[deal], self.counts[deal]
+            for seat in range(NUM_PLAYERS):
+                block[o["roles"] + 3 * ((seat - player) % 3) + (seat - dealer) % 3] = 1.0
+            if kind == engine.MODE:
+                block[o["mode"] + action - MODE_ACTION_OFFSET] = 1.0
+            elif kind == engine.PLAY:
+                relative, trick = (actor - player) % 3, count[2] // 3
+                block[o["played"] + 52 * relative + action] = 1.0
+                block[o["card_trick"] + action] = (trick + 1) / 16
+                if count[2] % 3 == 0:
+                    block[o["trick_leaders"] + 3 * trick + relative] = 1.0
+                count[2] += 1
+            elif kind == engine.DISCARD and action >= 0:
+                count[1] += 1
+                block[o["discards"] + action] = count[1] / 4
+            exchanged = False
+            for p, added, _ in planes:
+                if not added or p not in (0, 7, 9, 10):
+                    continue
+                cards = np.array(_members(added), dtype=np.intp)
+                if p == 0:  # the hand
+                    count[0] += 1
+                    block[o["hand_arrival"] + cards] = count[0] / 32
+                elif p == 7:
+                    block[o["talon"] + cards] = 1.0
+                else:
+                    block[o["exchange_given" if p == 9 else "exchange_received"] + cards] = \
+                        (count[3] + 1) / MAX_EXCHANGE_STEPS
+                    exchanged = True
+            for i, _ in rest:
+                if done <= i < done + 6 and count[3] < MAX_EXCHANGE_STEPS:
+                    block[o["exchange_steps"] + 6 * count[3] + i - done] = 1.0
+                    exchanged = True
+            if exchanged:
+                count[3] += 1
+        self.done = len(log)
+
+
 def fill_information_state_tensor(views: _Views, player: int, observation: np.ndarray, out: np.ndarray) -> None:
     """``out`` = the observation and, for each deal, the block of :data:`_DEAL_PIECES` filled
-    from ``player``'s record (module docstring, "Information state")."""
-    out.fill(0.0)
+    from ``player``'s record (module docstring, "Information state"); read incrementally."""
+    num_deals = (out.size - OBSERVATION_SIZE) // DEAL_BLOCK
+    fold = views.folds[player]
+    if fold is None or len(fold.blocks) != num_deals:
+        fold = views.folds[player] = _Fold(num_deals)
+    fold.read(views.logs[player], player)
     out[:OBSERVATION_SIZE] = observation
-    blocks = out[OBSERVATION_SIZE:].reshape(-1, DEAL_BLOCK)
-    counters: dict[int, list[int]] = {}  # deal: [hand events, discards, plays, exchange steps]
-    o = _DEAL_OFFSETS
-    for kind, actor, action, deal, dealer, planes, rest in views.logs[player]:
-        if kind in (_LOT, _START) or deal >= len(blocks):
-            continue
-        block, count = blocks[deal], counters.setdefault(deal, [0, 0, 0, 0])
-        for seat in range(NUM_PLAYERS):
-            block[o["roles"] + 3 * ((seat - player) % 3) + (seat - dealer) % 3] = 1.0
-        if kind == engine.MODE:
-            block[o["mode"] + action - MODE_ACTION_OFFSET] = 1.0
-        elif kind == engine.PLAY:
-            relative, trick = (actor - player) % 3, count[2] // 3
-            block[o["played"] + 52 * relative + action] = 1.0
-            block[o["card_trick"] + action] = (trick + 1) / 16
-            if count[2] % 3 == 0:
-                block[o["trick_leaders"] + 3 * trick + relative] = 1.0
-            count[2] += 1
-        elif kind == engine.DISCARD and action >= 0:
-            count[1] += 1
-            block[o["discards"] + action] = count[1] / 4
-        exchanged = False
-        for p, added, _ in planes:
-            cards = _members(added)
-            if p == 0 and cards:  # hand
-                count[0] += 1
-                block[o["hand_arrival"] + np.array(cards)] = count[0] / 32
-            elif p == 7:
-                block[o["talon"] + np.array(cards, dtype=np.intp)] = 1.0
-            elif p in (9, 10) and cards:
-                piece = "exchange_given" if p == 9 else "exchange_received"
-                block[o[piece] + np.array(cards)] = (count[3] + 1) / MAX_EXCHANGE_STEPS
-                exchanged = True
-        done = SEGMENTS["exchange_done"].start - CARD_SETS_WIDTH
-        for i, _ in rest:
-            if done <= i < done + 6 and count[3] < MAX_EXCHANGE_STEPS:
-                block[o["exchange_steps"] + 6 * count[3] + i - done] = 1.0
-                exchanged = True
-        if exchanged:
-            count[3] += 1
+    out[OBSERVATION_SIZE:] = fold.blocks.reshape(-1)
 
 
 class InformationStateObserver:
