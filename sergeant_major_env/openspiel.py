@@ -125,6 +125,7 @@ from . import engine
 from .cards import MODE_ACTION_OFFSET, NUM_ACTIONS, NUM_CARDS, action_name, card_name
 from .observation import CARD_SETS_WIDTH, OBSERVATION_SIZE, SCALES, SEGMENTS, observe, observe_card_sets
 from .options import DEFAULT_REWARD, check_reward, rank_rewards
+from .limits import shorten
 from .records import Recorder
 from .render import card_text, hand_text, seat_view
 from .rules import Rules
@@ -741,7 +742,7 @@ class _Origin:
 def _checked_player(player: Any, where: str) -> int:
     """``player`` as a seat 0, 1, 2 (one SpielError line otherwise)."""
     if isinstance(player, (bool, np.bool_)) or not isinstance(player, (int, np.integer)) or not 0 <= player < NUM_PLAYERS:
-        raise pyspiel.SpielError(f"{where}: player must be a seat 0, 1 or 2, got {str(player)[:40]!r}")
+        raise pyspiel.SpielError(f"{where}: player must be a seat 0, 1 or 2, got {shorten(player)}")
     return int(player)
 
 
@@ -754,7 +755,7 @@ def _seed_from(sampler: Any) -> int:
     if isinstance(draw, (bool, np.bool_)) or not isinstance(draw, numbers.Real) or not (
             math.isfinite(draw) and 0 <= draw < 1):
         raise pyspiel.SpielError(f"resample_from_infostate: probability_sampler() must return a number in [0, 1), "
-                                 f"got {str(draw)[:40]!r}")
+                                 f"got {shorten(draw)}")
     return int(float(draw) * 2**53)
 
 

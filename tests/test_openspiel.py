@@ -590,9 +590,12 @@ def test_resample_keeps_the_seats_information_state_and_redraws_what_it_has_not_
         for draw in range(3):
             world = state.resample_from_infostate(player, pyspiel.UniformProbabilitySampler(0.0, 1.0))
             assert_same_info(state, world, player)
-            assert world.engine_state.hands[0, player] == state.engine_state.hands[0, player]
+            # what it sees is kept (its hand; while choosing its mode, its first six cards: R9)
+            assert np.array_equal(world.observation_tensor(player), state.observation_tensor(player))
             assert world.legal_actions() == state.legal_actions()
             changed += int((world.engine_state.hands[0] != state.engine_state.hands[0]).any())
+            if state.engine_state.phase[0] not in (engine.DISCARD, engine.PLAY):
+                continue  # a mode choice shows the playmaker the rest of its hand (R9), which differs
             action = state.legal_actions()[draw % len(state.legal_actions())]
             after, world_after = state.clone(), world.clone()
             after.apply_action(action)
