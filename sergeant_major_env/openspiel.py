@@ -764,7 +764,7 @@ def information_state_string(views: _Views, player: int) -> str:
     lines = views.lines[player]
     for n in range(len(lines), len(views.logs[player])):
         lines.append(_event_text(n + 1, player, *views.logs[player][n]))
-    return f"seat {player}'s information state (perfect recall)\n" + "\n".join(lines)
+    return "\n".join([f"seat {player}'s information state (perfect recall)", *lines])
 
 
 def _event_text(n: int, player: int, kind: int, actor: int, action: int, deal: int, dealer: int,

@@ -575,8 +575,12 @@ def test_a_bad_player_is_one_line(player):
         assert "\n" not in str(error.value).strip()
 
 
-def resampled(state, seed=0):
-    return state.resample_from_infostate(state.current_player(), pyspiel.UniformProbabilitySampler(seed, 1.0))
+def test_no_player_at_a_chance_node_is_one_line():
+    state = pyspiel.load_game("python_sergeant_major(num_deals=1)").new_initial_state()
+    with pytest.raises(pyspiel.SpielError, match="^information_state_string: no player to act here .chance .-1..; "
+                                                 "name a seat 0, 1 or 2$"):
+        state.information_state_string()
+    assert state.information_state_string(0) == "seat 0's information state (perfect recall)"  # nothing seen yet
 
 
 def test_resample_keeps_the_seats_information_state_and_redraws_what_it_has_not_seen():
