@@ -630,9 +630,11 @@ _DEAL_PIECES = (("roles", 9), ("mode", 6), ("hand_arrival", 52), ("talon", 52), 
                 ("exchange_given", 52), ("exchange_received", 52))
 """The information-state tensor's block of one deal (module docstring, "Information state")."""
 DEAL_BLOCK = sum(size for _, size in _DEAL_PIECES)
-_DEAL_OFFSETS = {}
-for _name, _size in _DEAL_PIECES:
-    _DEAL_OFFSETS[_name] = sum(size for name, size in _DEAL_PIECES[:[n for n, _ in _DEAL_PIECES].index(_name)])
+_DEAL_OFFSETS = dict(zip((name for name, _ in _DEAL_PIECES),
+                         np.cumsum([0, *(size for _, size in _DEAL_PIECES[:-1])]).tolist()))
+_HAND, _TALON, _GIVEN, _RECEIVED = (SEGMENTS[name].start // NUM_CARDS for name in (
+    "hand", "talon", "exchange_given", "exchange_received"))  # their planes in observe_card_sets
+_EXCHANGE_DONE = SEGMENTS["exchange_done"].start - CARD_SETS_WIDTH  # its place in the rest
 MAX_EXCHANGE_STEPS = 2 * MAX_EXCHANGED  # each exchanged card a give and at most one return (R21)
 
 
@@ -809,7 +811,7 @@ class _Fold:
 
     def read(self, log: list, player: int) -> None:
         """Add the events of ``log`` after the first ``done``."""
-        o, done = _DEAL_OFFSETS, SEGMENTS["exchange_done"].start - CARD_SETS_WIDTH
+        o, done = _DEAL_OFFSETS, _EXCHANGE_DONE
         for kind, actor, action, deal, dealer, planes, rest in log[self.done:]:
             if kind in (_LOT, _START) or deal >= len(self.blocks):
                 continue
@@ -830,16 +832,16 @@ class _Fold:
                 block[o["discards"] + action] = count[1] / 4
             exchanged = False
             for p, added, _ in planes:
-                if not added or p not in (0, 7, 9, 10):
+                if not added or p not in (_HAND, _TALON, _GIVEN, _RECEIVED):
                     continue
                 cards = np.array(_members(added), dtype=np.intp)
-                if p == 0:  # the hand
+                if p == _HAND:
                     count[0] += 1
                     block[o["hand_arrival"] + cards] = count[0] / 32
-                elif p == 7:
+                elif p == _TALON:
                     block[o["talon"] + cards] = 1.0
                 else:
-                    block[o["exchange_given" if p == 9 else "exchange_received"] + cards] = \
+                    block[o["exchange_given" if p == _GIVEN else "exchange_received"] + cards] = \
                         (count[3] + 1) / MAX_EXCHANGE_STEPS
                     exchanged = True
             for i, _ in rest:

@@ -548,6 +548,36 @@ def test_the_information_state_recalls_earlier_deals():
     assert first[smo._DEAL_OFFSETS["hand_arrival"]:][:52].astype(bool).sum() >= 16  # its cards as dealt
 
 
+def test_exchanges_in_the_information_state_show_the_pair_its_cards_and_the_third_seat_the_counts():
+    """R22: after an exchange each seat's deal-2 block has the exchange steps (which pairs
+    handed a card, public counts); only the pair's seats have the cards given and received."""
+    game = pyspiel.load_game("python_sergeant_major(num_deals=2)")
+    found = thirds = 0
+    for seed in range(80):
+        state = play_random(game, seed, stop=lambda s: s.engine_state.deal[0] == 1
+                            and s.engine_state.phase[0] >= engine.DISCARD)
+        e = state.engine_state
+        if state.is_terminal() or not e.given[0].any():
+            continue
+        pair = {int(seat) for seat in (*e.exchange_giver[0], *e.exchange_receiver[0]) if seat >= 0}  # any pair
+        for player in range(3):
+            block = np.asarray(state.information_state_tensor(player))[OBSERVATION_SIZE + smo.DEAL_BLOCK:]
+            piece = lambda name, size: block[smo._DEAL_OFFSETS[name]:][:size]  # noqa: E731
+            assert piece("exchange_steps", 156).any()
+            cards = piece("exchange_given", 52).any() or piece("exchange_received", 52).any()
+            assert cards == (player in pair)
+            if player not in pair:  # the third seat: counts, no cards
+                text = state.information_state_string(player).split("a card of deal 2 dealt")[-1]
+                played = int(np.bitwise_or.reduce(e.played[0].reshape(-1)))
+                for card in smo._members(int(np.bitwise_or.reduce(e.given[0])) & ~played):
+                    assert f"+{smo.card_name(card)}" not in text
+                    thirds += 1
+        found += 1
+        if found >= 3 and thirds:
+            break
+    assert found >= 3 and thirds > 0
+
+
 def test_information_state_of_clones_and_deserialised_states_is_the_same():
     game = pyspiel.load_game("python_sergeant_major(num_deals=2)")
     state = play_random(game, 5, stop=lambda s: len(s.history()) > 170)
