@@ -666,6 +666,14 @@ class _Views:
         self.lazy = False  # a clone's copy: recording waits until an information state is asked
         self.resume = None  # (an _Origin where the record stops, the history length there), once lazy
 
+    def __getstate__(self) -> dict:
+        """Pickled (``state.serialize()``) without the text and tensor caches, rebuilt when asked."""
+        return {**self.__dict__, "lines": None, "folds": None}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.lines, self.folds = state["lines"] or [[], [], []], state["folds"] or [None, None, None]
+
     def __deepcopy__(self, memo) -> "_Views":
         """A clone's record: the same events, recorded on only if the clone is asked for an
         information state (search bots clone for rollouts that never ask)."""
