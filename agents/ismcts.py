@@ -17,6 +17,9 @@ bridges them through the game ``python_sergeant_major``
    the game's chance nodes);
 3. asks ``make_bot(game, rng)``'s bot for its action (``bot.step``).
 
+``reward`` is the game's parameter (``points`` by default; ``score`` for bots that need
+terminal rewards, such as OpenSpiel's MCTS).
+
 Any pyspiel bot plugs in the same way; e.g. OpenSpiel's MCTS bot (a perfect-information
 search, which here plays the one world it is given: a determinized search)::
 
@@ -29,7 +32,7 @@ search, which here plays the one world it is given: a determinized search)::
         return mcts.MCTSBot(game, uct_c=4.0, max_simulations=100, evaluator=evaluator,
                             random_state=np.random.RandomState(rng.integers(2**31)))
 
-    register_agent("mcts", lambda: PyspielBotAgent(make_bot, name="mcts"))
+    register_agent("mcts", lambda: PyspielBotAgent(make_bot, name="mcts", reward="score"))
 
 The ``ismcts`` agent is OpenSpiel's Python ``ISMCTSBot``
 (``open_spiel.python.algorithms.ismcts``) given this package's world sampler as its
@@ -82,6 +85,7 @@ except ImportError as error:  # pragma: no cover - exercised without the extra
 
 from sergeant_major_env import engine
 from sergeant_major_env.cards import NUM_ACTIONS, bits_to_bool
+from sergeant_major_env.options import check_reward
 from sergeant_major_env.openspiel import SHORT_NAME, SergeantMajorGame, SergeantMajorState
 from sergeant_major_env.policies import decide
 from sergeant_major_env.rules import Rules
@@ -96,14 +100,15 @@ HORIZONS = ("deal", "game")
 ROLLOUTS = ("random", "openspiel", "heuristic")
 
 BotFactory = Callable[[SergeantMajorGame, np.random.Generator], "pyspiel.Bot"]
-_GAMES: dict[Rules, SergeantMajorGame] = {}
+_GAMES: dict[tuple[Rules, str], SergeantMajorGame] = {}
 
 
-def openspiel_game(rules: Rules) -> SergeantMajorGame:
-    """The ``python_sergeant_major`` game of ``rules`` (loaded once per rule set)."""
-    if rules not in _GAMES:
-        _GAMES[rules] = pyspiel.load_game(SHORT_NAME, rules.to_dict())
-    return _GAMES[rules]
+def openspiel_game(rules: Rules, reward: str = "points") -> SergeantMajorGame:
+    """The ``python_sergeant_major`` game of ``rules`` and ``reward`` (the game parameter:
+    ``points``, or ``score`` / ``rank`` for terminal rewards), loaded once each."""
+    if (rules, reward) not in _GAMES:
+        _GAMES[rules, reward] = pyspiel.load_game(SHORT_NAME, {**rules.to_dict(), "reward": reward})
+    return _GAMES[rules, reward]
 
 
 def _seed(rng: np.random.Generator) -> np.random.RandomState:
@@ -120,10 +125,12 @@ class PyspielBotAgent:
 
     deterministic = False
 
-    def __init__(self, make_bot: BotFactory, name: str = "pyspiel", horizon: str = "deal") -> None:
+    def __init__(self, make_bot: BotFactory, name: str = "pyspiel", horizon: str = "deal",
+                 reward: str = "points") -> None:
         if horizon not in HORIZONS:
             raise ValueError(f"{name}: horizon must be one of {', '.join(HORIZONS)}, got {horizon!r}")
         self.make_bot, self.name, self.horizon = make_bot, name, horizon
+        self.reward = check_reward(reward, name)  # the game's reward parameter: "score" for MCTS
 
     def act(self, observations: np.ndarray, legal_mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         raise TypeError(f"{self.name} searches the engine state: it is played by callers that hold one "
@@ -133,7 +140,7 @@ class PyspielBotAgent:
     def act_on_state(self, state: engine.State, games: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """int64[len(games)]: the bot's action for the seat to act in each of ``games``."""
         games = np.asarray(games, dtype=np.intp)
-        game = openspiel_game(state.rules)
+        game = openspiel_game(state.rules, self.reward)
         actions = np.empty(games.size, dtype=np.int64)
         for i, g in enumerate(games.tolist()):
             legal = engine.legal_bits(state, np.array([g]))[0]

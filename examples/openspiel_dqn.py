@@ -7,12 +7,15 @@ One DQN (``open_spiel.python.pytorch.dqn.DQN``) plays seat 0 of ``python_sergean
 (one deal a game, ``num_deals=1``) against two of OpenSpiel's random agents
 (``open_spiel.python.algorithms.random_agent``), through
 ``open_spiel.python.rl_environment.Environment``: its observations are the game's
-observation tensors (this package's ``observe``), its reward the deal's points (R23, R24).
-Seat 0's role changes with the lot for the first dealer (R4), so the score averages roles.
+information-state tensors (``information_state_tensor``: the observation and the seat's
+recall of the deal), its reward the deal's points (R23, R24). Seat 0's role changes with the
+lot for the first dealer (R4), so the score averages roles.
 
 Prints, for the same evaluation deals (the environment reseeded alike): the mean points of
 seat 0 when the trained DQN plays it greedily, and when a random agent plays it (about 0
-against two random players, by symmetry). Needs the ``openspiel`` extra and torch.
+against two random players, by symmetry), each with its 95% interval, and the paired
+difference (DQN minus random on the same deals) with its interval. Needs the ``openspiel``
+extra and torch.
 """
 
 from __future__ import annotations
@@ -23,9 +26,9 @@ import time
 import numpy as np
 
 
-def play(env, agents, episodes: int, learn: bool) -> float:
-    """Mean points of seat 0 over ``episodes`` games (training the agents when ``learn``)."""
-    total = 0.0
+def play(env, agents, episodes: int, learn: bool) -> np.ndarray:
+    """Points of seat 0 in each of ``episodes`` games (training the agents when ``learn``)."""
+    points = []
     for _ in range(episodes):
         time_step = env.reset()
         while not time_step.last():
@@ -35,8 +38,8 @@ def play(env, agents, episodes: int, learn: bool) -> float:
         if learn:
             for agent in agents:  # the last step: each agent sees the final rewards
                 agent.step(time_step)
-        total += time_step.rewards[0]
-    return total / episodes
+        points.append(time_step.rewards[0])
+    return np.array(points)
 
 
 def main() -> None:
@@ -54,6 +57,7 @@ def main() -> None:
     from open_spiel.python.pytorch import dqn
 
     import sergeant_major_env.openspiel  # noqa: F401  (registers python_sergeant_major)
+    from sergeant_major_env.statistics import format_ci, mean_ci
 
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)  # small networks: one thread is fastest, and leaves the other cores free
@@ -77,8 +81,11 @@ def main() -> None:
     env.seed(args.seed + 1)
     random_points = play(env, randoms, args.eval_episodes, learn=False)
     print(f"trained {args.episodes} deals in {trained:.0f} s ({learner.step_counter} DQN decisions)")
-    print(f"seat 0 mean points over {args.eval_episodes} deals against two random agents: "
-          f"DQN {dqn_points:+.2f}, random {random_points:+.2f}")
+    print(f"seat 0 mean points over {args.eval_episodes} deals against two random agents (95% intervals):")
+    for label, points in (("DQN", dqn_points), ("random", random_points), ("DQN - random, same deals",
+                                                                          dqn_points - random_points)):
+        mean, ci = mean_ci(points)
+        print(f"  {label:<26}{mean:+.2f}  {format_ci(ci)}")
 
 
 if __name__ == "__main__":

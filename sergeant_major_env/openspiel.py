@@ -14,7 +14,9 @@ engine game, legality is :func:`engine.legal_bits`, observations are
 
 * **Parameters** are the rule options of RULES.md section 9 (:class:`rules.Rules`), same
   names and defaults: ``num_deals`` (18), ``exchanges`` (true), ``must_overtake``,
-  ``must_overtrump``, ``dealer_builds_talon`` (false).
+  ``must_overtrump``, ``dealer_builds_talon`` (false); and ``reward``, the envs' option of
+  the same name (:mod:`options`, :data:`options.REWARDS`): ``points`` (the default),
+  ``score`` or ``rank`` (see Rewards).
 * **Chance nodes.** The first chance node draws the first dealer by lot (R4): outcomes
   0, 1, 2 (the seat), probability 1/3 each. Then each deal's 52 cards are dealt one chance
   node at a time, uniformly over the cards not dealt yet (outcome = card id, R3), as the
@@ -27,13 +29,17 @@ engine game, legality is :func:`engine.legal_bits`, observations are
   :func:`engine.set_cards` (the record replayer's entry point) and the playmaker decides.
 * **Players' actions** are the action ids of RULES.md section 10 (58 distinct actions).
   Forced returns (R21) are applied by the engine, never asked.
-* **Rewards**: the reward model is ``REWARDS``: :meth:`SergeantMajorState.rewards` gives
-  each deal's points (R23, R24) after the decision that ends the deal (through the chance
-  nodes of the next deal's cards, up to the next decision), 0 elsewhere;
-  ``returns()`` is the running total (the scores, R25). The points of a deal sum to 0
-  (R25), so the game is declared ``ZERO_SUM`` (utility sum 0); utilities are bounded by
-  +-13 points a deal (a seat makes at most 16 tricks: 16 - 3 as dealer; 3 - 16 as
-  playmaker in MIN).
+* **Rewards**: with ``reward=points`` (the default) the reward model is ``REWARDS``:
+  :meth:`SergeantMajorState.rewards` gives each deal's points (R23, R24) after the
+  decision that ends the deal (through the chance nodes of the next deal's cards, up to the
+  next decision), 0 elsewhere; ``returns()`` is the running total (the scores, R25). With
+  ``reward=score`` or ``reward=rank`` the reward model is ``TERMINAL`` (what OpenSpiel's
+  MCTS requires): rewards and returns are 0 until the game ends, then each seat's total
+  (``score``) or +1 / 0 / -1 by place, ties sharing (``rank``, R6,
+  :func:`options.rank_rewards`). The points of a deal sum to 0 (R25), so the game is
+  declared ``ZERO_SUM`` (utility sum 0); utilities are bounded by +-13 points a deal (a
+  seat makes at most 16 tricks: 16 - 3 as dealer; 3 - 16 as playmaker in MIN), +-1 with
+  ``rank``.
 * **Game length**: OpenSpiel's ``max_game_length`` counts decisions, not chance outcomes:
   per deal 1 mode choice, 4 discards, 48 plays, and after the first deal at most 13
   exchanged cards (a giver's points, R19, are at most 13), each a give and at most one free
@@ -45,9 +51,44 @@ engine game, legality is :func:`engine.legal_bits`, observations are
   named pieces are :data:`observation.SEGMENTS`; the string is :func:`render.seat_view` of
   the player plus the deal's tricks so far. Before the lot is drawn the tensor is zeros;
   while a deal is being dealt it shows the cards dealt so far (the playmaker: of its first
-  six only, R9). The observation is not an information state in OpenSpiel's sense (it does
-  not recall earlier deals' cards, nor the order of a seat's own discards), so the game
-  declares no information-state tensor or string.
+  six only, R9). The observation is the seat's knowledge of the current deal; it does not
+  recall earlier deals, nor the order of what it saw (its own discards, its cards as dealt).
+* **Information state** (perfect recall: ``make_py_observer`` with
+  ``perfect_recall=True``; ``information_state_string`` / ``information_state_tensor``):
+  each seat's record of the game as it saw it, one event per history entry: the event's
+  kind (the lot, a card dealt, a decision of some seat), the action if the seat saw it (its
+  own; the lot; modes and plays, which are public: R8, R12; not another seat's discard or
+  exchange card), and what changed in its observation (its card planes as cards added and
+  removed, its other non-derived entries as new values). So it holds the seat's cards as
+  dealt, in order (the playmaker's last ten only after its mode choice, R9), its own
+  actions, the public actions, what an exchange shows the pair (R22) and the counts it
+  shows the third seat, and never a card the seat has not seen: the observation is the one
+  source of what a seat sees. The string is that record, one line an event. The tensor
+  (:func:`information_state_size`: ``OBSERVATION_SIZE + 687 * num_deals`` floats, named
+  ``observation`` and ``deals``) is the current observation and, per deal, a block read
+  from the record (:data:`_DEAL_PIECES`): the roles (9), mode (6), own cards by order of
+  arrival (52: the k-th event that brought cards into the hand gives them k / 32), talon
+  (52), own discards in order (52), who played each card (156), in which trick (52), who led
+  each trick (48), which pairs handed a card at each exchange step (26 x 6), and the step
+  of each card the seat gave or received (52 + 52). The record is kept from the first time
+  an information state is asked (the history is replayed then), so play that never asks
+  pays nothing; a clone records only once asked. A state made from an engine state
+  (:meth:`SergeantMajorGame.state_from_engine`) has no history: its record starts with
+  what each seat sees then.
+* **Resampling** (``resample_from_infostate(player_id, probability_sampler)``, for IS-MCTS):
+  a state with the same information state for ``player_id``, the seat to act at a
+  decision, and everything it has not seen redrawn uniformly among the deals consistent
+  with what it saw (:func:`worlds.sample_worlds`, seeded by one draw of the sampler). The
+  new state has no history; ``player_id``'s record is kept, the other seats' start with
+  what they see in the new state. Bad players, a chance node or finished state, another
+  seat than the one to act, and a sampler that is not callable or does not return a number
+  in [0, 1) are one ``SpielError`` line each, this state unchanged.
+* **C++ search bots.** pyspiel's ``MCTSBot`` and ``ISMCTSBot`` crash the interpreter
+  (signal 11) on Python games (OpenSpiel's own ``python_tic_tac_toe`` and
+  ``python_kuhn_poker`` too, open_spiel 2.0.x), so importing this module makes them refuse
+  this game in one ``SpielError`` line instead: ``MCTSBot`` when built, ``ISMCTSBot`` (built
+  without a game) at ``step``. The Python bots (``open_spiel.python.algorithms.mcts``,
+  ``ismcts``) run on it.
 * **Refusals.** Every action that is not in ``legal_actions()`` (at a chance node: not an
   outcome of ``chance_outcomes()``), and any action on a terminal state, raises
   :class:`IllegalActionError`, one line naming the action and what is allowed, and leaves
@@ -56,9 +97,10 @@ engine game, legality is :func:`engine.legal_bits`, observations are
   :class:`engine.IllegalActionError` (a ``ValueError``). The check is
   :meth:`SergeantMajorState._check`, run by ``_apply_action``, the one way in of every
   action (``apply_action``, OpenSpiel's C++ tools, :func:`deserialize_state`); it is a bit
-  test. ``information_state_string`` and ``information_state_tensor`` raise ``SpielError``
-  (not provided, see Observations). Bad parameters are one ``ValueError`` line
-  (:class:`rules.Rules`); pyspiel checks their types and names itself, and refuses an
+  test. A player id that is not a seat in ``information_state_string`` /
+  ``information_state_tensor`` is one ``SpielError`` line. Bad parameters are one
+  ``ValueError`` line (:class:`rules.Rules`, :func:`options.check_reward`); pyspiel checks
+  their types and names itself, and refuses an
   integer beyond C++ ``int`` (such as ``2**63``) while converting it, before the game sees it.
 * ``game_record(state)`` is the RULES.md section 11 record of a finished state, replayed
   from its history through a :class:`records.Recorder`; ``records check`` accepts it.
@@ -71,6 +113,8 @@ elsewhere use :func:`deserialize_state`, which reads the history line only and r
 
 from __future__ import annotations
 
+import math
+import numbers
 import operator
 from typing import Any, Sequence
 
@@ -79,10 +123,13 @@ import pyspiel
 
 from . import engine
 from .cards import MODE_ACTION_OFFSET, NUM_ACTIONS, NUM_CARDS, action_name, card_name
-from .observation import OBSERVATION_SIZE, SEGMENTS, observe
+from .observation import CARD_SETS_WIDTH, OBSERVATION_SIZE, SCALES, SEGMENTS, observe, observe_card_sets
+from .options import DEFAULT_REWARD, check_reward, rank_rewards
+from .limits import shorten
 from .records import Recorder
 from .render import card_text, hand_text, seat_view
 from .rules import Rules
+from .worlds import sample_worlds
 
 SHORT_NAME = "python_sergeant_major"
 NUM_PLAYERS = 3
@@ -94,8 +141,10 @@ SEAT_NAMES = ("seat 0", "seat 1", "seat 2")
 _ONE = np.zeros(1, dtype=np.intp)  # game 0 of a batch of one
 ALL_CARDS = (1 << NUM_CARDS) - 1
 _UNCHANGED = " The state is unchanged."  # the end of a refusal, as the engine's
-_NO_INFORMATION_STATE = (f"{SHORT_NAME} provides no information state {{}} (its observation does not recall "
-                         f"earlier deals, so it is not one); use observation_string / observation_tensor")
+REWARD_PARAMETER = "reward"
+"""The game parameter of the rewards (module docstring, "Rewards"): :data:`options.REWARDS`."""
+PARAMETERS = {**Rules().to_dict(), REWARD_PARAMETER: DEFAULT_REWARD}
+"""The game's parameters and defaults: the rule options (RULES.md section 9) and ``reward``."""
 
 GAME_TYPE = pyspiel.GameType(
     short_name=SHORT_NAME,
@@ -107,12 +156,24 @@ GAME_TYPE = pyspiel.GameType(
     reward_model=pyspiel.GameType.RewardModel.REWARDS,
     max_num_players=NUM_PLAYERS,
     min_num_players=NUM_PLAYERS,
-    provides_information_state_string=False,
-    provides_information_state_tensor=False,
+    provides_information_state_string=True,
+    provides_information_state_tensor=True,
     provides_observation_string=True,
     provides_observation_tensor=True,
-    parameter_specification=Rules().to_dict(),
+    parameter_specification=PARAMETERS,
 )
+
+
+def game_type(reward: str) -> pyspiel.GameType:
+    """The game type of a game with ``reward`` (module docstring, "Rewards"): :data:`GAME_TYPE`,
+    whose reward model is ``REWARDS``, for ``points``; the same with ``TERMINAL`` otherwise."""
+    if reward == "points":
+        return GAME_TYPE
+    fields = {name: getattr(GAME_TYPE, name) for name in (
+        "short_name", "long_name", "dynamics", "chance_mode", "information", "utility", "max_num_players",
+        "min_num_players", "provides_information_state_string", "provides_information_state_tensor",
+        "provides_observation_string", "provides_observation_tensor", "parameter_specification")}
+    return pyspiel.GameType(**fields, reward_model=pyspiel.GameType.RewardModel.TERMINAL)
 
 
 class IllegalActionError(engine.IllegalActionError, pyspiel.SpielError):
@@ -125,9 +186,9 @@ def max_decisions(num_deals: int) -> int:
     return 53 * num_deals + 2 * MAX_EXCHANGED * (num_deals - 1)
 
 
-def game_info(rules: Rules) -> pyspiel.GameInfo:
-    """OpenSpiel's GameInfo of a game under ``rules`` (module docstring)."""
-    bound = POINTS_BOUND * rules.num_deals
+def game_info(rules: Rules, reward: str = DEFAULT_REWARD) -> pyspiel.GameInfo:
+    """OpenSpiel's GameInfo of a game under ``rules`` with ``reward`` (module docstring)."""
+    bound = 1 if reward == "rank" else POINTS_BOUND * rules.num_deals
     return pyspiel.GameInfo(
         num_distinct_actions=NUM_ACTIONS,
         max_chance_outcomes=NUM_CARDS,
@@ -141,7 +202,12 @@ def game_info(rules: Rules) -> pyspiel.GameInfo:
 
 def rules_from_params(params: dict[str, Any] | None) -> Rules:
     """The :class:`Rules` of OpenSpiel game parameters (one clear line for a bad one)."""
-    return Rules.from_dict(dict(params or {}))
+    return Rules.from_dict({name: value for name, value in dict(params or {}).items() if name != REWARD_PARAMETER})
+
+
+def reward_from_params(params: dict[str, Any] | None) -> str:
+    """The ``reward`` game parameter, checked by :func:`options.check_reward` (one line)."""
+    return check_reward(dict(params or {}).get(REWARD_PARAMETER, DEFAULT_REWARD), SHORT_NAME)
 
 
 class SergeantMajorGame(pyspiel.Game):
@@ -149,7 +215,9 @@ class SergeantMajorGame(pyspiel.Game):
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
         self.rules = rules_from_params(params)
-        super().__init__(GAME_TYPE, game_info(self.rules), self.rules.to_dict())
+        self.reward = reward_from_params(params)
+        super().__init__(game_type(self.reward), game_info(self.rules, self.reward),
+                         {**self.rules.to_dict(), REWARD_PARAMETER: self.reward})
         self._template = engine.init(np.zeros(1, dtype=np.uint64), self.rules)
 
     def new_initial_state(self) -> "SergeantMajorState":
@@ -157,16 +225,18 @@ class SergeantMajorGame(pyspiel.Game):
         return SergeantMajorState(self)
 
     def make_py_observer(self, iig_obs_type=None, params=None):
-        """The observer of the module docstring for the default observation type; ``None``
-        (not provided) for an information state (perfect recall) or factored observations."""
+        """The observer of the module docstring for the default observation type, the
+        information-state observer for perfect recall (module docstring, "Information
+        state"); ``None`` (not provided) for public-only or factored observations."""
         if isinstance(iig_obs_type, dict):  # OpenSpiel passes the params alone when there is no type
             iig_obs_type, params = None, iig_obs_type
         if params:
             raise ValueError(f"{SHORT_NAME} takes no observation parameters, got {dict(params)}")
         if iig_obs_type is not None and (
-                iig_obs_type.perfect_recall or not iig_obs_type.public_info
-                or iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER):
+                not iig_obs_type.public_info or iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER):
             return None
+        if iig_obs_type is not None and iig_obs_type.perfect_recall:
+            return InformationStateObserver(self.rules.num_deals)
         return SergeantMajorObserver()
 
     def state_from_engine(self, state: engine.State, last_deal: int | None = None) -> "SergeantMajorState":
@@ -184,6 +254,7 @@ class SergeantMajorGame(pyspiel.Game):
         new._dealt = ALL_CARDS
         if last_deal is not None:
             new._last_deal = int(last_deal)
+        new._origin = _Origin(new)  # its information states start here (module docstring)
         return new
 
 
@@ -210,7 +281,10 @@ class SergeantMajorState(pyspiel.State):
         self._dealt = 0  # the same cards as a set (bit c: card c), for chance_outcomes and the check
         self._rewards = [0.0] * NUM_PLAYERS
         self._last_deal = game.rules.num_deals - 1
+        self._reward = game.reward
         self._legal: int | None = None  # the legal actions of the decision, once asked
+        self._views: _Views | None = None  # what each seat has seen, once an information state is asked
+        self._origin: _Origin | None = None  # where the history starts, if not at the lot (state_from_engine)
 
     # ------------------------------------------------------------------ OpenSpiel API
 
@@ -286,17 +360,9 @@ class SergeantMajorState(pyspiel.State):
             return "the game is over"
         return f"the search horizon (deal {self._last_deal + 1}) has ended"
 
-    def information_state_string(self, player: int | None = None) -> str:
-        """Not provided (module docstring, "Observations"): one line instead of pyspiel's
-        error about a missing observer. ``observation_string`` is provided."""
-        raise pyspiel.SpielError(_NO_INFORMATION_STATE.format("string"))
-
-    def information_state_tensor(self, player: int | None = None) -> list[float]:
-        """Not provided, as :meth:`information_state_string`."""
-        raise pyspiel.SpielError(_NO_INFORMATION_STATE.format("tensor"))
-
     def _apply_action(self, action: int) -> None:
         self._check(action)
+        event = None if self._views is None else self._event(action)  # the information states' record
         if not self._lot_drawn:
             state = self._engine.state
             state.first_dealer[0] = state.dealer[0] = action  # R4, as the record replayer sets it
@@ -316,6 +382,8 @@ class SergeantMajorState(pyspiel.State):
                 if not self.is_terminal():  # the next deal is dealt by chance nodes, not the engine's seed
                     self._deal, self._dealt = [], 0
                     self._install()
+        if event is not None:
+            self._views.record(self._engine.state, *event)
 
     def _step_engine(self, action: int) -> None:
         legal = None if self._legal is None else np.array([self._legal], dtype=np.uint64)
@@ -346,13 +414,108 @@ class SergeantMajorState(pyspiel.State):
         return action_name(action)
 
     def returns(self) -> list[float]:
-        """Each seat's points so far (R25): its total once the game is over."""
-        return [float(s) for s in self._engine.state.scores[0]]
+        """Each seat's points so far (R25): its total once the game is over. With a terminal
+        ``reward`` (module docstring, "Rewards"): zeros until the end, then the total
+        (``score``) or +1 / 0 / -1 by place (``rank``, R6)."""
+        scores = [float(s) for s in self._engine.state.scores[0]]
+        reward = self._reward
+        if reward == "points":
+            return scores
+        if not self.is_terminal():
+            return [0.0] * NUM_PLAYERS
+        return scores if reward == "score" else rank_rewards(scores).tolist()
 
     def rewards(self) -> list[float]:
         """The points of the deal the last decision ended (R23, R24), else zeros; the chance
-        nodes that deal the next deal keep them, since OpenSpiel reads rewards at decisions."""
+        nodes that deal the next deal keep them, since OpenSpiel reads rewards at decisions.
+        With a terminal ``reward``: zeros until the end, then :meth:`returns`."""
+        if self._reward != "points":
+            return self.returns()
         return list(self._rewards)
+
+    # ------------------------------------------------------------------ information state
+
+    def _event(self, action: int) -> tuple[int, int, int, int, int] | None:
+        """(kind, actor, action, deal, dealer) of ``action`` before it is applied: kind is the
+        engine's decision phase, or :data:`_LOT` / :data:`_CARD` for chance. ``None`` in a
+        clone whose record waits until an information state is asked (:class:`_Views`)."""
+        views = self._views
+        if views.lazy:
+            if views.resume is None:  # a copy of where the record stops; the actions follow in the history
+                views.resume = (_Origin(self, _Views(views.logs, views.planes, views.rest, views.lines)),
+                                len(self.history()))
+            return None
+        state = self._engine.state
+        if not self._lot_drawn:
+            return _LOT, -1, action, 0, action
+        deal, dealer = int(state.deal[0]), int(state.dealer[0])
+        if self._dealing():
+            return _CARD, -1, action, deal, dealer
+        return int(state.phase[0]), int(state.to_act[0]), action, deal, dealer
+
+    def _information(self) -> "_Views":
+        """What each seat has seen (:class:`_Views`), recorded from now on: replayed from the
+        history (from the lot, or from the :class:`_Origin` of a state made from an engine
+        state) the first time an information state is asked, then kept up to date."""
+        views, start = self._views, 0
+        if views is not None and not views.lazy:
+            return views
+        if views is not None and views.resume is None:  # a clone, no action since
+            views.lazy = False
+            return views
+        if views is not None:
+            replay, start = views.resume[0].state(), views.resume[1]
+        elif self._origin is not None:
+            replay = self._origin.state()
+        else:
+            replay = SergeantMajorState(self.get_game())
+            replay._views = _Views.start(replay, start=False)
+        for action in self.history()[start:]:
+            replay._apply_action(action)
+        self._views = replay._views
+        return self._views
+
+    def information_state_string(self, player: Any = None) -> str:
+        """OpenSpiel's, with a player that is not a seat refused in one ``SpielError`` line
+        (pyspiel's own check spans two lines); ``None``: the player to act."""
+        return super().information_state_string(self._player(player, "information_state_string"))
+
+    def information_state_tensor(self, player: Any = None) -> list[float]:
+        """OpenSpiel's, with the player checked as in :meth:`information_state_string`."""
+        return super().information_state_tensor(self._player(player, "information_state_tensor"))
+
+    def _player(self, player: Any, where: str) -> int:
+        if player is None:
+            player = self.current_player()
+            if player < 0:
+                raise pyspiel.SpielError(f"{where}: no player to act here ({_who(player)}); name a seat 0, 1 or 2")
+        return _checked_player(player, where)
+
+    def resample_from_infostate(self, player_id: int, probability_sampler) -> "SergeantMajorState":
+        """A state that ``player_id`` cannot tell from this one (module docstring,
+        "Resampling"): the same information state for it, everything it has not seen redrawn
+        uniformly among the deals consistent with what it saw (:func:`worlds.sample_worlds`).
+        ``probability_sampler()`` (OpenSpiel's ``UniformProbabilitySampler``, or any callable
+        returning a float in [0, 1)) seeds the draw. Only the seat to act at a decision can be
+        resampled for; anything else is one ``SpielError`` line, this state unchanged."""
+        player = _checked_player(player_id, "resample_from_infostate")
+        if self.is_terminal() or self._dealing():
+            raise pyspiel.SpielError(f"resample_from_infostate needs a decision, not "
+                                     f"{'a finished state' if self.is_terminal() else 'a chance node'}")
+        to_act = self._engine.state.to_act.item(0)
+        if player != to_act:
+            raise pyspiel.SpielError(f"resample_from_infostate samples for the seat to act (player {to_act}), "
+                                     f"got player {player}")
+        rng = np.random.default_rng(_seed_from(probability_sampler))
+        views = self._information()
+        world = sample_worlds(self._engine.state, _ONE, 1, rng)
+        new = SergeantMajorState(self.get_game())
+        new._engine = _Engine(world)
+        new._lot_drawn, new._deal, new._dealt = True, [-1] * NUM_CARDS, ALL_CARDS
+        new._last_deal, new._rewards = self._last_deal, list(self._rewards)
+        new._views = _Views.start(new, keep=(player, views))
+        new._origin = _Origin(new)
+        return new
 
     def __str__(self) -> str:
         """The whole table (every hand: a referee's view, for debugging and playthroughs)."""
@@ -447,6 +610,287 @@ def tricks_text(state: engine.State) -> str:
     return "tricks: " + "; ".join(tricks) if tricks else ""
 
 
+# ============================================================================ information state
+
+_LOT, _CARD, _START = -1, -2, -3
+"""Event kinds besides the engine's decision phases (0..4): the lot (R4), a card dealt (R10),
+the start of a state made from an engine state."""
+_PUBLIC = (engine.MODE, engine.PLAY)
+"""Decisions whose action every seat sees: the mode is announced (R8, section 5 step 2), cards
+are played face up (R12). The others' (discards, exchange cards) only the actor sees; what
+else a seat learns of them is in its observation (R22: the receiver's card, the counts)."""
+_KEPT_PLANES = 11  # observe_card_sets' planes hand .. exchange_received; the last three are derived
+_KEPT_REST = SEGMENTS["winning_seat"].start - CARD_SETS_WIDTH  # the rest's entries before its derived ones
+_REST_NAMES = [(name, SEGMENTS[name].start - CARD_SETS_WIDTH) for name in SEGMENTS
+               if CARD_SETS_WIDTH <= SEGMENTS[name].start < CARD_SETS_WIDTH + _KEPT_REST]
+_PLANE_NAMES = ("hand", "played by you", "played by left", "played by right", "trick 1st", "trick 2nd", "trick 3rd",
+                "talon", "discards", "exchange given", "exchange received")
+_DEAL_PIECES = (("roles", 9), ("mode", 6), ("hand_arrival", 52), ("talon", 52), ("discards", 52),
+                ("played", 156), ("card_trick", 52), ("trick_leaders", 48), ("exchange_steps", 156),
+                ("exchange_given", 52), ("exchange_received", 52))
+"""The information-state tensor's block of one deal (module docstring, "Information state")."""
+DEAL_BLOCK = sum(size for _, size in _DEAL_PIECES)
+_DEAL_OFFSETS = dict(zip((name for name, _ in _DEAL_PIECES),
+                         np.cumsum([0, *(size for _, size in _DEAL_PIECES[:-1])]).tolist()))
+_HAND, _TALON, _GIVEN, _RECEIVED = (SEGMENTS[name].start // NUM_CARDS for name in (
+    "hand", "talon", "exchange_given", "exchange_received"))  # their planes in observe_card_sets
+_EXCHANGE_DONE = SEGMENTS["exchange_done"].start - CARD_SETS_WIDTH  # its place in the rest
+MAX_EXCHANGE_STEPS = 2 * MAX_EXCHANGED  # each exchanged card a give and at most one return (R21)
+
+
+def information_state_size(num_deals: int) -> int:
+    """The length of the information-state tensor: the observation and a block per deal."""
+    return OBSERVATION_SIZE + DEAL_BLOCK * num_deals
+
+
+def _views_of(state: engine.State, lot_drawn: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(uint64[3, 11] card planes, float32[3, _KEPT_REST]) of each seat's observation (zeros
+    before the lot, as the observation)."""
+    if not lot_drawn:
+        return np.zeros((NUM_PLAYERS, _KEPT_PLANES), dtype=np.uint64), np.zeros((NUM_PLAYERS, _KEPT_REST), np.float32)
+    views = [observe_card_sets(state, seat) for seat in range(NUM_PLAYERS)]
+    return (np.concatenate([sets[:, :_KEPT_PLANES] for sets, _ in views]),
+            np.concatenate([numbers[:, :_KEPT_REST] for _, numbers in views]))
+
+
+class _Views:
+    """Each seat's record of the game as it saw it: one event per history entry (kind, actor,
+    the action if the seat saw it else -1, deal, dealer, the changes of its observation's card
+    planes as (plane, added, removed) card sets, and of its other non-derived entries as
+    (index, value)). Events are tuples, shared by the clones of a state."""
+
+    def __init__(self, logs, planes, rest, lines=None, folds=None) -> None:
+        self.logs, self.planes, self.rest = logs, planes, rest
+        self.lines = lines or [[], [], []]  # each seat's events as text, as far as asked (a cache)
+        self.folds = folds or [None, None, None]  # each seat's tensor blocks, as far as asked (a cache)
+        self.lazy = False  # a clone's copy: recording waits until an information state is asked
+        self.resume = None  # (an _Origin where the record stops, the history length there), once lazy
+
+    def __getstate__(self) -> dict:
+        """Pickled (``state.serialize()``) without the text and tensor caches, rebuilt when asked."""
+        return {**self.__dict__, "lines": None, "folds": None}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.lines, self.folds = state["lines"] or [[], [], []], state["folds"] or [None, None, None]
+
+    def __deepcopy__(self, memo) -> "_Views":
+        """A clone's record: the same events, recorded on only if the clone is asked for an
+        information state (search bots clone for rollouts that never ask)."""
+        if self.lazy and self.resume is not None:  # a clone of a waiting clone waits from the same place
+            copy = _Views(self.logs, self.planes, self.rest, self.lines, self.folds)
+            copy.lazy, copy.resume = True, self.resume
+            return copy
+        copy = _Views([list(log) for log in self.logs], self.planes.copy(), self.rest.copy(),
+                      [list(lines) for lines in self.lines], [fold and fold.copy() for fold in self.folds])
+        copy.lazy = True
+        return copy
+
+    @classmethod
+    def start(cls, state: SergeantMajorState, start: bool = True, keep=None) -> "_Views":
+        """The record of ``state`` from now on; ``start``: it begins with a start event (what
+        each seat sees now; a state made from an engine state); ``keep``: (player, views) whose
+        record of ``player`` is kept (a resampled state)."""
+        views = cls([[], [], []], *_views_of(state._engine.state, state._lot_drawn))
+        if start:
+            deal, dealer = int(state._engine.state.deal[0]), int(state._engine.state.dealer[0])
+            zeros = cls([[], [], []], np.zeros_like(views.planes), np.zeros_like(views.rest))
+            for seat in range(NUM_PLAYERS):
+                views.logs[seat].append((_START, -1, -1, deal, dealer,
+                                         *zeros._changes(seat, views.planes[seat], views.rest[seat])))
+        if keep is not None:
+            player, old = keep
+            views.logs[player], views.lines[player] = list(old.logs[player]), list(old.lines[player])
+        return views
+
+    def _changes(self, seat: int, planes: np.ndarray, rest: np.ndarray) -> tuple[tuple, tuple]:
+        before, after = self.planes[seat].tolist(), planes.tolist()
+        plane_changes = tuple((p, a & ~b, b & ~a) for p, (b, a) in enumerate(zip(before, after)) if a != b)
+        changed = (self.rest[seat] != rest).nonzero()[0]
+        rest_changes = tuple(zip(changed.tolist(), rest[changed].tolist())) if changed.size else ()
+        return plane_changes, rest_changes
+
+    def record(self, state: engine.State, kind: int, actor: int, action: int, deal: int, dealer: int) -> None:
+        """Add the event of an action just applied to every seat's record."""
+        planes, rest = _views_of(state, True)
+        for seat in range(NUM_PLAYERS):
+            seen = action if kind in (_LOT, *_PUBLIC) or seat == actor else -1
+            self.logs[seat].append((kind, actor, seen, deal, dealer, *self._changes(seat, planes[seat], rest[seat])))
+        self.planes, self.rest = planes, rest
+
+
+class _Origin:
+    """The start of a state made from an engine state (``state_from_engine``, a resampled
+    state): a frozen copy from which its history is replayed (shared by its clones)."""
+
+    def __init__(self, state: SergeantMajorState, views: "_Views | None" = None) -> None:
+        views = views if views is not None else state._views
+        if views is not None:  # a frozen copy
+            views = _Views([list(log) for log in views.logs], views.planes.copy(), views.rest.copy())
+        self._frozen = (state._engine.state.copy(), list(state._deal), state._dealt, state._last_deal,
+                        list(state._rewards), views, state._lot_drawn)
+        self._game = state.get_game()
+
+    def __deepcopy__(self, memo) -> "_Origin":
+        return self
+
+    def state(self) -> SergeantMajorState:
+        """A new state at the origin, recording each seat's views from a start event."""
+        engine_state, deal, dealt, last_deal, rewards, views, lot_drawn = self._frozen
+        new = SergeantMajorState(self._game)
+        new._engine = _Engine(engine_state.copy())
+        new._lot_drawn, new._deal, new._dealt, new._last_deal, new._rewards = lot_drawn, list(deal), dealt, \
+            last_deal, list(rewards)
+        if views is None:
+            new._views = _Views.start(new)
+        else:
+            new._views = _Views([list(log) for log in views.logs], views.planes.copy(), views.rest.copy(),
+                                [list(lines) for lines in views.lines])
+        return new
+
+
+def _checked_player(player: Any, where: str) -> int:
+    """``player`` as a seat 0, 1, 2 (one SpielError line otherwise)."""
+    if isinstance(player, (bool, np.bool_)) or not isinstance(player, (int, np.integer)) or not 0 <= player < NUM_PLAYERS:
+        raise pyspiel.SpielError(f"{where}: player must be a seat 0, 1 or 2, got {shorten(player)}")
+    return int(player)
+
+
+def _seed_from(sampler: Any) -> int:
+    """A seed from one draw of OpenSpiel's probability sampler (a float in [0, 1))."""
+    if not callable(sampler):
+        raise pyspiel.SpielError(f"resample_from_infostate: probability_sampler must be callable (OpenSpiel's "
+                                 f"UniformProbabilitySampler), got {type(sampler).__name__}")
+    draw = sampler()
+    if isinstance(draw, (bool, np.bool_)) or not isinstance(draw, numbers.Real) or not (
+            math.isfinite(draw) and 0 <= draw < 1):
+        raise pyspiel.SpielError(f"resample_from_infostate: probability_sampler() must return a number in [0, 1), "
+                                 f"got {shorten(draw)}")
+    return int(float(draw) * 2**53)
+
+
+def information_state_string(views: _Views, player: int) -> str:
+    """The text of ``player``'s record: one line per event, what it saw."""
+    lines = views.lines[player]
+    for n in range(len(lines), len(views.logs[player])):
+        lines.append(_event_text(n + 1, player, *views.logs[player][n]))
+    return "\n".join([f"seat {player}'s information state (perfect recall)", *lines])
+
+
+def _event_text(n: int, player: int, kind: int, actor: int, action: int, deal: int, dealer: int,
+                planes: tuple, rest: tuple) -> str:
+    """Event ``n`` of ``player``'s record as one line."""
+    if kind == _START:
+        what = f"deal {deal + 1}: from here (earlier history not recorded), seeing"
+    elif kind == _LOT:
+        what = f"chance: first dealer seat {action} (R4)"
+    elif kind == _CARD:
+        what = f"chance: a card of deal {deal + 1} dealt"
+    else:
+        who = "you" if actor == player else f"seat {actor}"
+        seen = "" if action < 0 else f" {card_name(action) if action < NUM_CARDS else action_name(action)[5:]}"
+        what = f"{who}: {engine.DECISIONS[kind]}{seen}"
+    changes = [_PLANE_NAMES[p] + "".join(f" {sign}{card_name(c)}" for sign, cards in (("+", add), ("-", out))
+                                         for c in _members(cards)) for p, add, out in planes]
+    changes += [_rest_text(i, value) for i, value in rest]
+    return f"{n}. {what}" + (" | " + "; ".join(changes) if changes else "")
+
+
+def _rest_text(index: int, value: float) -> str:
+    """``name[k]=value`` of an entry of the observation after its card planes, in natural units."""
+    name, start = max((item for item in _REST_NAMES if item[1] <= index), key=lambda item: item[1])
+    return f"{name}[{index - start}]={round(value * SCALES[name], 3):g}"
+
+
+class _Fold:
+    """A seat's per-deal tensor blocks (:data:`_DEAL_PIECES`) read from the first ``done``
+    events of its record, and the counts they need (per deal: events that brought cards into
+    the hand, own discards, plays, exchange steps)."""
+
+    def __init__(self, num_deals: int) -> None:
+        self.done = 0
+        self.blocks = np.zeros((num_deals, DEAL_BLOCK), dtype=np.float32)
+        self.counts = np.zeros((num_deals, 4), dtype=np.int64)
+
+    def copy(self) -> "_Fold":
+        new = _Fold.__new__(_Fold)
+        new.done, new.blocks, new.counts = self.done, self.blocks.copy(), self.counts.copy()
+        return new
+
+    def read(self, log: list, player: int) -> None:
+        """Add the events of ``log`` after the first ``done``."""
+        o, done = _DEAL_OFFSETS, _EXCHANGE_DONE
+        for kind, actor, action, deal, dealer, planes, rest in log[self.done:]:
+            if kind in (_LOT, _START) or deal >= len(self.blocks):
+                continue
+            block, count = self.blocks[deal], self.counts[deal]
+            for seat in range(NUM_PLAYERS):
+                block[o["roles"] + 3 * ((seat - player) % 3) + (seat - dealer) % 3] = 1.0
+            if kind == engine.MODE:
+                block[o["mode"] + action - MODE_ACTION_OFFSET] = 1.0
+            elif kind == engine.PLAY:
+                relative, trick = (actor - player) % 3, count[2] // 3
+                block[o["played"] + 52 * relative + action] = 1.0
+                block[o["card_trick"] + action] = (trick + 1) / 16
+                if count[2] % 3 == 0:
+                    block[o["trick_leaders"] + 3 * trick + relative] = 1.0
+                count[2] += 1
+            elif kind == engine.DISCARD and action >= 0:
+                count[1] += 1
+                block[o["discards"] + action] = count[1] / 4
+            exchanged = False
+            for p, added, _ in planes:
+                if not added or p not in (_HAND, _TALON, _GIVEN, _RECEIVED):
+                    continue
+                cards = np.array(_members(added), dtype=np.intp)
+                if p == _HAND:
+                    count[0] += 1
+                    block[o["hand_arrival"] + cards] = count[0] / 32
+                elif p == _TALON:
+                    block[o["talon"] + cards] = 1.0
+                else:
+                    block[o["exchange_given" if p == _GIVEN else "exchange_received"] + cards] = \
+                        (count[3] + 1) / MAX_EXCHANGE_STEPS
+                    exchanged = True
+            for i, _ in rest:
+                if done <= i < done + 6 and count[3] < MAX_EXCHANGE_STEPS:
+                    block[o["exchange_steps"] + 6 * count[3] + i - done] = 1.0
+                    exchanged = True
+            if exchanged:
+                count[3] += 1
+        self.done = len(log)
+
+
+def fill_information_state_tensor(views: _Views, player: int, observation: np.ndarray, out: np.ndarray) -> None:
+    """``out`` = the observation and, for each deal, the block of :data:`_DEAL_PIECES` filled
+    from ``player``'s record (module docstring, "Information state"); read incrementally."""
+    num_deals = (out.size - OBSERVATION_SIZE) // DEAL_BLOCK
+    fold = views.folds[player]
+    if fold is None or len(fold.blocks) != num_deals:
+        fold = views.folds[player] = _Fold(num_deals)
+    fold.read(views.logs[player], player)
+    out[:OBSERVATION_SIZE] = observation
+    out[OBSERVATION_SIZE:] = fold.blocks.reshape(-1)
+
+
+class InformationStateObserver:
+    """OpenSpiel's observer API for perfect recall (module docstring, "Information state")."""
+
+    def __init__(self, num_deals: int) -> None:
+        self.tensor = np.zeros(information_state_size(num_deals), dtype=np.float32)
+        self.dict = {"observation": self.tensor[:OBSERVATION_SIZE],
+                     "deals": self.tensor[OBSERVATION_SIZE:].reshape(num_deals, DEAL_BLOCK)}
+        self._observation = SergeantMajorObserver()
+
+    def set_from(self, state: SergeantMajorState, player: int) -> None:
+        player = _checked_player(player, "information_state_tensor")
+        self._observation.set_from(state, player)
+        fill_information_state_tensor(state._information(), player, self._observation.tensor, self.tensor)
+
+    def string_from(self, state: SergeantMajorState, player: int) -> str:
+        return information_state_string(state._information(), _checked_player(player, "information_state_string"))
+
+
 # ============================================================================ records
 
 class _RecordedState(SergeantMajorState):
@@ -526,5 +970,44 @@ def _who(player: int) -> str:
         return f"nobody ({player}, the game is over)"
     return f"seat {player}"
 
+
+# ============================================================================ OpenSpiel's C++ search bots
+
+_CPP_BOT = ("OpenSpiel's C++ {} cannot search a Python game such as " + SHORT_NAME + " (pyspiel crashes the "
+            "interpreter, on its own python_ games too); use open_spiel.python.algorithms.{}")
+
+
+class _GuardedMCTSBot(pyspiel.MCTSBot):
+    """``pyspiel.MCTSBot`` that refuses this game in one line before the bot is built (the C++
+    bot would crash the interpreter: module docstring, "C++ search bots")."""
+
+    def __init__(self, game, *args, **kwargs) -> None:
+        if isinstance(game, SergeantMajorGame):
+            raise pyspiel.SpielError(_CPP_BOT.format("MCTSBot", "mcts.MCTSBot"))
+        super().__init__(game, *args, **kwargs)
+
+
+class _GuardedISMCTSBot(pyspiel.ISMCTSBot):
+    """``pyspiel.ISMCTSBot`` that refuses a state of this game in one line before it searches
+    (it takes no game when built, so the check is at ``step``)."""
+
+    def step(self, state):
+        _refuse_cpp_search(state)
+        return super().step(state)
+
+    def step_with_policy(self, state):
+        _refuse_cpp_search(state)
+        return super().step_with_policy(state)
+
+
+def _refuse_cpp_search(state: Any) -> None:
+    if isinstance(state, SergeantMajorState):
+        raise pyspiel.SpielError(_CPP_BOT.format("ISMCTSBot", "ismcts.ISMCTSBot"))
+
+
+if not issubclass(pyspiel.MCTSBot, _GuardedMCTSBot):  # (a reloaded module keeps the first guard)
+    pyspiel.MCTSBot = _GuardedMCTSBot
+if not issubclass(pyspiel.ISMCTSBot, _GuardedISMCTSBot):
+    pyspiel.ISMCTSBot = _GuardedISMCTSBot
 
 pyspiel.register_game(GAME_TYPE, SergeantMajorGame)

@@ -42,8 +42,9 @@ def test_load_game_with_rule_options_as_parameters():
     game = pyspiel.load_game("python_sergeant_major(num_deals=2)")
     assert isinstance(game, smo.SergeantMajorGame)
     assert game.rules == Rules(num_deals=2)
-    assert game.get_parameters() == {**Rules().to_dict(), "num_deals": 2}
-    assert game.get_type().parameter_specification == Rules().to_dict()  # section 9's names and defaults
+    assert game.get_parameters() == {**Rules().to_dict(), "num_deals": 2, "reward": "points"}
+    # section 9's names and defaults, and the reward (options.py)
+    assert game.get_type().parameter_specification == {**Rules().to_dict(), "reward": "points"}
     assert pyspiel.load_game("python_sergeant_major").rules == Rules()
 
 
@@ -104,7 +105,7 @@ def test_game_type_and_info_are_declared_truthfully():
     assert kind.chance_mode == pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC
     assert kind.utility == pyspiel.GameType.Utility.ZERO_SUM and game.utility_sum() == 0.0
     assert kind.reward_model == pyspiel.GameType.RewardModel.REWARDS
-    assert not kind.provides_information_state_tensor and not kind.provides_information_state_string
+    assert kind.provides_information_state_tensor and kind.provides_information_state_string
     assert kind.provides_observation_tensor and kind.provides_observation_string
     assert game.num_players() == 3
     assert game.num_distinct_actions() == 58  # RULES.md section 10
@@ -293,17 +294,6 @@ def test_a_non_integer_action_is_one_line():
     assert state.history() == []
 
 
-def test_information_state_is_refused_in_one_line_and_the_observation_still_works():
-    """Issue 27: information_state_string(0) was an AttributeError traceback."""
-    state = dealt_game()
-    for method in (state.information_state_string, state.information_state_tensor):
-        for args in ((0,), ()):
-            with pytest.raises(pyspiel.SpielError, match="^python_sergeant_major provides no information state "
-                                                         "(string|tensor) .*; use observation_string"):
-                method(*args)
-    assert "seat 0" in state.observation_string(0) and len(state.observation_tensor(0)) == OBSERVATION_SIZE
-
-
 # ----------------------------------------------------------------------------- clone, serialisation, strings
 
 def test_clone_is_independent_of_the_original():
@@ -413,9 +403,319 @@ def test_observation_is_the_same_in_every_world_the_seat_cannot_tell_apart():
             assert world.observation_string(seat) == state.observation_string(seat)
 
 
-def test_no_information_state_observer_is_claimed():
+def test_observers_for_each_observation_type():
+    game = pyspiel.load_game("python_sergeant_major(num_deals=2)")
+    recall = game.make_py_observer(pyspiel.IIGObservationType(perfect_recall=True))
+    assert isinstance(recall, smo.InformationStateObserver)
+    assert recall.tensor.size == smo.information_state_size(2) == OBSERVATION_SIZE + 2 * smo.DEAL_BLOCK
+    assert game.information_state_tensor_shape() == [smo.information_state_size(2)]
+    assert isinstance(game.make_py_observer(), smo.SergeantMajorObserver)
+    public_only = pyspiel.IIGObservationType(perfect_recall=False, public_info=True,
+                                             private_info=pyspiel.PrivateInfoType.NONE)
+    assert game.make_py_observer(public_only) is None  # not provided
+
+
+# ----------------------------------------------------------------------------- information state
+
+def deal_in_order(game, order, dealer=0):
+    """A state after the lot (``dealer``) and the 52 cards of ``order`` (dealing order)."""
+    state = game.new_initial_state()
+    for action in [dealer, *order]:
+        state.apply_action(action)
+    return state
+
+
+def info(state, player):
+    return state.information_state_string(player), np.asarray(state.information_state_tensor(player))
+
+
+def assert_same_info(a, b, player):
+    (text_a, tensor_a), (text_b, tensor_b) = info(a, player), info(b, player)
+    assert text_a == text_b and np.array_equal(tensor_a, tensor_b)
+
+
+def assert_other_info(a, b, player):
+    (text_a, tensor_a), (text_b, tensor_b) = info(a, player), info(b, player)
+    assert text_a != text_b and not np.array_equal(tensor_a, tensor_b)
+
+
+def test_the_game_declares_information_states_and_the_tensor_has_its_shape():
+    game = pyspiel.load_game("python_sergeant_major(num_deals=2)")
+    assert game.get_type().provides_information_state_string and game.get_type().provides_information_state_tensor
+    state = play_random(game, 3, stop=lambda s: len(s.history()) > 120)
+    for player in range(3):
+        text, tensor = info(state, player)
+        assert text.startswith(f"seat {player}'s information state (perfect recall)")
+        assert tensor.shape == (smo.information_state_size(2),)
+        assert np.array_equal(tensor[:OBSERVATION_SIZE], state.observation_tensor(player))  # the observation first
+
+
+def test_hidden_cards_of_other_seats_do_not_change_a_seats_information_state():
+    """Two deals that differ only in cards seat 0 never sees (seat 2's first card and a talon
+    card, dealer 0: the playmaker is seat 1) give seat 0 and seat 1 the same information
+    state, seat 2 a different one; once the talon is turned face up (section 5) seat 0 sees
+    the difference too."""
     game = pyspiel.load_game("python_sergeant_major(num_deals=1)")
-    assert game.make_py_observer(pyspiel.IIGObservationType(perfect_recall=True)) is None
+    order = list(range(52))
+    swapped = order.copy()
+    swapped[1], swapped[48] = swapped[48], swapped[1]  # position 1: seat 2's first card; 48: the talon
+    a, b = deal_in_order(game, order), deal_in_order(game, swapped)
+    assert a.engine_state.hands[0, 2] != b.engine_state.hands[0, 2]
+    assert_same_info(a, b, 0)
+    assert_same_info(a, b, 1)  # the playmaker, choosing from its first six (R9)
+    assert_other_info(a, b, 2)
+    for state in (a, b):
+        state.apply_action(56)  # mode NT: the talon is turned face up
+    assert_other_info(a, b, 0)
+
+
+def test_a_hidden_discard_changes_only_the_playmakers_information_state():
+    game = pyspiel.load_game("python_sergeant_major(num_deals=1)")
+    a, b = deal_in_order(game, range(52)), deal_in_order(game, range(52))
+    for state in (a, b):
+        state.apply_action(56)  # seat 1 (the playmaker) chooses NT
+    hand = smo._members(int(a.engine_state.hands[0, 1]))
+    for card in hand[:4]:
+        a.apply_action(card)
+    for card in hand[4:8]:
+        b.apply_action(card)
+    assert_same_info(a, b, 0) and assert_same_info(a, b, 2)
+    assert_other_info(a, b, 1)
+    # the same discards in another order: the observation is the same, the recall is not
+    c = deal_in_order(game, range(52))
+    c.apply_action(56)
+    for card in reversed(hand[:4]):
+        c.apply_action(card)
+    assert np.array_equal(a.observation_tensor(1), c.observation_tensor(1))
+    assert_other_info(a, c, 1)
+    assert_same_info(a, c, 0)
+
+
+def hidden_from(state, player):
+    """The cards ``player`` cannot have seen now: the other seats' hands (less what it handed
+    them in this deal's exchanges and the talon once shown) and, unless it is the playmaker,
+    the discards."""
+    e = state.engine_state
+    hidden = 0
+    for seat in range(3):
+        if seat != player:
+            hidden |= int(e.hands[0, seat])
+    playmaker = (int(e.dealer[0]) + 1) % 3
+    if player != playmaker:
+        hidden |= int(e.discards[0])
+    if e.phase[0] >= engine.DISCARD:
+        hidden &= ~int(e.talon[0])
+    hidden &= ~int(e.given[0, player])
+    return smo._members(hidden)
+
+
+def test_the_information_state_never_shows_a_hidden_card():
+    """Against the engine's real hands: no card hidden from the seat appears in its
+    information string (as a card seen) or in its tensor's current deal."""
+    game = pyspiel.load_game("python_sergeant_major(num_deals=2)")
+    checked = 0
+    for seed in range(6):
+        for length in (60, 120, 175, 230):
+            state = play_random(game, seed, stop=lambda s: len(s.history()) > length and not s.is_chance_node())
+            if state.is_terminal():
+                continue
+            deal = int(state.engine_state.deal[0])
+            for player in range(3):
+                text, tensor = info(state, player)
+                # this deal's lines: from the first card of the deal on
+                lines = text.split(f"a card of deal {deal + 1} dealt", 1)[1]
+                block = tensor[OBSERVATION_SIZE + deal * smo.DEAL_BLOCK:][:smo.DEAL_BLOCK]
+                for card in hidden_from(state, player):
+                    name = smo.card_name(card)
+                    assert f"+{name}" not in lines and f" {name} |" not in lines and not lines.endswith(f" {name}")
+                    for piece in ("hand_arrival", "talon", "discards", "card_trick", "exchange_given",
+                                  "exchange_received"):
+                        assert block[smo._DEAL_OFFSETS[piece] + card] == 0, (piece, name)
+                    assert not block[smo._DEAL_OFFSETS["played"] + np.arange(3) * 52 + card].any()
+                    checked += 1
+    assert checked > 100
+
+
+def test_the_information_state_recalls_earlier_deals():
+    game = pyspiel.load_game("python_sergeant_major(num_deals=2)")
+    state = play_random(game, 4, stop=lambda s: s.engine_state.deal[0] == 1 and not s.is_chance_node())
+    played = np.asarray(state.observation_tensor(0))[SEGMENTS["played"]]
+    assert not played.any()  # the observation has forgotten deal 1's tricks
+    first = np.asarray(state.information_state_tensor(0))[OBSERVATION_SIZE:][:smo.DEAL_BLOCK]
+    assert first[smo._DEAL_OFFSETS["played"]:][:156].sum() == 48  # every card played in deal 1, by whom
+    assert sorted(first[smo._DEAL_OFFSETS["card_trick"]:][:52][first[smo._DEAL_OFFSETS["card_trick"]:][:52] > 0]
+                  * 16) == [t for t in range(1, 17) for _ in range(3)]
+    assert first[smo._DEAL_OFFSETS["hand_arrival"]:][:52].astype(bool).sum() >= 16  # its cards as dealt
+
+
+def test_exchanges_in_the_information_state_show_the_pair_its_cards_and_the_third_seat_the_counts():
+    """R22: after an exchange each seat's deal-2 block has the exchange steps (which pairs
+    handed a card, public counts); only the pair's seats have the cards given and received."""
+    game = pyspiel.load_game("python_sergeant_major(num_deals=2)")
+    found = thirds = 0
+    for seed in range(80):
+        state = play_random(game, seed, stop=lambda s: s.engine_state.deal[0] == 1
+                            and s.engine_state.phase[0] >= engine.DISCARD)
+        e = state.engine_state
+        if state.is_terminal() or not e.given[0].any():
+            continue
+        pair = {int(seat) for seat in (*e.exchange_giver[0], *e.exchange_receiver[0]) if seat >= 0}  # any pair
+        for player in range(3):
+            block = np.asarray(state.information_state_tensor(player))[OBSERVATION_SIZE + smo.DEAL_BLOCK:]
+            piece = lambda name, size: block[smo._DEAL_OFFSETS[name]:][:size]  # noqa: E731
+            assert piece("exchange_steps", 156).any()
+            cards = piece("exchange_given", 52).any() or piece("exchange_received", 52).any()
+            assert cards == (player in pair)
+            if player not in pair:  # the third seat: counts, no cards
+                text = state.information_state_string(player).split("a card of deal 2 dealt")[-1]
+                played = int(np.bitwise_or.reduce(e.played[0].reshape(-1)))
+                for card in smo._members(int(np.bitwise_or.reduce(e.given[0])) & ~played):
+                    assert f"+{smo.card_name(card)}" not in text
+                    thirds += 1
+        found += 1
+        if found >= 3 and thirds:
+            break
+    assert found >= 3 and thirds > 0
+
+
+def test_information_state_of_clones_and_deserialised_states_is_the_same():
+    game = pyspiel.load_game("python_sergeant_major(num_deals=2)")
+    state = play_random(game, 5, stop=lambda s: len(s.history()) > 170)
+    clone = state.clone()  # asked nothing yet: it replays its history when asked
+    state.information_state_string(0)  # the original records from now on
+    later = state.clone()
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        action = int(rng.choice(state.legal_actions())) if not state.is_chance_node() else \
+            state.chance_outcomes()[0][0]
+        for s in (state, clone, later):
+            s.apply_action(action)
+    text = state.serialize()
+    for other in (clone, later, smo.deserialize_state(game, text), game.deserialize_state(text)):
+        for player in range(3):
+            assert_same_info(state, other, player)
+
+
+@pytest.mark.parametrize("player", [3, -2, 2**70, "x", 1.5])
+def test_a_bad_player_is_one_line(player):
+    state = dealt_game()
+    for method in (state.information_state_string, state.information_state_tensor):
+        with pytest.raises((pyspiel.SpielError, TypeError)) as error:
+            method(player)
+        assert "\n" not in str(error.value).strip()
+
+
+def test_no_player_at_a_chance_node_is_one_line():
+    state = pyspiel.load_game("python_sergeant_major(num_deals=1)").new_initial_state()
+    with pytest.raises(pyspiel.SpielError, match="^information_state_string: no player to act here .chance .-1..; "
+                                                 "name a seat 0, 1 or 2$"):
+        state.information_state_string()
+    assert state.information_state_string(0) == "seat 0's information state (perfect recall)"  # nothing seen yet
+
+
+def test_resample_keeps_the_seats_information_state_and_redraws_what_it_has_not_seen():
+    game = pyspiel.load_game("python_sergeant_major(num_deals=2)")
+    changed = 0
+    for seed, length in ((1, 60), (2, 120), (3, 160), (4, 200), (5, 230)):
+        state = play_random(game, seed, stop=lambda s: len(s.history()) > length and not s.is_chance_node())
+        if state.is_terminal():
+            continue
+        player = state.current_player()
+        for draw in range(3):
+            world = state.resample_from_infostate(player, pyspiel.UniformProbabilitySampler(0.0, 1.0))
+            assert_same_info(state, world, player)
+            # what it sees is kept (its hand; while choosing its mode, its first six cards: R9)
+            assert np.array_equal(world.observation_tensor(player), state.observation_tensor(player))
+            assert world.legal_actions() == state.legal_actions()
+            changed += int((world.engine_state.hands[0] != state.engine_state.hands[0]).any())
+            if state.engine_state.phase[0] not in (engine.DISCARD, engine.PLAY):
+                continue  # a mode choice shows the playmaker the rest of its hand (R9), which differs
+            action = state.legal_actions()[draw % len(state.legal_actions())]
+            after, world_after = state.clone(), world.clone()
+            after.apply_action(action)
+            world_after.apply_action(action)
+            assert_same_info(after, world_after, player)  # and stays so after its own action
+    assert changed >= 5
+
+
+def test_resample_refuses_bad_input_in_one_line_and_changes_nothing():
+    game = pyspiel.load_game("python_sergeant_major(num_deals=1)")
+    state = play_random(game, 2, stop=lambda s: len(s.history()) > 70 and not s.is_chance_node())
+    before = (state.history(), state.information_state_string(0), state.engine_state.copy())
+    to_act = state.current_player()
+    sampler = pyspiel.UniformProbabilitySampler(0.0, 1.0)
+    cases = [((to_act + 1) % 3, sampler, "samples for the seat to act"),
+             (3, sampler, "player must be a seat 0, 1 or 2, got 3"),
+             ("x", sampler, "player must be a seat"),
+             (to_act, None, "probability_sampler must be callable"),
+             (to_act, lambda: 1.5, "must return a number in .0, 1., got 1.5"),
+             (to_act, lambda: float("nan"), "got nan"),
+             (to_act, lambda: "x", "got 'x'"),
+             (to_act, lambda: True, "got True")]
+    for player, draw, message in cases:
+        with pytest.raises(pyspiel.SpielError, match=message) as error:
+            state.resample_from_infostate(player, draw)
+        assert "\n" not in str(error.value)
+    assert state.history() == before[0] and state.information_state_string(0) == before[1]
+    assert_states_equal(state.engine_state, before[2])
+    with pytest.raises(pyspiel.SpielError, match="needs a decision, not a chance node"):
+        game.new_initial_state().resample_from_infostate(0, sampler)
+    with pytest.raises(pyspiel.SpielError, match="needs a decision, not a finished state"):
+        play_random(game, 0).resample_from_infostate(0, sampler)
+
+
+def test_a_state_from_an_engine_state_starts_its_record_there():
+    game = pyspiel.load_game("python_sergeant_major(num_deals=1)")
+    state = game.state_from_engine(engine.init(engine.game_seeds(2, 1), Rules(num_deals=1)))
+    text = state.information_state_string(1)
+    assert "1. deal 1: from here (earlier history not recorded), seeing | hand +" in text
+    state.apply_action(state.legal_actions()[0])
+    assert state.information_state_string(1).count("\n") == 2
+
+
+# ----------------------------------------------------------------------------- the reward parameter
+
+def test_reward_parameter_terminal_rewards_for_score_and_rank():
+    for reward in ("score", "rank"):
+        game = pyspiel.load_game(f"python_sergeant_major(num_deals=2,reward={reward})")
+        assert game.get_type().reward_model == pyspiel.GameType.RewardModel.TERMINAL
+        assert game.max_utility() == (26.0 if reward == "score" else 1.0)
+        state = play_random(game, 7, stop=lambda s: len(s.history()) > 150)
+        assert state.returns() == state.rewards() == [0.0, 0.0, 0.0]
+        state = play_random(game, 7)
+        scores = state.engine_state.final_scores[0]
+        expected = scores.tolist() if reward == "score" else smo.rank_rewards(scores).tolist()
+        assert state.returns() == state.rewards() == expected and sum(expected) == 0
+    points = pyspiel.load_game("python_sergeant_major(num_deals=2)")
+    assert points.get_type().reward_model == pyspiel.GameType.RewardModel.REWARDS
+    assert play_random(points, 7).returns() == play_random(game, 7).engine_state.final_scores[0].tolist()
+
+
+def test_a_bad_reward_is_one_line():
+    with pytest.raises(ValueError, match="^python_sergeant_major: reward must be one of 'points', 'score', 'rank', "
+                                         "got 'terminal'$"):
+        pyspiel.load_game("python_sergeant_major(reward=terminal)")
+    with pytest.raises(pyspiel.SpielError, match="Wrong type for parameter reward"):
+        pyspiel.load_game("python_sergeant_major", {"reward": 1})
+
+
+def test_random_sim_test_with_terminal_rewards():
+    game = pyspiel.load_game("python_sergeant_major(num_deals=2,reward=score)")
+    pyspiel.random_sim_test(game, num_sims=1, serialize=True, verbose=False)
+
+
+def test_cpp_search_bots_refuse_the_game_in_one_line_instead_of_crashing():
+    """pyspiel's C++ MCTSBot / ISMCTSBot crash the interpreter on Python games; importing the
+    module makes them refuse this one (other games are unchanged)."""
+    game = pyspiel.load_game("python_sergeant_major(num_deals=1,reward=score)")
+    with pytest.raises(pyspiel.SpielError, match="^OpenSpiel's C.. MCTSBot cannot search a Python game"):
+        pyspiel.MCTSBot(game, pyspiel.RandomRolloutEvaluator(1, 0), 2.0, 10, 100, False, 0, False)
+    bot = pyspiel.ISMCTSBot(0, pyspiel.RandomRolloutEvaluator(1, 0), 2.0, 10)
+    with pytest.raises(pyspiel.SpielError, match="ISMCTSBot cannot .* use open_spiel.python.algorithms.ismcts"):
+        bot.step(dealt_game())
+    tic_tac_toe = pyspiel.load_game("tic_tac_toe")
+    cpp = pyspiel.MCTSBot(tic_tac_toe, pyspiel.RandomRolloutEvaluator(1, 0), 2.0, 10, 100, False, 0, False)
+    assert cpp.step(tic_tac_toe.new_initial_state()) in range(9)
 
 
 # ----------------------------------------------------------------------------- records
@@ -497,7 +797,8 @@ def test_rl_environment_plays_episodes_with_openspiels_random_agents():
 
     env = rl_environment.Environment("python_sergeant_major(num_deals=1)")
     env.seed(0)
-    assert env.observation_spec()["info_state"] == (OBSERVATION_SIZE,)
+    # the game provides information-state tensors, so rl_environment hands those to agents
+    assert env.observation_spec()["info_state"] == (smo.information_state_size(1),)
     assert env.action_spec()["num_actions"] == 58
     agents = [random_agent.RandomAgent(player_id=p, num_actions=58) for p in range(3)]
     for _ in range(2):
