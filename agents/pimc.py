@@ -103,8 +103,10 @@ from sergeant_major_env.policies import decide, is_deterministic
 from sergeant_major_env.seeding import check_seed
 from sergeant_major_env.worlds import sample_worlds
 
-from .heuristic import plan_values
+from .heuristic import HeuristicAgent, plan_values
+from .heuristic_kernels import KNOWN_MASS, PARAM_ORDER, card_actions_of_sets
 from .inference import play_log_likelihoods, policy_log_probs, resample
+from .pimc_kernels import ASK_CARDS, ASK_POLICY, CUT, _round_k
 
 DEFAULTS = {"worlds": 16, "rollouts": 1, "rollout": "heuristic", "horizon": 0, "epsilon": 0.0, "prune": 0.0,
             "others": "heuristic", "infer": "none", "infer_power": 0.5, "prior": "none", "prior_weight": 0.5,
@@ -389,7 +391,71 @@ class PIMCAgent:
         return sample_worlds(state, games, per_game, _StreamPerGame(streams, per_game))
 
     def _roll_out(self, sims: engine.State, seat: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """float[R]: the deal's points for ``seat`` in each rollout game, played to the deal's end."""
+        """float[R]: the deal's points for ``seat`` in each rollout game, played to the deal's end:
+        in compiled rounds where the heuristic plays every seat (:meth:`_compiled_params`),
+        else one Python-level step of the batch at a time."""
+        params = self._compiled_params()
+        if params is not None:
+            return self._roll_out_compiled(sims, seat, params, rng)
+        return self._roll_out_stepwise(sims, seat, rng)
+
+    def _compiled_params(self) -> np.ndarray | None:
+        """The heuristic's card weights (``heuristic_kernels.PARAM_ORDER``) when the rollouts can
+        run compiled (``agents.pimc_kernels``): both rollout policies the heuristic with the same
+        weights, deterministic, and no ``epsilon``; else None (the Python loop)."""
+        policies = (self.rollout_policy, self.others_policy)
+        if self.epsilon or not all(type(policy) is HeuristicAgent and not policy.explore_modes for policy in policies):
+            return None
+        own, other = (np.array([policy.params[name] for name in PARAM_ORDER], dtype=np.float64) for policy in policies)
+        return own if np.array_equal(own, other) else None
+
+    def _roll_out_compiled(self, sims: engine.State, seat: np.ndarray, params: np.ndarray,
+                           rng: np.random.Generator) -> np.ndarray:
+        """:meth:`_roll_out` in rounds of ``pimc_kernels._round_k``: each round plays every live
+        rollout game on to its next real choice in one compiled loop; then the heuristic's card
+        kernels decide all the card choices of the round at once, and the policy (numpy) the
+        exchange gives. The same decisions, game by game, as the step-by-step loop."""
+        n = sims.batch_size
+        points, decisions = np.zeros(n), np.zeros(n, dtype=np.int64)
+        seat_of = np.ascontiguousarray(seat, dtype=np.int64)
+        live, pending = np.arange(n, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+        status, legal_out, asked = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.int64)
+        q = {"hand": np.empty(n, np.uint64), "unseen": np.empty(n, np.uint64), "played": np.empty((n, 3), np.uint64),
+             "talon": np.empty(n, np.uint64), "given": np.empty(n, np.uint64), "legal": np.empty(n, np.uint64)}
+        exchange_done, role = np.empty((n, 6), np.int16), np.empty((n, 3), np.int8)
+        trick, mode, decision, position = (np.empty((n, 3), np.int64), np.empty(n, np.int64), np.empty(n, np.int64),
+                                           np.empty(n, np.int64))
+        miss, entries = np.empty((n, 2)), np.empty(n, dtype=np.int64)
+        arrays, rules = engine._arrays(sims), engine._rule_code(sims.rules)
+        cut = []
+        while live.size:
+            asking = _round_k(*arrays, live, pending, seat_of, decisions, self.horizon, rules, points, status,
+                              legal_out, asked, q["hand"], q["unseen"], q["played"], q["talon"], q["given"],
+                              q["legal"], exchange_done, role, trick, mode, decision, position, KNOWN_MASS, miss,
+                              entries)
+            state_of = status[:live.size]
+            actions = np.full(live.size, -1, dtype=np.int64)
+            if asking:
+                sets = {name: value[:asking] for name, value in q.items()}
+                actions[asked[:asking]] = card_actions_of_sets(
+                    sets, exchange_done[:asking], role[:asking], trick[:asking], mode[:asking], decision[:asking],
+                    position[:asking], params, miss=(miss[:asking], entries[:asking]))
+            policy_rows = np.flatnonzero(state_of == ASK_POLICY)
+            if policy_rows.size:
+                games = live[policy_rows]
+                actions[policy_rows] = self._ask(sims, games, legal_out[policy_rows],
+                                                 sims.to_act[games] == seat_of[games], rng)
+            cut.append(live[state_of == CUT])
+            waiting = state_of >= ASK_CARDS
+            live, pending = live[waiting], actions[waiting]
+        cut_games = np.concatenate(cut)
+        if cut_games.size:
+            points[cut_games] = _partial_points(sims.take(cut_games), seat_of[cut_games])
+        return points
+
+    def _roll_out_stepwise(self, sims: engine.State, seat: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """float[R]: :meth:`_roll_out` one step of the whole batch at a time, each rollout
+        decision with a real choice asked of the rollout policies (:meth:`_rollout_actions`)."""
         points = np.zeros(sims.batch_size)
         origin = np.arange(sims.batch_size)  # row of each live rollout game in ``points``
         done = sims.deal_ended.copy()

@@ -1,0 +1,164 @@
+"""pimc's rollouts with the heuristic as compiled loops: the engine and the heuristic's inputs in one kernel.
+
+``agents.pimc`` rolls every world x action out to the end of the deal. With the heuristic as
+both rollout policies (the default ``pimc``) and no exploration, a rollout step needs no
+Python: :func:`_round_k` takes each live rollout game in turn and plays it on, inside one
+compiled loop, until the heuristic must choose: it applies the action chosen for it in the
+last round, then the moves without a real choice (one legal action, or cards that are all
+equivalent, R16: :func:`_distinct_k`, as ``pimc.choices``), with the engine's own per-game
+rules (``engine._apply_k``, ``engine._legal_game_k``), and stops the game
+
+* at the end of the deal (its points for the searching seat are written), or after
+  ``horizon`` decisions (scored in numpy, ``pimc._partial_points``);
+* at a free return, a discard or a play with a real choice: it writes the seat's view of the
+  game as the heuristic's card kernels read it (:func:`_gather_k`: the fields that
+  ``observe_card_sets`` and ``view.View`` would give) and the card model's first kernel
+  (``heuristic_kernels._miss_row``); the heuristic's remaining steps run once for all such
+  games of the round (``heuristic_kernels.card_actions_of_sets``: numpy's ``log`` and ``exp``
+  between the kernels, which keeps its decisions bit for bit those of the numpy agent);
+* at an exchange give (or a mode choice), whose heuristic rules stay numpy: pimc asks the
+  policy for those games (``policies.decide``) as before.
+
+So a round costs a handful of calls for the whole batch, whatever the number of forced
+moves in it, and no engine state is copied: the games stay where they are in the batch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sergeant_major_env.engine import DISCARD, GIVE, MODE, PLAY, _apply_k, _legal_game_k
+from sergeant_major_env.jit import kernel
+
+from .heuristic_kernels import _count, _miss_row
+
+DONE, CUT, ASK_CARDS, ASK_POLICY = range(4)
+"""A rollout game's state after a round (:func:`_round_k`): the deal ended (points written), the
+horizon reached, waiting for the heuristic's card decision, waiting for the policy (numpy)."""
+
+_ALL_CARDS = np.uint64((1 << 52) - 1)
+_RANK_0 = np.uint64(sum(1 << (13 * suit) for suit in range(4)))
+_ONE, _NONE = np.uint64(1), np.uint64(0)
+_PAIR_GIVERS = np.array([0, 0, 1, 1, 2, 2], dtype=np.int64)  # observation's exchange pairs, relative seats
+_PAIR_RECEIVERS = np.array([1, 2, 0, 2, 0, 1], dtype=np.int64)
+
+
+@kernel(inline=True)
+def _distinct_k(legal, played):
+    """``pimc.distinct_cards`` of one game: ``legal`` without the cards equivalent to a lower
+    legal card of their suit (every card between them in ``played``, R16)."""
+    cards = legal & _ALL_CARDS
+    reach, through = cards, played & ~_RANK_0
+    for shift in (1, 2, 4, 8):
+        reach |= through & (reach << np.uint64(shift))
+        through &= through << np.uint64(shift)
+    return legal & ~(cards & (reach << _ONE) & ~_RANK_0)
+
+
+@kernel(inline=True)
+def _lowest_k(bits):
+    """The lowest action in the non-empty set ``bits``."""
+    action = 0
+    while not (bits >> np.uint64(action)) & _ONE:
+        action += 1
+    return action
+
+
+@kernel(inline=True)
+def _gather_k(k, g, bits, phase, to_act, dealer, hands, talon, mode, exchange_done, given, discards, played, trick,
+              q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role, q_trick, q_mode,
+              q_decision, q_position):
+    """Row ``k`` of the heuristic's inputs: game ``g`` seen by its seat to act, the fields of
+    ``view.View`` of ``observe_card_sets`` (hand, unseen cards, played by relative seat, the
+    talon once shown, own exchange cards, the pairs' exchange counts, relative roles, the
+    trick, mode, decision, position in the trick); ``bits``: its legal actions."""
+    seat, dl, ph = np.int64(to_act[g]), np.int64(dealer[g]), np.int64(phase[g])
+    hand = hands[g, seat]
+    gone = discards[g] if seat == (dl + 1) % 3 else _NONE  # the playmaker's own discards (section 5)
+    for r in range(3):
+        q_played[k, r] = played[g, (seat + r) % 3]
+        gone |= q_played[k, r]
+    position = 0
+    for r in range(3):
+        card = np.int64(trick[g, r])
+        q_trick[k, r] = card
+        if card >= 0:
+            gone |= _ONE << np.uint64(card)
+            position += 1
+    q_hand[k] = hand
+    q_unseen[k] = _ALL_CARDS & ~hand & ~gone
+    q_talon[k] = talon[g] if ph >= DISCARD else _NONE  # shown once taken (section 5, step 4)
+    q_given[k] = given[g, seat]
+    q_legal[k] = bits
+    for p in range(6):
+        q_exchange_done[k, p] = exchange_done[g, (seat + _PAIR_GIVERS[p]) % 3, (seat + _PAIR_RECEIVERS[p]) % 3]
+    for r in range(3):
+        q_role[k, r] = ((seat + r) % 3 - dl + 3) % 3
+    q_mode[k] = mode[g]
+    q_decision[k] = ph
+    q_position[k] = position
+
+
+@kernel
+def _round_k(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards,
+             talon, mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair,
+             exchange_done, exchange_trump, given, received, discards, played, shown_out, trick, past_tricks,
+             trick_leaders, card_trick, leader, tricks_won, prev_points, scores, last_returned, last_trick,
+             last_trick_leader, last_trick_winner, deal_ended, deal_points, game_ended, final_scores,
+             live, pending, seat, decisions, horizon, rules, points, status, legal_out, asked,
+             q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role, q_trick, q_mode,
+             q_decision, q_position, known_mass, q_miss, q_entries):
+    """One round of the rollout games ``live`` (game numbers; module docstring): each applies its
+    ``pending`` action (-1: none), then plays on to its next real choice, the deal's end or the
+    horizon. ``status[i]`` says where game ``live[i]`` stopped; the games of ``ASK_CARDS`` get
+    the heuristic's inputs in rows 0.. of the ``q_`` arrays (``asked[k]``: which ``i``), those of
+    ``ASK_POLICY`` their legal actions in ``legal_out[i]``. ``points``, ``decisions``
+    (decisions played per game) are indexed by game number. Returns the number of ASK_CARDS."""
+    s = (seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards, talon,
+         mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair, exchange_done,
+         exchange_trump, given, received, discards, played, shown_out, trick, past_tricks, trick_leaders, card_trick,
+         leader, tricks_won, prev_points, scores, last_returned, last_trick, last_trick_leader, last_trick_winner,
+         deal_ended, deal_points, game_ended, final_scores)
+    keys, order = np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64)
+    batch_size = phase.size
+    n_asked = 0
+    for i in range(live.size):
+        g = live[i]
+        if pending[i] >= 0:
+            _apply_k(s, g, pending[i], False, batch_size, rules, keys, order)
+            decisions[g] += 1
+        while True:
+            if deal_ended[g]:
+                points[g] = deal_points[g, seat[g]]
+                status[i] = DONE
+                break
+            if horizon and decisions[g] >= horizon:
+                status[i] = CUT
+                break
+            bits = _legal_game_k(phase, to_act, hands, modes_used, trick, mode, g, rules)
+            ph = phase[g]
+            options = bits
+            if ph == DISCARD or ph == PLAY:
+                on_table = _NONE
+                for r in range(3):
+                    if trick[g, r] >= 0:
+                        on_table |= _ONE << np.uint64(trick[g, r])
+                options = _distinct_k(bits, (played[g, 0] | played[g, 1] | played[g, 2]) & ~on_table)
+            if _count(options) == 1:  # no real choice: played directly
+                _apply_k(s, g, _lowest_k(options), False, batch_size, rules, keys, order)
+                decisions[g] += 1
+                continue
+            legal_out[i] = bits
+            if ph == GIVE or ph == MODE or to_act[g] < 0 or options == _NONE:
+                status[i] = ASK_POLICY
+                break
+            status[i] = ASK_CARDS
+            asked[n_asked] = i
+            _gather_k(n_asked, g, bits, phase, to_act, dealer, hands, talon, mode, exchange_done, given, discards,
+                      played, trick, q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role,
+                      q_trick, q_mode, q_decision, q_position)
+            _miss_row(n_asked, q_hand, q_unseen, q_played, q_talon, q_given, q_exchange_done, q_role, q_legal,
+                      known_mass, q_miss, q_entries)
+            n_asked += 1
+            break
+    return n_asked
