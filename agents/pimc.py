@@ -104,7 +104,8 @@ from sergeant_major_env.seeding import check_seed
 from sergeant_major_env.worlds import sample_worlds
 
 from .heuristic import HeuristicAgent, plan_values
-from .heuristic_kernels import KNOWN_MASS, PARAM_ORDER, card_actions_of_sets
+from .heuristic_kernels import (KNOWN_MASS, LOG_MISS_KNOWN, PARAM_ORDER, RANK_TIE, TIE, _choose_serial,
+                                _sums_serial)
 from .inference import play_log_likelihoods, policy_log_probs, resample
 from .pimc_kernels import ASK_CARDS, ASK_POLICY, CUT, _round_k
 
@@ -420,26 +421,24 @@ class PIMCAgent:
         seat_of = np.ascontiguousarray(seat, dtype=np.int64)
         live, pending = np.arange(n, dtype=np.int64), np.full(n, -1, dtype=np.int64)
         status, legal_out, asked = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.int64)
-        q = {"hand": np.empty(n, np.uint64), "unseen": np.empty(n, np.uint64), "played": np.empty((n, 3), np.uint64),
-             "talon": np.empty(n, np.uint64), "given": np.empty(n, np.uint64), "legal": np.empty(n, np.uint64)}
-        exchange_done, role = np.empty((n, 6), np.int16), np.empty((n, 3), np.int8)
-        trick, mode, decision, position = (np.empty((n, 3), np.int64), np.empty(n, np.int64), np.empty(n, np.int64),
-                                           np.empty(n, np.int64))
-        miss, entries = np.empty((n, 2)), np.empty(n, dtype=np.int64)
+        # The heuristic's inputs of the games asking in a round (pimc_kernels._gather_k), rows 0..
+        hand, unseen, talon, given, legal = (np.empty(n, dtype=np.uint64) for _ in range(5))
+        played, trick = np.empty((n, 3), dtype=np.uint64), np.empty((n, 3), dtype=np.int64)
+        exchange_done, role = np.empty((n, 6), dtype=np.int16), np.empty((n, 3), dtype=np.int8)
+        mode, decision, position = (np.empty(n, dtype=np.int64) for _ in range(3))
+        miss, entries, start = np.empty((n, 2)), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
         arrays, rules = engine._arrays(sims), engine._rule_code(sims.rules)
         cut = []
         while live.size:
-            asking = _round_k(*arrays, live, pending, seat_of, decisions, self.horizon, rules, points, status,
-                              legal_out, asked, q["hand"], q["unseen"], q["played"], q["talon"], q["given"],
-                              q["legal"], exchange_done, role, trick, mode, decision, position, KNOWN_MASS, miss,
-                              entries)
+            asking, total = _round_k(*arrays, live, pending, seat_of, decisions, self.horizon, rules, points, status,
+                                     legal_out, asked, hand, unseen, played, talon, given, legal, exchange_done, role,
+                                     trick, mode, decision, position, KNOWN_MASS, miss, entries, start)
             state_of = status[:live.size]
             actions = np.full(live.size, -1, dtype=np.int64)
             if asking:
-                sets = {name: value[:asking] for name, value in q.items()}
-                actions[asked[:asking]] = card_actions_of_sets(
-                    sets, exchange_done[:asking], role[:asking], trick[:asking], mode[:asking], decision[:asking],
-                    position[:asking], params, miss=(miss[:asking], entries[:asking]))
+                actions[asked[:asking]] = _card_choices(
+                    asking, total, hand, unseen, talon, given, legal, exchange_done, role, trick, mode, decision,
+                    position, miss, start, params)
             policy_rows = np.flatnonzero(state_of == ASK_POLICY)
             if policy_rows.size:
                 games = live[policy_rows]
@@ -506,6 +505,28 @@ class PIMCAgent:
             if part.size:
                 actions[part] = decide(policy, sims, rows[part], mask[part], rng)
         return actions
+
+
+def _card_choices(rows: int, total: int, hand, unseen, talon, given, legal, exchange_done, role, trick, mode,
+                  decision, position, miss, start, params: np.ndarray) -> np.ndarray:
+    """int64[rows]: the heuristic's cards for rows 0..rows-1 of the inputs its compiled rollouts
+    gathered (``pimc_kernels._round_k``), the steps of ``heuristic_kernels.card_actions_of_sets``
+    after the first kernel: ``np.log``, the sums, ``np.exp`` (once, over the three kinds of
+    arguments in one buffer: elementwise, the same numbers), the choice."""
+    cut = slice(0, rows)
+    log_miss = np.log(miss[cut])
+    arguments = np.empty(8 * rows + 4 * total)
+    void_arg = arguments[:8 * rows].reshape(rows, 2, 4)
+    higher_arg = arguments[8 * rows:8 * rows + 2 * total].reshape(total, 2)
+    lower_arg = arguments[8 * rows + 2 * total:].reshape(total, 2)
+    _sums_serial(hand[cut], unseen[cut], talon[cut], given[cut], exchange_done[cut], role[cut], legal[cut], log_miss,
+                 LOG_MISS_KNOWN, start[cut], void_arg, higher_arg, lower_arg)
+    values = np.exp(arguments)
+    actions = np.empty(rows, dtype=np.int64)
+    _choose_serial(hand[cut], unseen[cut], legal[cut], trick[cut], mode[cut], decision[cut], position[cut],
+                   values[:8 * rows].reshape(rows, 2, 4), values[8 * rows:8 * rows + 2 * total].reshape(total, 2),
+                   values[8 * rows + 2 * total:].reshape(total, 2), start[cut], params, TIE, RANK_TIE, actions)
+    return actions
 
 
 def _policy(policy: str | object, option: str) -> object:

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sergeant_major_env.engine import DISCARD, GIVE, MODE, PLAY, _apply_k, _legal_game_k
+from sergeant_major_env.engine import (DISCARD, GIVE, MIN_TARGETS, MINIMUM, MODE, PLAY, TARGETS, _apply_k,
+                                       _legal_game_k, _winner_position_k)
 from sergeant_major_env.jit import kernel
 
 from .heuristic_kernels import _count, _miss_row
@@ -39,6 +40,7 @@ horizon reached, waiting for the heuristic's card decision, waiting for the poli
 _ALL_CARDS = np.uint64((1 << 52) - 1)
 _RANK_0 = np.uint64(sum(1 << (13 * suit) for suit in range(4)))
 _ONE, _NONE = np.uint64(1), np.uint64(0)
+_TARGETS, _MIN_TARGETS = TARGETS.copy(), MIN_TARGETS.copy()
 _PAIR_GIVERS = np.array([0, 0, 1, 1, 2, 2], dtype=np.int64)  # observation's exchange pairs, relative seats
 _PAIR_RECEIVERS = np.array([1, 2, 0, 2, 0, 1], dtype=np.int64)
 
@@ -62,6 +64,24 @@ def _lowest_k(bits):
     while not (bits >> np.uint64(action)) & _ONE:
         action += 1
     return action
+
+
+@kernel(inline=True)
+def _last_card_k(g, action, phase, to_act, hands, trick):
+    """Whether ``action`` is the last card of game ``g``'s deal: the third card of a trick played
+    from a hand of one card (every hand then empty, R12)."""
+    return (phase[g] == PLAY and trick[g, 1] >= 0
+            and hands[g, to_act[g]] == _ONE << np.uint64(action))
+
+
+@kernel(inline=True)
+def _final_points_k(g, action, seat, dealer, mode, trick, leader, tricks_won):
+    """The deal's points for ``seat`` (R23, R24) when ``action`` completes its last trick: what
+    ``engine._end_deal_k`` writes, without dealing the next deal (a rollout ends here)."""
+    winner = (leader[g] + _winner_position_k(trick[g, 0], trick[g, 1], np.int8(action), mode[g])) % 3  # R16
+    won = np.int64(tricks_won[g, seat]) + (1 if winner == seat else 0)
+    role = (seat - dealer[g]) % 3
+    return np.int64(_MIN_TARGETS[role]) - won if mode[g] == MINIMUM else won - np.int64(_TARGETS[role])
 
 
 @kernel(inline=True)
@@ -107,13 +127,15 @@ def _round_k(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, de
              last_trick_leader, last_trick_winner, deal_ended, deal_points, game_ended, final_scores,
              live, pending, seat, decisions, horizon, rules, points, status, legal_out, asked,
              q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role, q_trick, q_mode,
-             q_decision, q_position, known_mass, q_miss, q_entries):
+             q_decision, q_position, known_mass, q_miss, q_entries, q_start):
     """One round of the rollout games ``live`` (game numbers; module docstring): each applies its
     ``pending`` action (-1: none), then plays on to its next real choice, the deal's end or the
     horizon. ``status[i]`` says where game ``live[i]`` stopped; the games of ``ASK_CARDS`` get
     the heuristic's inputs in rows 0.. of the ``q_`` arrays (``asked[k]``: which ``i``), those of
     ``ASK_POLICY`` their legal actions in ``legal_out[i]``. ``points``, ``decisions``
-    (decisions played per game) are indexed by game number. Returns the number of ASK_CARDS."""
+    (decisions played per game) are indexed by game number; ``q_miss``, ``q_entries`` and
+    ``q_start`` are the card model's first kernel's output (``heuristic_kernels._miss_row``)
+    and where each row's entries start. Returns (the number of ASK_CARDS, their entries)."""
     s = (seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards, talon,
          mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair, exchange_done,
          exchange_trump, given, received, discards, played, shown_out, trick, past_tricks, trick_leaders, card_trick,
@@ -121,13 +143,19 @@ def _round_k(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, de
          deal_ended, deal_points, game_ended, final_scores)
     keys, order = np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64)
     batch_size = phase.size
-    n_asked = 0
+    n_asked, entries = 0, 0
     for i in range(live.size):
         g = live[i]
-        if pending[i] >= 0:
-            _apply_k(s, g, pending[i], False, batch_size, rules, keys, order)
-            decisions[g] += 1
+        action = pending[i]
         while True:
+            if action >= 0:
+                decisions[g] += 1
+                if _last_card_k(g, action, phase, to_act, hands, trick):  # scored here, the next deal not dealt
+                    points[g] = _final_points_k(g, action, seat[g], dealer, mode, trick, leader, tricks_won)
+                    status[i] = DONE
+                    break
+                _apply_k(s, g, action, False, batch_size, rules, keys, order)
+                action = -1
             if deal_ended[g]:
                 points[g] = deal_points[g, seat[g]]
                 status[i] = DONE
@@ -145,8 +173,7 @@ def _round_k(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, de
                         on_table |= _ONE << np.uint64(trick[g, r])
                 options = _distinct_k(bits, (played[g, 0] | played[g, 1] | played[g, 2]) & ~on_table)
             if _count(options) == 1:  # no real choice: played directly
-                _apply_k(s, g, _lowest_k(options), False, batch_size, rules, keys, order)
-                decisions[g] += 1
+                action = _lowest_k(options)
                 continue
             legal_out[i] = bits
             if ph == GIVE or ph == MODE or to_act[g] < 0 or options == _NONE:
@@ -159,6 +186,8 @@ def _round_k(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, de
                       q_trick, q_mode, q_decision, q_position)
             _miss_row(n_asked, q_hand, q_unseen, q_played, q_talon, q_given, q_exchange_done, q_role, q_legal,
                       known_mass, q_miss, q_entries)
+            q_start[n_asked] = entries
+            entries += q_entries[n_asked]
             n_asked += 1
             break
-    return n_asked
+    return n_asked, entries
