@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from sergeant_major_env.engine import (DISCARD, GIVE, MIN_TARGETS, MINIMUM, MODE, PLAY, TARGETS, _apply_k,
-                                       _legal_game_k, _winner_position_k)
+from sergeant_major_env.engine import (DEAL_ENDED, DEAL_POINTS_, DEALER, DISCARD, DISCARDS, EXCHANGE_DONE, GIVE, GIVEN,
+                                       HANDS, LEADER, MIN_TARGETS, MINIMUM, MODE, MODE_, MODES_USED, PHASE, PLAY,
+                                       PLAYED, TALON, TARGETS, TO_ACT, TRICK, TRICKS_WON, _apply_k, _legal_game_k,
+                                       _winner_position_k)
 from sergeant_major_env.jit import kernel
 
 from .heuristic_kernels import _count, _miss_row
@@ -119,31 +121,19 @@ def _gather_k(k, g, bits, phase, to_act, dealer, hands, talon, mode, exchange_do
     q_position[k] = position
 
 
-@kernel
-def _round_k(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards,
-             talon, mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair,
-             exchange_done, exchange_trump, given, received, discards, played, shown_out, trick, past_tricks,
-             trick_leaders, card_trick, leader, tricks_won, prev_points, scores, last_returned, last_trick,
-             last_trick_leader, last_trick_winner, deal_ended, deal_points, game_ended, final_scores,
-             live, pending, seat, decisions, horizon, rules, points, status, legal_out, asked,
-             q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role, q_trick, q_mode,
-             q_decision, q_position, known_mass, q_miss, q_entries, q_start):
-    """One round of the rollout games ``live`` (game numbers; module docstring): each applies its
-    ``pending`` action (-1: none), then plays on to its next real choice, the deal's end or the
-    horizon. ``status[i]`` says where game ``live[i]`` stopped; the games of ``ASK_CARDS`` get
-    the heuristic's inputs in rows 0.. of the ``q_`` arrays (``asked[k]``: which ``i``), those of
-    ``ASK_POLICY`` their legal actions in ``legal_out[i]``. ``points``, ``decisions``
-    (decisions played per game) are indexed by game number; ``q_miss``, ``q_entries`` and
-    ``q_start`` are the card model's first kernel's output (``heuristic_kernels._miss_row``)
-    and where each row's entries start. Returns (the number of ASK_CARDS, their entries)."""
-    s = (seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards, talon,
-         mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair, exchange_done,
-         exchange_trump, given, received, discards, played, shown_out, trick, past_tricks, trick_leaders, card_trick,
-         leader, tricks_won, prev_points, scores, last_returned, last_trick, last_trick_leader, last_trick_winner,
-         deal_ended, deal_points, game_ended, final_scores)
-    keys, order = np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64)
+@kernel(counted=False)
+def _advance_k(s, live, pending, seat, decisions, horizon, rules, points, status, legal_out, asked, q_hand, q_unseen,
+               q_played, q_talon, q_given, q_legal, q_exchange_done, q_role, q_trick, q_mode, q_decision, q_position,
+               keys, order):
+    """The games' moves of :func:`_round_k` (the state ``s`` as the engine's per-game rules take it;
+    without reference counting, as ``engine._apply_range_k``: every array read from the tuple
+    would otherwise cost two atomic operations). Returns the number of ASK_CARDS games."""
+    phase, to_act, dealer, hands, talon, mode, modes_used = (s[PHASE], s[TO_ACT], s[DEALER], s[HANDS], s[TALON],
+                                                             s[MODE_], s[MODES_USED])
+    exchange_done, given, discards, played, trick = s[EXCHANGE_DONE], s[GIVEN], s[DISCARDS], s[PLAYED], s[TRICK]
+    leader, tricks_won, deal_ended, deal_points = s[LEADER], s[TRICKS_WON], s[DEAL_ENDED], s[DEAL_POINTS_]
     batch_size = phase.size
-    n_asked, entries = 0, 0
+    n_asked = 0
     for i in range(live.size):
         g = live[i]
         action = pending[i]
@@ -184,10 +174,40 @@ def _round_k(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, de
             _gather_k(n_asked, g, bits, phase, to_act, dealer, hands, talon, mode, exchange_done, given, discards,
                       played, trick, q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role,
                       q_trick, q_mode, q_decision, q_position)
-            _miss_row(n_asked, q_hand, q_unseen, q_played, q_talon, q_given, q_exchange_done, q_role, q_legal,
-                      known_mass, q_miss, q_entries)
-            q_start[n_asked] = entries
-            entries += q_entries[n_asked]
             n_asked += 1
             break
+    return n_asked
+
+
+@kernel
+def _round_k(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards,
+             talon, mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair,
+             exchange_done, exchange_trump, given, received, discards, played, shown_out, trick, past_tricks,
+             trick_leaders, card_trick, leader, tricks_won, prev_points, scores, last_returned, last_trick,
+             last_trick_leader, last_trick_winner, deal_ended, deal_points, game_ended, final_scores,
+             live, pending, seat, decisions, horizon, rules, points, status, legal_out, asked,
+             q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role, q_trick, q_mode,
+             q_decision, q_position, known_mass, q_miss, q_entries, q_start):
+    """One round of the rollout games ``live`` (game numbers; module docstring): each applies its
+    ``pending`` action (-1: none), then plays on to its next real choice, the deal's end or the
+    horizon. ``status[i]`` says where game ``live[i]`` stopped; the games of ``ASK_CARDS`` get
+    the heuristic's inputs in rows 0.. of the ``q_`` arrays (``asked[k]``: which ``i``), those of
+    ``ASK_POLICY`` their legal actions in ``legal_out[i]``. ``points``, ``decisions``
+    (decisions played per game) are indexed by game number; ``q_miss``, ``q_entries`` and
+    ``q_start`` are the card model's first kernel's output (``heuristic_kernels._miss_row``)
+    and where each row's entries start. Returns (the number of ASK_CARDS, their entries)."""
+    s = (seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards, talon,
+         mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair, exchange_done,
+         exchange_trump, given, received, discards, played, shown_out, trick, past_tricks, trick_leaders, card_trick,
+         leader, tricks_won, prev_points, scores, last_returned, last_trick, last_trick_leader, last_trick_winner,
+         deal_ended, deal_points, game_ended, final_scores)
+    n_asked = _advance_k(s, live, pending, seat, decisions, horizon, rules, points, status, legal_out, asked, q_hand,
+                         q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role, q_trick, q_mode,
+                         q_decision, q_position, np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64))
+    entries = 0
+    for k in range(n_asked):
+        _miss_row(k, q_hand, q_unseen, q_played, q_talon, q_given, q_exchange_done, q_role, q_legal, known_mass,
+                  q_miss, q_entries)
+        q_start[k] = entries
+        entries += q_entries[k]
     return n_asked, entries
