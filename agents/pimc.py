@@ -104,10 +104,9 @@ from sergeant_major_env.seeding import check_seed
 from sergeant_major_env.worlds import sample_worlds
 
 from .heuristic import HeuristicAgent, plan_values
-from .heuristic_kernels import (KNOWN_MASS, LOG_MISS_KNOWN, PARAM_ORDER, RANK_TIE, TIE, _choose_serial,
-                                _sums_serial)
+from .heuristic_kernels import KNOWN_MASS, LOG_MISS_KNOWN, PARAM_ORDER, RANK_TIE, TIE
 from .inference import play_log_likelihoods, policy_log_probs, resample
-from .pimc_kernels import ASK_CARDS, ASK_POLICY, CUT, _round_k
+from .pimc_kernels import ASK_POLICY, _rollouts_k
 
 DEFAULTS = {"worlds": 16, "rollouts": 1, "rollout": "heuristic", "horizon": 0, "epsilon": 0.0, "prune": 0.0,
             "others": "heuristic", "infer": "none", "infer_power": 0.5, "prior": "none", "prior_weight": 0.5,
@@ -420,34 +419,18 @@ class PIMCAgent:
         points, decisions = np.zeros(n), np.zeros(n, dtype=np.int64)
         seat_of = np.ascontiguousarray(seat, dtype=np.int64)
         live, pending = np.arange(n, dtype=np.int64), np.full(n, -1, dtype=np.int64)
-        status, legal_out, asked = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.int64)
-        # The heuristic's inputs of the games asking in a round (pimc_kernels._gather_k), rows 0..
-        hand, unseen, talon, given, legal = (np.empty(n, dtype=np.uint64) for _ in range(5))
-        played, trick = np.empty((n, 3), dtype=np.uint64), np.empty((n, 3), dtype=np.int64)
-        exchange_done, role = np.empty((n, 6), dtype=np.int16), np.empty((n, 3), dtype=np.int8)
-        mode, decision, position = (np.empty(n, dtype=np.int64) for _ in range(3))
-        miss, entries, start = np.empty((n, 2)), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+        status, legal_out, cut = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.int64)
         arrays, rules = engine._arrays(sims), engine._rule_code(sims.rules)
-        cut = []
-        while live.size:
-            asking, total = _round_k(*arrays, live, pending, seat_of, decisions, self.horizon, rules, points, status,
-                                     legal_out, asked, hand, unseen, played, talon, given, legal, exchange_done, role,
-                                     trick, mode, decision, position, KNOWN_MASS, miss, entries, start)
-            state_of = status[:live.size]
-            actions = np.full(live.size, -1, dtype=np.int64)
-            if asking:
-                actions[asked[:asking]] = _card_choices(
-                    asking, total, hand, unseen, talon, given, legal, exchange_done, role, trick, mode, decision,
-                    position, miss, start, params)
-            policy_rows = np.flatnonzero(state_of == ASK_POLICY)
-            if policy_rows.size:
-                games = live[policy_rows]
-                actions[policy_rows] = self._ask(sims, games, legal_out[policy_rows],
-                                                 sims.to_act[games] == seat_of[games], rng)
-            cut.append(live[state_of == CUT])
-            waiting = state_of >= ASK_CARDS
-            live, pending = live[waiting], actions[waiting]
-        cut_games = np.concatenate(cut)
+        n_live, n_cut = n, 0
+        while n_live:
+            n_live, n_cut = _rollouts_k(*arrays, live, pending, n_live, seat_of, decisions, self.horizon, rules, points,
+                                        status, legal_out, cut, n_cut, params, TIE, RANK_TIE, KNOWN_MASS,
+                                        LOG_MISS_KNOWN)
+            if n_live:  # some games wait for the policy (an exchange give): asked here, numpy
+                rows = np.flatnonzero(status[:n_live] == ASK_POLICY)
+                games = live[rows]
+                pending[rows] = self._ask(sims, games, legal_out[rows], sims.to_act[games] == seat_of[games], rng)
+        cut_games = cut[:n_cut]
         if cut_games.size:
             points[cut_games] = _partial_points(sims.take(cut_games), seat_of[cut_games])
         return points
@@ -505,28 +488,6 @@ class PIMCAgent:
             if part.size:
                 actions[part] = decide(policy, sims, rows[part], mask[part], rng)
         return actions
-
-
-def _card_choices(rows: int, total: int, hand, unseen, talon, given, legal, exchange_done, role, trick, mode,
-                  decision, position, miss, start, params: np.ndarray) -> np.ndarray:
-    """int64[rows]: the heuristic's cards for rows 0..rows-1 of the inputs its compiled rollouts
-    gathered (``pimc_kernels._round_k``), the steps of ``heuristic_kernels.card_actions_of_sets``
-    after the first kernel: ``np.log``, the sums, ``np.exp`` (once, over the three kinds of
-    arguments in one buffer: elementwise, the same numbers), the choice."""
-    cut = slice(0, rows)
-    log_miss = np.log(miss[cut])
-    arguments = np.empty(8 * rows + 4 * total)
-    void_arg = arguments[:8 * rows].reshape(rows, 2, 4)
-    higher_arg = arguments[8 * rows:8 * rows + 2 * total].reshape(total, 2)
-    lower_arg = arguments[8 * rows + 2 * total:].reshape(total, 2)
-    _sums_serial(hand[cut], unseen[cut], talon[cut], given[cut], exchange_done[cut], role[cut], legal[cut], log_miss,
-                 LOG_MISS_KNOWN, start[cut], void_arg, higher_arg, lower_arg)
-    values = np.exp(arguments)
-    actions = np.empty(rows, dtype=np.int64)
-    _choose_serial(hand[cut], unseen[cut], legal[cut], trick[cut], mode[cut], decision[cut], position[cut],
-                   values[:8 * rows].reshape(rows, 2, 4), values[8 * rows:8 * rows + 2 * total].reshape(total, 2),
-                   values[8 * rows + 2 * total:].reshape(total, 2), start[cut], params, TIE, RANK_TIE, actions)
-    return actions
 
 
 def _policy(policy: str | object, option: str) -> object:

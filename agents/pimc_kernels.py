@@ -25,6 +25,9 @@ moves in it, and no engine state is copied: the games stay where they are in the
 
 from __future__ import annotations
 
+import warnings
+
+import numba
 import numpy as np
 
 from sergeant_major_env.engine import (DEAL_ENDED, DEAL_POINTS_, DEALER, DISCARD, DISCARDS, EXCHANGE_DONE, GIVE, GIVEN,
@@ -33,7 +36,12 @@ from sergeant_major_env.engine import (DEAL_ENDED, DEAL_POINTS_, DEALER, DISCARD
                                        _winner_position_k)
 from sergeant_major_env.jit import kernel
 
-from .heuristic_kernels import _count, _miss_row
+from .heuristic_kernels import _choose_row, _count, _miss_row, _sums_row
+
+# numba warns, when it compiles a nogil kernel with an object-mode block (numpy's log and exp
+# in _heuristic_cards_k), that the block holds the GIL: it does, for a few microseconds a round.
+warnings.filterwarnings("ignore", message=".*Code running in object mode won't allow parallel execution",
+                        category=numba.NumbaWarning)
 
 DONE, CUT, ASK_CARDS, ASK_POLICY = range(4)
 """A rollout game's state after a round (:func:`_round_k`): the deal ended (points written), the
@@ -180,34 +188,93 @@ def _advance_k(s, live, pending, seat, decisions, horizon, rules, points, status
 
 
 @kernel
-def _round_k(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards,
-             talon, mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair,
-             exchange_done, exchange_trump, given, received, discards, played, shown_out, trick, past_tricks,
-             trick_leaders, card_trick, leader, tricks_won, prev_points, scores, last_returned, last_trick,
-             last_trick_leader, last_trick_winner, deal_ended, deal_points, game_ended, final_scores,
-             live, pending, seat, decisions, horizon, rules, points, status, legal_out, asked,
-             q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role, q_trick, q_mode,
-             q_decision, q_position, known_mass, q_miss, q_entries, q_start):
-    """One round of the rollout games ``live`` (game numbers; module docstring): each applies its
-    ``pending`` action (-1: none), then plays on to its next real choice, the deal's end or the
-    horizon. ``status[i]`` says where game ``live[i]`` stopped; the games of ``ASK_CARDS`` get
-    the heuristic's inputs in rows 0.. of the ``q_`` arrays (``asked[k]``: which ``i``), those of
-    ``ASK_POLICY`` their legal actions in ``legal_out[i]``. ``points``, ``decisions``
-    (decisions played per game) are indexed by game number; ``q_miss``, ``q_entries`` and
-    ``q_start`` are the card model's first kernel's output (``heuristic_kernels._miss_row``)
-    and where each row's entries start. Returns (the number of ASK_CARDS, their entries)."""
+def _rollouts_k(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards,
+                talon, mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair,
+                exchange_done, exchange_trump, given, received, discards, played, shown_out, trick, past_tricks,
+                trick_leaders, card_trick, leader, tricks_won, prev_points, scores, last_returned, last_trick,
+                last_trick_leader, last_trick_winner, deal_ended, deal_points, game_ended, final_scores,
+                live, pending, n_live, seat, decisions, horizon, rules, points, status, legal_out, cut, n_cut,
+                params, tie, rank_tie, known_mass, log_known):
+    """Plays the rollout games ``live[:n_live]`` (game numbers; ``pending``: an action to apply
+    first, -1 none) in rounds (module docstring) until every one has ended its deal or reached
+    the horizon, or until some wait for the policy (an exchange give). ``points`` (the deal's
+    points for ``seat``) and ``decisions`` (played so far) are indexed by game number; the
+    games cut at the horizon are listed in ``cut`` (``n_cut`` so far). Returns (n_live, n_cut):
+    ``live[:n_live]`` the games still running, ``pending`` their actions, -1 where ``status``
+    is ASK_POLICY (``legal_out``: their legal actions); n_live is 0 when all are done."""
     s = (seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards, talon,
          mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair, exchange_done,
          exchange_trump, given, received, discards, played, shown_out, trick, past_tricks, trick_leaders, card_trick,
          leader, tricks_won, prev_points, scores, last_returned, last_trick, last_trick_leader, last_trick_winner,
          deal_ended, deal_points, game_ended, final_scores)
-    n_asked = _advance_k(s, live, pending, seat, decisions, horizon, rules, points, status, legal_out, asked, q_hand,
-                         q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role, q_trick, q_mode,
-                         q_decision, q_position, np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64))
-    entries = 0
-    for k in range(n_asked):
-        _miss_row(k, q_hand, q_unseen, q_played, q_talon, q_given, q_exchange_done, q_role, q_legal, known_mass,
-                  q_miss, q_entries)
-        q_start[k] = entries
-        entries += q_entries[k]
-    return n_asked, entries
+    n = live.size
+    keys, order = np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64)
+    asked, q_action = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    # The heuristic's inputs of the games asking in a round (_gather_k), rows 0..
+    q_hand, q_unseen, q_talon, q_given, q_legal = (np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint64),
+                                                   np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint64),
+                                                   np.empty(n, dtype=np.uint64))
+    q_played, q_trick = np.empty((n, 3), dtype=np.uint64), np.empty((n, 3), dtype=np.int64)
+    q_exchange_done, q_role = np.empty((n, 6), dtype=np.int16), np.empty((n, 3), dtype=np.int8)
+    q_mode, q_decision, q_position = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    q_miss, q_entries, q_start = np.empty((n, 2)), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    logs = np.empty((2, 52))
+    while n_live > 0:
+        asking = _advance_k(s, live[:n_live], pending[:n_live], seat, decisions, horizon, rules, points, status,
+                            legal_out, asked, q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done,
+                            q_role, q_trick, q_mode, q_decision, q_position, keys, order)
+        if asking:
+            _heuristic_cards_k(asking, q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role,
+                               q_trick, q_mode, q_decision, q_position, q_miss, q_entries, q_start, logs, params, tie,
+                               rank_tie, known_mass, log_known, q_action)
+            for k in range(asking):
+                pending[asked[k]] = q_action[k]
+        # The games still running, packed to the front; those cut at the horizon listed.
+        kept, waiting = 0, False
+        for i in range(n_live):
+            if status[i] == CUT:
+                cut[n_cut] = live[i]
+                n_cut += 1
+            elif status[i] == ASK_CARDS or status[i] == ASK_POLICY:
+                live[kept], status[kept], legal_out[kept] = live[i], status[i], legal_out[i]
+                pending[kept] = pending[i] if status[i] == ASK_CARDS else -1
+                waiting = waiting or status[i] == ASK_POLICY
+                kept += 1
+        n_live = kept
+        if waiting:
+            return n_live, n_cut
+    return 0, n_cut
+
+
+@kernel
+def _heuristic_cards_k(rows, hand, unseen, played, talon, given, legal, exchange_done, role, trick, mode, decision,
+                       position, miss, entries, start, logs, params, tie, rank_tie, known_mass, log_known, actions):
+    """The heuristic's cards for rows 0..rows-1 of the gathered inputs: the steps of
+    ``heuristic_kernels.card_actions_of_sets`` (its kernels' per-game routines), with numpy's
+    own ``log`` and ``exp`` between them (in object mode: they must be numpy's, bit for bit,
+    see ``heuristic_kernels``), the ``exp`` once over the three kinds of arguments in one
+    buffer (elementwise: the same numbers)."""
+    total = 0
+    for k in range(rows):
+        _miss_row(k, hand, unseen, played, talon, given, exchange_done, role, legal, known_mass, miss, entries)
+        start[k] = total
+        total += entries[k]
+    miss_rows, log_miss = miss[:rows], np.empty((rows, 2))
+    with numba.objmode():
+        np.log(miss_rows, out=log_miss)
+    arguments = np.empty(8 * rows + 4 * total)
+    void_arg = arguments[:8 * rows].reshape((rows, 2, 4))
+    higher_arg = arguments[8 * rows:8 * rows + 2 * total].reshape((total, 2))
+    lower_arg = arguments[8 * rows + 2 * total:].reshape((total, 2))
+    for k in range(rows):
+        _sums_row(k, hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known, start, void_arg,
+                  higher_arg, lower_arg, logs)
+    values = np.empty_like(arguments)
+    with numba.objmode():
+        np.exp(arguments, out=values)
+    void = values[:8 * rows].reshape((rows, 2, 4))
+    higher = values[8 * rows:8 * rows + 2 * total].reshape((total, 2))
+    lower = values[8 * rows + 2 * total:].reshape((total, 2))
+    for k in range(rows):
+        _choose_row(k, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, params, tie,
+                    rank_tie, actions)
