@@ -421,24 +421,11 @@ def card_actions(v, legal: np.ndarray, params: np.ndarray) -> np.ndarray:
     games all decide a free return, a discard or a play), ``legal`` its legal cards (uint64[B]),
     ``params`` the weights in ``PARAM_ORDER`` (float64)."""
     sets = _card_sets(v, legal)
-    return card_actions_of_sets(sets, contiguous(v.exchange_done, np.int16), contiguous(v.role, np.int8),
-                                contiguous(v.trick, np.int64), contiguous(v.mode, np.int64),
-                                contiguous(v.decision, np.int64), contiguous(v.position, np.int64), params)
-
-
-def card_actions_of_sets(sets: dict, exchange_done: np.ndarray, role: np.ndarray, trick: np.ndarray,
-                         mode: np.ndarray, decision: np.ndarray, position: np.ndarray, params: np.ndarray,
-                         miss: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
-    """int64[B]: :func:`card_actions` from the view's fields themselves, as the kernels take them:
-    ``sets`` (:func:`_card_sets`), the pairs' ``exchange_done`` (int16[B, 6]), the relative seats'
-    ``role`` (int8[B, 3]), the ``trick`` by position, ``mode``, ``decision`` and ``position``
-    (int64). pimc's compiled rollouts gather these straight from the engine state, and may
-    hand over ``miss`` (the first kernel's output, :func:`_miss_row`) already computed."""
-    void, higher, lower, start = _card_reading(sets, exchange_done, role, miss)
-    n = sets["hand"].shape[0]
-    actions = np.empty(n, dtype=np.int64)
-    (_choose_parallel if _parallel(n) else _choose_serial)(
-        sets["hand"], sets["unseen"], sets["legal"], trick, mode, decision, position, void, higher, lower, start,
+    void, higher, lower, start = card_reading(v, legal, sets)
+    actions = np.empty(v.n, dtype=np.int64)
+    (_choose_parallel if _parallel(v.n) else _choose_serial)(
+        sets["hand"], sets["unseen"], sets["legal"], contiguous(v.trick, np.int64), contiguous(v.mode, np.int64),
+        contiguous(v.decision, np.int64), contiguous(v.position, np.int64), void, higher, lower, start,
         contiguous(params, np.float64), TIE, RANK_TIE, actions)
     return actions
 
@@ -449,22 +436,14 @@ def card_reading(v, legal: np.ndarray, sets: dict | None = None) -> tuple[np.nda
     in card order, the entries of game i from ``start[i]``) ``higher`` and ``lower`` (float64[E, 2],
     P(each opponent holds no unseen card above / below it in its suit)), and ``start``."""
     sets = _card_sets(v, legal) if sets is None else sets
-    return _card_reading(sets, contiguous(v.exchange_done, np.int16), contiguous(v.role, np.int8))
-
-
-def _card_reading(sets: dict, exchange_done: np.ndarray, role: np.ndarray,
-                  miss: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, ...]:
-    """:func:`card_reading` from the card sets, ``exchange_done`` and ``role``; ``miss``: the
-    (miss, entries) of :func:`_miss_row` when the caller computed them."""
-    n = sets["hand"].shape[0]
+    n = v.n
     parallel = _parallel(n)
     hand, unseen, talon, given, legal = (sets[name] for name in ("hand", "unseen", "talon", "given", "legal"))
-    if miss is None:
-        miss = np.empty((n, 2)), np.empty(n, dtype=np.int64)
-        (_miss_parallel if parallel else _miss_serial)(hand, unseen, sets["played"], talon, given, exchange_done,
-                                                       role, legal, KNOWN_MASS, *miss)
-    log_miss = np.log(miss[0])
-    entries = miss[1]
+    exchange_done, role = contiguous(v.exchange_done, np.int16), contiguous(v.role, np.int8)
+    miss, entries = np.empty((n, 2)), np.empty(n, dtype=np.int64)
+    (_miss_parallel if parallel else _miss_serial)(hand, unseen, sets["played"], talon, given, exchange_done, role,
+                                                   legal, KNOWN_MASS, miss, entries)
+    log_miss = np.log(miss)
     start = np.cumsum(entries) - entries
     total = int(start[-1] + entries[-1]) if n else 0
     void_arg, higher_arg, lower_arg = np.empty((n, 2, 4)), np.empty((total, 2)), np.empty((total, 2))

@@ -23,16 +23,23 @@ live engine state (``act_on_state``).
 
 Speed. All the games handed to one ``act_on_state`` call (evaluate.py hands it every game
 of the table where this agent is to act) are searched together: their worlds x actions x
-rollouts advance through the engine as one batch, one rollout-policy call per step for
-all of them (in slices of ``POLICY_ROWS`` rows, which keep the policy's arrays in the
-CPU caches). Rollout decisions without a real choice cost no policy call: a single legal
-card, or cards that are all equivalent (R16, :func:`choices`), are played directly. Games in
-which the seat knows exactly the same are searched once (a duplicate table with two copies
-of one opponent plays each deal twice alike: the seatings that swap the copies). The
-heuristic, in the rollouts, reads the observation as card sets (``observe_card_sets``,
-through ``policies.decide``). Across cores: ``evaluate.py`` shares a table's games out over
-worker processes (``--workers``), which the search's randomness allows (below: the agent is
-``deterministic`` unless its rollouts are random).
+rollouts advance through the engine as one batch. Games in which the seat knows exactly the
+same are searched once (a duplicate table with two copies of one opponent plays each deal
+twice alike: the seatings that swap the copies). Rollout decisions without a real choice (a
+single legal card, or cards that are all equivalent, R16, :func:`choices`) are played
+directly. With the heuristic as both rollout policies (the default) and no ``epsilon``, the
+rollouts are compiled (``agents/pimc_kernels.py``): one kernel plays every rollout game on
+to its next real choice with the engine's per-game rules, gathers the heuristic's inputs
+straight from the state and runs the heuristic's card kernels on all the games of the
+round, until the deal ends (the last card is scored without dealing the next deal); only
+exchange gives, whose heuristic is numpy, come back to Python. The same decisions, bit
+for bit, as the step-by-step loop (tests/test_pimc.py), which every other rollout policy
+still takes: one policy call per rollout step for the batch (in slices of ``POLICY_ROWS``
+rows). Measured on the 2-core shared machine (2026-12-03, loaded): about 3 ms per decision
+in evaluate.py's table against two heuristics (24 ms with 0.3.0's code, 6.6 ms before the
+compiled rollouts; ``benchmarks/pimc_speed.py --table``). Across cores: ``evaluate.py``
+shares a table's games out over worker processes (``--workers``), which the search's
+randomness allows (below: the agent is ``deterministic`` unless its rollouts are random).
 
 Randomness. Each game's worlds are drawn from a generator of its own, seeded by ``seed``
 and the seat's observation (its whole information state), so a decision depends only on
@@ -411,10 +418,11 @@ class PIMCAgent:
 
     def _roll_out_compiled(self, sims: engine.State, seat: np.ndarray, params: np.ndarray,
                            rng: np.random.Generator) -> np.ndarray:
-        """:meth:`_roll_out` in rounds of ``pimc_kernels._round_k``: each round plays every live
-        rollout game on to its next real choice in one compiled loop; then the heuristic's card
-        kernels decide all the card choices of the round at once, and the policy (numpy) the
-        exchange gives. The same decisions, game by game, as the step-by-step loop."""
+        """:meth:`_roll_out` in ``pimc_kernels._rollouts_k``: compiled rounds, each playing every live
+        rollout game on to its next real choice and the heuristic's card kernels deciding all
+        the card choices of the round; it returns here only when games wait for an exchange
+        give, which the policy (numpy) decides. The same decisions, game by game, as the
+        step-by-step loop. The rollout games are left unfinished (not to be reused)."""
         n = sims.batch_size
         points, decisions = np.zeros(n), np.zeros(n, dtype=np.int64)
         seat_of = np.ascontiguousarray(seat, dtype=np.int64)

@@ -1,26 +1,29 @@
-"""pimc's rollouts with the heuristic as compiled loops: the engine and the heuristic's inputs in one kernel.
+"""pimc's rollouts with the heuristic as compiled loops: the engine and the heuristic in one kernel.
 
 ``agents.pimc`` rolls every world x action out to the end of the deal. With the heuristic as
-both rollout policies (the default ``pimc``) and no exploration, a rollout step needs no
-Python: :func:`_round_k` takes each live rollout game in turn and plays it on, inside one
-compiled loop, until the heuristic must choose: it applies the action chosen for it in the
-last round, then the moves without a real choice (one legal action, or cards that are all
-equivalent, R16: :func:`_distinct_k`, as ``pimc.choices``), with the engine's own per-game
-rules (``engine._apply_k``, ``engine._legal_game_k``), and stops the game
+both rollout policies (the default ``pimc``) and no exploration, a rollout needs no Python
+step: :func:`_rollouts_k` plays all the rollout games of a batch in rounds. In a round,
+:func:`_advance_k` takes each live game in turn and plays it on until the heuristic must
+choose: it applies the action chosen for it in the last round, then the moves without a real
+choice (one legal action, or cards that are all equivalent, R16: :func:`_distinct_k`, as
+``pimc.choices``), with the engine's own per-game rules (``engine._apply_k``,
+``engine._legal_game_k``), and stops the game
 
-* at the end of the deal (its points for the searching seat are written), or after
-  ``horizon`` decisions (scored in numpy, ``pimc._partial_points``);
+* at the end of the deal: its points for the searching seat are written (the last card is
+  scored by :func:`_final_points_k`, without dealing the next deal, which a rollout never
+  plays), or after ``horizon`` decisions (scored in numpy, ``pimc._partial_points``);
 * at a free return, a discard or a play with a real choice: it writes the seat's view of the
   game as the heuristic's card kernels read it (:func:`_gather_k`: the fields that
-  ``observe_card_sets`` and ``view.View`` would give) and the card model's first kernel
-  (``heuristic_kernels._miss_row``); the heuristic's remaining steps run once for all such
-  games of the round (``heuristic_kernels.card_actions_of_sets``: numpy's ``log`` and ``exp``
-  between the kernels, which keeps its decisions bit for bit those of the numpy agent);
-* at an exchange give (or a mode choice), whose heuristic rules stay numpy: pimc asks the
-  policy for those games (``policies.decide``) as before.
+  ``observe_card_sets`` and ``view.View`` would give); :func:`_heuristic_cards_k` then runs
+  the heuristic's per-game routines (``heuristic_kernels._miss_row``, ``_sums_row``,
+  ``_choose_row``) over all such games of the round, with numpy's own ``log`` and ``exp``
+  between them (called in object mode: the compiled ones differ in the last bit on a few
+  inputs in a thousand, see ``heuristic_kernels``), so its decisions stay those of the
+  numpy agent bit for bit;
+* at an exchange give (or a mode choice), whose heuristic rules stay numpy: the kernel
+  returns, pimc asks the policy for those games (``policies.decide``) and calls it again.
 
-So a round costs a handful of calls for the whole batch, whatever the number of forced
-moves in it, and no engine state is copied: the games stay where they are in the batch.
+No engine state is copied: the games stay where they are in the batch.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ warnings.filterwarnings("ignore", message=".*Code running in object mode won't a
                         category=numba.NumbaWarning)
 
 DONE, CUT, ASK_CARDS, ASK_POLICY = range(4)
-"""A rollout game's state after a round (:func:`_round_k`): the deal ended (points written), the
+"""A rollout game's state after a round (:func:`_advance_k`): the deal ended (points written), the
 horizon reached, waiting for the heuristic's card decision, waiting for the policy (numpy)."""
 
 _ALL_CARDS = np.uint64((1 << 52) - 1)
@@ -133,7 +136,7 @@ def _gather_k(k, g, bits, phase, to_act, dealer, hands, talon, mode, exchange_do
 def _advance_k(s, live, pending, seat, decisions, horizon, rules, points, status, legal_out, asked, q_hand, q_unseen,
                q_played, q_talon, q_given, q_legal, q_exchange_done, q_role, q_trick, q_mode, q_decision, q_position,
                keys, order):
-    """The games' moves of :func:`_round_k` (the state ``s`` as the engine's per-game rules take it;
+    """The moves of a round of :func:`_rollouts_k` (the state ``s`` as the engine's per-game rules take it;
     without reference counting, as ``engine._apply_range_k``: every array read from the tuple
     would otherwise cost two atomic operations). Returns the number of ASK_CARDS games."""
     phase, to_act, dealer, hands, talon, mode, modes_used = (s[PHASE], s[TO_ACT], s[DEALER], s[HANDS], s[TALON],
