@@ -23,16 +23,23 @@ live engine state (``act_on_state``).
 
 Speed. All the games handed to one ``act_on_state`` call (evaluate.py hands it every game
 of the table where this agent is to act) are searched together: their worlds x actions x
-rollouts advance through the engine as one batch, one rollout-policy call per step for
-all of them (in slices of ``POLICY_ROWS`` rows, which keep the policy's arrays in the
-CPU caches). Rollout decisions without a real choice cost no policy call: a single legal
-card, or cards that are all equivalent (R16, :func:`choices`), are played directly. Games in
-which the seat knows exactly the same are searched once (a duplicate table with two copies
-of one opponent plays each deal twice alike: the seatings that swap the copies). The
-heuristic, in the rollouts, reads the observation as card sets (``observe_card_sets``,
-through ``policies.decide``). Across cores: ``evaluate.py`` shares a table's games out over
-worker processes (``--workers``), which the search's randomness allows (below: the agent is
-``deterministic`` unless its rollouts are random).
+rollouts advance through the engine as one batch. Games in which the seat knows exactly the
+same are searched once (a duplicate table with two copies of one opponent plays each deal
+twice alike: the seatings that swap the copies). Rollout decisions without a real choice (a
+single legal card, or cards that are all equivalent, R16, :func:`choices`) are played
+directly. With the heuristic as both rollout policies (the default) and no ``epsilon``, the
+rollouts are compiled (``agents/pimc_kernels.py``): one kernel plays every rollout game on
+to its next real choice with the engine's per-game rules, gathers the heuristic's inputs
+straight from the state and runs the heuristic's card kernels on all the games of the
+round, until the deal ends (the last card is scored without dealing the next deal); only
+exchange gives, whose heuristic is numpy, come back to Python. The same decisions, bit
+for bit, as the step-by-step loop (tests/test_pimc.py), which every other rollout policy
+still takes: one policy call per rollout step for the batch (in slices of ``POLICY_ROWS``
+rows). Measured on the 2-core shared machine (2026-12-03, loaded): about 3 ms per decision
+in evaluate.py's table against two heuristics (24 ms with 0.3.0's code, 6.6 ms before the
+compiled rollouts; ``benchmarks/pimc_speed.py --table``). Across cores: ``evaluate.py``
+shares a table's games out over worker processes (``--workers``), which the search's
+randomness allows (below: the agent is ``deterministic`` unless its rollouts are random).
 
 Randomness. Each game's worlds are drawn from a generator of its own, seeded by ``seed``
 and the seat's observation (its whole information state), so a decision depends only on
@@ -103,8 +110,10 @@ from sergeant_major_env.policies import decide, is_deterministic
 from sergeant_major_env.seeding import check_seed
 from sergeant_major_env.worlds import sample_worlds
 
-from .heuristic import plan_values
+from .heuristic import HeuristicAgent, plan_values
+from .heuristic_kernels import KNOWN_MASS, LOG_MISS_KNOWN, PARAM_ORDER, RANK_TIE, TIE
 from .inference import play_log_likelihoods, policy_log_probs, resample
+from .pimc_kernels import ASK_POLICY, _rollouts_k
 
 DEFAULTS = {"worlds": 16, "rollouts": 1, "rollout": "heuristic", "horizon": 0, "epsilon": 0.0, "prune": 0.0,
             "others": "heuristic", "infer": "none", "infer_power": 0.5, "prior": "none", "prior_weight": 0.5,
@@ -389,7 +398,54 @@ class PIMCAgent:
         return sample_worlds(state, games, per_game, _StreamPerGame(streams, per_game))
 
     def _roll_out(self, sims: engine.State, seat: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """float[R]: the deal's points for ``seat`` in each rollout game, played to the deal's end."""
+        """float[R]: the deal's points for ``seat`` in each rollout game, played to the deal's end:
+        in compiled rounds where the heuristic plays every seat (:meth:`_compiled_params`),
+        else one Python-level step of the batch at a time."""
+        params = self._compiled_params()
+        if params is not None:
+            return self._roll_out_compiled(sims, seat, params, rng)
+        return self._roll_out_stepwise(sims, seat, rng)
+
+    def _compiled_params(self) -> np.ndarray | None:
+        """The heuristic's card weights (``heuristic_kernels.PARAM_ORDER``) when the rollouts can
+        run compiled (``agents.pimc_kernels``): both rollout policies the heuristic with the same
+        weights, deterministic, and no ``epsilon``; else None (the Python loop)."""
+        policies = (self.rollout_policy, self.others_policy)
+        if self.epsilon or not all(type(policy) is HeuristicAgent and not policy.explore_modes for policy in policies):
+            return None
+        own, other = (np.array([policy.params[name] for name in PARAM_ORDER], dtype=np.float64) for policy in policies)
+        return own if np.array_equal(own, other) else None
+
+    def _roll_out_compiled(self, sims: engine.State, seat: np.ndarray, params: np.ndarray,
+                           rng: np.random.Generator) -> np.ndarray:
+        """:meth:`_roll_out` in ``pimc_kernels._rollouts_k``: compiled rounds, each playing every live
+        rollout game on to its next real choice and the heuristic's card kernels deciding all
+        the card choices of the round; it returns here only when games wait for an exchange
+        give, which the policy (numpy) decides. The same decisions, game by game, as the
+        step-by-step loop. The rollout games are left unfinished (not to be reused)."""
+        n = sims.batch_size
+        points, decisions = np.zeros(n), np.zeros(n, dtype=np.int64)
+        seat_of = np.ascontiguousarray(seat, dtype=np.int64)
+        live, pending = np.arange(n, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+        status, legal_out, cut = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.int64)
+        arrays, rules = engine._arrays(sims), engine._rule_code(sims.rules)
+        n_live, n_cut = n, 0
+        while n_live:
+            n_live, n_cut = _rollouts_k(*arrays, live, pending, n_live, seat_of, decisions, self.horizon, rules, points,
+                                        status, legal_out, cut, n_cut, params, TIE, RANK_TIE, KNOWN_MASS,
+                                        LOG_MISS_KNOWN)
+            if n_live:  # some games wait for the policy (an exchange give): asked here, numpy
+                rows = np.flatnonzero(status[:n_live] == ASK_POLICY)
+                games = live[rows]
+                pending[rows] = self._ask(sims, games, legal_out[rows], sims.to_act[games] == seat_of[games], rng)
+        cut_games = cut[:n_cut]
+        if cut_games.size:
+            points[cut_games] = _partial_points(sims.take(cut_games), seat_of[cut_games])
+        return points
+
+    def _roll_out_stepwise(self, sims: engine.State, seat: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """float[R]: :meth:`_roll_out` one step of the whole batch at a time, each rollout
+        decision with a real choice asked of the rollout policies (:meth:`_rollout_actions`)."""
         points = np.zeros(sims.batch_size)
         origin = np.arange(sims.batch_size)  # row of each live rollout game in ``points``
         done = sims.deal_ended.copy()

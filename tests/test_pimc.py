@@ -464,3 +464,79 @@ def test_worlds_of_many_games_sampled_together_are_each_games_own():
             np.testing.assert_array_equal(value, one_by_one.arrays()[name], err_msg=name)
         checked += 1
     assert checked > 10
+
+
+# ----------------------------------------------------------------------------- compiled rollouts (issue 28)
+
+class _Stepwise(PIMCAgent):
+    """pimc with its rollouts always on the step-by-step Python loop (the path of every
+    rollout policy before the compiled rounds, and still of every policy but the heuristic)."""
+
+    def _compiled_params(self):
+        return None
+
+
+FROZEN_DECISIONS = {
+    # (options): (decisions, sha256 of their int64 actions, first 16 hex digits), from the code of
+    # 0f17715 (before the compiled rollouts) on the positions of _frozen_positions.
+    (("worlds", 4),): (605, "25652b361aefe926"),
+    (("worlds", 3), ("horizon", 6), ("seed", 7)): (605, "d9bc1fbc38d14287"),
+}
+
+
+def _frozen_positions():
+    """Mode choices, exchange gives and returns, discards and play (33, 36, 2, 25, 509 of them):
+    16 games of three deals at a time, every ninth move random, seeds 1 and 2."""
+    for seed in (1, 2):
+        yield from _positions(seed)
+
+
+@pytest.mark.parametrize("options", list(FROZEN_DECISIONS), ids=["default", "horizon"])
+def test_pimc_chooses_exactly_what_it_chose_before_its_rollouts_were_compiled(options):
+    """The default pimc (the heuristic in every rollout seat) plays its rollouts in compiled
+    rounds (agents/pimc_kernels.py): the same worlds, the same rollout decisions, so the same
+    choices, bit for bit, as the code before (frozen here as a digest of 605 decisions of
+    every kind), with and without a horizon."""
+    import hashlib
+
+    pimc = PIMCAgent(**dict(options))
+    assert pimc._compiled_params() is not None
+    chosen = np.concatenate([pimc.act_on_state(state, live) for state, live in _frozen_positions()])
+    digest = hashlib.sha256(chosen.astype(np.int64).tobytes()).hexdigest()[:16]
+    assert (chosen.size, digest) == FROZEN_DECISIONS[options]
+
+
+def test_compiled_rollouts_give_the_stepwise_loops_values_and_points():
+    """Every action's value (mean deal points over the worlds) is the step-by-step loop's to the
+    last bit, at every decision kind (exchange gives in the rollouts go to the numpy heuristic),
+    and so are the points of each single rollout game."""
+    compiled, stepwise = PIMCAgent(worlds=3), _Stepwise(worlds=3)
+    kinds = set()
+    for k, (state, live) in enumerate(_positions(21, batch=12, every=7)):
+        if k % 2:
+            continue
+        legal = engine.legal_bits(state, live)
+        kinds.update(state.phase[live].tolist())
+        got, _ = compiled.action_values(state, live, legal, compiled.streams(state, live))
+        want, _ = stepwise.action_values(state, live, legal, stepwise.streams(state, live))
+        np.testing.assert_array_equal(got, want)
+    assert kinds >= {engine.MODE, engine.GIVE, engine.DISCARD, engine.PLAY}
+    state, live = next(_positions(14, batch=64, every=60))
+    sims = sample_worlds(state, live, 8, np.random.default_rng(0))
+    seat = sims.to_act.astype(np.intp)
+    np.testing.assert_array_equal(compiled._roll_out(sims.copy(), seat, np.random.default_rng(0)),
+                                  stepwise._roll_out(sims.copy(), seat, np.random.default_rng(0)))
+
+
+@pytest.mark.parametrize("options", [{"rollout": "greedy"}, {"others": "random"}, {"epsilon": 0.1},
+                                     {"rollout": "learned"}], ids=["greedy", "random-others", "epsilon", "learned"])
+def test_other_rollout_policies_keep_the_stepwise_loop(options):
+    """Only the heuristic in both rollout roles, deterministic and without epsilon, runs
+    compiled; any other policy is asked step by step as before."""
+    assert PIMCAgent(worlds=2, **options)._compiled_params() is None
+    heuristic = PIMCAgent(worlds=2)
+    heuristic.rollout_policy.explore_modes = True  # random mode choices: not the kernels' heuristic
+    assert heuristic._compiled_params() is None
+    tuned = PIMCAgent(worlds=2, rollout=make_agent("heuristic"))
+    tuned.rollout_policy.params = {**tuned.rollout_policy.params, "lam": 0.5}  # own weights differ from others'
+    assert tuned._compiled_params() is None

@@ -1,0 +1,283 @@
+"""pimc's rollouts with the heuristic as compiled loops: the engine and the heuristic in one kernel.
+
+``agents.pimc`` rolls every world x action out to the end of the deal. With the heuristic as
+both rollout policies (the default ``pimc``) and no exploration, a rollout needs no Python
+step: :func:`_rollouts_k` plays all the rollout games of a batch in rounds. In a round,
+:func:`_advance_k` takes each live game in turn and plays it on until the heuristic must
+choose: it applies the action chosen for it in the last round, then the moves without a real
+choice (one legal action, or cards that are all equivalent, R16: :func:`_distinct_k`, as
+``pimc.choices``), with the engine's own per-game rules (``engine._apply_k``,
+``engine._legal_game_k``), and stops the game
+
+* at the end of the deal: its points for the searching seat are written (the last card is
+  scored by :func:`_final_points_k`, without dealing the next deal, which a rollout never
+  plays), or after ``horizon`` decisions (scored in numpy, ``pimc._partial_points``);
+* at a free return, a discard or a play with a real choice: it writes the seat's view of the
+  game as the heuristic's card kernels read it (:func:`_gather_k`: the fields that
+  ``observe_card_sets`` and ``view.View`` would give); :func:`_heuristic_cards_k` then runs
+  the heuristic's per-game routines (``heuristic_kernels._miss_row``, ``_sums_row``,
+  ``_choose_row``) over all such games of the round, with numpy's own ``log`` and ``exp``
+  between them (called in object mode: the compiled ones differ in the last bit on a few
+  inputs in a thousand, see ``heuristic_kernels``), so its decisions stay those of the
+  numpy agent bit for bit;
+* at an exchange give (or a mode choice), whose heuristic rules stay numpy: the kernel
+  returns, pimc asks the policy for those games (``policies.decide``) and calls it again.
+
+No engine state is copied: the games stay where they are in the batch.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numba
+import numpy as np
+
+from sergeant_major_env.engine import (DEAL_ENDED, DEAL_POINTS_, DEALER, DISCARD, DISCARDS, EXCHANGE_DONE, GIVE, GIVEN,
+                                       HANDS, LEADER, MIN_TARGETS, MINIMUM, MODE, MODE_, MODES_USED, PHASE, PLAY,
+                                       PLAYED, TALON, TARGETS, TO_ACT, TRICK, TRICKS_WON, _apply_k, _legal_game_k,
+                                       _winner_position_k)
+from sergeant_major_env.jit import kernel
+
+from .heuristic_kernels import _choose_row, _count, _miss_row, _sums_row
+
+# numba warns, when it compiles a nogil kernel with an object-mode block (numpy's log and exp
+# in _heuristic_cards_k), that the block holds the GIL: it does, for a few microseconds a round.
+warnings.filterwarnings("ignore", message=".*Code running in object mode won't allow parallel execution",
+                        category=numba.NumbaWarning)
+
+DONE, CUT, ASK_CARDS, ASK_POLICY = range(4)
+"""A rollout game's state after a round (:func:`_advance_k`): the deal ended (points written), the
+horizon reached, waiting for the heuristic's card decision, waiting for the policy (numpy)."""
+
+_ALL_CARDS = np.uint64((1 << 52) - 1)
+_RANK_0 = np.uint64(sum(1 << (13 * suit) for suit in range(4)))
+_ONE, _NONE = np.uint64(1), np.uint64(0)
+_TARGETS, _MIN_TARGETS = TARGETS.copy(), MIN_TARGETS.copy()
+_PAIR_GIVERS = np.array([0, 0, 1, 1, 2, 2], dtype=np.int64)  # observation's exchange pairs, relative seats
+_PAIR_RECEIVERS = np.array([1, 2, 0, 2, 0, 1], dtype=np.int64)
+
+
+@kernel(inline=True)
+def _distinct_k(legal, played):
+    """``pimc.distinct_cards`` of one game: ``legal`` without the cards equivalent to a lower
+    legal card of their suit (every card between them in ``played``, R16)."""
+    cards = legal & _ALL_CARDS
+    reach, through = cards, played & ~_RANK_0
+    for shift in (1, 2, 4, 8):
+        reach |= through & (reach << np.uint64(shift))
+        through &= through << np.uint64(shift)
+    return legal & ~(cards & (reach << _ONE) & ~_RANK_0)
+
+
+@kernel(inline=True)
+def _lowest_k(bits):
+    """The lowest action in the non-empty set ``bits``."""
+    action = 0
+    while not (bits >> np.uint64(action)) & _ONE:
+        action += 1
+    return action
+
+
+@kernel(inline=True)
+def _last_card_k(g, action, phase, to_act, hands, trick):
+    """Whether ``action`` is the last card of game ``g``'s deal: the third card of a trick played
+    from a hand of one card (every hand then empty, R12)."""
+    return (phase[g] == PLAY and trick[g, 1] >= 0
+            and hands[g, to_act[g]] == _ONE << np.uint64(action))
+
+
+@kernel(inline=True)
+def _final_points_k(g, action, seat, dealer, mode, trick, leader, tricks_won):
+    """The deal's points for ``seat`` (R23, R24) when ``action`` completes its last trick: what
+    ``engine._end_deal_k`` writes, without dealing the next deal (a rollout ends here)."""
+    winner = (leader[g] + _winner_position_k(trick[g, 0], trick[g, 1], np.int8(action), mode[g])) % 3  # R16
+    won = np.int64(tricks_won[g, seat]) + (1 if winner == seat else 0)
+    role = (seat - dealer[g]) % 3
+    return np.int64(_MIN_TARGETS[role]) - won if mode[g] == MINIMUM else won - np.int64(_TARGETS[role])
+
+
+@kernel(inline=True)
+def _gather_k(k, g, bits, phase, to_act, dealer, hands, talon, mode, exchange_done, given, discards, played, trick,
+              q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role, q_trick, q_mode,
+              q_decision, q_position):
+    """Row ``k`` of the heuristic's inputs: game ``g`` seen by its seat to act, the fields of
+    ``view.View`` of ``observe_card_sets`` (hand, unseen cards, played by relative seat, the
+    talon once shown, own exchange cards, the pairs' exchange counts, relative roles, the
+    trick, mode, decision, position in the trick); ``bits``: its legal actions."""
+    seat, dl, ph = np.int64(to_act[g]), np.int64(dealer[g]), np.int64(phase[g])
+    hand = hands[g, seat]
+    gone = discards[g] if seat == (dl + 1) % 3 else _NONE  # the playmaker's own discards (section 5)
+    for r in range(3):
+        q_played[k, r] = played[g, (seat + r) % 3]
+        gone |= q_played[k, r]
+    position = 0
+    for r in range(3):
+        card = np.int64(trick[g, r])
+        q_trick[k, r] = card
+        if card >= 0:
+            gone |= _ONE << np.uint64(card)
+            position += 1
+    q_hand[k] = hand
+    q_unseen[k] = _ALL_CARDS & ~hand & ~gone
+    q_talon[k] = talon[g] if ph >= DISCARD else _NONE  # shown once taken (section 5, step 4)
+    q_given[k] = given[g, seat]
+    q_legal[k] = bits
+    for p in range(6):
+        q_exchange_done[k, p] = exchange_done[g, (seat + _PAIR_GIVERS[p]) % 3, (seat + _PAIR_RECEIVERS[p]) % 3]
+    for r in range(3):
+        q_role[k, r] = ((seat + r) % 3 - dl + 3) % 3
+    q_mode[k] = mode[g]
+    q_decision[k] = ph
+    q_position[k] = position
+
+
+@kernel(counted=False)
+def _advance_k(s, live, pending, seat, decisions, horizon, rules, points, status, legal_out, asked, q_hand, q_unseen,
+               q_played, q_talon, q_given, q_legal, q_exchange_done, q_role, q_trick, q_mode, q_decision, q_position,
+               keys, order):
+    """The moves of a round of :func:`_rollouts_k` (the state ``s`` as the engine's per-game rules take it;
+    without reference counting, as ``engine._apply_range_k``: every array read from the tuple
+    would otherwise cost two atomic operations). Returns the number of ASK_CARDS games."""
+    phase, to_act, dealer, hands, talon, mode, modes_used = (s[PHASE], s[TO_ACT], s[DEALER], s[HANDS], s[TALON],
+                                                             s[MODE_], s[MODES_USED])
+    exchange_done, given, discards, played, trick = s[EXCHANGE_DONE], s[GIVEN], s[DISCARDS], s[PLAYED], s[TRICK]
+    leader, tricks_won, deal_ended, deal_points = s[LEADER], s[TRICKS_WON], s[DEAL_ENDED], s[DEAL_POINTS_]
+    batch_size = phase.size
+    n_asked = 0
+    for i in range(live.size):
+        g = live[i]
+        action = pending[i]
+        while True:
+            if action >= 0:
+                decisions[g] += 1
+                if _last_card_k(g, action, phase, to_act, hands, trick):  # scored here, the next deal not dealt
+                    points[g] = _final_points_k(g, action, seat[g], dealer, mode, trick, leader, tricks_won)
+                    status[i] = DONE
+                    break
+                _apply_k(s, g, action, False, batch_size, rules, keys, order)
+                action = -1
+            if deal_ended[g]:
+                points[g] = deal_points[g, seat[g]]
+                status[i] = DONE
+                break
+            if horizon and decisions[g] >= horizon:
+                status[i] = CUT
+                break
+            bits = _legal_game_k(phase, to_act, hands, modes_used, trick, mode, g, rules)
+            ph = phase[g]
+            options = bits
+            if ph == DISCARD or ph == PLAY:
+                on_table = _NONE
+                for r in range(3):
+                    if trick[g, r] >= 0:
+                        on_table |= _ONE << np.uint64(trick[g, r])
+                options = _distinct_k(bits, (played[g, 0] | played[g, 1] | played[g, 2]) & ~on_table)
+            if _count(options) == 1:  # no real choice: played directly
+                action = _lowest_k(options)
+                continue
+            legal_out[i] = bits
+            if ph == GIVE or ph == MODE or to_act[g] < 0 or options == _NONE:
+                status[i] = ASK_POLICY
+                break
+            status[i] = ASK_CARDS
+            asked[n_asked] = i
+            _gather_k(n_asked, g, bits, phase, to_act, dealer, hands, talon, mode, exchange_done, given, discards,
+                      played, trick, q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role,
+                      q_trick, q_mode, q_decision, q_position)
+            n_asked += 1
+            break
+    return n_asked
+
+
+@kernel
+def _rollouts_k(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards,
+                talon, mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair,
+                exchange_done, exchange_trump, given, received, discards, played, shown_out, trick, past_tricks,
+                trick_leaders, card_trick, leader, tricks_won, prev_points, scores, last_returned, last_trick,
+                last_trick_leader, last_trick_winner, deal_ended, deal_points, game_ended, final_scores,
+                live, pending, n_live, seat, decisions, horizon, rules, points, status, legal_out, cut, n_cut,
+                params, tie, rank_tie, known_mass, log_known):
+    """Plays the rollout games ``live[:n_live]`` (game numbers; ``pending``: an action to apply
+    first, -1 none) in rounds (module docstring) until every one has ended its deal or reached
+    the horizon, or until some wait for the policy (an exchange give). ``points`` (the deal's
+    points for ``seat``) and ``decisions`` (played so far) are indexed by game number; the
+    games cut at the horizon are listed in ``cut`` (``n_cut`` so far). Returns (n_live, n_cut):
+    ``live[:n_live]`` the games still running, ``pending`` their actions, -1 where ``status``
+    is ASK_POLICY (``legal_out``: their legal actions); n_live is 0 when all are done."""
+    s = (seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards, talon,
+         mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair, exchange_done,
+         exchange_trump, given, received, discards, played, shown_out, trick, past_tricks, trick_leaders, card_trick,
+         leader, tricks_won, prev_points, scores, last_returned, last_trick, last_trick_leader, last_trick_winner,
+         deal_ended, deal_points, game_ended, final_scores)
+    n = live.size
+    keys, order = np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64)
+    asked, q_action = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    # The heuristic's inputs of the games asking in a round (_gather_k), rows 0..
+    q_hand, q_unseen, q_talon, q_given, q_legal = (np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint64),
+                                                   np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint64),
+                                                   np.empty(n, dtype=np.uint64))
+    q_played, q_trick = np.empty((n, 3), dtype=np.uint64), np.empty((n, 3), dtype=np.int64)
+    q_exchange_done, q_role = np.empty((n, 6), dtype=np.int16), np.empty((n, 3), dtype=np.int8)
+    q_mode, q_decision, q_position = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    q_miss, q_entries, q_start = np.empty((n, 2)), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    logs = np.empty((2, 52))
+    while n_live > 0:
+        asking = _advance_k(s, live[:n_live], pending[:n_live], seat, decisions, horizon, rules, points, status,
+                            legal_out, asked, q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done,
+                            q_role, q_trick, q_mode, q_decision, q_position, keys, order)
+        if asking:
+            _heuristic_cards_k(asking, q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role,
+                               q_trick, q_mode, q_decision, q_position, q_miss, q_entries, q_start, logs, params, tie,
+                               rank_tie, known_mass, log_known, q_action)
+            for k in range(asking):
+                pending[asked[k]] = q_action[k]
+        # The games still running, packed to the front; those cut at the horizon listed.
+        kept, waiting = 0, False
+        for i in range(n_live):
+            if status[i] == CUT:
+                cut[n_cut] = live[i]
+                n_cut += 1
+            elif status[i] == ASK_CARDS or status[i] == ASK_POLICY:
+                live[kept], status[kept], legal_out[kept] = live[i], status[i], legal_out[i]
+                pending[kept] = pending[i] if status[i] == ASK_CARDS else -1
+                waiting = waiting or status[i] == ASK_POLICY
+                kept += 1
+        n_live = kept
+        if waiting:
+            return n_live, n_cut
+    return 0, n_cut
+
+
+@kernel
+def _heuristic_cards_k(rows, hand, unseen, played, talon, given, legal, exchange_done, role, trick, mode, decision,
+                       position, miss, entries, start, logs, params, tie, rank_tie, known_mass, log_known, actions):
+    """The heuristic's cards for rows 0..rows-1 of the gathered inputs: the steps of
+    ``heuristic_kernels.card_actions_of_sets`` (its kernels' per-game routines), with numpy's
+    own ``log`` and ``exp`` between them (in object mode: they must be numpy's, bit for bit,
+    see ``heuristic_kernels``), the ``exp`` once over the three kinds of arguments in one
+    buffer (elementwise: the same numbers)."""
+    total = 0
+    for k in range(rows):
+        _miss_row(k, hand, unseen, played, talon, given, exchange_done, role, legal, known_mass, miss, entries)
+        start[k] = total
+        total += entries[k]
+    miss_rows, log_miss = miss[:rows], np.empty((rows, 2))
+    with numba.objmode():
+        np.log(miss_rows, out=log_miss)
+    arguments = np.empty(8 * rows + 4 * total)
+    void_arg = arguments[:8 * rows].reshape((rows, 2, 4))
+    higher_arg = arguments[8 * rows:8 * rows + 2 * total].reshape((total, 2))
+    lower_arg = arguments[8 * rows + 2 * total:].reshape((total, 2))
+    for k in range(rows):
+        _sums_row(k, hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known, start, void_arg,
+                  higher_arg, lower_arg, logs)
+    values = np.empty_like(arguments)
+    with numba.objmode():
+        np.exp(arguments, out=values)
+    void = values[:8 * rows].reshape((rows, 2, 4))
+    higher = values[8 * rows:8 * rows + 2 * total].reshape((total, 2))
+    lower = values[8 * rows + 2 * total:].reshape((total, 2))
+    for k in range(rows):
+        _choose_row(k, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, params, tie,
+                    rank_tie, actions)
