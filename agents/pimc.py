@@ -428,12 +428,11 @@ class PIMCAgent:
         seat_of = np.ascontiguousarray(seat, dtype=np.int64)
         live, pending = np.arange(n, dtype=np.int64), np.full(n, -1, dtype=np.int64)
         status, legal_out, cut = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.int64)
-        arrays, rules = engine._arrays(sims), engine._rule_code(sims.rules)
         n_live, n_cut = n, 0
         while n_live:
-            n_live, n_cut = _rollouts_k(*arrays, live, pending, n_live, seat_of, decisions, self.horizon, rules, points,
-                                        status, legal_out, cut, n_cut, params, TIE, RANK_TIE, KNOWN_MASS,
-                                        LOG_MISS_KNOWN)
+            n_live, n_cut = _rollouts_k(sims.buffer, live, pending, n_live, seat_of, decisions, self.horizon,
+                                        sims.rule_code, points, status, legal_out, cut, n_cut, params, TIE, RANK_TIE,
+                                        KNOWN_MASS, LOG_MISS_KNOWN)
             if n_live:  # some games wait for the policy (an exchange give): asked here, numpy
                 rows = np.flatnonzero(status[:n_live] == ASK_POLICY)
                 games = live[rows]

@@ -36,7 +36,7 @@ import numpy as np
 from sergeant_major_env.engine import (DEAL_ENDED, DEAL_POINTS_, DEALER, DISCARD, DISCARDS, EXCHANGE_DONE, GIVE, GIVEN,
                                        HANDS, LEADER, MIN_TARGETS, MINIMUM, MODE, MODE_, MODES_USED, PHASE, PLAY,
                                        PLAYED, TALON, TARGETS, TO_ACT, TRICK, TRICKS_WON, _apply_k, _legal_game_k,
-                                       _winner_position_k)
+                                       _state_k, _winner_position_k)
 from sergeant_major_env.jit import kernel
 
 from .heuristic_kernels import _choose_row, _count, _miss_row, _sums_row
@@ -191,12 +191,7 @@ def _advance_k(s, live, pending, seat, decisions, horizon, rules, points, status
 
 
 @kernel
-def _rollouts_k(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards,
-                talon, mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair,
-                exchange_done, exchange_trump, given, received, discards, played, shown_out, trick, past_tricks,
-                trick_leaders, card_trick, leader, tricks_won, prev_points, scores, last_returned, last_trick,
-                last_trick_leader, last_trick_winner, deal_ended, deal_points, game_ended, final_scores,
-                live, pending, n_live, seat, decisions, horizon, rules, points, status, legal_out, cut, n_cut,
+def _rollouts_k(buffer, live, pending, n_live, seat, decisions, horizon, rules, points, status, legal_out, cut, n_cut,
                 params, tie, rank_tie, known_mass, log_known):
     """Plays the rollout games ``live[:n_live]`` (game numbers; ``pending``: an action to apply
     first, -1 none) in rounds (module docstring) until every one has ended its deal or reached
@@ -205,11 +200,7 @@ def _rollouts_k(seed, episode, first_dealer, deal, dealer, phase, to_act, hands,
     games cut at the horizon are listed in ``cut`` (``n_cut`` so far). Returns (n_live, n_cut):
     ``live[:n_live]`` the games still running, ``pending`` their actions, -1 where ``status``
     is ASK_POLICY (``legal_out``: their legal actions); n_live is 0 when all are done."""
-    s = (seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards, talon,
-         mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair, exchange_done,
-         exchange_trump, given, received, discards, played, shown_out, trick, past_tricks, trick_leaders, card_trick,
-         leader, tricks_won, prev_points, scores, last_returned, last_trick, last_trick_leader, last_trick_winner,
-         deal_ended, deal_points, game_ended, final_scores)
+    s = _state_k(buffer)
     n = live.size
     keys, order = np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64)
     asked, q_action = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
