@@ -196,7 +196,8 @@ class State:
         return out
 
     def copy(self) -> "State":
-        return self.take(slice(None))
+        """A new state holding a copy of every game (one copy of the buffer)."""
+        return _packed(self.rules, self.batch_size, self.buffer.copy())
 
     def put(self, games, other: "State") -> None:
         """Overwrite the given games with the games of ``other`` (same order)."""
@@ -230,6 +231,8 @@ def _starts() -> tuple[int, ...]:
 _STARTS = _starts()
 PACKED_BYTES = sum(_NBYTES)
 """Bytes of one game in a state's buffer (its fields, back to back)."""
+_VIEWS = tuple((f.name, np.dtype(f.metadata["dtype"]), f.metadata["shape"], start)
+               for f, start in zip(_ARRAY_FIELDS, _STARTS))
 
 
 def _packed(rules: Rules, batch: int, buffer: np.ndarray | None = None) -> State:
@@ -240,9 +243,8 @@ def _packed(rules: Rules, batch: int, buffer: np.ndarray | None = None) -> State
     state = object.__new__(State)
     fields = state.__dict__
     fields["rules"] = rules
-    for f, start, nbytes in zip(_ARRAY_FIELDS, _STARTS, _NBYTES):
-        region = buffer[batch * start: batch * (start + nbytes)]
-        fields[f.name] = region.view(f.metadata["dtype"]).reshape((batch, *f.metadata["shape"]))
+    for name, dtype, shape, start in _VIEWS:
+        fields[name] = np.ndarray((batch, *shape), dtype, buffer, batch * start)
     fields["buffer"] = buffer
     fields["rule_code"] = _rule_code(rules)  # the kernels' form of the rules, kept with them
     return state
