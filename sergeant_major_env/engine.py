@@ -51,7 +51,7 @@ import numba
 import numpy as np
 
 from .cards import MINIMUM, MODE_ACTION_OFFSET, MODE_NAMES, NUM_ACTIONS, SUIT_MASKS, action_name, bits_to_bool, card_list
-from .jit import PARALLEL_SAFE, announce_compiling, contiguous, kernel, prange
+from .jit import PARALLEL_SAFE, announce_compiling, contiguous, kernel, prange, spread, use_threads
 from .rules import Rules
 from .limits import check_count, check_fits, shorten
 from .seeding import check_seed_span
@@ -262,7 +262,12 @@ _K_GAME, _K_DEALER, _K_DECK, _K_TALON = (np.uint64(x) for x in (_STREAM_GAME, _S
 _K_TARGETS, _K_MIN_TARGETS = TARGETS.copy(), MIN_TARGETS.copy()
 _K_ORDER = np.array(EXCHANGE_ORDER, dtype=np.int64)  # [pair, (giver role, receiver role)] (R20)
 _PARALLEL_FROM = 256
-"""Batches of at least this many games run on every core (the ``parallel=True`` kernels)."""
+"""Batches of at least this many games run on every core (the ``parallel=True`` kernels, with tbb)."""
+_STEP_THREADS_FROM, _LEGAL_THREADS_FROM = 8192, 32768
+"""Without tbb, batches of at least this many games step (check their legal actions) on
+:func:`jit.spread`'s threads. Handing a chunk to a thread and back costs about 0.1 ms (a
+thread's wake-up, measured on the 2-core development machine), while a step takes about
+60 ns a game and legal_bits 5 ns: smaller batches are as fast on one core."""
 
 
 def _rule_code(rules: Rules) -> int:
@@ -828,6 +833,63 @@ def _step_parallel(seed, episode, first_dealer, deal, dealer, phase, to_act, han
 
 
 @kernel
+def _check_chunk(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards,
+                 talon, mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair,
+                 exchange_done, exchange_trump, given, received, discards, played, shown_out, trick, past_tricks,
+                 trick_leaders, card_trick, leader, tricks_won, prev_points, scores, last_returned, last_trick,
+                 last_trick_leader, last_trick_winner, deal_ended, deal_points, game_ended, final_scores,
+                 actions, games, subset, legal, have_legal, start, stop, refused, rules):
+    """The check of :func:`_step_serial` for the games start..stop-1 of the step, into
+    ``refused`` (a chunk of :func:`_step_threads`; it changes no game)."""
+    s = (seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards, talon,
+         mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair, exchange_done,
+         exchange_trump, given, received, discards, played, shown_out, trick, past_tricks, trick_leaders, card_trick,
+         leader, tricks_won, prev_points, scores, last_returned, last_trick, last_trick_leader, last_trick_winner,
+         deal_ended, deal_points, game_ended, final_scores)
+    _check_range_k(s, actions, games, subset, legal, have_legal, start, stop, refused, rules)
+
+
+@kernel
+def _apply_chunk(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards,
+                 talon, mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair,
+                 exchange_done, exchange_trump, given, received, discards, played, shown_out, trick, past_tricks,
+                 trick_leaders, card_trick, leader, tricks_won, prev_points, scores, last_returned, last_trick,
+                 last_trick_leader, last_trick_winner, deal_ended, deal_points, game_ended, final_scores,
+                 actions, games, subset, start, stop, autoreset, rules):
+    """The application of :func:`_step_serial` to the (checked) games start..stop-1 of the step
+    (a chunk of :func:`_step_threads`)."""
+    s = (seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards, talon,
+         mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair, exchange_done,
+         exchange_trump, given, received, discards, played, shown_out, trick, past_tricks, trick_leaders, card_trick,
+         leader, tricks_won, prev_points, scores, last_returned, last_trick, last_trick_leader, last_trick_winner,
+         deal_ended, deal_points, game_ended, final_scores)
+    _apply_range_k(s, actions, games, subset, start, stop, autoreset, rules, np.empty(52, dtype=np.uint64),
+                   np.empty(52, dtype=np.int64))
+
+
+@kernel
+def _legal_chunk(phase, to_act, hands, modes_used, trick, mode, games, subset, start, stop, out, rules):
+    """:func:`_legal_serial` of the games start..stop-1 into ``out`` (a chunk of :func:`legal_bits`)."""
+    for i in range(start, stop):
+        out[i] = _legal_game_k(phase, to_act, hands, modes_used, trick, mode, _game_k(games, subset, i), rules)
+
+
+def _step_threads(*arguments) -> tuple[int, int]:
+    """:func:`_step_serial` (same arguments) on :func:`jit.spread`'s threads: every chunk of
+    games is checked, and only when no action was refused is every chunk applied, so an
+    illegal action anywhere leaves every game as it was (the all-or-nothing of :func:`step`)."""
+    *arrays, actions, games, subset, legal, have_legal, autoreset, rules = arguments
+    n = actions.size
+    refused = np.empty(n, dtype=np.bool_)
+    spread(lambda start, stop: _check_chunk(*arrays, actions, games, subset, legal, have_legal, start, stop,
+                                            refused, rules), n)
+    first, bad = _first_refused_k(refused)
+    if bad == 0:
+        spread(lambda start, stop: _apply_chunk(*arrays, actions, games, subset, start, stop, autoreset, rules), n)
+    return first, bad
+
+
+@kernel
 def _start_games_k(seed, episode, first_dealer, deal, dealer, phase, to_act, hands, dealt, first_six, talon_cards,
                    talon, mode, modes_used, exchange_giver, exchange_receiver, exchange_due, exchange_pair,
                    exchange_done, exchange_trump, given, received, discards, played, shown_out, trick, past_tricks,
@@ -866,7 +928,7 @@ def _classes_k(trick, mode, cards, rules):
     return out
 
 
-for _kernel in (_step_serial, _step_parallel, _start_games_k):
+for _kernel in (_step_serial, _step_parallel, _check_chunk, _apply_chunk, _start_games_k):
     assert tuple(_kernel.py_func.__code__.co_varnames[:len(_KERNEL_FIELDS)]) == _KERNEL_FIELDS, \
         "a kernel's state arguments must follow State's fields"
 
@@ -973,9 +1035,14 @@ def legal_bits(state: State, games: np.ndarray | None = None) -> np.ndarray:
         rows, subset = _NO_GAMES, False
     else:
         rows, subset = _game_numbers(games, state.batch_size, "engine.legal_bits"), True
-    kernel_ = _legal_parallel if _parallel(rows.size if subset else state.batch_size) else _legal_serial
-    return kernel_(state.phase, state.to_act, state.hands, state.modes_used, state.trick, state.mode, rows, subset,
-                   _rule_code(state.rules))
+    n = rows.size if subset else state.batch_size
+    arrays = (state.phase, state.to_act, state.hands, state.modes_used, state.trick, state.mode, rows, subset)
+    if _threads(n, _LEGAL_THREADS_FROM):
+        out = np.empty(n, dtype=np.uint64)
+        spread(lambda start, stop: _legal_chunk(*arrays, start, stop, out, _rule_code(state.rules)), n)
+        return out
+    kernel_ = _legal_parallel if _parallel(n) else _legal_serial
+    return kernel_(*arrays, _rule_code(state.rules))
 
 
 _NO_GAMES = np.zeros(0, dtype=np.intp)
@@ -987,6 +1054,15 @@ def _parallel(games: int) -> bool:
     if games < _PARALLEL_FROM or not PARALLEL_SAFE or numba.get_num_threads() < 2:
         return False
     announce_compiling((_legal_parallel, _step_parallel), "the engine's parallel kernels")
+    return True
+
+
+def _threads(games: int, from_games: int) -> bool:
+    """Whether ``games`` games run on every core on :func:`jit.spread`'s threads: from
+    ``from_games`` games, where the ``prange`` kernels are not safe (:func:`jit.use_threads`)."""
+    if not use_threads(games, from_games):
+        return False
+    announce_compiling((_check_chunk, _apply_chunk, _legal_chunk), "the engine's threaded kernels")
     return True
 
 
@@ -1021,7 +1097,7 @@ def step(state: State, actions, autoreset: bool = False, legal: np.ndarray | Non
             raise ValueError(f"legal must be legal_bits(state, games): uint64 of shape ({n},), "
                              f"got {legal.dtype} {legal.shape}")
     # Negative ids (and uint64 ones from 2**63) become negative int64s: refused as out of range.
-    kernel_ = _step_parallel if _parallel(n) else _step_serial
+    kernel_ = _step_threads if _threads(n, _STEP_THREADS_FROM) else _step_parallel if _parallel(n) else _step_serial
     first, bad = kernel_(*_arrays(state), actions.astype(np.int64, copy=False), games, subset,
                          _NO_LEGAL if legal is None else contiguous(legal, np.uint64), legal is not None,
                          bool(autoreset), _rule_code(state.rules))
