@@ -14,6 +14,10 @@ tests/reference_engine.py, with today's observation) and OpenSpiel's C++ ``skat`
 from Python one game at a time (legal actions, observation tensor, a random action; as
 benchmarks/openspiel_speed.py measures pyspiel), and prints the ratios. ``--engine-only``
 leaves out the mask and observation of this package's side (the rules alone).
+
+Every run is followed by one on a single core (``sergeant_major_env.jit.one_core``: no
+threads for big batches), and both figures are printed with their ratio: what the cores bring
+(the threads start from a few thousand games, see ``sergeant_major_env.jit``).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's package
 
-from sergeant_major_env import Rules, engine  # noqa: E402
+from sergeant_major_env import Rules, engine, jit  # noqa: E402
 from sergeant_major_env.cards import bits_to_bool, random_member  # noqa: E402
 from sergeant_major_env.observation import observe  # noqa: E402
 from sergeant_major_env.rules import add_rule_options  # noqa: E402
@@ -97,18 +101,25 @@ def main() -> None:
 
     views = not args.engine_only
     run_once(args.batch, min(0.5, args.seconds), rules, args.seed, views=views)  # warm-up
-    decisions = statistics.median(run_once(args.batch, args.seconds, rules, args.seed + 1 + i, views=views)
-                                  for i in range(args.repeats))
+    runs, one_core_runs = [], []
+    for i in range(args.repeats):  # every core and one core in turn: both see the same machine
+        runs.append(run_once(args.batch, args.seconds, rules, args.seed + 1 + i, views=views))
+        with jit.one_core():
+            one_core_runs.append(run_once(args.batch, args.seconds, rules, args.seed + 1 + i, views=views))
+    decisions, one_core = statistics.median(runs), statistics.median(one_core_runs)
     compared = compare(args, rules) if args.compare else {}
     games = decisions / decisions_per_game(rules)
     state_bytes = engine.init(engine.game_seeds(0, args.batch), rules).nbytes_per_game()
     if args.json:
         print(json.dumps({"batch": args.batch, "decisions_per_s": round(decisions),
+                          "one_core_decisions_per_s": round(one_core), "threads": jit.threads(),
                           "games_per_s": round(games, 2), "state_bytes_per_game": state_bytes,
                           **{f"{name}_decisions_per_s": round(value) for name, value in compared.items()}}))
     else:
         print(f"batch {args.batch}: {decisions:,.0f} decisions/s, {games:,.1f} games/s, "
               f"{state_bytes:.0f} state bytes per game (median of {args.repeats} runs of {args.seconds:g} s)")
+        print(f"  on one core: {one_core:,.0f} decisions/s; every core ({jit.threads()} threads) / one core = "
+              f"{decisions / one_core:.2f}")
         for name, value in compared.items():
             print(f"  {name}: {value:,.0f} decisions/s; engine / {name} = {decisions / value:.2f}")
 

@@ -19,8 +19,8 @@ Big batches run on every core, in one of two ways:
   the kernels release the GIL, so the chunks run side by side. The pool belongs to the
   process that made it: a forked worker process (evaluate's, the tournaments') makes its own
   at its first big batch and never touches its parent's threads, which it does not have.
-  ``SERGEANT_MAJOR_THREADS=1`` (or :func:`set_threads`) keeps every batch on one core, e.g.
-  to measure what the threads bring; ``=N`` caps the threads at N.
+  ``SERGEANT_MAJOR_THREADS=1`` (or :func:`set_threads`, or the block :func:`one_core`) keeps
+  every batch on one core, e.g. to measure what the threads bring; ``=N`` caps the threads at N.
 
 Either way the games of a batch are independent and each is computed by the same per-game
 code, so a batch gives the same numbers, bit for bit, on any number of threads.
@@ -32,6 +32,7 @@ for (:func:`contiguous` makes sure of the layout).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -155,6 +156,19 @@ def set_threads(count: int | None) -> int | None:
     return previous
 
 
+@contextlib.contextmanager
+def one_core():
+    """Every batch on one core inside the block (no :func:`spread` threads, one numba thread for
+    the ``prange`` kernels): what the benchmarks compare the cores against."""
+    previous, numba_threads = set_threads(1), numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(numba_threads)
+        set_threads(previous)
+
+
 def use_threads(games: int, from_games: int) -> bool:
     """Whether a batch of ``games`` goes to :func:`spread`: from ``from_games`` games on, with
     two threads or more, where the ``parallel=True`` kernels are not safe (no tbb)."""
@@ -191,19 +205,38 @@ def chunks(games: int, count: int | None = None) -> list[tuple[int, int]]:
     return [(bounds[k], bounds[k + 1]) for k in range(count)]
 
 
+CHUNKS_PER_THREAD = 4
+""":func:`spread` cuts a batch into this many chunks per thread: the threads take them in turn,
+so a thread that waits for its core (a shared machine) leaves its share to the others."""
+
+
 def spread(run: Callable[[int, int], Any], games: int) -> list:
-    """Calls ``run(start, stop)`` on each chunk of ``range(games)`` (:func:`chunks`), one chunk
-    a thread, the last on the calling thread; returns their results in chunk order once all
-    have finished. ``run`` calls a nogil kernel over the games start..stop-1 and writes only
-    their rows, so the chunks run side by side on the cores and give what one call over
-    every game would. An exception of a chunk is raised here, after every chunk finished."""
-    parts = chunks(games)
-    if len(parts) == 1:
-        return [run(*parts[0])]
+    """Calls ``run(start, stop)`` on each chunk of ``range(games)`` (:func:`chunks`, ``CHUNKS_PER_THREAD``
+    a thread) and returns their results in chunk order once all have finished. ``run`` calls a
+    nogil kernel over the games start..stop-1 and writes only their rows, so the chunks run side
+    by side on the cores and give what one call over every game would.
+
+    The calling thread works too: it takes the chunks in turn with the pool's threads, and it
+    waits only for chunks a pool thread has begun; a pool thread that has not woken by the time
+    every chunk is taken is called off. On a busy machine the batch so costs little more than on
+    one core. An exception of a chunk is raised here, after every begun chunk finished."""
+    count = threads()
+    parts = chunks(games, count * CHUNKS_PER_THREAD)
+    if count < 2 or len(parts) < 2:
+        return [run(start, stop) for start, stop in parts]
+    results: list = [None] * len(parts)
+    taken = iter(range(len(parts)))  # next() on it is atomic under the GIL: each chunk is taken once
+
+    def work() -> None:
+        for k in taken:
+            results[k] = run(*parts[k])
+
     pool = _executor()
-    futures = [pool.submit(run, start, stop) for start, stop in parts[:-1]]
+    helpers = [pool.submit(work) for _ in range(min(count, len(parts)) - 1)]
     try:
-        last = run(*parts[-1])
+        work()
     finally:
-        results = [future.result() for future in futures]  # waits for every chunk
-    return results + [last]
+        for helper in helpers:
+            if not helper.cancel():  # begun: wait for its chunk
+                helper.result()
+    return results
