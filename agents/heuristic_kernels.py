@@ -177,6 +177,7 @@ def _miss_serial(hand, unseen, played, talon, given, exchange_done, role, legal,
 
 @kernel
 def _miss_chunk(start, stop, hand, unseen, played, talon, given, exchange_done, role, legal, known_mass, miss, entries):
+    """:func:`_miss_serial` of the games start..stop-1 (a chunk of ``jit.spread``'s threads)."""
     for i in range(start, stop):
         _miss_row(i, hand, unseen, played, talon, given, exchange_done, role, legal, known_mass, miss, entries)
 
@@ -259,6 +260,7 @@ def _sums_serial(hand, unseen, talon, given, exchange_done, role, legal, log_mis
 @kernel
 def _sums_chunk(start_row, stop_row, hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known,
                 start, void_arg, higher_arg, lower_arg):
+    """:func:`_sums_serial` of the games start..stop-1 (a chunk of ``jit.spread``'s threads)."""
     logs = np.empty((2, 52))
     for i in range(start_row, stop_row):
         _sums_row(i, hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known, start,
@@ -442,6 +444,7 @@ def _choose_serial(hand, unseen, legal, trick, mode, decision, position, void, h
 @kernel
 def _choose_chunk(start_row, stop_row, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start,
                   p, tie, rank_tie, actions):
+    """:func:`_choose_serial` of the games start..stop-1 (a chunk of ``jit.spread``'s threads)."""
     for i in range(start_row, stop_row):
         _choose_row(i, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
                     rank_tie, actions)
