@@ -113,12 +113,14 @@ THREADS_VARIABLE = "SERGEANT_MAJOR_THREADS"
 
 
 def _cores() -> int:
-    """The cores this process may run on (its affinity), at most numba's thread count."""
+    """The cores this process may run on (its affinity), at most ``NUMBA_NUM_THREADS`` (read
+    from numba's configuration: asking numba for its threads would start its threading layer,
+    GNU OpenMP where tbb is missing, which this path avoids)."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # macOS, Windows
         cores = os.cpu_count() or 1
-    return max(1, min(cores, numba.get_num_threads()))
+    return max(1, min(cores, numba.config.NUMBA_NUM_THREADS))
 
 
 def _threads_from_environment() -> int | None:
@@ -160,12 +162,15 @@ def set_threads(count: int | None) -> int | None:
 def one_core():
     """Every batch on one core inside the block (no :func:`spread` threads, one numba thread for
     the ``prange`` kernels): what the benchmarks compare the cores against."""
-    previous, numba_threads = set_threads(1), numba.get_num_threads()
-    numba.set_num_threads(1)
+    previous = set_threads(1)
+    numba_threads = numba.get_num_threads() if PARALLEL_SAFE else None  # the prange kernels run (tbb)
+    if numba_threads is not None:
+        numba.set_num_threads(1)
     try:
         yield
     finally:
-        numba.set_num_threads(numba_threads)
+        if numba_threads is not None:
+            numba.set_num_threads(numba_threads)
         set_threads(previous)
 
 

@@ -182,3 +182,19 @@ def test_threads_setting():
             jit.set_threads(0)
     finally:
         jit.set_threads(previous)
+
+
+@pytest.mark.parametrize("value, threads, message", [("1", 1, ""), ("abc", None, "must be a whole number"),
+                                                     ("0", None, "must be a whole number")])
+def test_threads_variable(value, threads, message):
+    """SERGEANT_MAJOR_THREADS caps the threads; a bad value is one line on stderr, then ignored."""
+    import os
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", "from sergeant_major_env import jit; "
+                           "print(jit.threads(), jit._cores())"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, jit.THREADS_VARIABLE: value})
+    assert done.returncode == 0, done.stderr
+    got, cores = map(int, done.stdout.split())
+    assert got == (cores if threads is None else threads)
+    assert (message in done.stderr and len(done.stderr.strip().splitlines()) == 1) if message else not done.stderr
