@@ -15,8 +15,11 @@ bit for bit (``tests/reference_heuristic_030.py``, ``tests/test_heuristic_kernel
   ``np.log``; the sums of the logs by suit (:func:`_sums_all`), then ``np.exp``; the scores
   and the choice (:func:`_choose_all`).
 
-Each kernel loops over the games, serially for small batches and over the cores
-(``prange``) from ``PARALLEL_ROWS`` games on, where the start of numba's threads pays.
+Each kernel loops over the games, serially for small batches and over the cores for big
+ones: with numba's ``prange`` (from ``PARALLEL_ROWS`` games on, where the start of numba's
+threads pays; only with tbb, ``sergeant_major_env.jit.PARALLEL_SAFE``), else in chunks on
+``jit.spread``'s Python threads (from ``THREADS_ROWS`` games on). The games are independent:
+the actions are the same on any number of threads.
 The kernels receive checked arrays of fixed dtypes (:func:`card_actions` converts them).
 """
 
@@ -24,13 +27,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from sergeant_major_env.jit import PARALLEL_SAFE, contiguous, kernel, prange
+from sergeant_major_env.jit import PARALLEL_SAFE, contiguous, kernel, prange, spread, use_threads
 
 PARALLEL_ROWS = 8192
 """From this many games on, the kernels spread the games over the cores (pimc's batches of
 tens of thousands of rollouts). Below it they run serially: on a shared two-core machine the
 parallel kernels were slower at every batch under about 60,000 games (4,096: 30 ms against
 5 ms; 60,000: even), each of the three kernels paying the threads' start and wait."""
+
+THREADS_ROWS = 1024
+"""Without tbb, from this many games on the kernels run in chunks on ``jit.spread``'s threads
+(one per core; a chunk's hand-off costs about 0.1 ms, so small batches stay on one core)."""
 
 PARAM_ORDER = ("lam", "lam_nt", "mu", "nt_length_discard", "nt_length_follow", "draw_master", "draw_long",
                "short_lead", "guard_lead", "lead_win", "second_risk", "danger_lead", "min_short", "fv_trump",
@@ -168,10 +175,28 @@ def _miss_serial(hand, unseen, played, talon, given, exchange_done, role, legal,
         _miss_row(i, hand, unseen, played, talon, given, exchange_done, role, legal, known_mass, miss, entries)
 
 
+@kernel
+def _miss_chunk(start, stop, hand, unseen, played, talon, given, exchange_done, role, legal, known_mass, miss, entries):
+    """:func:`_miss_serial` of the games start..stop-1 (a chunk of ``jit.spread``'s threads)."""
+    for i in range(start, stop):
+        _miss_row(i, hand, unseen, played, talon, given, exchange_done, role, legal, known_mass, miss, entries)
+
+
 def _parallel(rows: int) -> bool:
     """Whether ``rows`` rows go to the parallel kernels: from ``PARALLEL_ROWS`` on, where numba's
     threads are safe in forked workers too (:data:`sergeant_major_env.jit.PARALLEL_SAFE`)."""
     return PARALLEL_SAFE and rows >= PARALLEL_ROWS
+
+
+def _run(rows: int, parallel: bool, serial_kernel, parallel_kernel, chunk_kernel, *arguments) -> None:
+    """One of the three kernels over ``rows`` games: the parallel one (tbb), else the chunks of
+    ``chunk_kernel`` on ``jit.spread``'s threads from ``THREADS_ROWS`` games on, else the serial one."""
+    if parallel:
+        parallel_kernel(*arguments)
+    elif use_threads(rows, THREADS_ROWS):
+        spread(lambda start, stop: chunk_kernel(start, stop, *arguments), rows)
+    else:
+        serial_kernel(*arguments)
 
 
 @kernel(parallel=True)
@@ -228,6 +253,16 @@ def _sums_serial(hand, unseen, talon, given, exchange_done, role, legal, log_mis
                  void_arg, higher_arg, lower_arg):
     logs = np.empty((2, 52))
     for i in range(hand.shape[0]):
+        _sums_row(i, hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known, start,
+                  void_arg, higher_arg, lower_arg, logs)
+
+
+@kernel
+def _sums_chunk(start_row, stop_row, hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known,
+                start, void_arg, higher_arg, lower_arg):
+    """:func:`_sums_serial` of the games start..stop-1 (a chunk of ``jit.spread``'s threads)."""
+    logs = np.empty((2, 52))
+    for i in range(start_row, stop_row):
         _sums_row(i, hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known, start,
                   void_arg, higher_arg, lower_arg, logs)
 
@@ -406,6 +441,15 @@ def _choose_serial(hand, unseen, legal, trick, mode, decision, position, void, h
                     rank_tie, actions)
 
 
+@kernel
+def _choose_chunk(start_row, stop_row, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start,
+                  p, tie, rank_tie, actions):
+    """:func:`_choose_serial` of the games start..stop-1 (a chunk of ``jit.spread``'s threads)."""
+    for i in range(start_row, stop_row):
+        _choose_row(i, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
+                    rank_tie, actions)
+
+
 @kernel(parallel=True)
 def _choose_parallel(hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
                      rank_tie, actions):
@@ -423,10 +467,10 @@ def card_actions(v, legal: np.ndarray, params: np.ndarray) -> np.ndarray:
     sets = _card_sets(v, legal)
     void, higher, lower, start = card_reading(v, legal, sets)
     actions = np.empty(v.n, dtype=np.int64)
-    (_choose_parallel if _parallel(v.n) else _choose_serial)(
-        sets["hand"], sets["unseen"], sets["legal"], contiguous(v.trick, np.int64), contiguous(v.mode, np.int64),
-        contiguous(v.decision, np.int64), contiguous(v.position, np.int64), void, higher, lower, start,
-        contiguous(params, np.float64), TIE, RANK_TIE, actions)
+    _run(v.n, _parallel(v.n), _choose_serial, _choose_parallel, _choose_chunk,
+         sets["hand"], sets["unseen"], sets["legal"], contiguous(v.trick, np.int64), contiguous(v.mode, np.int64),
+         contiguous(v.decision, np.int64), contiguous(v.position, np.int64), void, higher, lower, start,
+         contiguous(params, np.float64), TIE, RANK_TIE, actions)
     return actions
 
 
@@ -441,14 +485,14 @@ def card_reading(v, legal: np.ndarray, sets: dict | None = None) -> tuple[np.nda
     hand, unseen, talon, given, legal = (sets[name] for name in ("hand", "unseen", "talon", "given", "legal"))
     exchange_done, role = contiguous(v.exchange_done, np.int16), contiguous(v.role, np.int8)
     miss, entries = np.empty((n, 2)), np.empty(n, dtype=np.int64)
-    (_miss_parallel if parallel else _miss_serial)(hand, unseen, sets["played"], talon, given, exchange_done, role,
-                                                   legal, KNOWN_MASS, miss, entries)
+    _run(n, parallel, _miss_serial, _miss_parallel, _miss_chunk, hand, unseen, sets["played"], talon, given,
+         exchange_done, role, legal, KNOWN_MASS, miss, entries)
     log_miss = np.log(miss)
     start = np.cumsum(entries) - entries
     total = int(start[-1] + entries[-1]) if n else 0
     void_arg, higher_arg, lower_arg = np.empty((n, 2, 4)), np.empty((total, 2)), np.empty((total, 2))
-    (_sums_parallel if parallel else _sums_serial)(hand, unseen, talon, given, exchange_done, role, legal, log_miss,
-                                                   LOG_MISS_KNOWN, start, void_arg, higher_arg, lower_arg)
+    _run(n, parallel, _sums_serial, _sums_parallel, _sums_chunk, hand, unseen, talon, given, exchange_done, role,
+         legal, log_miss, LOG_MISS_KNOWN, start, void_arg, higher_arg, lower_arg)
     return np.exp(void_arg), np.exp(higher_arg), np.exp(lower_arg), start
 
 

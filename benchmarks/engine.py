@@ -14,12 +14,17 @@ decisions of a random game) and the state's bytes per game.
 from Python one game at a time (legal actions, observation tensor, a random action; as
 benchmarks/openspiel_speed.py measures pyspiel), and prints the ratios. ``--engine-only``
 leaves out the mask and observation of this package's side (the rules alone).
+
+Every run is followed by one on a single core (``sergeant_major_env.jit.one_core``: no
+threads for big batches), and both figures are printed with their ratio: what the cores bring
+(the threads start from a few thousand games, see ``sergeant_major_env.jit``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 import time
@@ -29,7 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's package
 
-from sergeant_major_env import Rules, engine  # noqa: E402
+from sergeant_major_env import Rules, engine, jit  # noqa: E402
 from sergeant_major_env.cards import bits_to_bool, random_member  # noqa: E402
 from sergeant_major_env.observation import observe  # noqa: E402
 from sergeant_major_env.one_game import OneGame  # noqa: E402
@@ -115,6 +120,13 @@ def main() -> None:
 
     views = not args.engine_only
     runs = {"batched API": lambda i, s=args.seconds: run_once(args.batch, s, rules, args.seed + 1 + i, views=views)}
+    if args.batch > 1 and jit.threads() >= 2:  # every core (big batches) against one, in the same run
+
+        def one_core(i: int, seconds: float = args.seconds) -> float:
+            with jit.one_core():
+                return run_once(args.batch, seconds, rules, args.seed + 1 + i, views=views)
+
+        runs["batched API, one core"] = one_core
     if args.batch == 1 and views:
         runs["one-game path"] = lambda i, s=args.seconds: run_one_game(s, rules, args.seed + 1 + i)
     for run in list(runs.values()):
@@ -130,11 +142,11 @@ def main() -> None:
     decisions = max(rates["batched API"], rates.get("one-game path", 0.0))
     games = decisions / decisions_per_game(rules)
     state_bytes = engine.init(engine.game_seeds(0, args.batch), rules).nbytes_per_game()
-    ours = [name for name in ("batched API", "one-game path") if name in rates]
+    ours = [name for name in ("batched API", "batched API, one core", "one-game path") if name in rates]
     if args.json:
         print(json.dumps({"batch": args.batch, "decisions_per_s": round(decisions), "games_per_s": round(games, 2),
-                          "state_bytes_per_game": state_bytes,
-                          **{f"{name.replace(' ', '_').replace('-', '_')}_decisions_per_s": round(value)
+                          "state_bytes_per_game": state_bytes, "threads": jit.threads(),
+                          **{f"{re.sub('[^a-z0-9]+', '_', name.lower())}_decisions_per_s": round(value)
                              for name, value in rates.items()}}))
         return
     print(f"batch {args.batch}: {decisions:,.0f} decisions/s, {games:,.1f} games/s, "

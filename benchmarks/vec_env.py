@@ -11,6 +11,10 @@ of ``--repeats`` runs of ``--seconds`` each.
     python benchmarks/vec_env.py --seconds 1 --repeats 3 --json results.json
     python benchmarks/vec_env.py --breakdown          # where the time goes at the largest N
 
+The largest N is also measured on one core (``jit.one_core``: no threads), run for run in
+turn with the figure on every core, and the ratio printed: what the threads of big batches
+(``sergeant_major_env.jit.spread``) bring.
+
 Target (issue "environments"): at N = 1024 at least 200,000 learner decisions/s and at
 least 20x the DummyVecEnv figure.
 """
@@ -31,7 +35,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from sergeant_major_env import RandomPolicy, Rules  # noqa: E402
+from sergeant_major_env import RandomPolicy, Rules, jit  # noqa: E402
 from sergeant_major_env.files import check_writable, write_json  # noqa: E402
 from sergeant_major_env.limits import check_fits, seconds_argument  # noqa: E402
 from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402
@@ -98,6 +102,26 @@ def run_case(name: str, make, num_envs: int, args, rules: dict, opponent) -> dic
     result = {"case": name, "num_envs": num_envs, "median": statistics.median(rates), "runs": rates}
     print(f"{name:<28} N={num_envs:<6} {result['median']:>12,.0f} learner decisions/s   "
           f"(runs: {', '.join(f'{r:,.0f}' for r in rates)})", flush=True)
+    return result
+
+
+def run_cores_case(make, num_envs: int, args, rules: dict, opponent) -> dict:
+    """The vec env on every core (jit.spread's threads for big batches) and on one core
+    (``jit.one_core``), run after run in turn so that both see the same machine."""
+    rates, one_core_rates = [], []
+    for repeat in range(args.repeats):
+        rates.append(measure(make(num_envs, args.seed + repeat, rules, opponent), num_envs, args.seconds))
+        with jit.one_core():
+            one_core_rates.append(measure(make(num_envs, args.seed + repeat, rules, opponent), num_envs,
+                                          args.seconds))
+    result = {"case": "SergeantMajorVecEnv", "num_envs": num_envs, "median": statistics.median(rates), "runs": rates,
+              "one_core_median": statistics.median(one_core_rates), "one_core_runs": one_core_rates}
+    for label, key in (("SergeantMajorVecEnv", "median"), ("  the same on one core", "one_core_median")):
+        runs = result["runs" if key == "median" else "one_core_runs"]
+        print(f"{label:<28} N={num_envs:<6} {result[key]:>12,.0f} learner decisions/s   "
+              f"(runs: {', '.join(f'{r:,.0f}' for r in runs)})", flush=True)
+    print(f"  every core ({jit.threads()} threads) / one core: {result['median'] / result['one_core_median']:.2f}x",
+          flush=True)
     return result
 
 
@@ -202,7 +226,8 @@ def main(argv=None) -> int:
     print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
           f"{os.cpu_count()} CPUs; rules {rules}; opponents: {opponent.name}; "
           f"{args.repeats} x {args.seconds:g} s per case\n", flush=True)
-    results = [run_case("SergeantMajorVecEnv", vec_env_stepper, n, args, rules, opponent) for n in sizes]
+    results = [run_cores_case(vec_env_stepper, n, args, rules, opponent) if n == max(sizes)
+               else run_case("SergeantMajorVecEnv", vec_env_stepper, n, args, rules, opponent) for n in sizes]
     dummy = run_case("DummyVecEnv(single-seat env)", dummy_vec_env_stepper, args.dummy_envs, args, rules, opponent)
     largest = max(results, key=lambda r: r["num_envs"])
     ratio = largest["median"] / dummy["median"]

@@ -40,11 +40,17 @@ numpy engine (kept frozen in tests/reference_engine.py). One game at a time,
 legal actions, mask and observation) in one call.
 The machine code is cached on disk (``__pycache__`` beside this file, or numba's cache
 folder): the first run compiles for up to a minute and says so in one line on stderr; later
-runs load it in about a second. Batches of 256 games or more run on every core (``prange``,
-numba's threads, ``NUMBA_NUM_THREADS``); the kernels release the GIL. The views' helpers
-:func:`trick_winner_position`, :func:`targets` and :func:`deal_points` run the rules' own
-kernels (R16, R23, R24 are written once); :func:`win_credits` and :func:`places` (R6, a
-game's result) are numpy.
+runs load it in about a second. The kernels release the GIL, and big batches run on every
+core: with numba's tbb threading layer, from 256 games on (``prange``, ``NUMBA_NUM_THREADS``);
+elsewhere (most pip installs) in chunks of games on a pool of Python threads, one per core
+(:func:`sergeant_major_env.jit.spread`), from 8,192 games for :func:`step` and 32,768 for
+:func:`legal_bits` (a step costs about 60 ns a game, a thread's hand-off about 0.1 ms). The
+threaded :func:`step` checks every chunk's actions, waits for all, and only then applies the
+chunks, so an illegal action anywhere still leaves every game unchanged; any number of threads
+gives the same games, bit for bit (``SERGEANT_MAJOR_THREADS=1`` keeps every batch on one
+core). The views' helpers :func:`trick_winner_position`, :func:`targets` and
+:func:`deal_points` run the rules' own kernels (R16, R23, R24 are written once);
+:func:`win_credits` and :func:`places` (R6, a game's result) are numpy.
 """
 
 from __future__ import annotations
@@ -55,7 +61,7 @@ import numba
 import numpy as np
 
 from .cards import MINIMUM, MODE_ACTION_OFFSET, MODE_NAMES, NUM_ACTIONS, SUIT_MASKS, action_name, bits_to_bool, card_list
-from .jit import PARALLEL_SAFE, announce_compiling, contiguous, kernel, prange
+from .jit import PARALLEL_SAFE, announce_compiling, contiguous, kernel, prange, spread, use_threads
 from .rules import Rules
 from .limits import check_count, check_fits, shorten
 from .seeding import check_seed_span
@@ -396,7 +402,12 @@ _K_GAME, _K_DEALER, _K_DECK, _K_TALON = (np.uint64(x) for x in (_STREAM_GAME, _S
 _K_TARGETS, _K_MIN_TARGETS = TARGETS.copy(), MIN_TARGETS.copy()
 _K_ORDER = np.array(EXCHANGE_ORDER, dtype=np.int64)  # [pair, (giver role, receiver role)] (R20)
 _PARALLEL_FROM = 256
-"""Batches of at least this many games run on every core (the ``parallel=True`` kernels)."""
+"""Batches of at least this many games run on every core (the ``parallel=True`` kernels, with tbb)."""
+_STEP_THREADS_FROM, _LEGAL_THREADS_FROM = 8192, 32768
+"""Without tbb, batches of at least this many games step (check their legal actions) on
+:func:`jit.spread`'s threads. Handing a chunk to a thread and back costs about 0.1 ms (a
+thread's wake-up, measured on the 2-core development machine), while a step takes about
+60 ns a game and legal_bits 5 ns: smaller batches are as fast on one core."""
 
 
 def _rule_code(rules: Rules) -> int:
@@ -959,6 +970,44 @@ def _step_parallel(buffer, actions, games, subset, legal, have_legal, autoreset,
 
 
 @kernel
+def _check_chunk(buffer, actions, games, subset, legal, have_legal, start, stop, refused, rules):
+    """The check of :func:`_step_serial` for the games start..stop-1 of the step, into
+    ``refused`` (a chunk of :func:`_step_threads`; it changes no game)."""
+    _check_range_k(_state_k(buffer), actions, games, subset, legal, have_legal, start, stop, refused, rules)
+
+
+@kernel
+def _apply_chunk(buffer, actions, games, subset, start, stop, autoreset, rules):
+    """The application of :func:`_step_serial` to the (checked) games start..stop-1 of the step
+    (a chunk of :func:`_step_threads`)."""
+    _apply_range_k(_state_k(buffer), actions, games, subset, start, stop, autoreset, rules,
+                   np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64))
+
+
+@kernel
+def _legal_chunk(buffer, games, subset, start, stop, out, rules):
+    """:func:`_legal_serial` of the games start..stop-1 into ``out`` (a chunk of :func:`legal_bits`)."""
+    s = _state_k(buffer)
+    for i in range(start, stop):
+        out[i] = _legal_game_k(s[PHASE], s[TO_ACT], s[HANDS], s[MODES_USED], s[TRICK], s[MODE_],
+                               _game_k(games, subset, i), rules)
+
+
+def _step_threads(buffer, actions, games, subset, legal, have_legal, autoreset, rules) -> tuple[int, int]:
+    """:func:`_step_serial` (same arguments) on :func:`jit.spread`'s threads: every chunk of
+    games is checked, and only when no action was refused is every chunk applied, so an
+    illegal action anywhere leaves every game as it was (the all-or-nothing of :func:`step`)."""
+    n = actions.size
+    refused = np.empty(n, dtype=np.bool_)
+    spread(lambda start, stop: _check_chunk(buffer, actions, games, subset, legal, have_legal, start, stop, refused,
+                                            rules), n)
+    first, bad = _first_refused_k(refused)
+    if bad == 0:
+        spread(lambda start, stop: _apply_chunk(buffer, actions, games, subset, start, stop, autoreset, rules), n)
+    return first, bad
+
+
+@kernel
 def _start_games_k(buffer, games, what, rules):
     """What ``init`` (``what`` 0: new games) and ``set_cards`` (1: the deal's cards are in
     ``dealt`` and ``talon_cards``) do to each of ``games``."""
@@ -1089,8 +1138,14 @@ def legal_bits(state: State, games: np.ndarray | None = None) -> np.ndarray:
     else:
         rows, subset = _game_numbers(games, state.batch_size, "engine.legal_bits"), True
         n = rows.size
-    kernel_ = _legal_parallel if n >= _PARALLEL_FROM and _parallel(n) else _legal_serial
-    return kernel_(state.buffer, rows, subset, state.rule_code)
+    if n >= _PARALLEL_FROM:  # one test for small batches, the one-game case above all
+        if _threads(n, _LEGAL_THREADS_FROM):
+            out = np.empty(n, dtype=np.uint64)
+            spread(lambda start, stop: _legal_chunk(state.buffer, rows, subset, start, stop, out, state.rule_code), n)
+            return out
+        if _parallel(n):
+            return _legal_parallel(state.buffer, rows, subset, state.rule_code)
+    return _legal_serial(state.buffer, rows, subset, state.rule_code)
 
 
 _NO_GAMES = np.zeros(0, dtype=np.intp)
@@ -1102,6 +1157,15 @@ def _parallel(games: int) -> bool:
     if games < _PARALLEL_FROM or not PARALLEL_SAFE or numba.get_num_threads() < 2:
         return False
     announce_compiling((_legal_parallel, _step_parallel), "the engine's parallel kernels")
+    return True
+
+
+def _threads(games: int, from_games: int) -> bool:
+    """Whether ``games`` games run on every core on :func:`jit.spread`'s threads: from
+    ``from_games`` games, where the ``prange`` kernels are not safe (:func:`jit.use_threads`)."""
+    if not use_threads(games, from_games):
+        return False
+    announce_compiling((_check_chunk, _apply_chunk, _legal_chunk), "the engine's threaded kernels")
     return True
 
 
@@ -1140,7 +1204,9 @@ def step(state: State, actions, autoreset: bool = False, legal: np.ndarray | Non
                              f"got {legal.dtype} {legal.shape}")
         legal = contiguous(legal, np.uint64)
     # Negative ids (and uint64 ones from 2**63) become negative int64s: refused as out of range.
-    kernel_ = _step_parallel if n >= _PARALLEL_FROM and _parallel(n) else _step_serial
+    kernel_ = _step_serial
+    if n >= _PARALLEL_FROM:
+        kernel_ = _step_threads if _threads(n, _STEP_THREADS_FROM) else _step_parallel if _parallel(n) else _step_serial
     first, bad = kernel_(state.buffer, contiguous(actions, np.int64), games, subset, legal, legal is not _NO_LEGAL,
                          autoreset is True or bool(autoreset), state.rule_code)
     if bad:
