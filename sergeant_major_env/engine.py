@@ -1069,8 +1069,14 @@ def set_cards(state: State, games: np.ndarray, dealt: np.ndarray, talon_cards: n
         if value.dtype.kind not in "iu" or (value.size and (value.min() < -1 or value.max() > 51)):
             raise ValueError(f"engine.set_cards: {name} must be card ids 0..51 (-1 for none), got {shorten(value)}")
         cards.append(value)
-    state.dealt[games] = cards[0]
-    state.talon_cards[games] = cards[1]
+    _set_cards_checked(state, games, cards[0], cards[1])
+
+
+def _set_cards_checked(state: State, games: np.ndarray, dealt: np.ndarray, talon_cards: np.ndarray) -> None:
+    """:func:`set_cards` once its input is known good (the OpenSpiel adapter's chance outcomes,
+    which it checks itself, come here once a card)."""
+    state.dealt[games] = dealt
+    state.talon_cards[games] = talon_cards
     _start_games_k(state.buffer, contiguous(games, np.intp), 1, state.rule_code)
 
 

@@ -96,6 +96,14 @@ class OneGame:
         announce_compiling((_one_step_k,), "the one-game kernel")
         self.refresh()
 
+    def __getstate__(self) -> dict:
+        """Pickling and ``copy.deepcopy`` keep the state and the settings; the arrays (views of
+        one scratch buffer) are made again from the state."""
+        return {"state": self.state, "seat": self.seat, "autoreset": self.autoreset}
+
+    def __setstate__(self, saved: dict) -> None:
+        self.__init__(saved["state"], None if saved["seat"] < 0 else saved["seat"], saved["autoreset"])
+
     def refresh(self) -> None:
         """Recompute the legal actions, mask and observation from ``state`` (after changing it,
         or its ``rules``)."""

@@ -260,13 +260,23 @@ class SergeantMajorGame(pyspiel.Game):
 
 class _Engine:
     """The engine game (a batch of one) of a state; OpenSpiel clones states by deep-copying
-    their attributes, and this copies the engine's arrays, sharing the frozen rules."""
+    their attributes, and this copies the engine's buffer, sharing the frozen rules.
 
-    def __init__(self, state: engine.State) -> None:
-        self.state = state
+    A new game's engine is the game's template, copied only when first used: pyspiel makes a
+    new initial state for every ``observation_tensor`` call of a Python game (to size its
+    buffers) and never looks inside it."""
+
+    def __init__(self, state: engine.State, shared: bool = False) -> None:
+        self._state, self._shared = state, shared
+
+    @property
+    def state(self) -> engine.State:
+        if self._shared:
+            self._state, self._shared = self._state.copy(), False
+        return self._state
 
     def __deepcopy__(self, memo) -> "_Engine":
-        return _Engine(self.state.copy())
+        return _Engine(self._state, shared=True) if self._shared else _Engine(self._state.copy())
 
 
 class SergeantMajorState(pyspiel.State):
@@ -275,7 +285,7 @@ class SergeantMajorState(pyspiel.State):
 
     def __init__(self, game: SergeantMajorGame) -> None:
         super().__init__(game)
-        self._engine = _Engine(game._template.copy())
+        self._engine = _Engine(game._template, shared=True)
         self._lot_drawn = False
         self._deal: list[int] = []  # the chance outcomes of the current deal: cards in dealing order
         self._dealt = 0  # the same cards as a set (bit c: card c), for chance_outcomes and the check
@@ -395,7 +405,7 @@ class SergeantMajorState(pyspiel.State):
         cards = np.full(NUM_CARDS, -1, dtype=np.int8)
         cards[: len(self._deal)] = self._deal
         dealt, talon = deal_cards(cards, int(self._engine.state.dealer[0]))
-        engine.set_cards(self._engine.state, _ONE, dealt[None], talon[None])
+        engine._set_cards_checked(self._engine.state, _ONE, dealt, talon)  # cards checked by _check (R10)
         if len(self._deal) == NUM_CARDS:
             self._deal_installed()
 

@@ -131,3 +131,21 @@ def test_the_module_docstring_example_runs():
 
     result = doctest.testmod(one_game)
     assert result.attempted >= 4 and result.failed == 0
+
+
+@pytest.mark.parametrize("clone", [lambda g: __import__("copy").deepcopy(g),
+                                   lambda g: __import__("pickle").loads(__import__("pickle").dumps(g))])
+def test_a_copied_game_steps_alike_and_shares_nothing(clone):
+    rng = np.random.default_rng(2)
+    game = OneGame(engine.init([3], Rules(num_deals=1)), seat=2)
+    for _ in range(10):
+        game.step(int(random_member(game.legal, rng)[0]))
+    twin = clone(game)
+    assert twin.seat == 2 and not np.shares_memory(twin.state.buffer, game.state.buffer)
+    for _ in range(30):
+        action = int(random_member(game.legal, rng)[0])
+        game.step(action)
+        twin.step(action)
+        assert twin.state.buffer.tobytes() == game.state.buffer.tobytes()
+        assert (twin.observation == game.observation).all() and (twin.mask == game.mask).all()
+        assert twin.legal.tobytes() == game.legal.tobytes()
