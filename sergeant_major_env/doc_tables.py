@@ -56,8 +56,123 @@ def markdown_table(header: tuple[str, ...], rows: list[tuple]) -> str:
 
 def _rest_to_markdown(text: str) -> str:
     """reST inline markup of the docstrings as Markdown: ``x`` -> `x`, :role:`x` -> `x`."""
-    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"`\1`", text)
-    return re.sub(r"``(.+?)``", r"`\1`", text)
+    return rest_inline(text)
+
+
+# ----------------------------------------------------------------------------- docstrings
+
+# The docstrings are reStructuredText (read with help() and on the environments' pages); the API
+# reference shows them through mkdocstrings, which reads Markdown: docs/griffe_rest.py converts
+# each docstring with rest_to_markdown before it is rendered.
+_ROLE = re.compile(r":(?:py:)?[a-z]+:`(?P<target>[^`]+)`")
+_INLINE_LITERAL = re.compile(r"``(?P<code>[^`]+?)``")
+_TABLE_RULE = re.compile(r"=+( +=+)+")
+
+Linker = Callable[[str, str], "str | None"]
+"""``link(target, code)``: the Markdown of a cross-reference to ``target`` shown as ``code``, or None."""
+
+
+def rest_inline(text: str, link: Linker | None = None) -> str:
+    """reST inline markup as Markdown: ``x`` -> `x`; :role:`target` -> ``link(target, "`title`")``,
+    or `title` when there is no link (``~a.b`` shows ``b``, ``title <a.b>`` shows ``title``)."""
+    def role(match: re.Match) -> str:
+        target, title = match["target"].lstrip("!"), None
+        if explicit := re.fullmatch(r"(.+?)\s*<([^<>]+)>", target, re.S):
+            title, target = explicit.groups()
+        if target.startswith("~"):
+            target = target[1:]
+            title = title or target.rsplit(".", 1)[-1]
+        code = f"`{title or target}`"
+        return (link(target, code) if link else None) or code
+
+    return _ROLE.sub(role, _INLINE_LITERAL.sub(r"`\g<code>`", text))
+
+
+def _rest_table(lines: list[str], rules: list[int], link: Linker | None = None) -> list[str]:
+    """One reST simple table (its lines, the indices of its ``===`` rules) as Markdown table lines."""
+    starts = [match.start() for match in re.finditer(r"=+", lines[rules[0]])]
+    indent = lines[rules[0]][:starts[0]]
+
+    def rows(first: int, last: int) -> list[list[str]]:
+        found: list[list[str]] = []
+        for line in lines[first:last]:
+            if not line.strip() or _TABLE_RULE.fullmatch(line.strip()):
+                continue
+            cells = [line[a:b].strip() for a, b in zip(starts, [*starts[1:], None])]
+            if cells[0] or not found:
+                found.append(cells)
+            else:  # a continuation line: the first column is blank
+                found[-1] = [f"{old} {new}".strip() for old, new in zip(found[-1], cells)]
+        return found
+
+    if len(rules) >= 3:
+        header = [" ".join(cells).strip() for cells in zip(*rows(rules[0] + 1, rules[1]))]
+        body = rows(rules[1] + 1, rules[-1])
+    else:
+        header, body = [""] * len(starts), rows(rules[0] + 1, rules[-1])
+    table = markdown_table(tuple(rest_inline(cell, link) for cell in header),
+                           [tuple(rest_inline(cell, link) for cell in row) for row in body])
+    return [indent + line for line in table.split("\n")]
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _literal_block(lines: list[str], start: int) -> tuple[list[str], int]:
+    """The literal block after the ``::`` line ``lines[start - 2]`` and a blank line: a fenced block
+    (``python`` when it parses as Python), and the index of the first line after it."""
+    indent = _indent(lines[start - 2])
+    end = start
+    while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > indent):
+        end += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    block = inspect.cleandoc("\n".join(lines[start:end]))
+    try:
+        ast.parse(block)
+        language = "python"
+    except SyntaxError:
+        language = "text"
+    fence = " " * indent + "```"
+    return [fence + language, *(" " * indent + line if line else "" for line in block.split("\n")), fence], end
+
+
+def rest_to_markdown(text: str, link: Linker | None = None) -> str:
+    """A reST docstring as Markdown: inline markup (:func:`rest_inline`), simple tables as Markdown
+    tables, ``Text::`` literal blocks as fenced code blocks (left as they are)."""
+    lines, out, prose = text.split("\n"), [], []
+
+    def flush() -> None:
+        out.extend(rest_inline("\n".join(prose), link).split("\n") if prose else [])
+        prose.clear()
+
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        before_blank = i == 0 or not lines[i - 1].strip()
+        if before_blank and _TABLE_RULE.fullmatch(line.strip()):
+            rules = [j for j in range(i, len(lines)) if _TABLE_RULE.fullmatch(lines[j].strip())]
+            ends = [j for j in rules if j + 1 == len(lines) or not lines[j + 1].strip()]
+            if ends:
+                rules = [j for j in rules if j <= ends[0]]
+                flush()
+                out.extend(_rest_table(lines, rules, link))
+                i = ends[0] + 1
+                continue
+        if line.rstrip().endswith("::") and i + 2 < len(lines) and not lines[i + 1].strip() and _indent(
+                lines[i + 2]) > _indent(line):
+            text_before = line.rstrip()[:-2]
+            prose.append(text_before + ":" if text_before.strip() and not text_before.endswith(" ") else
+                         text_before.rstrip())
+            flush()
+            block, i = _literal_block(lines, i + 2)
+            out.extend(["", *block])
+            continue
+        prose.append(line)
+        i += 1
+    flush()
+    return "\n".join(out)
 
 
 def _number(value: float) -> str:
