@@ -119,28 +119,51 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
-def _literal_block(lines: list[str], start: int) -> tuple[list[str], int]:
-    """The literal block after the ``::`` line ``lines[start - 2]`` and a blank line: a fenced block
-    (``python`` when it parses as Python), and the index of the first line after it."""
-    indent = _indent(lines[start - 2])
+def _block_end(lines: list[str], start: int, indent: int) -> int:
+    """The end of the block from ``lines[start]`` of lines indented more than ``indent`` (blank lines
+    inside it, not after it)."""
     end = start
     while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > indent):
         end += 1
     while end > start and not lines[end - 1].strip():
         end -= 1
-    block = inspect.cleandoc("\n".join(lines[start:end]))
+    return end
+
+
+def _fenced(lines: list[str], indent: int) -> list[str]:
+    """Lines of code as a fenced block at ``indent``: ``pycon`` for a doctest, ``python`` when they
+    parse as Python, else ``text``."""
+    block = inspect.cleandoc("\n".join(lines))
     try:
         ast.parse(block)
         language = "python"
     except SyntaxError:
-        language = "text"
+        language = "pycon" if block.startswith(">>>") else "text"
     fence = " " * indent + "```"
-    return [fence + language, *(" " * indent + line if line else "" for line in block.split("\n")), fence], end
+    return [fence + language, *(" " * indent + line if line else "" for line in block.split("\n")), fence]
+
+
+def _is_term(lines: list[str], i: int) -> bool:
+    """Whether ``lines[i]`` is the term of a reST definition list item (its definition indented under it)."""
+    line = lines[i]
+    return (bool(line.strip()) and i + 1 < len(lines) and bool(lines[i + 1].strip())
+            and _indent(lines[i + 1]) > _indent(line) and not re.match(r"\s*([-*+]|\d+\.|>>>) ", line))
+
+
+def _definition(lines: list[str], i: int, link: Linker | None) -> tuple[list[str], int]:
+    """The definition list item whose term is ``lines[i]`` in Markdown's ``def_list`` form
+    (``Term`` / ``:   definition``, its later lines indented 4), and the index after it."""
+    indent = " " * _indent(lines[i])
+    end = _block_end(lines, i + 1, _indent(lines[i]))
+    body = rest_to_markdown(inspect.cleandoc("\n".join(lines[i + 1:end])), link).split("\n")
+    return ([rest_inline(lines[i], link), f"{indent}:   {body[0]}",
+             *(f"{indent}    {line}" if line else "" for line in body[1:])], end)
 
 
 def rest_to_markdown(text: str, link: Linker | None = None) -> str:
     """A reST docstring as Markdown: inline markup (:func:`rest_inline`), simple tables as Markdown
-    tables, ``Text::`` literal blocks as fenced code blocks (left as they are)."""
+    tables, ``Text::`` literal blocks, indented blocks and doctests as fenced code blocks (as written),
+    definition lists as Markdown's."""
     lines, out, prose = text.split("\n"), [], []
 
     def flush() -> None:
@@ -150,24 +173,30 @@ def rest_to_markdown(text: str, link: Linker | None = None) -> str:
     i = 0
     while i < len(lines):
         line = lines[i]
-        before_blank = i == 0 or not lines[i - 1].strip()
-        if before_blank and _TABLE_RULE.fullmatch(line.strip()):
+        after_blank = i == 0 or not lines[i - 1].strip()
+        block: list[str] = []
+        if after_blank and _TABLE_RULE.fullmatch(line.strip()):
             rules = [j for j in range(i, len(lines)) if _TABLE_RULE.fullmatch(lines[j].strip())]
             ends = [j for j in rules if j + 1 == len(lines) or not lines[j + 1].strip()]
             if ends:
-                rules = [j for j in rules if j <= ends[0]]
-                flush()
-                out.extend(_rest_table(lines, rules, link))
-                i = ends[0] + 1
-                continue
-        if line.rstrip().endswith("::") and i + 2 < len(lines) and not lines[i + 1].strip() and _indent(
+                block, i = _rest_table(lines, [j for j in rules if j <= ends[0]], link), ends[0] + 1
+        elif line.rstrip().endswith("::") and i + 2 < len(lines) and not lines[i + 1].strip() and _indent(
                 lines[i + 2]) > _indent(line):
             text_before = line.rstrip()[:-2]
             prose.append(text_before + ":" if text_before.strip() and not text_before.endswith(" ") else
                          text_before.rstrip())
+            end = _block_end(lines, i + 2, _indent(line))
+            block, i = ["", *_fenced(lines[i + 2:end], _indent(line))], end
+        elif after_blank and (_indent(line) >= 4 and line.strip() or line.startswith(">>> ")):
+            # an indented block (Markdown's code block) or a doctest: code, as written
+            end = (_block_end(lines, i, 3) if _indent(line) >= 4 else  # a doctest ends at a blank line
+                   next((j for j in range(i, len(lines)) if not lines[j].strip()), len(lines)))
+            block, i = _fenced(lines[i:end], 0), end
+        elif (after_blank or out and not prose) and _is_term(lines, i):
+            block, i = _definition(lines, i, link)
+        if block:
             flush()
-            block, i = _literal_block(lines, i + 2)
-            out.extend(["", *block])
+            out.extend(block)
             continue
         prose.append(line)
         i += 1

@@ -121,7 +121,7 @@ def test_the_api_reference_shows_no_rest_markup(site):
     assert not _RAW_ROLE.findall(html), sorted(set(_RAW_ROLE.findall(html)))
     assert not _TABLE_RULE_LINE.findall(text), _TABLE_RULE_LINE.findall(text)[:3]
     assert "``" not in text
-    assert "<autoref" not in html  # every cross-reference was resolved to a link or code
+    assert "autoref" not in text  # every cross-reference was resolved to a link or code, none shown as text
     assert html.count("<table") >= 6  # the docstrings' tables (engine phases, observation segments, ...)
 
 
@@ -163,6 +163,15 @@ def test_a_simple_table_becomes_a_markdown_table():
         "| 1 | play | c |\n\nAfter.")
     no_header = "===  ===\na    b\n===  ==="
     assert doc_tables.rest_to_markdown(no_header) == "|  |  |\n|---|---|\n| a | b |"
+
+
+def test_a_definition_list_becomes_markdown_definitions_and_an_indented_block_stays_as_written():
+    text = ("Spaces\n    a :class:`Box`\n    of floats.\n\n    More.\nRewards\n    points\n\n"
+            "    >>> f(:func:`x`)\n    1\n\nEnd.")
+    assert doc_tables.rest_to_markdown(text) == (
+        "Spaces\n:   a `Box`\n    of floats.\n\n    More.\nRewards\n:   points\n\n"
+        "    ```pycon\n    >>> f(:func:`x`)\n    1\n    ```\n\nEnd.")
+    assert doc_tables.rest_to_markdown("A:\n\n    x = 1\n\n    y = ``2``\nB.") == "A:\n\n```text\nx = 1\n\ny = ``2``\n```\nB."
 
 
 def test_a_literal_block_becomes_fenced_code_left_as_written():
