@@ -22,6 +22,10 @@ marker                 built from
 Gymnasium ``VectorEnv``, on the Gymnasium page). The tests (``tests/test_docs.py``) check
 the tables against the code (every observation index exactly once, the env options'
 defaults against the constructors). Nothing here imports PettingZoo, SB3 or torch.
+
+The docstrings stay reStructuredText; :func:`rest_to_markdown` reads one as Markdown for the
+API reference (``docs/griffe_rest.py`` applies it to every docstring before mkdocstrings
+renders it): roles as links or code, simple tables as tables, literal blocks as code.
 """
 
 from __future__ import annotations

@@ -139,7 +139,8 @@ def test_code_in_tables_never_breaks_mid_word(site):
     assert 'href="../../stylesheets/extra.css"' in page and "<code>exchange_given</code>" in page
     css = re.sub(r"\s+", " ", (site / "stylesheets" / "extra.css").read_text(encoding="utf-8"))
     rule = re.search(r"\.md-typeset table code \{([^}]*)\}", css)
-    assert rule and "white-space: nowrap" in rule.group(1) and "overflow-wrap: normal" in rule.group(1)
+    assert rule and "word-break: keep-all" in rule.group(1) and "overflow-wrap: normal" in rule.group(1)
+    assert re.search(r"\.md-typeset table td:not\(:last-child\) code \{ white-space: nowrap; \}", css)
 
 
 # ----------------------------------------------------------------------------- reST to Markdown
