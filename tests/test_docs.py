@@ -82,16 +82,112 @@ def test_docs_python_block_runs_as_written(page, line, code, skip, tmp_path):
     assert result.returncode == 0, f"{page} line {line} failed:\n{result.stderr[-3000:]}"
 
 
-def test_mkdocs_build_strict_passes(tmp_path):
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The site built once with ``mkdocs build --strict`` (its folder); the build must pass."""
     for module in ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python"):
         if importlib.util.find_spec(module.split(".")[0]) is None:
             pytest.skip(f"{module} is not installed (pip install -e '.[docs]')")
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
+    folder = tmp_path_factory.mktemp("docs") / "site"
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(folder)],
                             cwd=ROOT, capture_output=True, text=True, timeout=600,
                             env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert result.returncode == 0, result.stderr[-4000:]
-    page = (tmp_path / "site" / "envs" / "aec" / "index.html").read_text(encoding="utf-8")
+    return folder
+
+
+def test_mkdocs_build_strict_passes(site):
+    page = (site / "envs" / "aec" / "index.html").read_text(encoding="utf-8")
     assert "generated:" not in page and "winners_in_hand" in page  # the markers were replaced
+
+
+# The API reference renders the reST docstrings as Markdown (docs/griffe_rest.py): nothing of
+# reST may show as text there.
+_RAW_ROLE = re.compile(r":(?:py:)?(?:class|func|meth|data|mod|attr|exc|obj|const):(?:`|<code>)")
+_TABLE_RULE_LINE = re.compile(r"^[ \t]*={2,}(?:[ \t]+={2,})+[ \t]*$", re.M)
+
+
+def _page_text(html: str) -> str:
+    """What a reader sees of a page: its HTML without scripts, styles and tags, entities decoded."""
+    import html as html_module
+
+    html = re.sub(r"<(script|style)\b.*?</\1>", "", html, flags=re.S)
+    return html_module.unescape(re.sub(r"<[^>]+>", "", html))
+
+
+def test_the_api_reference_shows_no_rest_markup(site):
+    html = (site / "api" / "index.html").read_text(encoding="utf-8")
+    text = _page_text(html)
+    assert not _RAW_ROLE.findall(html), sorted(set(_RAW_ROLE.findall(html)))
+    assert not _TABLE_RULE_LINE.findall(text), _TABLE_RULE_LINE.findall(text)[:3]
+    assert "``" not in text
+    assert "autoref" not in text  # every cross-reference was resolved to a link or code, none shown as text
+    assert html.count("<table") >= 6  # the docstrings' tables (engine phases, observation segments, ...)
+
+
+def test_the_api_reference_links_a_known_cross_reference(site):
+    html = (site / "api" / "index.html").read_text(encoding="utf-8")
+    # engine's docstring: ":func:`step` validates all actions first"
+    assert re.search(r'<a class="autorefs autorefs-internal"[^>]*href="#sergeant_major_env\.engine\.step">'
+                     r"<code>step</code></a> validates", html)
+    # a target that is not on the site (a private kernel) is code, not text and not a broken link
+    assert re.search(r'<span title="sergeant_major_env\.engine\._apply_k"><code>engine\._apply_k</code></span>', html)
+
+
+def test_code_in_tables_never_breaks_mid_word(site):
+    page = (site / "envs" / "aec" / "index.html").read_text(encoding="utf-8")
+    assert 'href="../../stylesheets/extra.css"' in page and "<code>exchange_given</code>" in page
+    css = re.sub(r"\s+", " ", (site / "stylesheets" / "extra.css").read_text(encoding="utf-8"))
+    rule = re.search(r"\.md-typeset table code \{([^}]*)\}", css)
+    assert rule and "word-break: keep-all" in rule.group(1) and "overflow-wrap: normal" in rule.group(1)
+    assert re.search(r"\.md-typeset table td:not\(:last-child\) code \{ white-space: nowrap; \}", css)
+
+
+# ----------------------------------------------------------------------------- reST to Markdown
+
+def test_roles_become_links_or_code():
+    def link(target, code):
+        return f"[{code}][{target}]" if target.startswith("engine") else None
+
+    text = ":func:`engine.step`, :class:`~engine.State`, :mod:`the cards <cards>`, :data:`x`, ``y``"
+    assert doc_tables.rest_inline(text, link) == ("[`engine.step`][engine.step], [`State`][engine.State], "
+                                                  "`the cards`, `x`, `y`")
+    assert doc_tables.rest_inline("``a\nb`` and :func:`f`") == "`a\nb` and `f`"
+
+
+def test_a_simple_table_becomes_a_markdown_table():
+    rule = "=====  ===========  =====\n"
+    text = (f"Before:\n\n{rule}phase  name         what\n{rule}0      ``mode``     a | b\n"
+            f"       :func:`x`    more\n1      play         c\n{rule}\nAfter.")
+    assert doc_tables.rest_to_markdown(text) == (
+        "Before:\n\n| phase | name | what |\n|---|---|---|\n| 0 | `mode` `x` | a \\| b more |\n"
+        "| 1 | play | c |\n\nAfter.")
+    no_header = "===  ===\na    b\n===  ==="
+    assert doc_tables.rest_to_markdown(no_header) == "|  |  |\n|---|---|\n| a | b |"
+
+
+def test_a_definition_list_becomes_markdown_definitions_and_an_indented_block_stays_as_written():
+    text = ("Spaces\n    a :class:`Box`\n    of floats.\n\n    More.\nRewards\n    points\n\n"
+            "    >>> f(:func:`x`)\n    1\n\nEnd.")
+    assert doc_tables.rest_to_markdown(text) == (
+        "Spaces\n:   a `Box`\n    of floats.\n\n    More.\nRewards\n:   points\n\n"
+        "    ```pycon\n    >>> f(:func:`x`)\n    1\n    ```\n\nEnd.")
+    assert doc_tables.rest_to_markdown("A:\n\n    x = 1\n\n    y = ``2``\nB.") == "A:\n\n```text\nx = 1\n\ny = ``2``\n```\nB."
+
+
+def test_a_literal_block_becomes_fenced_code_left_as_written():
+    text = "Usage::\n\n    x = f(1)  # ``a``\n\n    y = 2\n\nA line ::\n\n    sergeant-major check FILE\nEnd."
+    assert doc_tables.rest_to_markdown(text) == ("Usage:\n\n```python\nx = f(1)  # ``a``\n\ny = 2\n```\n\n"
+                                                 "A line\n\n```text\nsergeant-major check FILE\n```\nEnd.")
+
+
+def test_the_observation_docstring_converts_to_a_table_of_every_segment():
+    from sergeant_major_env import observation
+
+    table = doc_tables.rest_to_markdown(observation.__doc__)
+    assert not _TABLE_RULE_LINE.search(table)
+    names = re.findall(r"^\| `(\w+)`", table, re.M)
+    assert set(SEGMENTS) <= set(names)
 
 
 # ----------------------------------------------------------------------------- the pages' files
