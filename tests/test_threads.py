@@ -12,8 +12,8 @@ import multiprocessing
 import numpy as np
 import pytest
 
-from agents import heuristic_kernels
-from agents.heuristic import HeuristicAgent
+from sergeant_major_env.agents import heuristic_kernels
+from sergeant_major_env.agents.heuristic import HeuristicAgent
 from sergeant_major_env import engine, jit, observation
 from sergeant_major_env.cards import NUM_ACTIONS, bits_to_bool, random_member
 from sergeant_major_env.engine import IllegalActionError
