@@ -1,107 +1,7 @@
-"""The page of ``sergeant-major play --web``: one self-contained HTML file (HTML, CSS, script; no
-network, no external font), drawn with the replay page's card and table drawing
-(:mod:`sergeant_major_env.table_drawing`).
-
-The script knows no rule of the game. It draws each *event* the server sends (what happened,
-in the renderer's words, and the seat's view after it), the bots' moves one at a time at the
-pace setting, and sends the person's move: a click on a legal move, or the keyboard (arrow
-keys move between the legal moves, Enter plays the one in focus; typing a card, ``qh``,
-``10h``, ``th``, plays it; in the mode choice ``s c h d`` choose trumps, ``n`` no-trump, ``m``
-minimum). A move the server refuses (a stale page, a second click) is shown as the server's
-one line; a click on a move that is not legal shows the engine's reason and sends nothing.
-
-Hooks for tests and people's own automation: every move the person can click carries its
-action id (RULES.md section 10) in ``data-action``, the legal ones ``data-legal="true"``; the
-final scores are in the element with id ``final-scores`` (one row per seat, cells
-``final-name`` and ``final-score``); ``document.body.dataset.state`` is ``"your-turn"`` when the
-page waits for the person, ``"waiting"`` while the bots play or the page catches up, and
-``"over"`` at the end.
-"""
-
-from __future__ import annotations
-
-import json
-
-from .table_drawing import CSS, script
-
-
-def page(pace: float) -> str:
-    """The page, showing the bots' moves ``pace`` seconds apart unless the person changes it."""
-    return _TEMPLATE.replace("__COMMON_CSS__", CSS).replace("__COMMON_JS__", script()).replace(
-        "__PACE__", json.dumps(float(pace)))
-
-
-_TEMPLATE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>3-5-8 against the bots</title>
-<style>
-__COMMON_CSS__
-  #message { min-height: 1.5rem; margin: 0.3rem 0; padding: 0.3rem 0.8rem; border-radius: 6px; }
-  #message:not(:empty) { background: #fff3cd; color: #212529; }
-  #middle { display: flex; gap: 1.2rem; flex-wrap: wrap; align-items: center; min-height: 1.5rem; }
-  #middle:empty { display: none; }
-  #you { background: #146c43; border-radius: 8px; padding: 0.6rem 0.8rem; }
-  #hint { font-size: 1.05rem; min-height: 1.4rem; }
-  #hand, #modes { margin-top: 0.4rem; min-height: 3.9rem; }
-  #modes:empty { display: none; }
-  button.card, button.mode-choice { cursor: pointer; padding: 0; transition: transform 0.1s; }
-  button.mode-choice { font: 600 1rem system-ui, sans-serif; padding: 0.5rem 0.8rem; margin: 0.15rem;
-                       border-radius: 6px; border: 1px solid #adb5bd; background: #fff; color: #212529; }
-  [data-legal="true"] { border: 2px solid #ffc107; transform: translateY(-5px); }
-  [data-legal="true"]:hover, [data-legal="true"]:focus { transform: translateY(-9px); outline: 3px solid #ffc107; }
-  [aria-disabled="true"] { opacity: 0.55; cursor: not-allowed; }
-  .played .last { opacity: 0.6; }
-  .played .note { font-size: 0.8rem; opacity: 0.8; margin-left: 0.3rem; }
-  .label { font-size: 0.85rem; opacity: 0.85; margin-right: 0.3rem; }
-  .columns { display: grid; grid-template-columns: 3fr 2fr; gap: 0.8rem; margin-top: 0.8rem; }
-  #log { background: #fff; color: #212529; border-radius: 8px; margin: 0; padding: 0.4rem 0.8rem; list-style: none;
-         height: 16rem; overflow-y: auto; font-size: 0.92rem; }
-  footer { display: flex; gap: 1rem; align-items: center; flex-wrap: wrap; }
-  footer input { width: 4rem; }
-  footer button, #final button { font-size: 1rem; padding: 0.3rem 0.8rem; border-radius: 6px; border: 0; cursor: pointer; }
-</style>
-</head>
-<body data-state="waiting">
-<header>
-  <h1 id="title">3-5-8 against the bots</h1>
-  <div id="status">connecting to the game server...</div>
-</header>
-<main>
-  <div id="message" role="status" aria-live="polite"></div>
-  <section id="final" hidden>
-    <h2>Game over: final scores</h2>
-    <table id="final-scores"><tbody></tbody></table>
-    <p><span id="final-note"></span> <a id="replay-link" target="_blank">the replay page of this game</a>
-    <button id="again">Play again</button></p>
-  </section>
-  <div id="seats"></div>
-  <div id="middle"></div>
-  <section id="you" aria-label="your decision">
-    <div id="hint"></div>
-    <div id="modes"></div>
-    <div id="hand" aria-label="your hand"></div>
-  </section>
-  <div class="columns">
-    <section><h2>What happened</h2><ul id="log"></ul></section>
-    <section><h2>Score sheet: points (total)</h2><table id="sheet"><thead></thead><tbody></tbody></table></section>
-  </div>
-</main>
-<footer>
-  <label>bots' pace <input id="pace" type="number" min="0" max="10" step="0.1"> s a move</label>
-  <button id="new-game">new game</button>
-  <span class="help">Keys: &larr; &rarr; between your legal moves, Enter plays; type a card (qh, 10h); in the mode
-  choice s c h d (trumps), n (no-trump), m (minimum).</span>
-</footer>
-<script>
-"use strict";
-__COMMON_JS__
-const SHORT_MODES = ["\\u2660", "\\u2663", "\\u2665", "\\u2666", "NT", "MIN"];
+const SHORT_MODES = ["\u2660", "\u2663", "\u2665", "\u2666", "NT", "MIN"];
 const $ = id => document.getElementById(id);
 let game = null, token = null, next = 0, queue = [], drawing = false, lastDraw = 0;
-let info = null, view = null, busy = false, pace = __PACE__, typed = "", ending = null;
+let info = null, view = null, busy = false, pace = PACE, typed = "", ending = null;
 
 function say(text) { $("message").textContent = text || ""; }
 function sleep(ms) { return new Promise(resolve => setTimeout(resolve, ms)); }
@@ -238,13 +138,13 @@ function render() {
   const turn = over ? "game over" : v.deal_over ? "deal over"
     : v.to_act === info.seat && v.decision_text ? "your turn: " + v.decision_text
     : v.to_act >= 0 ? info.names[v.to_act] + " to play" : "";
-  $("status").textContent = "Deal " + v.deal + " of " + v.num_deals + " \\u00b7 "
-    + (v.mode >= 0 ? MODE_TEXT[v.mode] : "mode not chosen yet") + " \\u00b7 " + turn;
+  $("status").textContent = "Deal " + v.deal + " of " + v.num_deals + " \u00b7 "
+    + (v.mode >= 0 ? MODE_TEXT[v.mode] : "mode not chosen yet") + " \u00b7 " + turn;
   info.names.forEach((name, seat) => {
     const panel = $("seat-" + seat);
     panel.querySelector(".facts").textContent = v.roles[seat]
-      + (v.targets ? " \\u00b7 target " + v.targets[seat] : "")
-      + " \\u00b7 tricks " + v.tricks_won[seat] + " \\u00b7 score " + signed(v.scores[seat]);
+      + (v.targets ? " \u00b7 target " + v.targets[seat] : "")
+      + " \u00b7 tricks " + v.tricks_won[seat] + " \u00b7 score " + signed(v.scores[seat]);
     panel.querySelector(".modes-left").replaceChildren(
       suited("modes left (R8): " + (v.modes_open[seat].map(m => SHORT_MODES[m]).join(" ") || "none")));
     const played = panel.querySelector(".played");
@@ -282,7 +182,7 @@ function drawMiddle(v) {
   if (v.given.length) parts.push(cards("you gave:", v.given));
   if (v.received.length) parts.push(cards("you received:", v.received));
   if (v.exchanges.length && !v.talon.length) {
-    const lines = v.exchanges.map(p => info.names[p.giver] + " \\u2192 " + info.names[p.receiver] + ": "
+    const lines = v.exchanges.map(p => info.names[p.giver] + " \u2192 " + info.names[p.receiver] + ": "
                                        + p.done + " of " + p.due + " card(s)");
     parts.push(element("div", "exchanges (R18-R20): " + lines.join("; ")));
   }
@@ -386,7 +286,3 @@ $("pace").addEventListener("change", () => {
 $("again").addEventListener("click", newGame);
 $("new-game").addEventListener("click", newGame);
 resume();
-</script>
-</body>
-</html>
-"""
