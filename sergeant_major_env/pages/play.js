@@ -3,7 +3,13 @@ const $ = id => document.getElementById(id);
 let game = null, token = null, next = 0, queue = [], drawing = false, lastDraw = 0;
 let info = null, view = null, busy = false, pace = PACE, typed = "", ending = null;
 
-function say(text) { $("message").textContent = text || ""; }
+// The message at the bottom (suits coloured); a passing one (``seconds``) goes away by itself.
+let sayTimer = null;
+function say(text, seconds) {
+  clearTimeout(sayTimer);
+  $("message").replaceChildren(...(text ? [suited(text)] : []));
+  if (text && seconds) sayTimer = setTimeout(() => say(""), seconds * 1000);
+}
 function sleep(ms) { return new Promise(resolve => setTimeout(resolve, ms)); }
 function moveName(action) { return action >= 52 ? MODE_TEXT[action - 52] : cardText(action); }
 
@@ -121,7 +127,7 @@ function draw(event) {
 // ------------------------------------------------------------------ drawing
 
 function buildSeats() {
-  seatPanels($("seats"), info.names, ["facts", "facts modes-left", "played"]);
+  seatPanels($("seats"), info.names, ["facts", "facts modes-left", "badge"]);
 }
 
 function yourTurn() {
@@ -138,8 +144,11 @@ function render() {
   const turn = over ? "game over" : v.deal_over ? "deal over"
     : v.to_act === info.seat && v.decision_text ? "your turn: " + v.decision_text
     : v.to_act >= 0 ? info.names[v.to_act] + " to play" : "";
-  $("status").textContent = "Deal " + v.deal + " of " + v.num_deals + " \u00b7 "
-    + (v.mode >= 0 ? MODE_TEXT[v.mode] : "mode not chosen yet") + " \u00b7 " + turn;
+  $("status").replaceChildren(suited("Deal " + v.deal + " of " + v.num_deals + " \u00b7 "
+    + (v.mode >= 0 ? MODE_TEXT[v.mode] : "mode not chosen yet") + " \u00b7 " + turn));
+  // Gold: at the end, the game's winners (the highest final score; all of them when shared, R6).
+  const best = over ? Math.max(...v.final_scores) : null;
+  const winners = over ? v.final_scores.filter(score => score === best).length : 0;
   info.names.forEach((name, seat) => {
     const panel = $("seat-" + seat);
     panel.querySelector(".facts").textContent = v.roles[seat]
@@ -147,19 +156,12 @@ function render() {
       + " \u00b7 tricks " + v.tricks_won[seat] + " \u00b7 score " + signed(v.scores[seat]);
     panel.querySelector(".modes-left").replaceChildren(
       suited("modes left (R8): " + (v.modes_open[seat].map(m => SHORT_MODES[m]).join(" ") || "none")));
-    const played = panel.querySelector(".played");
-    const now = v.trick.find(entry => entry[0] === seat);
-    const last = v.last_trick && v.last_trick.cards.find(entry => entry[0] === seat);
-    if (now) played.replaceChildren(cardFace(now[1]));
-    else if (last) {
-      const face = cardFace(last[1]);
-      face.classList.add("last");
-      played.replaceChildren(face, element("span", v.last_trick.winner === seat ? "won the last trick" : "", "note"));
-    } else played.replaceChildren();
-    const winner = v.deal_over ? v.deal_over.winner : -1;
-    panel.classList.toggle("winner", winner === seat);
+    const wins = over && v.final_scores[seat] === best;
+    panel.classList.toggle("winner", wins);
+    panel.querySelector(".badge").textContent = wins ? (winners > 1 ? "shares the win" : "wins the game") : "";
     panel.classList.toggle("to-act", v.to_act === seat && !over);
   });
+  drawTrick(v);
   drawMiddle(v);
   drawYou(v);
   if (focused !== undefined) {
@@ -173,6 +175,31 @@ function cards(label, list) {
   const box = element("div");
   box.append(element("span", label, "label"), ...list.map(card => cardFace(card)));
   return box;
+}
+
+// The trick in the middle of the table: its number, each seat's card in its place (the left
+// opponent, you a little lower, the right opponent) and, once complete, its winner in gold.
+function drawTrick(v) {
+  const played = v.tricks_won.reduce((sum, n) => sum + n, 0);  // complete tricks (a deal's last included)
+  let cards = [], number = 0, winner = -1;
+  if (v.deal_over) { cards = v.trick; number = played; winner = v.deal_over.winner; }
+  else if (v.trick.length) { cards = v.trick; number = played + 1; }
+  else if (v.last_trick) { cards = v.last_trick.cards; number = played; winner = v.last_trick.winner; }
+  else if (v.decision === "play" || played) number = played + 1;
+  $("trick-title").textContent = !number ? "No trick yet: the tricks start after the discards"
+    : "Trick " + number + (winner >= 0 ? " \u00b7 won by " + info.names[winner] : "");
+  const order = [(info.seat + 1) % 3, info.seat, (info.seat + 2) % 3];
+  $("trick-cards").replaceChildren(...order.map(seat => {
+    const entry = cards.find(pair => pair[0] === seat);
+    const face = entry ? cardFace(entry[1]) : element("span", undefined, "card empty");
+    const slot = element("div", undefined, "slot" + (seat === info.seat ? " you" : ""));
+    slot.dataset.seat = String(seat);
+    slot.classList.toggle("won", winner === seat);
+    slot.classList.toggle("to-act", !entry && winner < 0 && number > 0 && v.to_act === seat);
+    slot.append(face, element("span", info.names[seat], "who"));
+    return slot;
+  }));
+  $("trick").dataset.number = String(number);
 }
 
 function drawMiddle(v) {
@@ -261,13 +288,22 @@ document.addEventListener("keydown", event => {
     event.preventDefault();
     return;
   }
-  if (event.key.length !== 1) return;
+  if (event.key.length !== 1 || event.key === " ") return;  // Shift, Tab, ...; Space clicks the move in focus
   const key = event.key.toLowerCase();
-  if (view && view.final_scores && key === "n") { newGame(); return; }
-  if (!yourTurn()) return;
+  if (view && view.final_scores) {
+    if (key === "n") newGame(); else unknownKey(event.key, "the game is over: n starts a new game");
+    return;
+  }
+  if (!yourTurn()) { say("Wait: it is not your turn (" + (view ? "the bots are playing" : "the game is loading") + ").", 3); return; }
   if (view.decision === "mode") {
     const mode = "schdnm".indexOf(key);
     if (mode >= 0) choose(52 + mode);
+    else unknownKey(event.key, "in the mode choice s c h d choose trumps, n no-trump, m minimum");
+    return;
+  }
+  if (!"0123456789tjqkaschd".includes(key)) {
+    typed = "";
+    unknownKey(event.key, "type a card (qh, 10h, th), or \u2190 \u2192 and Enter");
     return;
   }
   typed = (typed + key).slice(-3);
@@ -275,8 +311,13 @@ document.addEventListener("keydown", event => {
   if (match) {
     typed = "";
     choose("schd".indexOf(match[2]) * 13 + RANKS.indexOf(match[1] === "10" ? "T" : match[1].toUpperCase()));
-  }
+  } else if (/(10|[2-9tjqka])$/.test(typed)) say("Card " + typed.replace(/^.*?(10|[2-9tjqka])$/, "$1").toUpperCase()
+    + "\u2026: now its suit, s c h d.", 4);
+  else if (!/1$/.test(typed)) unknownKey(event.key, "type a card: its rank (2-10, t, j, q, k, a), then its suit (s c h d)");
 });
+
+// A key the page does not know: a short message saying which keys it knows now.
+function unknownKey(key, known) { say("The key \u201c" + key + "\u201d does nothing here: " + known + ".", 5); }
 
 $("pace").value = pace;
 $("pace").addEventListener("change", () => {

@@ -30,11 +30,12 @@ function show(index) {
     // A deal's end and the game's end have no cards in hand: the hand's place shows the result.
     const result = frame.kind === "points" ? "deal points " + signed(deal.points[seat])
       : last ? "final score " + signed(frame.scores[seat]) : null;
-    panel.querySelector(".hand").replaceChildren(result === null ? suited(frame.hands[seat])
+    panel.querySelector(".hand").replaceChildren(result === null ? suitGroups(frame.hands[seat])
       : element("span", result, "result"));
     const played = frame.trick.find(entry => entry[0] === seat);
     panel.querySelector(".played").replaceChildren(played ? cardFace(played[1]) : "");
-    panel.classList.toggle("winner", frame.winner === seat);
+    // Gold: a trick's winner; at the end, the game's winners (the highest final score, R6).
+    panel.classList.toggle("winner", last ? frame.scores[seat] === Math.max(...frame.scores) : frame.winner === seat);
   });
   // The sheet shows only what has happened: a deal's mode once chosen, its points once over.
   document.querySelectorAll("#sheet tbody tr").forEach((line, d) => {
@@ -46,9 +47,10 @@ function show(index) {
     });
   });
   const table = [];
-  if (frame.talon) table.push("talon: " + frame.talon);
-  if (frame.discards) table.push("discards (face down): " + frame.discards);
-  document.getElementById("table").replaceChildren(...(table.length ? [suited(table.join("  ·  "))] : []));
+  if (frame.talon) table.push(["talon: ", frame.talon]);
+  if (frame.discards) table.push(["discards (face down): ", frame.discards]);
+  document.getElementById("table").replaceChildren(...table.flatMap(([label, cards], index) =>
+    [...(index ? ["  ·  "] : []), label, suitGroups(cards)]));
   document.getElementById("slider").value = at;
   document.getElementById("position").textContent = (at + 1) + " / " + frames.length;
   history.replaceState(null, "", last ? "#final" : "#frame-" + (at + 1));

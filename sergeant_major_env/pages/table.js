@@ -32,6 +32,19 @@ function suited(text) {
   return box;
 }
 
+// A hand as the renderer writes it ("♠ A K 7   ♥ Q 9"): each suit's group in a
+// <span class="suit-group"> that never breaks across lines; the page wraps only between suits.
+function suitGroups(text) {
+  const box = element("span", undefined, "suit-groups");
+  text.split(/ {2,}/).forEach((group, index) => {
+    if (index) box.append("   ");
+    const span = element("span", undefined, "suit-group");
+    span.append(suited(group));
+    box.append(span);
+  });
+  return box;
+}
+
 // A card id (RULES.md R3) as its text, Q\u2665, as render.card_text writes it.
 function cardText(card) { return RANKS[card % 13] + SUITS[Math.floor(card / 13)]; }
 
@@ -45,11 +58,13 @@ function cardFace(card, tag) {
   return face;
 }
 
-// The final scores, one row per seat: <td class="final-name"> and <td class="final-score">.
+// The final scores, one row per seat: <td class="final-name"> and <td class="final-score">; the
+// game's winners (the highest score, R6: all of them when shared) have <tr class="winner">.
 function fillFinal(tbody, names, scores) {
   tbody.replaceChildren();
+  const best = Math.max(...scores);
   names.forEach((name, seat) => {
-    const line = element("tr");
+    const line = element("tr", undefined, scores[seat] === best ? "winner" : "");
     line.append(element("td", name, "final-name"), element("td", signed(scores[seat]), "final-score"));
     tbody.append(line);
   });
