@@ -393,9 +393,11 @@ def test_browser_keeps_each_suit_of_a_hand_on_one_line_at_phone_width(page, tmp_
       document.body.dataset.groups = groups.length;
       const lines = g => new Set([...g.getClientRects()].map(r => Math.round(r.bottom))).size;
       document.body.dataset.broken = groups.filter(g => lines(g) !== 1).length;
-      document.body.dataset.wrapped = [...document.querySelectorAll(".hand .suit-groups")].filter(h => lines(h) > 1).length;
+      const hands = [...document.querySelectorAll(".hand .suit-groups")];
+      document.body.dataset.wrapped = hands.filter(h => lines(h) > 1).length;
       document.body.dataset.wrapping = groups.filter(g => getComputedStyle(g).whiteSpace !== "nowrap").length;
-      document.body.dataset.oneSuit = groups.filter(g => [...g.textContent].filter(ch => "\u2660\u2663\u2665\u2666".includes(ch)).length === 1).length;
+      const symbols = g => [...g.textContent].filter(ch => "\u2660\u2663\u2665\u2666".includes(ch)).length;
+      document.body.dataset.oneSuit = groups.filter(g => symbols(g) === 1).length;
     </script></body>"""
     driven = tmp_path / "narrow.html"
     driven.write_text(html.replace("</body>", driver), encoding="utf-8")
@@ -416,6 +418,7 @@ def test_browser_marks_the_games_winners_at_final(page):
     dom = _dom(page, "#final")
     best = max(data["final_scores"])
     marked = re.findall(r'<section class="seat( winner)?" id="seat-(\d)">', dom)
-    assert [seat for winner, seat in marked if winner] == [str(s) for s, p in enumerate(data["final_scores"]) if p == best]
+    winners = [str(seat) for seat, score in enumerate(data["final_scores"]) if score == best]
+    assert [seat for winner, seat in marked if winner] == winners
     final = re.search(r'<section id="final"( hidden="")?>(.*?)</section>', dom, re.S).group(2)
     assert len(re.findall(r'<tr class="winner">', final)) == data["final_scores"].count(best)

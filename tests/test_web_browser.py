@@ -333,7 +333,8 @@ def test_at_a_phones_width_nothing_is_wider_than_the_screen(browser):
         page.goto(server.url)
         assert _your_turn_or_over(page) == "your-turn"
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
-        slots = page.locator("#trick-cards .slot").evaluate_all("nodes => nodes.map(n => n.getBoundingClientRect().right)")
+        slots = page.locator("#trick-cards .slot").evaluate_all(
+            "nodes => nodes.map(n => n.getBoundingClientRect().right)")
         assert len(slots) == 3 and max(slots) <= 390
         assert errors == []
     finally:
