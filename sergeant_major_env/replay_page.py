@@ -7,9 +7,10 @@ points, and the final scores. Everything a frame says comes from the engine stat
 moment (the record supplies only the cards dealt and the decisions), and every card, mode and
 role is written with the one renderer's vocabulary (:mod:`sergeant_major_env.render`).
 
-:func:`page_html` puts that data, as JSON, into one HTML file with its CSS and script inline (the
-card and table drawing shared with the page played in the browser, :mod:`.table_drawing`):
-no network, no server. The script only shows frames (arrow keys and buttons step; the URL
+:func:`page_html` puts that data, as JSON, into one HTML file with its CSS and script inline
+(the files ``pages/replay.html``, ``replay.css`` and ``replay.js``, with the card and table
+drawing shared with the page played in the browser, :mod:`sergeant_major_env.pages`): no
+network, no server. The script only shows frames (arrow keys and buttons step; the URL
 hash ``#frame-N``, ``#deal-D`` or ``#final`` opens a frame); it knows no rule of the game.
 """
 
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import html
 import json
-import re
 from typing import Any, Sequence
 
 import numpy as np
@@ -25,9 +25,9 @@ import numpy as np
 from . import engine
 from .cards import MINIMUM, MODE_ACTION_OFFSET, SUIT_SYMBOLS, suit_of
 from .limits import cut_middle
+from .pages import assemble
 from .records import RecordError, check_record, parse_record
 from .render import MODE_TEXT, card_text, hand_text, seat_labels
-from .table_drawing import CSS, script
 
 FORMAT = "sergeant-major-replay-page/1"
 
@@ -175,21 +175,17 @@ class _Story:
 
 
 def page_html(data: dict[str, Any]) -> str:
-    """One HTML file holding ``data`` (JSON) and the CSS and script that show it.
+    """One HTML file holding ``data`` (JSON) and the CSS and script that show it
+    (``pages/replay.*``, put together by :func:`pages.assemble`).
 
-    The template's placeholders are filled in one pass (:data:`_PLACEHOLDER`), so text put in
-    for one placeholder is never searched for another: a title (a file name) holding
-    ``__DATA__`` stays that text, and the game's JSON is not copied into the title."""
+    The placeholders are filled in one pass, so text put in for one placeholder is never
+    searched for another: a title (a file name) holding ``__DATA__`` stays that text, and the
+    game's JSON is not copied into the title."""
     payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     # Inside <script> only "</" could end the element early; \u003c is the same character to JSON.
     payload = payload.replace("<", "\\u003c")
-    values = {"__COMMON_CSS__": CSS, "__COMMON_JS__": script(), "__TITLE__": html.escape(data["title"]),
-              "__DATA__": payload}
-    return _PLACEHOLDER.sub(lambda match: values[match.group(0)], _TEMPLATE)
+    return assemble("replay", {"__TITLE__": html.escape(data["title"]), "__DATA__": payload})
 
-
-_PLACEHOLDER = re.compile(r"__COMMON_CSS__|__COMMON_JS__|__TITLE__|__DATA__")
-"""The template's placeholders, each filled once (:func:`page_html`)."""
 
 MAX_TITLE = 200
 """Longest page title kept (a longer one, from a long file name, keeps its start and end)."""
@@ -200,152 +196,3 @@ def fit_title(title: Any) -> str:
     if not isinstance(title, str):
         raise ValueError(f"the page title must be text, got {type(title).__name__}")
     return cut_middle(title, MAX_TITLE)
-
-
-_TEMPLATE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>__TITLE__</title>
-<style>
-__COMMON_CSS__
-  #table { display: inline-block; min-height: 1.3rem; margin-top: 0.3rem; padding: 0 0.5rem; border-radius: 6px;
-           background: #fff; color: #212529; }
-  #table:empty { visibility: hidden; }
-  #caption { background: #fff; color: #212529; border-radius: 8px; padding: 0.7rem 1rem; min-height: 3rem;
-             font-size: 1.05rem; }
-  #controls { display: flex; gap: 0.4rem; align-items: center; flex-wrap: wrap; }
-  #controls button { font-size: 1rem; padding: 0.3rem 0.7rem; border-radius: 6px; border: 0; cursor: pointer; }
-  #controls input { flex: 1; min-width: 8rem; }
-  #position { min-width: 7rem; text-align: right; font-variant-numeric: tabular-nums; }
-</style>
-</head>
-<body>
-<header>
-  <h1 id="title"></h1>
-  <div id="status"></div>
-  <div id="table"></div>
-</header>
-<main>
-  <div id="caption"></div>
-  <section id="final" hidden>
-    <h2>Final scores</h2>
-    <table id="final-table"><tbody></tbody></table>
-  </section>
-  <div id="seats"></div>
-  <div id="controls">
-    <button id="first" title="the first frame (Home)">start</button>
-    <button id="prev-deal" title="previous deal (Page Up, Up arrow)">&#x25C0;&#x25C0; deal</button>
-    <button id="prev" title="previous (Left arrow)">&#x25C0; back</button>
-    <button id="next" title="next (Right arrow)">next &#x25B6;</button>
-    <button id="next-deal" title="next deal (Page Down, Down arrow)">deal &#x25B6;&#x25B6;</button>
-    <button id="last" title="the final scores (End)">final</button>
-    <input id="slider" type="range" min="0" value="0" aria-label="frame">
-    <span id="position"></span>
-  </div>
-  <p class="help">Keys: &larr; &rarr; step, &uarr; &darr; (or Page Up / Page Down) a deal, Home / End the start and
-  the final scores. The address ends in #frame-N, #deal-D or #final to open a frame.</p>
-  <h2>Score sheet: points (total)</h2>
-  <table id="sheet"><thead></thead><tbody></tbody></table>
-</main>
-<script type="application/json" id="replay-data">__DATA__</script>
-<script>
-"use strict";
-const data = JSON.parse(document.getElementById("replay-data").textContent);
-const frames = data.frames;
-let at = 0;
-__COMMON_JS__
-function buildSeats() {
-  seatPanels(document.getElementById("seats"), data.seats, ["facts", "hand", "played"]);
-}
-
-function buildSheet() {
-  sheetHead(document.querySelector("#sheet thead"), data.seats);
-  const body = document.querySelector("#sheet tbody");
-  data.deals.forEach(deal => body.append(sheetRow(deal.number, deal.mode, deal.points, deal.scores)));
-  fillFinal(document.querySelector("#final-table tbody"), data.seats, data.final_scores);
-}
-
-function show(index) {
-  at = Math.max(0, Math.min(frames.length - 1, index));
-  const frame = frames[at], deal = data.deals[frame.deal], last = frame.kind === "final";
-  document.getElementById("status").textContent = last ? "Game over"
-    : "Deal " + deal.number + " of " + data.rules.num_deals + " \\u00b7 mode: " + (deal.mode && frame.kind !== "deal" ? deal.mode : "not chosen yet");
-  const caption = document.getElementById("caption");
-  caption.replaceChildren(suited(frame.caption));
-  document.getElementById("final").hidden = !last;
-  data.seats.forEach((name, seat) => {
-    const panel = document.getElementById("seat-" + seat);
-    const facts = last ? "score " + signed(frame.scores[seat])
-      : deal.roles[seat] + (frame.kind !== "deal" ? " \\u00b7 target " + deal.targets[seat] : "")
-        + " \\u00b7 tricks " + frame.tricks_won[seat] + " \\u00b7 score " + signed(frame.scores[seat]);
-    panel.querySelector(".facts").textContent = facts;
-    // A deal's end and the game's end have no cards in hand: the hand's place shows the result.
-    const result = frame.kind === "points" ? "deal points " + signed(deal.points[seat])
-      : last ? "final score " + signed(frame.scores[seat]) : null;
-    panel.querySelector(".hand").replaceChildren(result === null ? suited(frame.hands[seat])
-      : element("span", result, "result"));
-    const played = frame.trick.find(entry => entry[0] === seat);
-    panel.querySelector(".played").replaceChildren(played ? cardFace(played[1]) : "");
-    panel.classList.toggle("winner", frame.winner === seat);
-  });
-  // The sheet shows only what has happened: a deal's mode once chosen, its points once over.
-  document.querySelectorAll("#sheet tbody tr").forEach((line, d) => {
-    const over = d < frame.deal || (d === frame.deal && (frame.kind === "points" || last));
-    const chosen = over || (d === frame.deal && frame.kind !== "deal");
-    line.className = d === frame.deal && !last ? "current" : "";
-    line.querySelectorAll("td").forEach((cell, column) => {
-      cell.classList.toggle("unknown", column === 1 ? !chosen : column > 1 && !over);
-    });
-  });
-  const table = [];
-  if (frame.talon) table.push("talon: " + frame.talon);
-  if (frame.discards) table.push("discards (face down): " + frame.discards);
-  document.getElementById("table").replaceChildren(...(table.length ? [suited(table.join("  \u00b7  "))] : []));
-  document.getElementById("slider").value = at;
-  document.getElementById("position").textContent = (at + 1) + " / " + frames.length;
-  history.replaceState(null, "", last ? "#final" : "#frame-" + (at + 1));
-}
-
-function dealStart(d) { return frames.findIndex(frame => frame.deal === d); }
-function nextDeal() { const d = frames[at].deal + 1; show(d < data.deals.length ? dealStart(d) : frames.length - 1); }
-function previousDeal() {
-  const d = frames[at].deal, start = dealStart(d);
-  show(at > start || d === 0 ? start : dealStart(d - 1));
-}
-
-function fromHash() {
-  const hash = location.hash.slice(1);
-  if (hash === "final") return frames.length - 1;
-  const match = /^(frame|deal)-(\\d+)$/.exec(hash);
-  if (!match) return 0;
-  const n = Number(match[2]) - 1;
-  return match[1] === "frame" ? n : Math.max(0, dealStart(Math.min(n, data.deals.length - 1)));
-}
-
-document.getElementById("title").textContent = data.title + " \\u00b7 " + data.seats.join(", ");
-buildSeats();
-buildSheet();
-const slider = document.getElementById("slider");
-slider.max = frames.length - 1;
-slider.addEventListener("input", () => show(Number(slider.value)));
-document.getElementById("first").addEventListener("click", () => show(0));
-document.getElementById("prev-deal").addEventListener("click", previousDeal);
-document.getElementById("prev").addEventListener("click", () => show(at - 1));
-document.getElementById("next").addEventListener("click", () => show(at + 1));
-document.getElementById("next-deal").addEventListener("click", nextDeal);
-document.getElementById("last").addEventListener("click", () => show(frames.length - 1));
-document.addEventListener("keydown", event => {
-  if (event.target === slider) return;  // the slider steps with the arrows itself
-  const keys = { ArrowRight: () => show(at + 1), ArrowLeft: () => show(at - 1), ArrowDown: nextDeal,
-                 PageDown: nextDeal, ArrowUp: previousDeal, PageUp: previousDeal, Home: () => show(0),
-                 End: () => show(frames.length - 1) };
-  if (keys[event.key]) { keys[event.key](); event.preventDefault(); }
-});
-window.addEventListener("hashchange", () => show(fromHash()));
-show(fromHash());
-</script>
-</body>
-</html>
-"""

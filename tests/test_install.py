@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from sergeant_major_env.pages import FILES
+
 ROOT = Path(__file__).resolve().parents[1]
 SUBCOMMANDS = ("train", "evaluate", "play", "records", "distill", "ship", "agents")
 
@@ -43,7 +45,8 @@ def test_the_wheel_installs_exactly_one_top_level_package(wheel):
     for needed in ("sergeant_major_env/agents/__init__.py", "sergeant_major_env/agents/learned/policy.safetensors",
                    "sergeant_major_env/agents/learned/learned.json", "sergeant_major_env/agents/learned/ppo/learned.json",
                    "sergeant_major_env/agents/learned/ppo/policy.safetensors", "sergeant_major_env/training/ship.py",
-                   "sergeant_major_env/cli/__init__.py", "sergeant_major_env/__main__.py"):
+                   "sergeant_major_env/cli/__init__.py", "sergeant_major_env/__main__.py",
+                   *(f"sergeant_major_env/pages/{name}" for name in FILES)):
         assert needed in names, needed
 
 

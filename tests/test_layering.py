@@ -24,8 +24,8 @@ FORBIDDEN_IN_CORE = (f"{PACKAGE}.agents", f"{PACKAGE}.training", f"{PACKAGE}.cli
 CORE = ("engine", "rules", "cards", "observation", "aec", "single_seat", "vec_env", "gym_vector", "learner_games",
         "records", "render",
         "replay_page", "play", "evaluation", "statistics", "worlds", "policies", "files", "seeding", "processes",
-        "options", "versions", "sergeant_major_v0", "doc_tables", "interrupts", "limits", "web", "web_page",
-        "table_drawing", "openspiel", "jit", "one_game")
+        "options", "versions", "sergeant_major_v0", "doc_tables", "interrupts", "limits", "web", "pages",
+        "openspiel", "jit", "one_game")
 OPTIONAL = {"vec_env": "stable_baselines3", "openspiel": "pyspiel"}
 """Core modules that need an optional package (the module: the package)."""
 REPO_PYTHON = ("sergeant_major_env", "agents", "tests", "benchmarks", "examples", "train.py", "evaluate.py", "play.py")

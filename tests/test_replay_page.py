@@ -279,10 +279,11 @@ def _browser() -> str:
     pytest.skip("no headless Chromium found (apt-get install chromium); the page is tested without a browser")
 
 
-def _dom(page: Path, hash_: str = "") -> str:
-    """The page's DOM after its script ran, as headless Chromium dumps it."""
-    done = subprocess.run([_browser(), "--headless", "--disable-gpu", "--no-sandbox", "--dump-dom",
-                           page.resolve().as_uri() + hash_], capture_output=True, text=True, timeout=120)
+def _dom(page: Path, hash_: str = "", size: str = "1000,700") -> str:
+    """The page's DOM after its script ran, as headless Chromium dumps it (a window ``size`` wide, high)."""
+    done = subprocess.run([_browser(), "--headless", "--disable-gpu", "--no-sandbox", f"--window-size={size}",
+                           "--dump-dom", page.resolve().as_uri() + hash_], capture_output=True, text=True,
+                          timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
@@ -379,3 +380,45 @@ def test_browser_deal_end_frames_show_each_seats_points_where_the_empty_hands_we
     assert shown == [f"deal points {points:+d}" if points else "deal points 0" for points in deal["points"]]
     final = re.findall(r'<span class="result">(.*?)</span>', _dom(page, "#final"))
     assert final == [f"final score {score:+d}" if score else "final score 0" for score in data["final_scores"]]
+
+
+def test_browser_keeps_each_suit_of_a_hand_on_one_line_at_phone_width(page, tmp_path):
+    """At a phone's width (390 px) a seat's hand wraps between suits, never inside one: each suit
+    group (``♠ A K 7``) is one ``span.suit-group`` (white-space: nowrap) holding one suit
+    symbol, laid out on one line (its boxes share one bottom), and the groups together are the hand."""
+    html = page.read_text(encoding="utf-8")
+    data = embedded(html)
+    driver = """<script>
+      const groups = [...document.querySelectorAll(".hand .suit-group")];
+      document.body.dataset.groups = groups.length;
+      const lines = g => new Set([...g.getClientRects()].map(r => Math.round(r.bottom))).size;
+      document.body.dataset.broken = groups.filter(g => lines(g) !== 1).length;
+      const hands = [...document.querySelectorAll(".hand .suit-groups")];
+      document.body.dataset.wrapped = hands.filter(h => lines(h) > 1).length;
+      document.body.dataset.wrapping = groups.filter(g => getComputedStyle(g).whiteSpace !== "nowrap").length;
+      const symbols = g => [...g.textContent].filter(ch => "\u2660\u2663\u2665\u2666".includes(ch)).length;
+      document.body.dataset.oneSuit = groups.filter(g => symbols(g) === 1).length;
+    </script></body>"""
+    driven = tmp_path / "narrow.html"
+    driven.write_text(html.replace("</body>", driver), encoding="utf-8")
+    dom = _dom(driven, "#frame-1", size="390,844")
+    first = data["frames"][0]["hands"]
+    suits = sum(len(hand.split("   ")) for hand in first)
+    assert suits >= 9  # three dealt hands of several suits each
+    assert f'data-groups="{suits}"' in dom and f'data-one-suit="{suits}"' in dom
+    assert 'data-broken="0"' in dom and 'data-wrapping="0"' in dom
+    assert not re.search(r'data-wrapped="0"', dom)  # the hands do wrap at this width: between suits
+    hands = re.findall(r'<div class="hand">(.*?)</div>', dom)
+    assert [re.sub(r"<[^>]+>", "", hand) for hand in hands] == first
+
+
+def test_browser_marks_the_games_winners_at_final(page):
+    """The final frame marks the winners of the game (the highest final score), not a trick's."""
+    data = embedded(page.read_text(encoding="utf-8"))
+    dom = _dom(page, "#final")
+    best = max(data["final_scores"])
+    marked = re.findall(r'<section class="seat( winner)?" id="seat-(\d)">', dom)
+    winners = [str(seat) for seat, score in enumerate(data["final_scores"]) if score == best]
+    assert [seat for winner, seat in marked if winner] == winners
+    final = re.search(r'<section id="final"( hidden="")?>(.*?)</section>', dom, re.S).group(2)
+    assert len(re.findall(r'<tr class="winner">', final)) == data["final_scores"].count(best)

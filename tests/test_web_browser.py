@@ -10,7 +10,13 @@ clicking (skipped cleanly where Playwright or Chromium is missing).
   frames the game: no game is started, the frames stay empty; the same page under a name
   rebound to 127.0.0.1 (DNS rebinding) gets 421.
 
-Both games run under the page's Content-Security-Policy and fail on any complaint about it.
+* the card table: hearts and diamonds red and spades and clubs black on every card face (their
+  computed colour), the trick in the middle with its number and each seat's card in its place,
+  a key the page does not know answered with a short message (and nothing played), at the end
+  the game's winners marked (not the last trick's), no empty band under the header, and at a
+  phone's width (390 px) nothing wider than the screen.
+
+All games run under the page's Content-Security-Policy and fail on any complaint about it.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import pytest
 
 from sergeant_major_env import engine, web
 from sergeant_major_env.policies import RandomPolicy, decide
+from sergeant_major_env.render import card_text
 from sergeant_major_env.rules import Rules
 
 CHROMIUM = os.environ.get("SERGEANT_MAJOR_CHROMIUM", "/usr/bin/chromium")
@@ -229,5 +236,108 @@ def test_a_hostile_page_starts_no_game_frames_nothing_and_rebinding_gets_421(bro
         page.close()
         site.shutdown()
         site.server_close()
+        server.shutdown()
+        server.server_close()
+
+
+RED, BLACK = "rgb(193, 18, 31)", "rgb(33, 37, 41)"
+"""The ink of the hearts and diamonds, and of the spades and clubs, on a white card face."""
+
+
+def _play_out(seed: int, seat: int, rules: Rules) -> engine.State:
+    """The game's end as the server plays it when the person clicks the first legal move."""
+    state, rng, bot = engine.init([seed], rules), np.random.default_rng(seed), RandomPolicy()
+    while int(state.phase[0]) != engine.OVER:
+        legal = engine.legal_action_mask(state)
+        action = (_first_legal(legal[0]) if int(state.to_act[0]) == seat
+                  else int(decide(bot, state, np.zeros(1, np.intp), legal, rng)[0]))
+        engine.step(state, np.array([action]))
+    return state
+
+
+def _face_colours(page) -> dict[str, list[str]]:
+    """The computed colour of every card face on the page, by suit class."""
+    return page.evaluate("""() => Object.fromEntries([0, 1, 2, 3].map(suit => [suit,
+        [...document.querySelectorAll('.card.suit-' + suit)].map(face => getComputedStyle(face).color)]))""")
+
+
+def test_the_table_red_suits_the_trick_in_the_middle_unknown_keys_and_the_games_winner(browser):
+    rules = Rules(num_deals=1)
+    # A game whose last trick is won by a seat that does not win the game: the gold must follow the game.
+    seed = next(seed for seed in range(100) if (lambda end: int(end.last_trick_winner[0]) not in np.flatnonzero(
+        end.final_scores[0] == end.final_scores[0].max()))(_play_out(seed, 0, rules)))
+    server = _serve(web.WebOptions(seat=0, seed=seed, rules=rules, pace=0))
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    errors = _watch(page)
+    try:
+        page.goto(server.url)
+        assert _your_turn_or_over(page) == "your-turn"
+        game = next(iter(server.games.values()))
+        # No empty band: the first thing under the header starts right under it.
+        gap = page.evaluate("""() => document.querySelector('#seats').getBoundingClientRect().top
+                                     - document.querySelector('header').getBoundingClientRect().bottom""")
+        assert 0 <= gap <= 16, gap
+        # A key the page does not know: a short message, nothing sent.
+        moves, events = game.moves, len(game.events)
+        page.keyboard.press("x")
+        assert "The key \u201cx\u201d does nothing here" in page.inner_text("#message")
+        assert (game.moves, len(game.events)) == (moves, events)
+        red_seen = black_seen = 0
+        tricks_checked = 0
+        while _your_turn_or_over(page) == "your-turn":
+            view = game.events[-1]["view"]
+            colours = _face_colours(page)
+            assert set(colours["2"] + colours["3"]) <= {RED} and set(colours["0"] + colours["1"]) <= {BLACK}, colours
+            red_seen += len(colours["2"] + colours["3"])
+            black_seen += len(colours["0"] + colours["1"])
+            if view["decision"] == "play":  # the trick in the middle: its number, each card in its seat's place
+                done = int(game.state.tricks_won[0].sum())
+                cards, title = view["trick"], f"Trick {done + 1}"
+                if not cards and view["last_trick"]:  # to lead: the last trick stays on the table, its winner named
+                    cards = view["last_trick"]["cards"]
+                    title = f"Trick {done} \u00b7 won by {game.labels[view['last_trick']['winner']]}"
+                assert page.inner_text("#trick-title") == title
+                shown = {seat: page.locator(f'#trick-cards .slot[data-seat="{seat}"] .card').get_attribute("aria-label")
+                         for seat in range(3)}
+                assert shown == {seat: next((card_text(card) for s, card in cards if s == seat), None)
+                                 for seat in range(3)}
+                tricks_checked += 1
+            page.locator('[data-legal="true"]').first.click()
+        assert red_seen > 0 and black_seen > 0 and tricks_checked >= 10
+        # The end: the game's winners in gold, with a word; the last trick's winner only in the trick area.
+        finals = game.state.final_scores[0]
+        winners = [int(s) for s in np.flatnonzero(finals == finals.max())]
+        last = int(game.state.last_trick_winner[0])
+        assert last not in winners
+        marked = [seat for seat in range(3) if "winner" in page.get_attribute(f"#seat-{seat}", "class").split()]
+        assert marked == winners
+        assert page.inner_text(f"#seat-{winners[0]} .badge") in ("wins the game", "shares the win")
+        assert page.inner_text(f"#seat-{last} .badge") == ""
+        assert page.locator("#final-scores tr.winner").count() == len(winners)
+        assert page.inner_text("#trick-title") == f"Trick 16 \u00b7 won by {game.labels[last]}"
+        assert 'won' in page.get_attribute(f'#trick-cards .slot[data-seat="{last}"]', "class").split()
+        page.keyboard.press("x")  # at the end too, a key it does not know gets its answer
+        assert "n starts a new game" in page.inner_text("#message")
+        assert errors == []
+    finally:
+        page.close()
+        server.shutdown()
+        server.server_close()
+
+
+def test_at_a_phones_width_nothing_is_wider_than_the_screen(browser):
+    server = _serve(web.WebOptions(seat=0, seed=3, rules=Rules(num_deals=1), pace=0))
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    errors = _watch(page)
+    try:
+        page.goto(server.url)
+        assert _your_turn_or_over(page) == "your-turn"
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        slots = page.locator("#trick-cards .slot").evaluate_all(
+            "nodes => nodes.map(n => n.getBoundingClientRect().right)")
+        assert len(slots) == 3 and max(slots) <= 390
+        assert errors == []
+    finally:
+        page.close()
         server.shutdown()
         server.server_close()

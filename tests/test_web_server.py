@@ -293,9 +293,15 @@ def test_finished_games_are_recorded_and_replayable(tmp_path):
 
 
 def test_the_page_is_served_self_contained(server):
-    """The page needs no network: no URL, no external script, style, image or font."""
+    """The page needs no network: no URL, no external script, style, image or font. It is the
+    page files (sergeant_major_env/pages/) put together, each inlined as it is."""
+    from sergeant_major_env import pages
+
     status, page = Client(server).request("GET", "/")
     assert status == 200
+    assert page == pages.play_page(server.options.pace)
+    for name in ("table.css", "play.css", "table.js", "play.js"):
+        assert pages.read(name) in page, name
     assert "http://" not in page and "https://" not in page and "<link" not in page and "url(" not in page
     assert "@import" not in page and " src=" not in page
 

@@ -1,109 +1,15 @@
-"""The page of ``sergeant-major play --web``: one self-contained HTML file (HTML, CSS, script; no
-network, no external font), drawn with the replay page's card and table drawing
-(:mod:`sergeant_major_env.table_drawing`).
-
-The script knows no rule of the game. It draws each *event* the server sends (what happened,
-in the renderer's words, and the seat's view after it), the bots' moves one at a time at the
-pace setting, and sends the person's move: a click on a legal move, or the keyboard (arrow
-keys move between the legal moves, Enter plays the one in focus; typing a card, ``qh``,
-``10h``, ``th``, plays it; in the mode choice ``s c h d`` choose trumps, ``n`` no-trump, ``m``
-minimum). A move the server refuses (a stale page, a second click) is shown as the server's
-one line; a click on a move that is not legal shows the engine's reason and sends nothing.
-
-Hooks for tests and people's own automation: every move the person can click carries its
-action id (RULES.md section 10) in ``data-action``, the legal ones ``data-legal="true"``; the
-final scores are in the element with id ``final-scores`` (one row per seat, cells
-``final-name`` and ``final-score``); ``document.body.dataset.state`` is ``"your-turn"`` when the
-page waits for the person, ``"waiting"`` while the bots play or the page catches up, and
-``"over"`` at the end.
-"""
-
-from __future__ import annotations
-
-import json
-
-from .table_drawing import CSS, script
-
-
-def page(pace: float) -> str:
-    """The page, showing the bots' moves ``pace`` seconds apart unless the person changes it."""
-    return _TEMPLATE.replace("__COMMON_CSS__", CSS).replace("__COMMON_JS__", script()).replace(
-        "__PACE__", json.dumps(float(pace)))
-
-
-_TEMPLATE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>3-5-8 against the bots</title>
-<style>
-__COMMON_CSS__
-  #message { min-height: 1.5rem; margin: 0.3rem 0; padding: 0.3rem 0.8rem; border-radius: 6px; }
-  #message:not(:empty) { background: #fff3cd; color: #212529; }
-  #middle { display: flex; gap: 1.2rem; flex-wrap: wrap; align-items: center; min-height: 1.5rem; }
-  #middle:empty { display: none; }
-  #you { background: #146c43; border-radius: 8px; padding: 0.6rem 0.8rem; }
-  #hint { font-size: 1.05rem; min-height: 1.4rem; }
-  #hand, #modes { margin-top: 0.4rem; min-height: 3.9rem; }
-  #modes:empty { display: none; }
-  button.card, button.mode-choice { cursor: pointer; padding: 0; transition: transform 0.1s; }
-  button.mode-choice { font: 600 1rem system-ui, sans-serif; padding: 0.5rem 0.8rem; margin: 0.15rem;
-                       border-radius: 6px; border: 1px solid #adb5bd; background: #fff; color: #212529; }
-  [data-legal="true"] { border: 2px solid #ffc107; transform: translateY(-5px); }
-  [data-legal="true"]:hover, [data-legal="true"]:focus { transform: translateY(-9px); outline: 3px solid #ffc107; }
-  [aria-disabled="true"] { opacity: 0.55; cursor: not-allowed; }
-  .played .last { opacity: 0.6; }
-  .played .note { font-size: 0.8rem; opacity: 0.8; margin-left: 0.3rem; }
-  .label { font-size: 0.85rem; opacity: 0.85; margin-right: 0.3rem; }
-  .columns { display: grid; grid-template-columns: 3fr 2fr; gap: 0.8rem; margin-top: 0.8rem; }
-  #log { background: #fff; color: #212529; border-radius: 8px; margin: 0; padding: 0.4rem 0.8rem; list-style: none;
-         height: 16rem; overflow-y: auto; font-size: 0.92rem; }
-  footer { display: flex; gap: 1rem; align-items: center; flex-wrap: wrap; }
-  footer input { width: 4rem; }
-  footer button, #final button { font-size: 1rem; padding: 0.3rem 0.8rem; border-radius: 6px; border: 0; cursor: pointer; }
-</style>
-</head>
-<body data-state="waiting">
-<header>
-  <h1 id="title">3-5-8 against the bots</h1>
-  <div id="status">connecting to the game server...</div>
-</header>
-<main>
-  <div id="message" role="status" aria-live="polite"></div>
-  <section id="final" hidden>
-    <h2>Game over: final scores</h2>
-    <table id="final-scores"><tbody></tbody></table>
-    <p><span id="final-note"></span> <a id="replay-link" target="_blank">the replay page of this game</a>
-    <button id="again">Play again</button></p>
-  </section>
-  <div id="seats"></div>
-  <div id="middle"></div>
-  <section id="you" aria-label="your decision">
-    <div id="hint"></div>
-    <div id="modes"></div>
-    <div id="hand" aria-label="your hand"></div>
-  </section>
-  <div class="columns">
-    <section><h2>What happened</h2><ul id="log"></ul></section>
-    <section><h2>Score sheet: points (total)</h2><table id="sheet"><thead></thead><tbody></tbody></table></section>
-  </div>
-</main>
-<footer>
-  <label>bots' pace <input id="pace" type="number" min="0" max="10" step="0.1"> s a move</label>
-  <button id="new-game">new game</button>
-  <span class="help">Keys: &larr; &rarr; between your legal moves, Enter plays; type a card (qh, 10h); in the mode
-  choice s c h d (trumps), n (no-trump), m (minimum).</span>
-</footer>
-<script>
-"use strict";
-__COMMON_JS__
-const SHORT_MODES = ["\\u2660", "\\u2663", "\\u2665", "\\u2666", "NT", "MIN"];
+const SHORT_MODES = ["\u2660", "\u2663", "\u2665", "\u2666", "NT", "MIN"];
 const $ = id => document.getElementById(id);
 let game = null, token = null, next = 0, queue = [], drawing = false, lastDraw = 0;
-let info = null, view = null, busy = false, pace = __PACE__, typed = "", ending = null;
+let info = null, view = null, busy = false, pace = PACE, typed = "", ending = null;
 
-function say(text) { $("message").textContent = text || ""; }
+// The message at the bottom (suits coloured); a passing one (``seconds``) goes away by itself.
+let sayTimer = null;
+function say(text, seconds) {
+  clearTimeout(sayTimer);
+  $("message").replaceChildren(...(text ? [suited(text)] : []));
+  if (text && seconds) sayTimer = setTimeout(() => say(""), seconds * 1000);
+}
 function sleep(ms) { return new Promise(resolve => setTimeout(resolve, ms)); }
 function moveName(action) { return action >= 52 ? MODE_TEXT[action - 52] : cardText(action); }
 
@@ -221,7 +127,7 @@ function draw(event) {
 // ------------------------------------------------------------------ drawing
 
 function buildSeats() {
-  seatPanels($("seats"), info.names, ["facts", "facts modes-left", "played"]);
+  seatPanels($("seats"), info.names, ["facts", "facts modes-left", "badge"]);
 }
 
 function yourTurn() {
@@ -238,28 +144,24 @@ function render() {
   const turn = over ? "game over" : v.deal_over ? "deal over"
     : v.to_act === info.seat && v.decision_text ? "your turn: " + v.decision_text
     : v.to_act >= 0 ? info.names[v.to_act] + " to play" : "";
-  $("status").textContent = "Deal " + v.deal + " of " + v.num_deals + " \\u00b7 "
-    + (v.mode >= 0 ? MODE_TEXT[v.mode] : "mode not chosen yet") + " \\u00b7 " + turn;
+  $("status").replaceChildren(suited("Deal " + v.deal + " of " + v.num_deals + " \u00b7 "
+    + (v.mode >= 0 ? MODE_TEXT[v.mode] : "mode not chosen yet") + " \u00b7 " + turn));
+  // Gold: at the end, the game's winners (the highest final score; all of them when shared, R6).
+  const best = over ? Math.max(...v.final_scores) : null;
+  const winners = over ? v.final_scores.filter(score => score === best).length : 0;
   info.names.forEach((name, seat) => {
     const panel = $("seat-" + seat);
     panel.querySelector(".facts").textContent = v.roles[seat]
-      + (v.targets ? " \\u00b7 target " + v.targets[seat] : "")
-      + " \\u00b7 tricks " + v.tricks_won[seat] + " \\u00b7 score " + signed(v.scores[seat]);
+      + (v.targets ? " \u00b7 target " + v.targets[seat] : "")
+      + " \u00b7 tricks " + v.tricks_won[seat] + " \u00b7 score " + signed(v.scores[seat]);
     panel.querySelector(".modes-left").replaceChildren(
       suited("modes left (R8): " + (v.modes_open[seat].map(m => SHORT_MODES[m]).join(" ") || "none")));
-    const played = panel.querySelector(".played");
-    const now = v.trick.find(entry => entry[0] === seat);
-    const last = v.last_trick && v.last_trick.cards.find(entry => entry[0] === seat);
-    if (now) played.replaceChildren(cardFace(now[1]));
-    else if (last) {
-      const face = cardFace(last[1]);
-      face.classList.add("last");
-      played.replaceChildren(face, element("span", v.last_trick.winner === seat ? "won the last trick" : "", "note"));
-    } else played.replaceChildren();
-    const winner = v.deal_over ? v.deal_over.winner : -1;
-    panel.classList.toggle("winner", winner === seat);
+    const wins = over && v.final_scores[seat] === best;
+    panel.classList.toggle("winner", wins);
+    panel.querySelector(".badge").textContent = wins ? (winners > 1 ? "shares the win" : "wins the game") : "";
     panel.classList.toggle("to-act", v.to_act === seat && !over);
   });
+  drawTrick(v);
   drawMiddle(v);
   drawYou(v);
   if (focused !== undefined) {
@@ -275,6 +177,31 @@ function cards(label, list) {
   return box;
 }
 
+// The trick in the middle of the table: its number, each seat's card in its place (the left
+// opponent, you a little lower, the right opponent) and, once complete, its winner in gold.
+function drawTrick(v) {
+  const played = v.tricks_won.reduce((sum, n) => sum + n, 0);  // complete tricks (a deal's last included)
+  let cards = [], number = 0, winner = -1;
+  if (v.deal_over) { cards = v.trick; number = played; winner = v.deal_over.winner; }
+  else if (v.trick.length) { cards = v.trick; number = played + 1; }
+  else if (v.last_trick) { cards = v.last_trick.cards; number = played; winner = v.last_trick.winner; }
+  else if (v.decision === "play" || played) number = played + 1;
+  $("trick-title").textContent = !number ? "No trick yet: the tricks start after the discards"
+    : "Trick " + number + (winner >= 0 ? " \u00b7 won by " + info.names[winner] : "");
+  const order = [(info.seat + 1) % 3, info.seat, (info.seat + 2) % 3];
+  $("trick-cards").replaceChildren(...order.map(seat => {
+    const entry = cards.find(pair => pair[0] === seat);
+    const face = entry ? cardFace(entry[1]) : element("span", undefined, "card empty");
+    const slot = element("div", undefined, "slot" + (seat === info.seat ? " you" : ""));
+    slot.dataset.seat = String(seat);
+    slot.classList.toggle("won", winner === seat);
+    slot.classList.toggle("to-act", !entry && winner < 0 && number > 0 && v.to_act === seat);
+    slot.append(face, element("span", info.names[seat], "who"));
+    return slot;
+  }));
+  $("trick").dataset.number = String(number);
+}
+
 function drawMiddle(v) {
   const parts = [];
   if (v.talon.length) parts.push(cards("talon (face up):", v.talon));
@@ -282,7 +209,7 @@ function drawMiddle(v) {
   if (v.given.length) parts.push(cards("you gave:", v.given));
   if (v.received.length) parts.push(cards("you received:", v.received));
   if (v.exchanges.length && !v.talon.length) {
-    const lines = v.exchanges.map(p => info.names[p.giver] + " \\u2192 " + info.names[p.receiver] + ": "
+    const lines = v.exchanges.map(p => info.names[p.giver] + " \u2192 " + info.names[p.receiver] + ": "
                                        + p.done + " of " + p.due + " card(s)");
     parts.push(element("div", "exchanges (R18-R20): " + lines.join("; ")));
   }
@@ -361,13 +288,22 @@ document.addEventListener("keydown", event => {
     event.preventDefault();
     return;
   }
-  if (event.key.length !== 1) return;
+  if (event.key.length !== 1 || event.key === " ") return;  // Shift, Tab, ...; Space clicks the move in focus
   const key = event.key.toLowerCase();
-  if (view && view.final_scores && key === "n") { newGame(); return; }
-  if (!yourTurn()) return;
+  if (view && view.final_scores) {
+    if (key === "n") newGame(); else unknownKey(event.key, "the game is over: n starts a new game");
+    return;
+  }
+  if (!yourTurn()) { say("Wait: it is not your turn (" + (view ? "the bots are playing" : "the game is loading") + ").", 3); return; }
   if (view.decision === "mode") {
     const mode = "schdnm".indexOf(key);
     if (mode >= 0) choose(52 + mode);
+    else unknownKey(event.key, "in the mode choice s c h d choose trumps, n no-trump, m minimum");
+    return;
+  }
+  if (!"0123456789tjqkaschd".includes(key)) {
+    typed = "";
+    unknownKey(event.key, "type a card (qh, 10h, th), or \u2190 \u2192 and Enter");
     return;
   }
   typed = (typed + key).slice(-3);
@@ -375,8 +311,13 @@ document.addEventListener("keydown", event => {
   if (match) {
     typed = "";
     choose("schd".indexOf(match[2]) * 13 + RANKS.indexOf(match[1] === "10" ? "T" : match[1].toUpperCase()));
-  }
+  } else if (/(10|[2-9tjqka])$/.test(typed)) say("Card " + typed.replace(/^.*?(10|[2-9tjqka])$/, "$1").toUpperCase()
+    + "\u2026: now its suit, s c h d.", 4);
+  else if (!/1$/.test(typed)) unknownKey(event.key, "type a card: its rank (2-10, t, j, q, k, a), then its suit (s c h d)");
 });
+
+// A key the page does not know: a short message saying which keys it knows now.
+function unknownKey(key, known) { say("The key \u201c" + key + "\u201d does nothing here: " + known + ".", 5); }
 
 $("pace").value = pace;
 $("pace").addEventListener("change", () => {
@@ -386,7 +327,3 @@ $("pace").addEventListener("change", () => {
 $("again").addEventListener("click", newGame);
 $("new-game").addEventListener("click", newGame);
 resume();
-</script>
-</body>
-</html>
-"""

@@ -1,58 +1,11 @@
-"""Play 3-5-8 in a browser against agents: a small local server (``sergeant-major play --web``).
+"""The HTTP server of ``play --web``: its options, the games it runs, the requests it answers
+and refuses, and the command's serve loop (the promises are in :mod:`sergeant_major_env.web`).
 
-The game runs here, in the engine; the page (:mod:`sergeant_major_env.web_page`, one
-self-contained HTML file) only draws what it is sent and sends the person's moves back.
-
-**Only the seat's view leaves the server.** Every response is built from what the person's
-seat knows: each *view* is :func:`seat_view`, made from ``observation.decode(observe(state,
-seat))`` (own hand, the first six cards only during the own mode choice, R9; the talon once
-turned face up; own discards; own exchange cards, R22; the public table), plus the legal
-moves and the reasons the others are refused, which depend on the own hand and the table
-alone. What happened is told in the one renderer's words (:class:`render.Narrator`, which
-shows a pair's cards only to the pair, R22, and discards only to the playmaker). A step the
-seat cannot see (another pair's trump given, the playmaker's first three discards) is not
-even sent as an event of its own. The seed, which decides every deal, is sent only once
-the game is over.
-
-**The server holds up.** Each game has its own id and an unguessable token; a bad or
-replayed request (a stale move number, a wrong id or token, bad JSON, a body over
-:attr:`WebOptions.max_body` bytes, an unknown path or method) gets a 4xx with one line of
-text and changes nothing. Bots think in a worker thread per game, so other games'
-requests are answered meanwhile. A game left idle for :attr:`WebOptions.expire_after`
-seconds is dropped; at most :attr:`WebOptions.max_games` unfinished games run at once.
-
-**Other sites' pages get nothing.** The person plays on this machine, and the web pages
-open in the same browser may be hostile: they can send requests to any address, and
-through DNS rebinding even read the answers. So a request must name this server in its
-``Host`` (421 otherwise), a POST must carry this server as its ``Origin`` when it sends one
-(403) and declare its body ``application/json`` (415), and no page may frame this one
-(``Content-Security-Policy`` with ``frame-ancestors 'none'``, ``X-Frame-Options: DENY``;
-the page runs only its own script and style). Numbers are ASCII digits within bounds, a
-body is at most :attr:`WebOptions.max_body` bytes nested at most :data:`MAX_DEPTH` deep,
-and a body that has not arrived :attr:`WebOptions.read_timeout` seconds after its headers,
-or a request line or header stalled that long, is dropped (408): each gets one line, and
-nothing reaches the terminal.
-
-With a record file, every finished game is written to it (JSON Lines, RULES.md section 11)
-atomically, the file holding all games this server finished.
-
-The HTTP interface (JSON unless said; a POST's body is ``Content-Type: application/json``):
-
-=======  ==============================  ===================================================
-method   path                            what
-=======  ==============================  ===================================================
-GET      ``/``                           the page (HTML)
-POST     ``/api/games``                  a new game: ``{"game", "token", ...}`` (201)
-GET      ``/api/games/ID?since=N&wait=S``  the events from number N on (waiting up to S
-                                         seconds, at most 20, for one); header ``X-Token``;
-                                         N and S 0..1000000
-POST     ``/api/games/ID/move``          ``{"move": k, "action": a}``: the person's k-th
-                                         decision (0-based) is action a (RULES.md section 10)
-GET      ``/games/ID/replay?token=T``    the replay page of the finished game (HTML)
-=======  ==============================  ===================================================
-
-This module never imports :mod:`sergeant_major_env.agents`: the command line
-(:mod:`sergeant_major_env.cli.play`) resolves agent names and passes a factory of agents in.
+Before a path is looked at, a request must name this server in ``Host`` (421) and a POST must
+come from this server's own page (``Origin``: 403; ``Content-Type: application/json``: 415).
+Every answer forbids framing; a page may run only its own inline script and style, allowed by
+their SHA-256 (:func:`content_security_policy`). The page itself is put together from its
+files by :func:`sergeant_major_env.pages.play_page`.
 """
 
 from __future__ import annotations
@@ -61,7 +14,6 @@ import base64
 import dataclasses
 import hashlib
 import hmac
-import io
 import ipaddress
 import json
 import re
@@ -75,18 +27,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Sequence, TextIO
 from urllib.parse import parse_qs, urlsplit
 
-import numpy as np
-
-from . import engine, render
-from .cards import MODE_ACTION_OFFSET, NUM_ACTIONS
-from .limits import cut_middle
-from .observation import decode, observe
-from .play import reason_for_you
-from .policies import decide
-from .records import Recorder, write_jsonl
-from .replay_page import page_data, page_html
-from .rules import Rules
-from .seeding import check_seed
+from .. import render
+from ..limits import cut_middle
+from ..pages import play_page
+from ..records import write_jsonl
+from ..replay_page import page_data, page_html
+from ..rules import Rules
+from ..seeding import check_seed
+from .game import Refused, WebGame
 
 MAX_WAIT = 20.0
 """The longest a GET of a game's events waits for a new one (seconds)."""
@@ -130,277 +78,6 @@ class WebOptions:
             raise ValueError(f"the read timeout must be 0..600 seconds (above 0), got {self.read_timeout}")
 
 
-class Refused(Exception):
-    """A request the server refuses: an HTTP status and one line saying why."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-# ============================================================================ what the seat sees
-
-def _absolute(seat: int, values: Sequence[Any]) -> list[Any]:
-    """Values per relative seat (0 the observer, 1 its left, 2 its right) by absolute seat."""
-    out: list[Any] = [None] * 3
-    for k, value in enumerate(values):
-        out[(seat + k) % 3] = value
-    return out
-
-
-def seat_view(state: engine.State, seat: int, names: Sequence[str] = ("you", "seat 1", "seat 2"),
-              move: int = 0) -> dict[str, Any]:
-    """What ``seat`` knows of game 0 now, as the page draws it (seats absolute, cards as ids):
-    made from ``decode(observe(state, seat))``; when ``seat`` is to act, also its legal moves,
-    the reason each other move it could click is refused (its hand's cards, and in the mode
-    choice the six modes), the hint of the decision and ``move``, its decision's number."""
-    obs = decode(observe(state, seat)[0])
-    rel_to_act, rel_leader = obs["to_act"], obs["trick_leader"]
-    to_act = (seat + rel_to_act) % 3 if rel_to_act >= 0 else -1
-    mode = obs["mode"]
-    completed = [trick for trick in obs["tricks"] if len(trick[1]) == 3]
-    on_table = obs["tricks"][-1] if obs["tricks"] and len(obs["tricks"][-1][1]) < 3 else None
-    view: dict[str, Any] = {
-        "deal": obs["deal"] + 1,
-        "num_deals": state.rules.num_deals,
-        "roles": _absolute(seat, [engine.ROLE_NAMES[role] for role in obs["roles"]]),
-        "mode": mode,
-        "targets": _absolute(seat, obs["targets"]) if mode >= 0 else None,
-        "tricks_won": _absolute(seat, obs["tricks_won"]),
-        "scores": _absolute(seat, obs["scores"]),
-        "modes_open": _absolute(seat, [[m for m in range(6) if row[m]] for row in obs["modes_available"].tolist()]),
-        "hand": obs["hand"],
-        "first_six": rel_to_act == 0 and obs["decision"] == engine.MODE,  # R9
-        "talon": obs["talon"],
-        "discards": obs["discards"],
-        "given": obs["exchange_given"],
-        "received": obs["exchange_received"],
-        "exchanges": _exchange_pairs(seat, obs),
-        "trick": _placed(seat, *on_table) if on_table else [],
-        "last_trick": None,
-        "to_act": to_act,
-        "decision": None, "decision_text": None, "legal": [], "refusals": {}, "hint": "", "move": None,
-        "deal_over": None,
-    }
-    if not on_table and completed and rel_leader >= 0:  # the winner of a trick leads the next (R16)
-        view["last_trick"] = {"cards": _placed(seat, *completed[-1]), "winner": (seat + rel_leader) % 3}
-    if to_act == seat:
-        view.update(_decision(state, seat, names, obs["hand"], move))
-    return view
-
-
-def _placed(seat: int, leader: int, cards: Sequence[int]) -> list[list[int]]:
-    """A trick's cards in playing order as [absolute seat, card] pairs (``leader`` relative)."""
-    return [[(seat + leader + position) % 3, int(card)] for position, card in enumerate(cards)]
-
-
-def _exchange_pairs(seat: int, obs: dict[str, Any]) -> list[dict[str, int]]:
-    """The deal's exchange pairs (R18-R20) and their public counts (R22), absolute seats."""
-    pairs = ((0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1))  # the observation's order, relative seats
-    return [{"giver": (seat + g) % 3, "receiver": (seat + r) % 3, "due": due, "done": done}
-            for (g, r), due, done in zip(pairs, obs["exchange_due"], obs["exchange_done"]) if due > 0]
-
-
-def _decision(state: engine.State, seat: int, names: Sequence[str], hand: Sequence[int], move: int) -> dict[str, Any]:
-    """The person's decision: its kind, legal moves, the refused moves' reasons (worded for
-    "you", citing the rule), the hint and the decision's number."""
-    phase = int(state.phase[0])
-    legal = [int(a) for a in np.flatnonzero(engine.legal_action_mask(state)[0])]
-    shown = list(hand) + (list(range(MODE_ACTION_OFFSET, NUM_ACTIONS)) if phase == engine.MODE else [])
-    refusals = {str(a): reason_for_you(engine.illegal_reason(state, 0, a), seat) for a in shown if a not in legal}
-    return {"decision": engine.DECISIONS[phase], "decision_text": render.DECISION_TEXT[phase], "legal": legal, "refusals": refusals,
-            "hint": render.decision_hint(state, names), "move": move}
-
-
-# ============================================================================ one game
-
-class WebGame:
-    """One game between the person (``options.seat``) and two agents, played in the engine.
-
-    Everything sent to the page is an *event*: ``{"n", "deal", "actor", "text", "view"}``, the
-    renderer's lines telling what happened and the seat's view after it. The person's moves
-    come in through :meth:`move`; the bots' moves are made by :meth:`_run_bots` in a thread."""
-
-    def __init__(self, game_id: str, agents: Sequence[Any], names: Sequence[str], seat: int, seed: int,
-                 rules: Rules, on_over: Callable[["WebGame"], None] | None = None) -> None:
-        self.id, self.token = game_id, secrets.token_urlsafe(24)
-        self.agents, self.seat, self.seed = list(agents), seat, seed
-        self.names = list(names)
-        self.labels = render.seat_labels(self.names, you=seat)
-        self.state = engine.init([seed], rules)
-        self.recorder = Recorder(self.state, ["human" if s == seat else self.names[s] for s in range(3)])
-        self.rng = np.random.default_rng(seed)
-        self._text = io.StringIO()
-        self.narrator = render.Narrator(seat, self.labels, self._text)
-        self.events: list[dict[str, Any]] = []
-        self.moves = 0  # the person's decisions so far
-        self.changed = threading.Condition()
-        self.last_seen = time.monotonic()
-        self.thinking = False
-        self.cancelled = False
-        self.error: str | None = None
-        self.record: dict[str, Any] | None = None
-        self.on_over = on_over
-        with self.changed:
-            self.narrator.deal_start(self.state)
-            self._event(-1)
-
-    # ------------------------------------------------------------------ state
-
-    @property
-    def over(self) -> bool:
-        return int(self.state.phase[0]) == engine.OVER
-
-    @property
-    def finished(self) -> bool:
-        """Whether nothing more happens in this game: it is over, or it stopped on an error."""
-        return self.over or self.error is not None
-
-    def _lines(self) -> list[str]:
-        lines = [line for line in self._text.getvalue().splitlines() if line.strip()]
-        self._text.seek(0)
-        self._text.truncate()
-        return lines
-
-    def _event(self, actor: int, view: dict[str, Any] | None = None, deal: int | None = None) -> None:
-        """Keep an event: the narrator's lines since the last one and the view after it."""
-        if view is None:
-            view = seat_view(self.state, self.seat, self.labels, self.moves)
-        self.events.append({"n": len(self.events), "deal": view["deal"] if deal is None else deal, "actor": actor,
-                            "text": self._lines(), "view": view})
-        self.changed.notify_all()
-
-    def _step(self, action: int) -> None:
-        """Apply one decision (the caller holds ``changed``) and keep what the seat sees of it."""
-        state, seat = self.state, self.seat
-        actor, phase = int(state.to_act[0]), int(state.phase[0])
-        before = render.before_step(state)
-        closing = seat_view(state, seat, self.labels) if _ends_deal(state) else None
-        self.recorder.step(np.array([action]))
-        self.narrator.step(before, action, state)
-        if closing is not None:
-            self._close_deal(actor, closing)
-            return
-        seen = actor == seat or int(state.to_act[0]) == seat or phase == engine.PLAY or self._text.getvalue()
-        if seen:  # a step the seat cannot see (another pair's trump, a discard face down) is no event
-            self._event(actor)
-
-    def _close_deal(self, actor: int, view: dict[str, Any]) -> None:
-        """The deal's last trick and points: the engine has already dealt the next deal, so the
-        view is the one before the last card with the public outcome put in (all hands empty)."""
-        state = self.state
-        winner, leader = int(state.last_trick_winner[0]), int(state.last_trick_leader[0])
-        view["tricks_won"][winner] += 1
-        view.update(hand=[], to_act=-1, decision=None, decision_text=None, legal=[], refusals={}, hint="", move=None, last_trick=None, scores=state.scores[0].tolist(),
-                    trick=[[(leader + k) % 3, int(card)] for k, card in enumerate(state.last_trick[0])],
-                    deal_over={"points": state.deal_points[0].tolist(), "winner": winner})
-        if self.over:
-            self.record = self.recorder.finished[-1]
-            self.narrator.game_over(state.final_scores[0].tolist())
-            view["final_scores"] = state.final_scores[0].tolist()
-            self._event(actor, view)
-            if self.on_over is not None:
-                self.on_over(self)
-            return
-        self._event(actor, view)
-        self.narrator.deal_start(state)
-        self._event(-1)
-
-    # ------------------------------------------------------------------ the person
-
-    def move(self, number: Any, action: Any) -> None:
-        """The person's decision number ``number`` is ``action``; :class:`Refused` (changing
-        nothing) when it is not the person's turn, the number is stale or the move illegal."""
-        if isinstance(number, bool) or not isinstance(number, int):
-            raise Refused(400, f"move must be the number of your decision (an integer), got {number!r}")
-        if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
-            raise Refused(400, f"action must be an action id 0..{NUM_ACTIONS - 1} (RULES.md section 10), got {action!r}")
-        with self.changed:
-            if self.error:
-                raise Refused(409, f"the game stopped: {self.error}")
-            if self.over:
-                raise Refused(409, "the game is over; start a new one")
-            if number != self.moves:
-                raise Refused(409, f"stale move {number}: the game is at your move {self.moves} "
-                                   f"(the page was out of date or the move was sent twice); nothing was changed")
-            to_act = int(self.state.to_act[0])
-            if to_act != self.seat:
-                raise Refused(409, f"not your turn: {self.labels[to_act]} is to act; nothing was changed")
-            reason = engine.illegal_reason(self.state, 0, action)
-            if reason:
-                raise Refused(422, f"{render.move_text(action)} is not allowed now: {reason_for_you(reason, self.seat)}")
-            self.moves += 1
-            self._step(action)
-        self.start_bots()
-
-    # ------------------------------------------------------------------ the bots
-
-    def start_bots(self) -> None:
-        """Let the bots play, in a thread of their own, until the person is to act."""
-        with self.changed:
-            if self.thinking or self.over or self.cancelled or int(self.state.to_act[0]) == self.seat:
-                return
-            self.thinking = True
-        threading.Thread(target=self._run_bots, name=f"bots-{self.id}", daemon=True).start()
-
-    def _run_bots(self) -> None:
-        """The bots' moves until the person is to act. ``thinking`` is cleared in the same
-        critical section as the bot's move that gives the person the turn (or ends the game), so
-        no response shows the person's turn with the bots still thinking, and a move arriving
-        then starts a new run."""
-        while True:
-            with self.changed:
-                if self._bots_done():
-                    return
-                actor = int(self.state.to_act[0])
-            try:
-                # Only this thread changes the state now (the person waits for its turn).
-                legal = engine.legal_action_mask(self.state)
-                action = int(decide(self.agents[actor], self.state, np.zeros(1, np.intp), legal, self.rng)[0])
-                with self.changed:
-                    if not self.cancelled:
-                        self._step(action)
-                    if self._bots_done():
-                        return
-            except Exception as error:  # noqa: BLE001 - an agent's failure stops this game only, in words
-                with self.changed:
-                    self.error = f"{self.labels[actor]} failed: {type(error).__name__}: {error}"
-
-    def _bots_done(self) -> bool:
-        """Whether the bots stop here (the caller holds ``changed``); if so, ``thinking`` is cleared."""
-        if self.cancelled or self.over or self.error or int(self.state.to_act[0]) == self.seat:
-            self.thinking = False
-            self.changed.notify_all()
-            return True
-        return False
-
-    # ------------------------------------------------------------------ responses
-
-    def response(self, since: int) -> dict[str, Any]:
-        """The events from number ``since`` on, and the game's status (the caller holds ``changed``)."""
-        out: dict[str, Any] = {
-            "game": self.id, "seat": self.seat, "names": list(self.labels), "num_deals": self.state.rules.num_deals,
-            "events": self.events[since:], "next": len(self.events), "over": self.over, "thinking": self.thinking,
-            "error": self.error,
-        }
-        if self.over:  # the seed decides every deal: shown only at the end
-            out.update(final_scores=self.state.final_scores[0].tolist(), seed=self.seed,
-                       replay=f"/games/{self.id}/replay?token={self.token}")
-        return out
-
-    def wait(self, since: int, seconds: float) -> None:
-        """Wait (holding ``changed``) until there is an event from ``since`` on, or ``seconds`` pass."""
-        self.changed.wait_for(lambda: len(self.events) > since or self.error or self.cancelled, timeout=seconds)
-
-
-def _ends_deal(state: engine.State) -> bool:
-    """Whether the next decision is the deal's last card (the last card of the 16th trick)."""
-    return (int(state.phase[0]) == engine.PLAY and int(state.trick[0, 1]) >= 0
-            and int(state.tricks_won[0].sum()) == 15)
-
-
-# ============================================================================ the server
-
 class WebServer(ThreadingHTTPServer):
     """The games of one ``play --web``; ``opponents()`` makes the two agents of a new game (for
     the seats other than the person's, in seat order), ``names`` are theirs."""
@@ -420,9 +97,7 @@ class WebServer(ThreadingHTTPServer):
         named = {address[0], self.server_address[0], "localhost", "127.0.0.1", "::1"}
         self.host_names = {_bracketed(name.lower()) for name in named}
         self.any_address = self.server_address[0] in ("0.0.0.0", "::")  # every address of this machine
-        from .web_page import page  # the page, and the policy that lets its own script and style run
-
-        self.page = page(options.pace)
+        self.page = play_page(options.pace)  # and the policy that lets its own script and style run
         self.page_policy = content_security_policy(self.page)
 
     def serves(self, host: str) -> bool:
@@ -826,8 +501,6 @@ def _too_deep(text: str) -> bool:
     return False
 
 
-# ============================================================================ the command's server
-
 def serve(opponents: Callable[[], Sequence[Any]], names: Sequence[str], options: WebOptions,
           host: str = "127.0.0.1", port: int = 0, open_browser: bool = True, output: TextIO | None = None,
           ready: Callable[[WebServer], None] | None = None) -> int:
@@ -852,7 +525,7 @@ def serve(opponents: Callable[[], Sequence[Any]], names: Sequence[str], options:
             webbrowser.open(server.url)
         server.serve_forever(poll_interval=0.5)
     except KeyboardInterrupt as error:  # Ctrl-C, or SIGTERM / SIGHUP under interrupts.handled
-        from . import interrupts
+        from .. import interrupts
 
         for number in interrupts.STOP_SIGNALS:  # a second signal does not break the clean stop
             signal.signal(number, signal.SIG_IGN)
