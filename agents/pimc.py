@@ -35,11 +35,20 @@ round, until the deal ends (the last card is scored without dealing the next dea
 exchange gives, whose heuristic is numpy, come back to Python. The same decisions, bit
 for bit, as the step-by-step loop (tests/test_pimc.py), which every other rollout policy
 still takes: one policy call per rollout step for the batch (in slices of ``POLICY_ROWS``
-rows). Measured on the 2-core shared machine (2026-12-03, loaded): about 3 ms per decision
-in evaluate.py's table against two heuristics (24 ms with 0.3.0's code, 6.6 ms before the
-compiled rollouts; ``benchmarks/pimc_speed.py --table``). Across cores: ``evaluate.py``
-shares a table's games out over worker processes (``--workers``), which the search's
-randomness allows (below: the agent is ``deterministic`` unless its rollouts are random).
+rows). The worlds are made by a kernel too (``worlds._worlds_k``, from random numbers drawn
+in numpy as before: the same worlds), about 2.5x faster than the numpy sampler it
+replaced. Measured on the 2-core shared machine (2026-12-03, loaded): about 3 ms per
+decision in evaluate.py's table against two heuristics (24 ms with 0.3.0's code, 6.6 ms
+before the compiled rollouts; ``benchmarks/pimc_speed.py --table``), the rollout kernel
+about three quarters of it. Across cores: ``evaluate.py`` shares a table's games out over
+worker processes (``--workers``), which the search's randomness allows (below: the agent
+is ``deterministic`` unless its rollouts are random). One decision's rollouts stay on one
+core: cut into parts on threads (``jit.spread``) they ran 0.4 to 0.7 times as fast here
+(load 4 to 6), since the heuristic's ``exp`` and ``log`` run in object mode (numpy's, bit
+for bit: numba's ``exp`` differs from numpy's AVX-512 one in the last bit on about 5% of
+arguments, ``log`` on 0.4%) and take the GIL twice a round, and a thread waiting for the
+GIL on a busy machine waits for its core; with numba's own ``exp``/``log`` they ran at
+1.0x, no gain either while the other cores are busy.
 
 Randomness. Each game's worlds are drawn from a generator of its own, seeded by ``seed``
 and the seat's observation (its whole information state), so a decision depends only on

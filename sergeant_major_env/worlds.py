@@ -31,7 +31,7 @@ the above. The unseen cards go to at most three places: the two other hands and 
 own mode choice its ten unseen cards plus the talon). Each card may go to some of them;
 the number of assignments is a sum over how many cards of each kind go to the pile of
 products of binomial coefficients, so the sampler draws those counts with their exact
-weights, then the cards themselves uniformly (see :func:`_assign`).
+weights, then the cards themselves uniformly (see :func:`_assign_k`).
 
 Worlds get fresh random seeds (the real seed would reveal the next deals) and keep, of the
 other seats' exchanges, only what the seat to act took part in (``last_returned``, the card
@@ -42,12 +42,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cards import bit, bits_to_bool, bool_to_bits, count
-from .engine import DISCARD, MODE, PLAY, PLAYMAKER, State, check_batch_fits
+from .cards import count
+from .engine import (DEALT, DISCARD, DISCARDS, FIRST_SIX, GIVEN, HANDS, LAST_RETURNED, MODE, PLAYMAKER, RECEIVED, SEED,
+                     TALON, TALON_CARDS, State, _count_k, _state_k, check_batch_fits)
+from .jit import kernel
 from .limits import check_count, shorten
 
 _ALL = np.uint64((1 << 52) - 1)
-_ZERO = np.uint64(0)
+_ZERO, _ONE = np.uint64(0), np.uint64(1)
 _LOG_FACTORIAL = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, 64)))])
 A_BIN, B_BIN, PILE = 0, 1, 2  # the left (seat + 1) and right (seat + 2) hands, and the pile
 
@@ -119,65 +121,6 @@ def knowledge(state: State, games: np.ndarray) -> dict[str, np.ndarray]:
             "talon_shown": talon_shown}
 
 
-def _log_binomial(n: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """log C(n, k), -inf where k < 0 or k > n."""
-    ok = (k >= 0) & (k <= n) & (n >= 0)
-    n, k = np.where(ok, n, 0), np.where(ok, k, 0)
-    return np.where(ok, _LOG_FACTORIAL[n] - _LOG_FACTORIAL[k] - _LOG_FACTORIAL[n - k], -np.inf)
-
-
-def _assign(unseen: np.ndarray, allowed: np.ndarray, capacity: np.ndarray,
-            rng: np.random.Generator) -> np.ndarray:
-    """uint64[R, 3]: a uniformly random split of each row's unseen cards into the three bins,
-    each bin getting ``capacity`` cards, all of them ``allowed`` there.
-
-    Cards fall into kinds by the set of bins they may go to. The pile is filled first: all
-    cards that may only go there, then ``d`` of each kind that may go there or elsewhere;
-    the two hands then take the cards only they may hold, and split the cards both may hold.
-    The number of assignments for a choice of the ``d`` is a product of binomials, which
-    weights that choice; the cards themselves are picked by random keys (uniform subsets).
-    """
-    r = unseen.shape[0]
-    a, b, p = (allowed[:, k] & unseen for k in range(3))
-    kinds = {  # name: (cards, may go to a, b, pile)
-        "a": a & ~b & ~p, "b": b & ~a & ~p, "ab": a & b & ~p,
-        "p": p & ~a & ~b, "ap": a & p & ~b, "bp": b & p & ~a, "abp": a & b & p,
-    }
-    if np.any(unseen & ~(a | b | p)):
-        raise ValueError("inconsistent knowledge: an unseen card may go nowhere")
-    n = {k: count(v).astype(np.int64) for k, v in kinds.items()}
-    cap_a, cap_p = capacity[:, 0], capacity[:, 2]  # the right hand takes the rest
-    # Choices (d_ap, d_bp): cards of kinds ap and bp put on the pile; d_abp follows.
-    grid = np.arange(15)
-    d_ap, d_bp = (x.reshape(1, -1) for x in np.meshgrid(grid, grid, indexing="ij"))
-    d_abp = (cap_p - n["p"])[:, None] - d_ap - d_bp
-    free = (n["ab"] + n["abp"])[:, None] - d_abp  # cards either hand may take
-    to_a = (cap_a - n["a"] - n["ap"])[:, None] + d_ap  # of the free cards, a's share
-    log_w = (_log_binomial(n["ap"][:, None], d_ap) + _log_binomial(n["bp"][:, None], d_bp)
-             + _log_binomial(n["abp"][:, None], d_abp) + _log_binomial(free, to_a))
-    if np.any(np.isneginf(log_w).all(axis=1)):
-        raise ValueError("inconsistent knowledge: no assignment fits the hand sizes")
-    choice = (log_w + rng.gumbel(size=log_w.shape)).argmax(axis=1)  # Gumbel-max: exact weights
-    rows = np.arange(r)
-    take = {"ap": d_ap[0, choice], "bp": d_bp[0, choice], "abp": d_abp[rows, choice]}
-    keys = rng.random((r, 52))
-    on_pile = kinds["p"] | _lowest_by_key(kinds["ap"], take["ap"], keys) \
-        | _lowest_by_key(kinds["bp"], take["bp"], keys) | _lowest_by_key(kinds["abp"], take["abp"], keys)
-    free_cards = (kinds["ab"] | kinds["abp"]) & ~on_pile
-    to_a = to_a[rows, choice]
-    # Fresh keys: the free cards of kind abp are those whose first keys were high.
-    hand_a = kinds["a"] | (kinds["ap"] & ~on_pile) | _lowest_by_key(free_cards, to_a, rng.random((r, 52)))
-    hand_b = unseen & ~on_pile & ~hand_a
-    return np.stack([hand_a, hand_b, on_pile], axis=1)
-
-
-def _lowest_by_key(cards: np.ndarray, k: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """uint64[R]: the ``k`` cards of each set with the smallest keys (a uniform k-subset)."""
-    member = bits_to_bool(cards, 52)
-    ranked = np.where(member, keys, 2.0).argsort(axis=1).argsort(axis=1)  # rank of each card by key
-    return bool_to_bits(member & (ranked < np.asarray(k)[:, None]))
-
-
 def sample_worlds(state: State, games, worlds: int, rng: np.random.Generator) -> State:
     """``worlds`` worlds for each of ``games`` (row ``i * worlds + w`` is world w of ``games[i]``),
     consistent with what the seat to act knows and uniform among such (module docstring).
@@ -185,7 +128,11 @@ def sample_worlds(state: State, games, worlds: int, rng: np.random.Generator) ->
     ``state`` an engine :class:`State`, ``games`` game numbers 0..B-1 of it (a game may be
     listed twice), ``worlds`` a positive integer, ``rng`` a numpy ``Generator``
     (``np.random.default_rng(seed)``); the worlds must fit this machine's memory. Anything
-    else is one ValueError line, before anything is drawn."""
+    else is one ValueError line, before anything is drawn.
+
+    The random numbers are drawn here, with numpy, all before the worlds are made: a Gumbel
+    noise per row and choice of pile counts, three rows of 52 uniform keys, a seed per world
+    (in that order); the kernel :func:`_worlds_k` then builds every world from them."""
     games = _checked_games(state, games)
     worlds = check_count(worlds, "sample_worlds: worlds")
     if not all(callable(getattr(rng, draw, None)) for draw in ("random", "gumbel", "integers")):
@@ -193,39 +140,179 @@ def sample_worlds(state: State, games, worlds: int, rng: np.random.Generator) ->
                          f"{shorten(rng)}")
     check_batch_fits(games.size * worlds, f"sample_worlds: {games.size:,} games x {worlds:,} worlds, a batch")
     known = knowledge(state, games)
-    repeat = np.repeat(np.arange(games.size), worlds)
-    out = state.take(games[repeat])
-    r = repeat.size
-    rows = np.arange(r)
-    split = _assign(known["unseen"][repeat], known["allowed"][repeat], known["capacity"][repeat], rng)
-    seat, left, right = known["seat"][repeat], known["left"][repeat], known["right"][repeat]
-    playmaker, choosing = known["playmaker"][repeat], known["choosing"][repeat]
-    fixed = known["fixed"][repeat]
-    pile = split[:, PILE]
-    # While the playmaker chooses its mode, ten pile cards are its own unseen ones.
-    own_unseen = np.where(choosing, _lowest_by_key(pile, np.full(r, 10), rng.random((r, 52))), _ZERO)
-    pile &= ~own_unseen
-    out.hands[rows, seat] = fixed[rows, seat] | own_unseen
-    out.hands[rows, left] = fixed[rows, left] | split[:, A_BIN]
-    out.hands[rows, right] = fixed[rows, right] | split[:, B_BIN]
-    talon_shown = known["talon_shown"][repeat]
-    hidden_discards = talon_shown & (seat != playmaker)
-    out.discards[hidden_discards] = pile[hidden_discards]
-    talon = np.where(talon_shown, out.talon, pile)
-    out.talon = talon
-    out.talon_cards = np.where(talon_shown[:, None], out.talon_cards, _card_ids(talon, 4))
-    out.dealt[:] = -1
-    out.first_six = np.where(seat == playmaker, out.first_six, _ZERO)
-    # Of the exchanges, keep what the seat to act handed and received.
-    own_given, own_received = out.given[rows, seat], out.received[rows, seat]
-    out.given &= own_received[:, None]
-    out.received &= own_given[:, None]
-    out.given[rows, seat], out.received[rows, seat] = own_given, own_received
-    # The card of the last return is known only to the pair that exchanged it (R22).
-    took_part = (bit(out.last_returned) & (own_given | own_received)) != 0
-    out.last_returned = np.where(took_part, out.last_returned, -1).astype(np.int8)
-    out.seed = rng.integers(0, 2**63, size=r, dtype=np.int64).astype(np.uint64)
+    unseen, allowed = known["unseen"], np.ascontiguousarray(known["allowed"])
+    capacity = np.ascontiguousarray(known["capacity"], dtype=np.int64)
+    log_w = np.empty((games.size, _CHOICES))
+    problem = _log_weights_k(unseen, allowed, capacity, _LOG_FACTORIAL, log_w)
+    if problem:
+        raise ValueError(_PROBLEMS[problem])
+    r = games.size * worlds
+    gumbel = rng.gumbel(size=(r, _CHOICES))  # Gumbel-max: each choice of pile counts by its exact weight
+    pile_keys, hand_keys, own_keys = rng.random((r, 52)), rng.random((r, 52)), rng.random((r, 52))
+    seeds = rng.integers(0, 2**63, size=r, dtype=np.int64).astype(np.uint64)
+    out = state.take(np.repeat(games, worlds))
+    _worlds_k(out.buffer, worlds, unseen, allowed, capacity, np.ascontiguousarray(known["fixed"]),
+              known["seat"].astype(np.int64), known["playmaker"].astype(np.int64), known["choosing"],
+              known["talon_shown"], log_w, gumbel, pile_keys, hand_keys, own_keys, seeds)
     return out
+
+
+# ----------------------------------------------------------------------------- kernels
+#
+# The split of the unseen cards (_assign_k) and the worlds made from it (_worlds_k), compiled:
+# the same numbers, bit for bit, as the numpy code they replaced (tests/test_pimc.py's digests
+# of pimc's decisions), from the same random draws, made in numpy by sample_worlds.
+
+_SIDE = 15  # a kind of cards put on the pile: 0..14 of them (at most 14 unseen cards go to the pile)
+_CHOICES = _SIDE * _SIDE  # the choices (d_ap, d_bp), row-major: d_ap = choice // 15, d_bp = choice % 15
+_PROBLEMS = {1: "inconsistent knowledge: an unseen card may go nowhere",
+             2: "inconsistent knowledge: no assignment fits the hand sizes"}
+_NEG_INF = -np.inf
+
+
+@kernel(inline=True)
+def _log_binomial_k(n, k, log_factorial):
+    """log C(n, k), -inf where k < 0 or k > n."""
+    if k < 0 or k > n or n < 0:
+        return _NEG_INF
+    return log_factorial[n] - log_factorial[k] - log_factorial[n - k]
+
+
+@kernel(inline=True)
+def _kinds_k(unseen, allowed_a, allowed_b, allowed_p):
+    """The unseen cards by the bins they may go to: (a, b, ab, p, ap, bp, abp) (:func:`_assign_k`)."""
+    a, b, p = allowed_a & unseen, allowed_b & unseen, allowed_p & unseen
+    return a & ~b & ~p, b & ~a & ~p, a & b & ~p, p & ~a & ~b, a & p & ~b, b & p & ~a, a & b & p
+
+
+@kernel
+def _log_weights_k(unseen, allowed, capacity, log_factorial, log_w):
+    """Fills ``log_w[G, 225]``: for each game the log of the number of assignments of its unseen
+    cards that put ``d_ap`` cards of kind ap and ``d_bp`` of kind bp on the pile (``d_abp``
+    follows from the pile's size), as a product of binomials (:func:`_assign_k`). Returns 0, or
+    1 when an unseen card may go nowhere, 2 when no assignment fits the hand sizes (_PROBLEMS)."""
+    for g in range(unseen.size):
+        if unseen[g] & ~(allowed[g, 0] | allowed[g, 1] | allowed[g, 2]):
+            return 1
+    for g in range(unseen.size):
+        u = unseen[g]
+        kinds = _kinds_k(u, allowed[g, 0], allowed[g, 1], allowed[g, 2])
+        n_a, n_ab, n_p, n_ap, n_bp, n_abp = (_count_k(kinds[0]), _count_k(kinds[2]), _count_k(kinds[3]),
+                                             _count_k(kinds[4]), _count_k(kinds[5]), _count_k(kinds[6]))
+        cap_a, cap_p = capacity[g, 0], capacity[g, 2]  # the right hand takes the rest
+        fits = False
+        for d_ap in range(_SIDE):
+            for d_bp in range(_SIDE):
+                d_abp = cap_p - n_p - d_ap - d_bp
+                free = n_ab + n_abp - d_abp  # cards either hand may take
+                to_a = cap_a - n_a - n_ap + d_ap  # of the free cards, a's share
+                w = (_log_binomial_k(n_ap, d_ap, log_factorial) + _log_binomial_k(n_bp, d_bp, log_factorial)
+                     + _log_binomial_k(n_abp, d_abp, log_factorial) + _log_binomial_k(free, to_a, log_factorial))
+                log_w[g, d_ap * _SIDE + d_bp] = w
+                fits = fits or w != _NEG_INF
+        if not fits:
+            return 2
+    return 0
+
+
+@kernel(inline=True)
+def _lowest_by_key_k(cards, k, keys, members):
+    """The ``k`` cards of the set ``cards`` with the smallest ``keys`` (a uniform k-subset; equal
+    keys, which a draw of doubles almost never gives, by card). ``members``: int64[52] scratch."""
+    if k <= 0:
+        return _ZERO
+    m = 0
+    for card in range(52):  # the cards in order of their keys (insertion sort)
+        if (cards >> np.uint64(card)) & _ONE:
+            j = m
+            while j > 0 and keys[members[j - 1]] > keys[card]:
+                members[j] = members[j - 1]
+                j -= 1
+            members[j] = card
+            m += 1
+    chosen = _ZERO
+    for j in range(min(k, m)):
+        chosen |= _ONE << np.uint64(members[j])
+    return chosen
+
+
+@kernel(inline=True)
+def _assign_k(i, g, unseen, allowed, capacity, log_w, gumbel, pile_keys, hand_keys, members):
+    """(hand_a, hand_b, pile): a uniformly random split of game ``g``'s unseen cards into the three
+    bins (the left hand, the right hand, the pile), each bin getting ``capacity`` cards, all of
+    them ``allowed`` there; ``i``: the world's row of the draws.
+
+    Cards fall into kinds by the set of bins they may go to. The pile is filled first: all
+    cards that may only go there, then ``d`` of each kind that may go there or elsewhere;
+    the two hands then take the cards only they may hold, and split the cards both may hold.
+    The number of assignments for a choice of the ``d`` is a product of binomials
+    (``log_w``), which weights that choice (Gumbel-max: the highest ``log_w`` + Gumbel noise);
+    the cards themselves are picked by random keys (uniform subsets)."""
+    u = unseen[g]
+    k_a, k_b, k_ab, k_p, k_ap, k_bp, k_abp = _kinds_k(u, allowed[g, 0], allowed[g, 1], allowed[g, 2])
+    choice, best = 0, log_w[g, 0] + gumbel[i, 0]
+    for c in range(1, _CHOICES):  # the first of the highest, as numpy's argmax
+        v = log_w[g, c] + gumbel[i, c]
+        if v > best:
+            choice, best = c, v
+    d_ap, d_bp = choice // _SIDE, choice % _SIDE
+    d_abp = capacity[g, 2] - _count_k(k_p) - d_ap - d_bp
+    keys = pile_keys[i]
+    on_pile = (k_p | _lowest_by_key_k(k_ap, d_ap, keys, members) | _lowest_by_key_k(k_bp, d_bp, keys, members)
+               | _lowest_by_key_k(k_abp, d_abp, keys, members))
+    free_cards = (k_ab | k_abp) & ~on_pile
+    to_a = capacity[g, 0] - _count_k(k_a) - _count_k(k_ap) + d_ap
+    # Fresh keys: the free cards of kind abp are those whose first keys were high.
+    hand_a = k_a | (k_ap & ~on_pile) | _lowest_by_key_k(free_cards, to_a, hand_keys[i], members)
+    return hand_a, u & ~on_pile & ~hand_a, on_pile
+
+
+@kernel
+def _worlds_k(buffer, worlds, unseen, allowed, capacity, fixed, seat, playmaker, choosing, talon_shown, log_w, gumbel,
+              pile_keys, hand_keys, own_keys, seeds):
+    """Makes the worlds in ``buffer`` (``worlds`` copies of each game, row ``i`` a copy of game
+    ``i // worlds``): their unseen cards redrawn (:func:`_assign_k`), the rest of what the seat
+    to act does not know cleared (module docstring)."""
+    s = _state_k(buffer)
+    hands, dealt, first_six, talon_cards, talon = s[HANDS], s[DEALT], s[FIRST_SIX], s[TALON_CARDS], s[TALON]
+    given, received, discards, last_returned, seed = s[GIVEN], s[RECEIVED], s[DISCARDS], s[LAST_RETURNED], s[SEED]
+    members = np.empty(52, dtype=np.int64)
+    for i in range(seeds.size):
+        g = i // worlds
+        me, pm = seat[g], playmaker[g]
+        hand_a, hand_b, pile = _assign_k(i, g, unseen, allowed, capacity, log_w, gumbel, pile_keys, hand_keys, members)
+        # While the playmaker chooses its mode, ten pile cards are its own unseen ones.
+        own_unseen = _lowest_by_key_k(pile, 10, own_keys[i], members) if choosing[g] else _ZERO
+        pile &= ~own_unseen
+        hands[i, me] = fixed[g, me] | own_unseen
+        hands[i, (me + 1) % 3] = fixed[g, (me + 1) % 3] | hand_a
+        hands[i, (me + 2) % 3] = fixed[g, (me + 2) % 3] | hand_b
+        if talon_shown[g]:
+            if me != pm:
+                discards[i] = pile
+        else:
+            talon[i] = pile
+            k = 0
+            for card in range(52):
+                if k < 4 and (pile >> np.uint64(card)) & _ONE:
+                    talon_cards[i, k] = card
+                    k += 1
+            for j in range(k, 4):
+                talon_cards[i, j] = 127
+        dealt[i] = -1
+        if me != pm:
+            first_six[i] = _ZERO
+        # Of the exchanges, keep what the seat to act handed and received.
+        own_given, own_received = given[i, me], received[i, me]
+        for other in range(3):
+            given[i, other] &= own_received
+            received[i, other] &= own_given
+        given[i, me], received[i, me] = own_given, own_received
+        # The card of the last return is known only to the pair that exchanged it (R22).
+        card = last_returned[i]
+        if card < 0 or not (_ONE << np.uint64(card)) & (own_given | own_received):
+            last_returned[i] = -1
+        seed[i] = seeds[i]
 
 
 def _checked_games(state: State, games) -> np.ndarray:
@@ -239,9 +326,3 @@ def _checked_games(state: State, games) -> np.ndarray:
     if bad.size:
         raise ValueError(f"sample_worlds: games must be game numbers 0..{state.batch_size - 1}, got {bad[0]}")
     return index.astype(np.intp)
-
-
-def _card_ids(sets: np.ndarray, k: int) -> np.ndarray:
-    """int8[R, k]: the card ids of sets of k cards, ascending."""
-    member = bits_to_bool(sets, 52)
-    return np.sort(np.where(member, np.arange(52), 127), axis=1)[:, :k].astype(np.int8)
