@@ -57,7 +57,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-import sys
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -68,6 +67,7 @@ from .files import check_writable
 from .limits import check_fits
 from .policies import decide, is_deterministic, policy_name
 from .processes import available_cpus, run_jobs
+from .progress import progress_bar
 from .rules import Rules
 from .seeding import check_seed, check_seed_span
 from .statistics import EvaluationResult, Schedule, summarize
@@ -429,7 +429,7 @@ def run_tournament(plan: Tournament, progress: bool = True) -> list[tuple[np.nda
     processes or as Ray tasks; the outcomes (scores, records or None) in chunk order.
     ``progress``: a tqdm bar of the deals played, on stderr when it is a terminal."""
     jobs = chunk_jobs(plan)
-    bar = _progress_bar(plan.games * plan.rules.num_deals, progress, f"{plan.games} games")
+    bar = progress_bar(plan.games * plan.rules.num_deals, "deal", f"{plan.games} games", progress, leave=False)
     try:
         if plan.ray:
             # Names travel as names (with their resolver), so that each task builds its own agents.
@@ -545,15 +545,3 @@ def play_chunks_on_ray(specs: list[Any], jobs: list[ChunkJob], address: str | No
     finally:
         if started_here:
             ray.shutdown()
-
-
-def _progress_bar(total: int, enabled: bool, description: str):
-    if not enabled:
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    # disable=None: no bar when stderr is not a terminal (logs, pipes, tests).
-    return tqdm(total=total, unit="deal", desc=description, file=sys.stderr, leave=False, dynamic_ncols=True,
-                disable=None)

@@ -326,7 +326,7 @@ def decision_hint(state: engine.State, names: Sequence[str], game: int = 0) -> s
         return (f"{_capital(names[giver])} gave you a trump, {card_text(int(state.exchange_trump[game]))}: "
                 f"return any card (R21).")
     if phase == engine.DISCARD:
-        return f"Discard {int(count(state.discards[game:game + 1])[0]) + 1} of 4 (face down, section 5)."
+        return f"Discard {int(count(state.discards[game:game + 1])[0]) + 1} of 4 (face down: no one else sees it)."
     if phase != engine.PLAY:
         return "The game is over."
     if int(state.trick[game, 0]) < 0:

@@ -46,6 +46,7 @@ from typing import Sequence
 
 from .. import files, interrupts
 from ..processes import available_cpus
+from ..progress import progress_bar
 from ..rules import Rules, add_rule_options
 from ..seeding import SEED_RULE, seed_argument
 from ..statistics import format_ci
@@ -175,16 +176,6 @@ def _field_help(cls, name: str) -> str:
     return name.replace("_", " ")
 
 
-def _progress_bar(enabled: bool, unit: str, total: int | None = None):
-    if not enabled:
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, unit=unit, file=sys.stderr, disable=None, dynamic_ncols=True)
-
-
 # ============================================================================ labels
 
 def _labels_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -207,7 +198,7 @@ def _labels_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
           f"{plan.teacher}, player {plan.player}, {workers} worker(s))", file=sys.stderr, flush=True)
     estimate = sum(min(plan.shard_games, plan.games - shard * plan.shard_games) for shard in missing) \
         * plan.rules.num_deals * distill.LABELS_PER_DEAL
-    bar = _progress_bar(not args.no_progress and bool(missing), "label", estimate)
+    bar = progress_bar(estimate, "label", enabled=not args.no_progress and bool(missing))
     try:
         done = distill.make_labels(args.out, plan, workers, on_labels=bar.update if bar is not None else lambda count: None)
     except KeyboardInterrupt as error:

@@ -18,6 +18,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from .. import interrupts
 from ..files import check_new_file, write_text
+from ..progress import progress_bar
 from ..records import (CHECK_BATCH, RecordError, decode_line, record_lines, parse_lines, check_game_seeds, check_record,
                        check_records, simulate, write_jsonl)
 from ..replay_page import page_data, page_html
@@ -62,15 +63,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _progress_bar(total: int):
-    """A tqdm bar on stderr when tqdm is installed (an optional dependency), else None."""
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, unit="game", file=sys.stderr, disable=None)
-
-
 def _simulate_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     try:
         rules = Rules.from_strings(args.option)
@@ -87,7 +79,7 @@ def _simulate_command(args: argparse.Namespace, parser: argparse.ArgumentParser)
         check_new_file(args.out, args.overwrite)
     except ValueError as error:
         parser.error(str(error))
-    bar = _progress_bar(args.games)
+    bar = progress_bar(args.games, "game")
     try:
         count = write_jsonl(simulate(args.games, args.seed, rules, batch_size=args.batch_size,
                                      on_finished=bar.update if bar else None), args.out)
