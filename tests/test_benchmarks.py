@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # pytest -m "not slow" leaves this file out (issue 31)
+
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = sorted(p.name for p in (ROOT / "benchmarks").glob("*.py"))
 

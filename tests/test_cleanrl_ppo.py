@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # pytest -m "not slow" leaves this file out (issue 31)
+
 pytest.importorskip("torch")
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cleanrl_ppo.py"

@@ -190,6 +190,7 @@ def test_target_distribution_is_a_softmax_of_the_values_over_the_legal_actions()
     np.testing.assert_array_equal(distill.target_distribution(values, legal, np.array([2]), 0.0), [[0, 0, 1, 0]])
 
 
+@pytest.mark.slow
 def test_fit_command_writes_a_policy_that_plays_and_a_record_of_the_fit(tiny_labels, tmp_path):
     out = tmp_path / "distilled"
     done = subprocess.run([sys.executable, "-m", "sergeant_major_env", "distill", "fit", "--labels", str(tiny_labels),
@@ -215,6 +216,7 @@ def test_fit_command_writes_a_policy_that_plays_and_a_record_of_the_fit(tiny_lab
     (["--workers", "0"], "--workers must be in 1..256"),
     (["--option", "num_deals=99"], "num_deals"),
 ])
+@pytest.mark.slow
 def test_labels_command_refuses_bad_options_in_one_line_before_any_folder(tmp_path, arguments, message):
     out = tmp_path / "labels"
     done = subprocess.run([sys.executable, "-m", "sergeant_major_env", "distill", "labels", "--out", str(out),
@@ -268,6 +270,7 @@ def test_sigterm_keeps_the_finished_shards_and_leaves_no_temporary_file(tmp_path
         distill.read_shard(path)  # every shard left is whole
 
 
+@pytest.mark.slow
 def test_a_fit_records_the_labels_command_that_makes_its_labels_again(tiny_labels, tmp_path):
     out = tmp_path / "fitted"
     done = subprocess.run([sys.executable, "-m", "sergeant_major_env", "distill", "fit", "--labels", str(tiny_labels),
@@ -282,6 +285,7 @@ def test_a_fit_records_the_labels_command_that_makes_its_labels_again(tiny_label
     assert training["labels_made_by"] == fit["label_commands"]  # beside the command that names the folders
 
 
+@pytest.mark.slow
 def test_the_curve_measures_each_label_count_once_and_continues_where_it_stopped(tiny_labels, tmp_path):
     total = distill.load_labels([tiny_labels])["action"].size
     out = tmp_path / "curve"

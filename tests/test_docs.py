@@ -96,6 +96,7 @@ def site(tmp_path_factory) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_mkdocs_build_strict_passes(site):
     page = (site / "envs" / "aec" / "index.html").read_text(encoding="utf-8")
     assert "generated:" not in page and "winners_in_hand" in page  # the markers were replaced

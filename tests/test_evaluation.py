@@ -215,6 +215,7 @@ sys.exit(1 if loaded else 0)
 """
 
 
+@pytest.mark.slow
 def test_the_library_never_imports_the_agents_package():
     """Section 7: importing every module of sergeant_major_env, and asking it for agents by name,
     leaves the top-level agents package unloaded (the scripts pass agents.make_agent in)."""

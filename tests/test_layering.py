@@ -151,6 +151,7 @@ def test_the_package_has_no_import_circle():
     assert cycle is None, "import circle: " + " -> ".join(cycle)
 
 
+@pytest.mark.slow
 def test_every_module_of_the_package_imports():
     """Each module imports in one fresh interpreter, whatever was imported before it (a circle
     that ast misses, e.g. through ``importlib``, would fail here)."""

@@ -162,6 +162,7 @@ def test_rewards_are_each_deals_points_and_returns_their_sum():
 
 # ----------------------------------------------------------------------------- OpenSpiel's own checks
 
+@pytest.mark.slow
 def test_random_sim_test_default_game():
     pyspiel.random_sim_test(pyspiel.load_game("python_sergeant_major"), num_sims=1, serialize=True, verbose=False)
 

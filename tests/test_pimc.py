@@ -345,6 +345,7 @@ def test_inference_needs_a_policy_with_probabilities():
     assert make_agent("pimc:infer=learned")._log_probs is not None
 
 
+@pytest.mark.slow
 def test_pimc_speed_times_a_table_against_another_checkout(tmp_path):
     """benchmarks/pimc_speed.py --table --against TREE: both checkouts' runs and their ratio."""
     import subprocess

@@ -59,6 +59,7 @@ MODULES = ["sergeant_major_env"]
 
 @pytest.mark.parametrize("command", [[script] for script in SCRIPTS] + [["-m", module] for module in MODULES],
                          ids=lambda c: " ".join(c))
+@pytest.mark.slow
 def test_every_script_has_help(command):
     result = subprocess.run([sys.executable, *command, "--help"], cwd=ROOT, capture_output=True, text=True,
                             timeout=120)

@@ -6,6 +6,7 @@ legal actions, and checked at every step against rules written from RULES.md
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -131,6 +132,7 @@ def test_followed_suit_independently_of_the_mask(seed, batch, rules):
     assert checked == batch * 32 * rules.num_deals  # the 2nd and 3rd card of each of 16 tricks
 
 
+@pytest.mark.slow
 @FAST
 @given(seed=seed_strategy, batch=BATCH, rules=rules_strategy)
 def test_16_tricks_per_deal_winners_points_and_scores(seed, batch, rules):

@@ -240,6 +240,7 @@ def _crafted(games: list[dict]) -> list[tuple[str, str]]:
     ]
 
 
+@pytest.mark.slow
 def test_cli_crafted_records_are_one_line_each_under_python_m(tmp_path, games):
     """Issue 20, item 1: under `python -m` every record that does not replay printed a
     traceback (the records module was loaded twice, so its RecordError was not the one caught)."""
@@ -354,6 +355,7 @@ def test_browser_steps_with_the_keys_and_buttons(page, tmp_path):
     assert "Final scores" in frames[-1]["caption"] and all(name in frames[-1]["caption"] for name in SEATS)
 
 
+@pytest.mark.slow
 def test_browser_opens_a_deal_by_hash_and_renders_a_screenshot(page, tmp_path):
     data = embedded(page.read_text(encoding="utf-8"))
     dom = _dom(page, "#deal-3")

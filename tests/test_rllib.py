@@ -24,6 +24,8 @@ from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.evaluation import play_tables  # noqa: E402
 from sergeant_major_env.observation import observe  # noqa: E402
 
+pytestmark = pytest.mark.slow  # pytest -m "not slow" leaves this file out (issue 31)
+
 ROOT = Path(__file__).resolve().parents[1]
 TINY_TRAINING = ["--option", "num_deals=1", "--train-batch-size", "256", "--minibatch-size", "128",
                  "--num-epochs", "1", "--num-env-runners", "1", "--num-envs-per-env-runner", "4", "--hidden", "32,32"]

@@ -418,6 +418,7 @@ def test_render_ansi():
     assert "deal 1/1" in text and "hand:" in text
 
 
+@pytest.mark.slow
 def test_environments_do_not_import_agents():
     """The environments drive policies through the Policy protocol only (agents/ is separate)."""
     import subprocess

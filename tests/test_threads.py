@@ -68,6 +68,7 @@ def test_chunks_cover_the_batch_in_order():
 
 @pytest.mark.parametrize("rules", [Rules(num_deals=2), Rules(num_deals=1, must_overtake=True, must_overtrump=True,
                                                                  dealer_builds_talon=True)], ids=["default", "options"])
+@pytest.mark.slow
 def test_threaded_games_match_one_core(threads, rules):
     """Thousands of random games, stepped whole and in subsets: every array of the state, the
     legal actions, the observations and the card sets the same as on one core, at every step."""

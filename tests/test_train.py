@@ -631,6 +631,7 @@ def test_bad_pools(policies, weights, match):
 
 # ----------------------------------------------------------------------------- interrupts
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stop, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_saves_the_run_and_resume_continues_it(tmp_path, stop, status):
     """A real subprocess and a real signal: the run finishes its step, saves a checkpoint, the

@@ -34,6 +34,8 @@ from sergeant_major_env.policies import RandomPolicy, decide
 from sergeant_major_env.render import card_text
 from sergeant_major_env.rules import Rules
 
+pytestmark = pytest.mark.slow  # pytest -m "not slow" leaves this file out (issue 31)
+
 CHROMIUM = os.environ.get("SERGEANT_MAJOR_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run", "--host-resolver-rules=MAP evil.example 127.0.0.1"]  # a rebound name

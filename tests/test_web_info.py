@@ -133,6 +133,7 @@ def _play(client: Client, rng: np.random.Generator) -> tuple[str, list[dict], li
     return game, answers, json.loads(text)["events"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seat", [0, 1, 2])
 def test_every_response_holds_only_what_the_seat_knows(watched, seat):
     """R9, R22, section 5: per seat, random games of four deals with exchanges (R17-R21)."""
