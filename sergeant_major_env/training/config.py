@@ -201,6 +201,8 @@ class Agent(Text):
 
     def check(self, value: Any) -> str:
         value = super().check(value)
+        from ..agents.human import is_human  # the one test of "the human agent" (names and agents)
+
         if is_human(value):
             raise ValueError(f"human needs a person at a terminal and cannot train or be imitated; give "
                              f"{self.allowed}, got {value!r}")
@@ -218,6 +220,8 @@ class Pool(Text):
 
     def check(self, value: Any) -> str:
         value = super().check(value)
+        from ..agents.human import is_human
+
         for name in parse_pool(value):
             if is_human(name):
                 raise ValueError(f"human needs a person at a terminal and cannot train; the pool takes agent "
@@ -272,11 +276,6 @@ class RuleOptions(Check):
 
     def parse(self, text: str) -> str:  # one item of the list (argparse extends it)
         return Text().check(text)
-
-
-def is_human(name: str) -> bool:
-    """Whether agent name ``name`` is the human agent (a person at the terminal)."""
-    return name.partition(":")[0].strip() == "human"
 
 
 def parse_pool(text: str) -> dict[str, float]:
