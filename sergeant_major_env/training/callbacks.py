@@ -114,7 +114,7 @@ class TrainingCallback(BaseCallback):
         if final:
             self.logger.dump(t)  # training has ended: nothing else will write these records
         elif self.bar is not None:
-            self.bar.set_postfix_str(text)
+            self.bar.set_postfix_str(f"eval at {t:,}: {text}")  # which evaluation the bar shows (issue 31)
             self.bar.write(f"eval at {t:,}: {text}")
         else:
             print(f"eval at {t:,}: {text}", flush=True)
