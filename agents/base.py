@@ -29,6 +29,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from sergeant_major_env.limits import shorten
 from sergeant_major_env.policies import Policy, searches_state
 
 Agent = Policy
@@ -96,6 +97,44 @@ def make_agent(spec: str) -> Agent:
     if sep:
         raise ValueError(f"agent {name!r} takes no argument (got {spec!r})")
     return entry.factory()
+
+
+def agent_options(agent: str, text: str, defaults: Mapping[str, Any], policy_options: tuple[str, ...] = ()) -> dict:
+    """The options of an agent spec after its name (``worlds=32:rollout=greedy``, colons between
+    them: ``evaluate.py --agents`` separates agents by commas) over ``defaults``, each converted
+    to its default's type; the one parser of every agent with options. Each option may be named
+    once; an unknown one, a piece without ``=``, a repeat or a value of the wrong type is a
+    one-line ValueError naming ``agent``. A piece that does not start a known option continues
+    the value of one of ``policy_options`` (``rollout=ppo:runs/x`` names the policy ``ppo:runs/x``)."""
+    options = dict(defaults)
+    for key, value in option_items(agent, text, defaults, policy_options):
+        kind = type(defaults[key])
+        try:
+            options[key] = kind(value.strip())
+        except ValueError:
+            what = {int: "an integer", float: "a number"}.get(kind, "text")
+            raise ValueError(f"{agent}: {key} must be {what}, got {shorten(value)}") from None
+    return options
+
+
+def option_items(agent: str, text: str, defaults: Mapping[str, Any],
+                 policy_options: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """The ``(NAME, VALUE)`` pieces of :func:`agent_options`, in order, not converted."""
+    items: list[list[str]] = []
+    for piece in filter(None, text.split(":")):
+        key, sep, value = piece.partition("=")
+        if sep and key.strip() in defaults:
+            earlier = next((item for item in items if item[0] == key.strip()), None)
+            if earlier is not None:
+                raise ValueError(f"{agent}: option {key.strip()} given twice ({earlier[0]}={earlier[1]} and "
+                                 f"{piece.strip()}); give each option once")
+            items.append([key.strip(), value])
+        elif items and items[-1][0] in policy_options:
+            items[-1][1] += ":" + piece
+        else:
+            raise ValueError(f"{agent}: bad option {shorten(piece)}; expected NAME=VALUE with NAME one of "
+                             f"{', '.join(defaults)}")
+    return [(key, value) for key, value in items]
 
 
 class AECSeat:

@@ -91,6 +91,8 @@ from sergeant_major_env.policies import decide
 from sergeant_major_env.rules import Rules
 from sergeant_major_env.worlds import sample_worlds
 
+from .base import agent_options
+
 DEFAULTS = {"simulations": 100, "exploration": 4.0, "rollouts": 1, "rollout": "random", "worlds": 0,
             "final": "visits", "horizon": "deal"}
 FINAL_POLICIES = {"visits": ismcts.ISMCTSFinalPolicyType.MAX_VISIT_COUNT,
@@ -249,18 +251,6 @@ class ISMCTSAgent(PyspielBotAgent):
 
 
 def make_ismcts_agent(argument: str | None) -> ISMCTSAgent:
-    """``ismcts`` or ``ismcts:simulations=200:exploration=4:...`` (module docstring)."""
-    options = dict(DEFAULTS)
-    for piece in filter(None, (argument or "").split(":")):
-        key, sep, value = piece.partition("=")
-        key = key.strip()
-        if not sep or key not in DEFAULTS:
-            raise ValueError(f"ismcts: bad option {piece!r}; expected NAME=VALUE with NAME one of "
-                             f"{', '.join(DEFAULTS)}")
-        kind = type(DEFAULTS[key])
-        try:
-            options[key] = kind(value.strip())
-        except ValueError:
-            raise ValueError(f"ismcts: {key} must be {'an integer' if kind is int else 'a number'}, "
-                             f"got {value!r}") from None
-    return ISMCTSAgent(**options)
+    """``ismcts`` or ``ismcts:simulations=200:exploration=4:...`` (module docstring); each option
+    once (:func:`agents.base.agent_options`, pimc's parser too)."""
+    return ISMCTSAgent(**agent_options("ismcts", argument or "", DEFAULTS))

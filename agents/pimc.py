@@ -119,6 +119,7 @@ from sergeant_major_env.policies import decide, is_deterministic
 from sergeant_major_env.seeding import check_seed
 from sergeant_major_env.worlds import sample_worlds
 
+from .base import agent_options, option_items
 from .heuristic import HeuristicAgent, plan_values
 from .heuristic_kernels import KNOWN_MASS, LOG_MISS_KNOWN, PARAM_ORDER, RANK_TIE, TIE
 from .inference import play_log_likelihoods, policy_log_probs, resample
@@ -595,31 +596,10 @@ def _partial_points(state: engine.State, seat: np.ndarray) -> np.ndarray:
 
 def make_pimc_agent(argument: str | None) -> PIMCAgent:
     """``pimc`` or ``pimc:worlds=32:rollout=greedy:...`` (see the module docstring)."""
-    options = dict(DEFAULTS)
-    for key, value in _option_items(argument or ""):
-        try:
-            options[key] = type(DEFAULTS[key])(value.strip())
-        except ValueError:
-            kind = {int: "an integer", float: "a number"}.get(type(DEFAULTS[key]), "text")
-            raise ValueError(f"pimc: {key} must be {kind}, got {shorten(value)}") from None
-    return PIMCAgent(**options)
+    return PIMCAgent(**agent_options("pimc", argument or "", DEFAULTS, POLICY_OPTIONS))
 
 
 def _option_items(text: str) -> list[tuple[str, str]]:
-    """``NAME=VALUE`` items separated by colons; a piece that does not start a known option
-    continues the value of a policy option (``rollout=ppo:runs/x`` names the policy ``ppo:runs/x``).
-    Each option may be named once: ``worlds=1:worlds=2`` is a ValueError naming it."""
-    items: list[list[str]] = []
-    for piece in filter(None, text.split(":")):
-        key, sep, value = piece.partition("=")
-        if sep and key.strip() in DEFAULTS:
-            earlier = next((item for item in items if item[0] == key.strip()), None)
-            if earlier is not None:
-                raise ValueError(f"pimc: option {key.strip()} given twice ({earlier[0]}={earlier[1]} and "
-                                 f"{piece.strip()}); give each option once")
-            items.append([key.strip(), value])
-        elif items and items[-1][0] in POLICY_OPTIONS:
-            items[-1][1] += ":" + piece
-        else:
-            raise ValueError(f"pimc: bad option {shorten(piece)}; expected NAME=VALUE with NAME one of {', '.join(DEFAULTS)}")
-    return [(key, value) for key, value in items]
+    """pimc's ``NAME=VALUE`` pieces (:func:`agents.base.option_items`): a piece that does not start
+    a known option continues the value of a policy option (``rollout=ppo:runs/x``)."""
+    return option_items("pimc", text, DEFAULTS, POLICY_OPTIONS)

@@ -347,3 +347,22 @@ def test_mode_values_and_plan():
     assert plan.shape == (64,) and plan[0] == 0 and np.isfinite(plan).all()
     # With one mode left there is no choice: V({m}) is the mean value of m on random hands.
     assert plan[1 << 5] == pytest.approx(plan_values()[1 << 5])
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("pimc:worlds=4:worlds=8", r"^pimc: option worlds given twice \(worlds=4 and worlds=8\); give each option once$"),
+    ("ismcts:simulations=5:simulations=9",
+     r"^ismcts: option simulations given twice \(simulations=5 and simulations=9\); give each option once$"),
+    ("pimc:bogus=1", r"^pimc: bad option 'bogus=1'; expected NAME=VALUE with NAME one of worlds, "),
+    ("ismcts:bogus=1", r"^ismcts: bad option 'bogus=1'; expected NAME=VALUE with NAME one of simulations, "),
+    ("pimc:worlds=many", r"^pimc: worlds must be an integer, got 'many'$"),
+    ("ismcts:exploration=high", r"^ismcts: exploration must be a number, got 'high'$"),
+])
+def test_every_agent_with_options_parses_them_the_same_way(spec, message):
+    """One parser (agents.base.agent_options) for every agent with options: a repeated option,
+    an unknown one or a value of the wrong type is the same one-line refusal (issue 31; ismcts
+    silently kept the last of a repeated option before)."""
+    if spec.startswith("ismcts"):
+        pytest.importorskip("pyspiel")
+    with pytest.raises(ValueError, match=message):
+        make_agent(spec)
