@@ -556,14 +556,20 @@ def _game_k(games, subset, i):
     return np.int64(games[i]) if subset else np.int64(i)
 
 
+@kernel(inline=True, counted=False)
+def _legal_of_k(s, games, subset, i, rules):
+    """The legal actions of the i-th game asked for (every loop over games below asks this)."""
+    g = _game_k(games, subset, i)
+    return _legal_game_k(s[PHASE], s[TO_ACT], s[HANDS], s[MODES_USED], s[TRICK], s[MODE_], g, rules)
+
+
 @kernel
 def _legal_serial(buffer, games, subset, rules):
     s = _state_k(buffer)
     n = games.size if subset else s[PHASE].size
     out = np.empty(n, dtype=np.uint64)
     for i in range(n):
-        out[i] = _legal_game_k(s[PHASE], s[TO_ACT], s[HANDS], s[MODES_USED], s[TRICK], s[MODE_],
-                               _game_k(games, subset, i), rules)
+        out[i] = _legal_of_k(s, games, subset, i, rules)
     return out
 
 
@@ -573,8 +579,7 @@ def _legal_parallel(buffer, games, subset, rules):
     n = games.size if subset else s[PHASE].size
     out = np.empty(n, dtype=np.uint64)
     for i in prange(n):
-        out[i] = _legal_game_k(s[PHASE], s[TO_ACT], s[HANDS], s[MODES_USED], s[TRICK], s[MODE_],
-                               _game_k(games, subset, i), rules)
+        out[i] = _legal_of_k(s, games, subset, i, rules)
     return out
 
 
@@ -989,8 +994,7 @@ def _legal_chunk(buffer, games, subset, start, stop, out, rules):
     """:func:`_legal_serial` of the games start..stop-1 into ``out`` (a chunk of :func:`legal_bits`)."""
     s = _state_k(buffer)
     for i in range(start, stop):
-        out[i] = _legal_game_k(s[PHASE], s[TO_ACT], s[HANDS], s[MODES_USED], s[TRICK], s[MODE_],
-                               _game_k(games, subset, i), rules)
+        out[i] = _legal_of_k(s, games, subset, i, rules)
 
 
 def _step_threads(buffer, actions, games, subset, legal, have_legal, autoreset, rules) -> tuple[int, int]:
