@@ -47,7 +47,7 @@ import torch
 from torch import nn
 
 import sergeant_major_env  # noqa: F401  (registers SergeantMajor-v0)
-from sergeant_major_env.evaluation import play_tables
+from sergeant_major_env.evaluation import TablePlan, play_tables
 from sergeant_major_env.options import action_mask
 
 
@@ -239,8 +239,9 @@ def evaluate(agent: Agent, args: Args) -> dict[str, Any]:
     from sergeant_major_env.agents import make_agent
 
     opponent = args.eval_against or args.opponents
-    result = play_tables([GreedyPolicy(agent), opponent, opponent], games=args.eval_games, seed=args.eval_seed,
-                         rules={"num_deals": args.num_deals}, make_agent=make_agent, progress=False, workers=1)
+    plan = TablePlan(games=args.eval_games, seed=args.eval_seed, rules={"num_deals": args.num_deals}, progress=False,
+                     workers=1)
+    result = play_tables([GreedyPolicy(agent), opponent, opponent], plan, make_agent=make_agent)
     learned = result.agent(GreedyPolicy.name)
     margins = [h for h in result.tables[0].head_to_head if GreedyPolicy.name in (h.a, h.b)]
     print(result.format_text())

@@ -59,14 +59,14 @@ def main() -> None:
 
     from sergeant_major_env.agents import make_agent
     from sergeant_major_env.agents.ismcts import PyspielBotAgent
-    from sergeant_major_env.evaluation import play_tables
+    from sergeant_major_env.evaluation import TablePlan, play_tables
 
     for name in bots:
         agent = PyspielBotAgent(make_bot_factory(name, args.simulations), name=f"{name}:{args.simulations}",
                                 reward="score" if name == "mcts" else "points")
         start = time.perf_counter()
-        result = play_tables([agent, "heuristic", "heuristic"], games=args.games, seed=args.seed,
-                             rules={"num_deals": 1}, progress=False, make_agent=make_agent, workers=1)
+        plan = TablePlan(games=args.games, seed=args.seed, rules={"num_deals": 1}, progress=False, workers=1)
+        result = play_tables([agent, "heuristic", "heuristic"], plan, make_agent=make_agent)
         print(result.format_text())
         print(f"{args.games} games in {time.perf_counter() - start:.0f} s\n")
 

@@ -1,21 +1,23 @@
 """Tournaments between agents: duplicate deals, batched play (on this machine's cores or on Ray).
 
     from sergeant_major_env.agents import make_agent
-    from sergeant_major_env.evaluation import play_tables
-    result = play_tables("heuristic,greedy,random", games=1200, seed=0, make_agent=make_agent)
+    from sergeant_major_env.evaluation import TablePlan, play_tables
+    result = play_tables("heuristic,greedy,random", TablePlan(games=1200, seed=0), make_agent=make_agent)
     print(result.format_text())
     result.to_json("eval.json")
 
 :func:`play_tables` is the one entry point (``evaluate.py`` is its command line; training
-calls it for periodic evaluation). Agents are objects with the batched interface of
+calls it for periodic evaluation). Who plays is its arguments (the agents, their display
+names, the resolver of their names); how they play is one :class:`TablePlan` (the games,
+seeds, seatings, rules, records, batches, workers or Ray), checked when it is made. Agents are objects with the batched interface of
 :mod:`sergeant_major_env.policies` (``act(observations, legal_mask, rng) -> int64[B]``) or
 names, which the caller's resolver ``make_agent`` turns into agents
 (``sergeant_major_env.agents.make_agent`` for the project's agents). This core module never
 imports :mod:`sergeant_major_env.agents`: the commands that know it (evaluate, train) pass its
 resolver in.
 
-It reads in three steps: :func:`plan_tournament` checks the arguments and makes the schedule
-(a :class:`Tournament`), :func:`run_tournament` plays its chunks (here, in worker processes or
+It reads in three steps: :func:`plan_tournament` checks the agents and makes the schedule
+(a :class:`Tournament`: the plan, the agents and every game), :func:`run_tournament` plays its chunks (here, in worker processes or
 on Ray) and :func:`summarize_tournament` turns the scores into the result.
 
 **Duplicate deals** (``seatings="duplicate"``, the default). Games come in *groups* of six:
@@ -194,15 +196,30 @@ def rules_for_table(players: Sequence[Any], labels: Sequence[str], asked: Rules 
 
 # ============================================================================ schedule
 
+def _positive(value: Any) -> bool:
+    """``value`` is a positive integer (not a bool)."""
+    return not isinstance(value, bool) and isinstance(value, (int, np.integer)) and value >= 1
+
+
+def check_games(games: Any) -> None:
+    """A one-line ValueError unless ``games`` (per table) is a positive integer."""
+    if not _positive(games):
+        raise ValueError(f"games must be a positive integer, got {games!r}")
+
+
+def group_count(games: int, seatings: str = "duplicate") -> int:
+    """The groups of ``games`` games per table: six games each with duplicate seatings, one with fixed."""
+    return -(-int(games) // 6) if seatings == "duplicate" else int(games)
+
+
 def make_schedule(num_players: int, games: int, seed: int, seatings: str = "duplicate") -> Schedule:
     """The games of every 3-player table (round robin over ``num_players``), see the module docstring."""
     if seatings not in SEATINGS:
         raise ValueError(f"seatings must be one of {', '.join(map(repr, SEATINGS))}, got {seatings!r}")
     if num_players < 3:
         raise ValueError(f"a table needs three agents, got {num_players} (name an agent twice to seat it twice)")
-    if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 1:
-        raise ValueError(f"games must be a positive integer, got {games!r}")
-    groups = -(-int(games) // 6) if seatings == "duplicate" else int(games)
+    check_games(games)
+    groups = group_count(games, seatings)
     check_tournament_fits(num_players, games, seatings)
     check_tournament_seed(seed, groups, seatings)
     tables = list(itertools.combinations(range(num_players), 3))
@@ -241,7 +258,7 @@ def check_tournament_fits(num_players: int, games: int, seatings: str = "duplica
     (:data:`BYTES_PER_GAME`), with ``record`` every game's record (:data:`BYTES_PER_RECORD`),
     and ``workers`` engine batches of ``batch_size`` games (``engine.BATCH_BYTES_PER_GAME``)."""
     tables = math.comb(int(num_players), 3)
-    per_table = 6 * -(-int(games) // 6) if seatings == "duplicate" else int(games)
+    per_table = (6 if seatings == "duplicate" else 1) * group_count(games, seatings)
     total = tables * per_table
     needed = total * (BYTES_PER_GAME + (BYTES_PER_RECORD if record else 0)) \
         + max(1, int(workers)) * min(int(batch_size), total) * engine.BATCH_BYTES_PER_GAME
@@ -313,55 +330,109 @@ def play_games(players: Sequence[Any], seeds: np.ndarray, seat_players: np.ndarr
     return state.final_scores.copy(), finished
 
 
-def play_tables(agents: str | Sequence[Any], games: int = 120, seed: int = 0, rules: Rules | dict | None = None,
-                seatings: str = "duplicate", record: bool | str = False, progress: bool = True,
-                batch_size: int = 12_000, rng_seed: int | None = None,
-                names: Sequence[str] | None = None, ray: bool = False,
-                ray_address: str | None = None, make_agent: AgentMaker | None = None,
-                workers: int | None = None) -> EvaluationResult:
-    """Play a tournament and return its statistics (see the module docstring).
+@dataclasses.dataclass(frozen=True)
+class TablePlan:
+    """How a tournament is played: every option of :func:`play_tables` but who plays (the agents,
+    their names and their resolver). Checked when made: a bad field is a one-line ValueError
+    (a ``rules`` of the wrong type a TypeError), and ``rules`` given as a dict (or None) is kept as
+    its :class:`Rules`. Frozen, so one plan can be played against several tables::
+
+        plan = TablePlan(games=1200, seed=0, rules={"num_deals": 1}, progress=False)
+        result = play_tables("heuristic,greedy,random", plan, make_agent=make_agent)
+    """
+
+    games: int = 120
+    """games per table (rounded up to a multiple of 6 with duplicate seatings)"""
+    seed: int = 0
+    """group j plays engine seed ``seed + j`` (game i ``seed + i`` with fixed seatings), so
+    ``seed + groups - 1`` must stay within the seed rule (:mod:`~sergeant_major_env.seeding`)"""
+    rules: Rules | dict | None = None
+    """the rule options: a :class:`Rules`, or a dict of rule options (None: the defaults); kept as a Rules"""
+    seatings: str = "duplicate"
+    """``duplicate`` (groups of six games, all seatings of one deal) or ``fixed`` (the agents in the order given)"""
+    record: bool | str = False
+    """True keeps every game's record in ``result.records``; a path also writes them as JSON Lines
+    (checked writable when the plan is made, written atomically)"""
+    progress: bool = True
+    """a tqdm bar of the deals played on stderr, when it is a terminal"""
+    batch_size: int = 12_000
+    """most games stepped together: the games are played in chunks of that many (whole duplicate
+    groups), chunk c with its own random generator for the agents, seeded by ``(rng_seed, c)``
+    (plain ``rng_seed`` for chunk 0, so a tournament of one chunk is unchanged)"""
+    rng_seed: int | None = None
+    """seeds the agents' random generators (None: ``seed``). Results depend on ``seed``,
+    ``rng_seed`` and ``batch_size`` only; with deterministic agents on ``seed`` alone"""
+    workers: int | None = None
+    """processes to play in on this machine (:mod:`~sergeant_major_env.processes`; None: one per
+    CPU this process may use; 1: this process only). Never changes a number. Not used with ``ray``"""
+    ray: bool = False
+    """play the chunks as Ray tasks (see :func:`play_tables`)"""
+    ray_address: str | None = None
+    """the Ray cluster to start on when this process has no Ray session (None: a local one)"""
+
+    def __post_init__(self) -> None:
+        rules = Rules.from_dict(self.rules) if isinstance(self.rules, dict) or self.rules is None else self.rules
+        if not isinstance(rules, Rules):
+            raise TypeError(f"rules must be a Rules or a dict of rule options, got {self.rules!r}")
+        object.__setattr__(self, "rules", rules)
+        if self.seatings not in SEATINGS:
+            raise ValueError(f"seatings must be one of {', '.join(map(repr, SEATINGS))}, got {self.seatings!r}")
+        check_games(self.games)
+        if not _positive(self.batch_size):
+            raise ValueError(f"batch_size must be a positive integer, got {self.batch_size!r}")
+        if self.workers is not None and not _positive(self.workers):
+            raise ValueError(f"workers must be a positive integer or None (one per CPU), got {self.workers!r}")
+        if self.rng_seed is not None:
+            object.__setattr__(self, "rng_seed", check_seed(self.rng_seed, "rng_seed"))
+        object.__setattr__(self, "seed", check_tournament_seed(self.seed, group_count(self.games, self.seatings),
+                                                               self.seatings))
+        object.__setattr__(self, "games", int(self.games))
+        object.__setattr__(self, "batch_size", int(self.batch_size))
+        if isinstance(self.record, str):
+            check_writable(self.record, "record file")
+
+    @property
+    def agent_seed(self) -> int:
+        """The seed of the agents' generators: ``rng_seed``, else ``seed``."""
+        return self.seed if self.rng_seed is None else self.rng_seed
+
+
+def play_tables(agents: str | Sequence[Any], plan: TablePlan | None = None, *, names: Sequence[str] | None = None,
+                make_agent: AgentMaker | None = None) -> EvaluationResult:
+    """Play a tournament and return its statistics (see the module docstring)::
+
+        result = play_tables("heuristic,greedy,random", TablePlan(games=1200, seed=0), make_agent=make_agent)
 
     ``agents``: agent objects and/or names (a list or a comma-separated string), at least
-    three; with more, every 3-agent table plays ``games`` games. Names need ``make_agent``,
+    three; with more, every 3-agent table plays ``plan.games`` games. Names need ``make_agent``,
     the resolver that turns a name into an agent (``agents.make_agent`` of this project, or
     any function of one name): this library does not import the project's agents itself.
-    ``games`` per table (rounded up to a multiple of 6 with duplicate seatings). ``seed``:
-    group j plays engine seed ``seed + j``, so ``seed + groups - 1`` must stay within the
-    seed rule (:mod:`~sergeant_major_env.seeding`). ``rules``: :class:`Rules` or a dict of
-    rule options. ``record``: True keeps every game's record in ``result.records``; a path
-    also writes them as JSON Lines (checked writable before any game, written atomically).
-    ``progress``: a tqdm bar (deals played) on stderr, when it is a terminal. ``batch_size``:
-    most games stepped together: the games are played in chunks of that many (whole duplicate
-    groups), chunk c with its own random generator for the agents, seeded by ``(rng_seed, c)``
-    (plain ``rng_seed`` for chunk 0, so a tournament of one chunk is unchanged). ``rng_seed``:
-    default ``seed``. Results therefore depend on ``seed``, ``rng_seed`` and ``batch_size``
-    only; with deterministic agents (all but ``random`` here) on ``seed`` alone. ``names``:
-    display names of the agents, in order (default: their names, a repeated one suffixed
-    ``#2``, ``#3``...).
+    ``plan``: how the games are played (:class:`TablePlan`, its fields documented there;
+    None: the defaults, 120 games from seed 0). ``names``: display names of the agents, in
+    order (default: their names, a repeated one suffixed ``#2``, ``#3``...).
 
-    ``ray=True`` plays the chunks as Ray tasks, in parallel, on the Ray session of this
-    process or, if there is none, on a Ray it starts (``ray.init(address=ray_address)``: a
+    ``plan.ray`` plays the chunks as Ray tasks, in parallel, on the Ray session of this
+    process or, if there is none, on a Ray it starts (``ray.init(address=plan.ray_address)``: a
     local one by default) and stops at the end. Each task builds its agents from the names
     given with ``make_agent`` (which must therefore be picklable, as a module-level function
     such as ``agents.make_agent`` is; objects given instead are shipped pickled) and plays its
     chunk exactly as the local run does, so the result is the same, number for number. Needs
     ``pip install ray`` (or the ``rllib`` extra); every node must have this project installed.
 
-    ``workers``: processes to play in on this machine (:mod:`~sergeant_major_env.processes`,
-    forked on Linux, so the agents need not be picklable; elsewhere this process alone);
-    None: one per CPU this process may use; 1: this process only. The chunks are played apart, and when every agent is
-    ``deterministic`` (:mod:`~sergeant_major_env.policies`: all of this project's but
-    ``random``, a sampling ``ppo`` and a ``pimc`` with random rollouts) the games are also
-    shared out in equal parts of whole duplicate groups, one per worker. Either way each
-    game is played as in one process, so the results are the same for any ``workers``.
-    Not used with ``ray``, whose tasks are the workers.
+    ``plan.workers``: processes to play in on this machine (:mod:`~sergeant_major_env.processes`,
+    forked on Linux, so the agents need not be picklable; elsewhere this process alone).
+    The chunks are played apart, and when every agent is ``deterministic``
+    (:mod:`~sergeant_major_env.policies`: all of this project's but ``random``, a sampling
+    ``ppo`` and a ``pimc`` with random rollouts) the games are also shared out in equal parts
+    of whole duplicate groups, one per worker. Either way each game is played as in one
+    process, so the results are the same for any ``workers``. Not used with ``ray``, whose
+    tasks are the workers.
 
     Every argument is checked before any game is played; a bad one is a one-line ValueError.
     """
-    plan = plan_tournament(agents, games, seed, rules, seatings, record, batch_size, rng_seed, names, ray,
-                           ray_address, make_agent, workers)
-    outcomes = run_tournament(plan, progress)
-    return summarize_tournament(plan, outcomes)
+    tournament = plan_tournament(agents, plan, names=names, make_agent=make_agent)
+    outcomes = run_tournament(tournament)
+    return summarize_tournament(tournament, outcomes)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -370,20 +441,20 @@ class Tournament:
     of the schedule, and where the games are played. :func:`run_tournament` plays it and
     :func:`summarize_tournament` turns the outcomes into the result."""
 
-    specs: tuple[Any, ...]    # the agents as given: names travel to Ray tasks as names
-    players: tuple[Any, ...]  # the agent objects, in order
-    names: tuple[str, ...]    # their distinct display names
+    plan: TablePlan
+    """how the games are played"""
+    specs: tuple[Any, ...]
+    """the agents as given: names travel to Ray tasks as names"""
+    players: tuple[Any, ...]
+    """the agent objects, in order"""
+    names: tuple[str, ...]
+    """their distinct display names"""
     schedule: Schedule
-    rules: Rules
-    seed: int
-    rng_seed: int             # seeds the agents' generators, one stream per chunk (chunk_rng)
-    seatings: str
-    record: bool | str        # keep the records (truthy); a path: also write them there
-    batch_size: int           # most games stepped together (a chunk)
-    workers: int              # processes on this machine (1 with Ray, whose tasks are the workers)
-    ray: bool
-    ray_address: str | None
+    """every game: its seed and the player in each seat"""
+    workers: int
+    """processes on this machine (the plan's, one per CPU for None; 1 with Ray, whose tasks are the workers)"""
     make_agent: AgentMaker | None
+    """the resolver of agent names (for the Ray tasks)"""
 
     @property
     def games(self) -> int:
@@ -391,86 +462,79 @@ class Tournament:
         return int(self.schedule.seeds.size)
 
 
-def plan_tournament(agents: str | Sequence[Any], games: int, seed: int, rules: Rules | dict | None,
-                    seatings: str, record: bool | str, batch_size: int, rng_seed: int | None,
-                    names: Sequence[str] | None, ray: bool, ray_address: str | None,
-                    make_agent: AgentMaker | None, workers: int | None) -> Tournament:
-    """Check every argument of :func:`play_tables` (a one-line ValueError for a bad one), make the
-    schedule, then build the agents: the tournament, before any game is played."""
-    rules = Rules.from_dict(rules) if isinstance(rules, dict) or rules is None else rules
-    if not isinstance(rules, Rules):
-        raise TypeError(f"rules must be a Rules or a dict of rule options, got {rules!r}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer))
-                                or workers < 1):
-        raise ValueError(f"workers must be a positive integer or None (one per CPU), got {workers!r}")
-    rng_seed = seed if rng_seed is None else check_seed(rng_seed, "rng_seed")
-    if isinstance(record, str):
-        check_writable(record, "record file")
+def plan_tournament(agents: str | Sequence[Any], plan: TablePlan | None = None, *,
+                    names: Sequence[str] | None = None, make_agent: AgentMaker | None = None) -> Tournament:
+    """Check the agents of :func:`play_tables` (a one-line ValueError for a bad one; ``plan`` was
+    checked when made), make the schedule, then build the agents: the tournament, before any
+    game is played."""
+    plan = TablePlan() if plan is None else plan
+    if not isinstance(plan, TablePlan):
+        raise TypeError(f"plan must be a TablePlan, got {plan!r}")
     specs = agent_specs(agents)
-    # The schedule checks the counts, the seatings and the seeds before any agent is built
+    # The schedule checks the counts (and what the plan did) before any agent is built
     # (a ppo: or rllib: agent loads a model).
-    schedule = make_schedule(len(specs), games, seed, seatings)
+    schedule = make_schedule(len(specs), plan.games, plan.seed, plan.seatings)
     players, labels = resolve_agents(specs, make_agent)
     if names is None:
         names = labels
     elif len(names) != len(players) or len(set(names)) != len(names):
         raise ValueError(f"names must be {len(players)} distinct names, got {list(names)!r}")
-    return Tournament(
-        specs=tuple(specs), players=tuple(players), names=tuple(names), schedule=schedule, rules=rules, seed=seed,
-        rng_seed=rng_seed, seatings=seatings, record=record, batch_size=int(batch_size),
-        workers=1 if ray else (available_cpus() if workers is None else int(workers)), ray=ray,
-        ray_address=ray_address, make_agent=make_agent)
+    workers = 1 if plan.ray else (available_cpus() if plan.workers is None else int(plan.workers))
+    return Tournament(plan=plan, specs=tuple(specs), players=tuple(players), names=tuple(names), schedule=schedule,
+                      workers=workers, make_agent=make_agent)
 
 
-def run_tournament(plan: Tournament, progress: bool = True) -> list[tuple[np.ndarray, list[dict] | None]]:
-    """Play every game of ``plan``: its chunks (:func:`chunk_jobs`) in this process, in worker
-    processes or as Ray tasks; the outcomes (scores, records or None) in chunk order.
-    ``progress``: a tqdm bar of the deals played, on stderr when it is a terminal."""
-    jobs = chunk_jobs(plan)
-    bar = progress_bar(plan.games * plan.rules.num_deals, "deal", f"{plan.games} games", progress, leave=False)
+def run_tournament(tournament: Tournament) -> list[tuple[np.ndarray, list[dict] | None]]:
+    """Play every game of ``tournament``: its chunks (:func:`chunk_jobs`) in this process, in worker
+    processes or as Ray tasks; the outcomes (scores, records or None) in chunk order. With
+    ``plan.progress``, a tqdm bar of the deals played, on stderr when it is a terminal."""
+    jobs, plan = chunk_jobs(tournament), tournament.plan
+    games = tournament.games
+    bar = progress_bar(games * plan.rules.num_deals, "deal", f"{games} games", plan.progress, leave=False)
     try:
         if plan.ray:
             # Names travel as names (with their resolver), so that each task builds its own agents.
-            return play_chunks_on_ray(list(plan.specs), jobs, plan.ray_address, bar, plan.make_agent)
-        return run_jobs(lambda job, on_deals: play_chunk(plan.players, job, on_deals), jobs, plan.workers,
+            return play_chunks_on_ray(list(tournament.specs), jobs, plan.ray_address, bar, tournament.make_agent)
+        return run_jobs(lambda job, on_deals: play_chunk(tournament.players, job, on_deals), jobs, tournament.workers,
                         bar.update if bar is not None else None)
     finally:
         if bar is not None:
             bar.close()
 
 
-def chunk_jobs(plan: Tournament) -> list[ChunkJob]:
-    """The units of work of ``plan``: chunks of at most ``batch_size`` consecutive games (whole
+def chunk_jobs(tournament: Tournament) -> list[ChunkJob]:
+    """The units of work of ``tournament``: chunks of at most ``batch_size`` consecutive games (whole
     duplicate groups), each with its own random generator; with several workers and only
     deterministic agents, each chunk is split further, by whole groups, to share the games out.
     Games are independent (a game's cards depend on its seed only), so the chunks can be played
     one after the other or in parallel with the same result."""
-    schedule, total = plan.schedule, plan.games
-    seat_names = [[plan.names[p] for p in row] for row in schedule.seat_players.tolist()] if plan.record else None
+    plan, schedule, total = tournament.plan, tournament.schedule, tournament.games
+    seat_names = [[tournament.names[p] for p in row] for row in schedule.seat_players.tolist()] \
+        if plan.record else None
     step = max(6, plan.batch_size - plan.batch_size % 6)
     chunks = [slice(start, min(start + step, total)) for start in range(0, total, step)]
     jobs = [ChunkJob(index=c, seeds=schedule.seeds[part], seat_players=schedule.seat_players[part],
-                     rules=plan.rules, rng_seed=plan.rng_seed, seat_names=seat_names[part] if plan.record else None)
+                     rules=plan.rules, rng_seed=plan.agent_seed, seat_names=seat_names[part] if plan.record else None)
             for c, part in enumerate(chunks)]
-    if plan.workers > 1 and all(map(is_deterministic, plan.players)):
+    if tournament.workers > 1 and all(map(is_deterministic, tournament.players)):
         # No agent draws from the chunk's generator: a chunk's games may be split (by groups).
-        group_size, parts = (6 if plan.seatings == "duplicate" else 1), -(-plan.workers // len(jobs))
+        group_size, parts = (6 if plan.seatings == "duplicate" else 1), -(-tournament.workers // len(jobs))
         jobs = [part for job in jobs for part in split_job(job, parts, group_size)]
     return jobs
 
 
-def summarize_tournament(plan: Tournament, outcomes: list[tuple[np.ndarray, list[dict] | None]]) -> EvaluationResult:
-    """The result of ``plan`` from its chunks' outcomes (:func:`~sergeant_major_env.statistics.summarize`),
+def summarize_tournament(tournament: Tournament,
+                         outcomes: list[tuple[np.ndarray, list[dict] | None]]) -> EvaluationResult:
+    """The result of ``tournament`` from its chunks' outcomes (:func:`~sergeant_major_env.statistics.summarize`),
     with every game's record when ``plan.record`` asks (and written to its path, if one)."""
+    plan = tournament.plan
     scores = np.concatenate([chunk_scores for chunk_scores, _ in outcomes]).astype(np.int16)
     records = [r for _, chunk_records in outcomes for r in chunk_records] if plan.record else None
     if isinstance(plan.record, str) and records is not None:
         from .records import write_jsonl
 
         write_jsonl(records, plan.record)
-    result = summarize(list(plan.names), plan.schedule, scores, rules=plan.rules, seed=plan.seed,
+    result = summarize(list(tournament.names), tournament.schedule, scores, rules=plan.rules, seed=plan.seed,
                        seatings=plan.seatings)
     result.records = records
     return result
@@ -525,7 +589,7 @@ def play_chunks_on_ray(specs: list[Any], jobs: list[ChunkJob], address: str | No
     try:
         import ray
     except ImportError:
-        raise ImportError('play_tables(ray=True) (evaluate.py --ray) needs Ray: pip install "sergeant-major-env[rllib]" '
+        raise ImportError('TablePlan(ray=True) (evaluate.py --ray) needs Ray: pip install "sergeant-major-env[rllib]" '
                           '(or only pip install ray)') from None
     started_here = not ray.is_initialized()
     if started_here:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
 import os
@@ -16,7 +17,7 @@ import pytest
 
 from sergeant_major_env import Rules, engine, records
 from sergeant_major_env.engine import places, win_credits
-from sergeant_major_env.evaluation import PERMUTATIONS, make_schedule, play_tables, rules_for_table
+from sergeant_major_env.evaluation import PERMUTATIONS, TablePlan, make_schedule, play_tables, rules_for_table
 from sergeant_major_env.statistics import Schedule, mean_ci, summarize, t_quantile_95
 from sergeant_major_env.observation import OBSERVATION_SIZE
 from sergeant_major_env.policies import RandomPolicy
@@ -96,7 +97,7 @@ def test_duplicate_groups_replay_identical_deals_at_every_deal_start():
 
 def test_play_tables_records_show_same_deals_under_each_seating():
     agents = [FirstLegal("a"), RandomPolicy(), ObservingRandom()]
-    result = play_tables(agents, games=12, seed=3, rules=Rules(num_deals=2), record=True, progress=False)
+    result = play_tables(agents, TablePlan(games=12, seed=3, rules=Rules(num_deals=2), record=True, progress=False))
     recs = result.records
     assert len(recs) == 12
     for j in range(2):
@@ -117,7 +118,7 @@ def test_play_tables_records_show_same_deals_under_each_seating():
 
 def test_each_agent_is_called_once_per_decision_on_its_games():
     agents = [FirstLegal("a"), FirstLegal("b"), FirstLegal("c")]
-    result = play_tables(agents, games=30, seed=0, rules=ONE_DEAL, progress=False)
+    result = play_tables(agents, TablePlan(games=30, seed=0, rules=ONE_DEAL, progress=False))
     assert result.games == 30
     calls = [len(a.calls) for a in agents]
     # one deal has ~60-90 decisions; one call per decision (not per game) for each agent
@@ -129,15 +130,15 @@ def test_each_agent_is_called_once_per_decision_on_its_games():
 def test_results_do_not_depend_on_the_batch_size():
     def run(batch_size):
         agents = [FirstLegal("a"), FirstLegal("b"), FirstLegal("c")]
-        return play_tables(agents, games=18, seed=11, rules=Rules(num_deals=2), progress=False,
-                           batch_size=batch_size).scores
+        return play_tables(agents, TablePlan(games=18, seed=11, rules=Rules(num_deals=2), progress=False,
+                                             batch_size=batch_size)).scores
 
     np.testing.assert_array_equal(run(6), run(1000))
 
 
 def test_round_robin_of_four_agents():
     agents = [RandomPolicy(), FirstLegal("first"), ObservingRandom(), RandomPolicy()]
-    result = play_tables(agents, games=6, seed=0, rules=ONE_DEAL, progress=False)
+    result = play_tables(agents, TablePlan(games=6, seed=0, rules=ONE_DEAL, progress=False))
     assert [s.name for s in result.agents] == ["random", "first", "observing", "random#2"]
     assert len(result.tables) == 4 and result.games == 24
     assert all(s.games == 18 for s in result.agents)  # three tables of six games each
@@ -151,13 +152,55 @@ def test_round_robin_of_four_agents():
 
 def test_bad_arguments_are_refused():
     with pytest.raises(ValueError, match="three agents"):
-        play_tables([RandomPolicy(), RandomPolicy()], games=6, progress=False)
+        play_tables([RandomPolicy(), RandomPolicy()], TablePlan(games=6, progress=False))
     with pytest.raises(ValueError, match="seatings"):
-        play_tables([RandomPolicy()] * 3, games=6, seatings="shuffled", progress=False)
+        play_tables([RandomPolicy()] * 3, TablePlan(games=6, seatings="shuffled", progress=False))
     with pytest.raises(ValueError, match="games"):
-        play_tables([RandomPolicy()] * 3, games=0, progress=False)
+        play_tables([RandomPolicy()] * 3, TablePlan(games=0, progress=False))
     with pytest.raises(ValueError, match="num_deals"):
-        play_tables([RandomPolicy()] * 3, games=6, rules={"num_deals": 40}, progress=False)
+        play_tables([RandomPolicy()] * 3, TablePlan(games=6, rules={"num_deals": 40}, progress=False))
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"games": 0}, r"^games must be a positive integer, got 0$"),
+    ({"games": True}, r"^games must be a positive integer, got True$"),
+    ({"seatings": "shuffled"}, r"^seatings must be one of 'duplicate', 'fixed', got 'shuffled'$"),
+    ({"batch_size": 0}, r"^batch_size must be a positive integer, got 0$"),
+    ({"workers": 0}, r"^workers must be a positive integer or None \(one per CPU\), got 0$"),
+    ({"rng_seed": -1}, r"^rng_seed must be "),
+    ({"seed": MAX_SEED, "games": 12}, r"^seed \d+ is too large for 2 duplicate groups: "),
+    ({"rules": {"num_deals": 40}}, r"num_deals"),
+])
+def test_a_table_plan_is_checked_when_made(fields, message):
+    """Every option of a tournament is checked once, when its TablePlan is made: one line each
+    (issue 31: play_tables took 14 loose arguments, checked inside)."""
+    with pytest.raises(ValueError, match=message) as error:
+        TablePlan(**fields)
+    assert "\n" not in str(error.value)
+
+
+def test_a_table_plan_keeps_its_rules_as_rules_and_is_frozen(tmp_path):
+    plan = TablePlan(games=6, seed=3, rules={"num_deals": 1}, progress=False)
+    assert plan.rules == ONE_DEAL and TablePlan().rules == Rules()
+    assert plan.agent_seed == 3 and dataclasses.replace(plan, rng_seed=9).agent_seed == 9
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.games = 12
+    with pytest.raises(ValueError, match="record file"):
+        TablePlan(record=str(tmp_path / "nosuchfolder" / "games.jsonl"))
+    with pytest.raises(TypeError, match="rules must be a Rules"):
+        TablePlan(rules="num_deals=1")
+
+
+def test_one_plan_plays_several_tables_and_play_tables_takes_no_loose_options():
+    plan = TablePlan(games=6, seed=1, rules=ONE_DEAL, progress=False, workers=1)
+    first = play_tables([FirstLegal("a"), FirstLegal("b"), FirstLegal("c")], plan)
+    again = play_tables([FirstLegal("a"), FirstLegal("b"), FirstLegal("c")], plan)
+    np.testing.assert_array_equal(first.scores, again.scores)
+    assert first.seed == 1 and first.games == 6
+    with pytest.raises(TypeError):
+        play_tables([FirstLegal("a"), FirstLegal("b"), FirstLegal("c")], games=6)  # the plan's fields are its own
+    with pytest.raises(TypeError, match="plan must be a TablePlan"):
+        play_tables([FirstLegal("a"), FirstLegal("b"), FirstLegal("c")], {"games": 6})
 
 
 class Registry:
@@ -178,27 +221,27 @@ class Registry:
 def test_names_need_an_injected_resolver():
     """Section 7: the library does not know the project's agents; names need make_agent."""
     with pytest.raises(ValueError, match="pass make_agent .*or pass agent objects"):
-        play_tables("random,random,random", games=6, progress=False)
+        play_tables("random,random,random", TablePlan(games=6, progress=False))
 
 
 def test_names_are_made_by_the_given_make_agent():
     registry = Registry()
-    result = play_tables("a,b,a", games=6, seed=1, rules=ONE_DEAL, progress=False, make_agent=registry)
+    result = play_tables("a,b,a", TablePlan(games=6, seed=1, rules=ONE_DEAL, progress=False), make_agent=registry)
     assert registry.asked == ["a", "b", "a"]
     assert [s.name for s in result.agents] == ["a", "b", "a#2"]
-    same = play_tables([FirstLegal("a"), FirstLegal("b"), FirstLegal("a")], games=6, seed=1, rules=ONE_DEAL,
-                       progress=False)
+    same = play_tables([FirstLegal("a"), FirstLegal("b"), FirstLegal("a")],
+                       TablePlan(games=6, seed=1, rules=ONE_DEAL, progress=False))
     np.testing.assert_array_equal(result.scores, same.scores)
     with pytest.raises(ValueError, match="unknown agent 'zzz'; known agents: a, b, c"):
-        play_tables("a,b,zzz", games=6, progress=False, make_agent=registry)
+        play_tables("a,b,zzz", TablePlan(games=6, progress=False), make_agent=registry)
     with pytest.raises(ValueError, match="cannot make agent 'broken': OSError: model file is truncated"):
-        play_tables("a,b,broken", games=6, progress=False, make_agent=registry)
+        play_tables("a,b,broken", TablePlan(games=6, progress=False), make_agent=registry)
 
 
 _IMPORT_EVERY_MODULE = """
 import importlib, pkgutil, sys
 import sergeant_major_env
-from sergeant_major_env.evaluation import play_tables
+from sergeant_major_env.evaluation import TablePlan, play_tables
 for module in pkgutil.walk_packages(sergeant_major_env.__path__, "sergeant_major_env."):
     try:
         importlib.import_module(module.name)
@@ -206,7 +249,7 @@ for module in pkgutil.walk_packages(sergeant_major_env.__path__, "sergeant_major
         if (error.name or "").split(".")[0] in ("sergeant_major_env", "agents"):
             raise
 try:
-    play_tables("random,random,random", games=6, progress=False)
+    play_tables("random,random,random", TablePlan(games=6, progress=False))
 except ValueError:
     pass
 loaded = sorted(name for name in sys.modules if name == "agents" or name.startswith("agents."))
@@ -228,22 +271,22 @@ def test_play_tables_checks_the_seed_of_the_last_group_before_building_agents():
     """One seed rule (seeding.py): group j plays seed + j, so seed + groups - 1 must fit too."""
     registry = Registry()
     with pytest.raises(ValueError, match=r"seed must be an integer from 0 to 2\*\*63 - 1"):
-        play_tables("a,b,c", games=6, seed=2**64, progress=False, make_agent=registry)
+        play_tables("a,b,c", TablePlan(games=6, seed=2**64, progress=False), make_agent=registry)
     with pytest.raises(ValueError, match=f"too large for 2 duplicate groups.* at most {MAX_SEED - 1}"):
-        play_tables("a,b,c", games=12, seed=MAX_SEED, progress=False, make_agent=registry)
+        play_tables("a,b,c", TablePlan(games=12, seed=MAX_SEED, progress=False), make_agent=registry)
     with pytest.raises(ValueError, match=f"too large for 3 games: game i plays seed \\+ i.* at most {MAX_SEED - 2}"):
-        play_tables("a,b,c", games=3, seed=MAX_SEED, seatings="fixed", progress=False, make_agent=registry)
+        play_tables("a,b,c", TablePlan(games=3, seed=MAX_SEED, seatings="fixed", progress=False), make_agent=registry)
     with pytest.raises(ValueError, match="rng_seed must be"):
-        play_tables("a,b,c", games=6, rng_seed=-1, progress=False, make_agent=registry)
+        play_tables("a,b,c", TablePlan(games=6, rng_seed=-1, progress=False), make_agent=registry)
     assert registry.asked == []  # refused before any agent was made
-    assert play_tables("a,b,c", games=6, seed=MAX_SEED, rules=ONE_DEAL, progress=False,
+    assert play_tables("a,b,c", TablePlan(games=6, seed=MAX_SEED, rules=ONE_DEAL, progress=False),
                        make_agent=registry).seed == MAX_SEED
 
 
 def test_play_tables_checks_the_record_path_before_any_game(tmp_path):
     agents = [FirstLegal("a"), FirstLegal("b"), FirstLegal("c")]
     with pytest.raises(ValueError, match="does not exist"):
-        play_tables(agents, games=6, record=str(tmp_path / "nosuchfolder" / "games.jsonl"), progress=False)
+        play_tables(agents, TablePlan(games=6, record=str(tmp_path / "nosuchfolder" / "games.jsonl"), progress=False))
     assert all(not a.calls for a in agents)
 
 
@@ -363,8 +406,8 @@ def test_duplicate_ci_is_computed_on_group_averages():
 # ============================================================================ outputs
 
 def test_json_csv_and_plot_outputs(tmp_path):
-    result = play_tables([FirstLegal("first"), RandomPolicy(), ObservingRandom()], games=12, seed=5,
-                         rules=ONE_DEAL, progress=False)
+    result = play_tables([FirstLegal("first"), RandomPolicy(), ObservingRandom()],
+                         TablePlan(games=12, seed=5, rules=ONE_DEAL, progress=False))
     result.to_json(tmp_path / "r.json")
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["games"] == 12
@@ -402,7 +445,7 @@ def test_ratings_order_heuristic_over_greedy_over_random_with_intervals_apart(ag
     their order of strength, each interval clear of the next agent's."""
     from sergeant_major_env.agents import make_agent
 
-    result = play_tables(agents, games=games, seed=0, make_agent=make_agent, progress=False)
+    result = play_tables(agents, TablePlan(games=games, seed=0, progress=False), make_agent=make_agent)
     board = {r.name: r for r in result.ratings}
     order = [r.name for r in result.ratings]
     assert order[0] == "heuristic" and order[-1] == "random", order
@@ -435,8 +478,8 @@ def test_evaluate_plot_draws_the_leaderboard_as_its_second_panel(tmp_path):
     import matplotlib.pyplot as plt
 
     evaluate = _evaluate_module()
-    result = play_tables([FirstLegal("first"), RandomPolicy(), ObservingRandom()], games=12, seed=5,
-                         rules=ONE_DEAL, progress=False)
+    result = play_tables([FirstLegal("first"), RandomPolicy(), ObservingRandom()],
+                         TablePlan(games=12, seed=5, rules=ONE_DEAL, progress=False))
     figure, axes = plt.subplots()
     try:
         evaluate.plot_ratings(axes, result)
@@ -580,8 +623,8 @@ def test_evaluate_human_without_a_terminal_is_refused_up_front():
 def test_outputs_are_never_half_written(tmp_path):
     """A failure while writing leaves the previous file as it was (a temporary file is renamed
     only once complete); today's open(path, "w") left a truncated file."""
-    result = play_tables([FirstLegal("a"), FirstLegal("b"), FirstLegal("c")], games=6, rules=ONE_DEAL,
-                         progress=False)
+    result = play_tables([FirstLegal("a"), FirstLegal("b"), FirstLegal("c")],
+                         TablePlan(games=6, rules=ONE_DEAL, progress=False))
     json_path, csv_path = tmp_path / "r.json", tmp_path / "r.csv"
     json_path.write_text("previous json\n")
     csv_path.write_text("previous csv\n")
@@ -657,8 +700,8 @@ def test_text_table_columns_fit_long_agent_names():
     """A name longer than the default column (pimc:rollout=learned) widens it: every row of a
     block stays as long as its header, and names never run into the numbers."""
     names = ["pimc:rollout=learned:worlds=12", "first", "second"]
-    result = play_tables([FirstLegal(n) for n in names], games=6, rules=ONE_DEAL, progress=False, names=names,
-                         workers=1)
+    result = play_tables([FirstLegal(n) for n in names], TablePlan(games=6, rules=ONE_DEAL, progress=False, workers=1),
+                         names=names)
     lines = result.format_text().splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("agent"))
     for line in lines[header + 2:header + 5]:
@@ -676,6 +719,7 @@ def test_a_lopsided_table_gets_its_ratings():
     both random copies in nearly every game, which once left the ratings' fit unsettled."""
     from sergeant_major_env.agents import make_agent
 
-    result = play_tables("heuristic,random,random", games=1200, rules=ONE_DEAL, progress=False, make_agent=make_agent)
+    result = play_tables("heuristic,random,random", TablePlan(games=1200, rules=ONE_DEAL, progress=False),
+                         make_agent=make_agent)
     assert [r.name for r in result.ratings][0] == "heuristic"
     assert all(math.isfinite(r.rating) and r.ci95[0] <= r.rating <= r.ci95[1] for r in result.ratings)

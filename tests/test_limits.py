@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from sergeant_major_env import Rules, SergeantMajorEnv, SergeantMajorVecEnv, engine, limits, records
-from sergeant_major_env.evaluation import check_tournament_fits, make_schedule, play_tables
+from sergeant_major_env.evaluation import TablePlan, check_tournament_fits, make_schedule, play_tables
 from sergeant_major_env.files import json_depth, read_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -140,7 +140,7 @@ def test_a_tournament_beyond_memory_is_refused_before_its_schedule_is_made():
     with pytest.raises(ValueError, match=r"^a tournament of 100,000,000,002 games would need about 93,132.3 GiB"):
         make_schedule(3, 99_999_999_999, 0)
     with pytest.raises(ValueError, match=r"^a tournament of 100,000,000,002 games"):
-        play_tables("random,random,random", games=99_999_999_999, progress=False)
+        play_tables("random,random,random", TablePlan(games=99_999_999_999, progress=False))
     assert time.perf_counter() - start < 2
 
 

@@ -132,15 +132,16 @@ def test_openspiel_bots_against_this_packages_agents_with_an_interval():
     the result is recorded with its interval; it does not claim a strength."""
     from sergeant_major_env.agents import make_agent
     from sergeant_major_env.agents.ismcts import EngineRolloutEvaluator, PyspielBotAgent
-    from sergeant_major_env.evaluation import play_tables
+    from sergeant_major_env.evaluation import TablePlan, play_tables
 
     def make_bot(game, rng):
         return mcts.MCTSBot(game, uct_c=4.0, max_simulations=6, evaluator=EngineRolloutEvaluator(None, rng),
                             random_state=np.random.RandomState(int(rng.integers(2**31))))
 
     bot = PyspielBotAgent(make_bot, name="mcts", reward="score")
-    result = play_tables([bot, "random", "heuristic"], games=12, seed=0, rules={"num_deals": 1},
-                         progress=False, make_agent=make_agent, workers=1)
+    result = play_tables([bot, "random", "heuristic"],
+                         TablePlan(games=12, seed=0, rules={"num_deals": 1}, progress=False, workers=1),
+                         make_agent=make_agent)
     stats = {s.name: s for s in result.tables[0].stats}
     assert set(stats) == {"mcts", "random", "heuristic"}
     assert all(s.games == 12 and s.ci95 is not None and s.ci95[0] <= s.mean_points <= s.ci95[1]

@@ -10,7 +10,7 @@ from sergeant_major_env.agents.pimc import PIMCAgent
 from sergeant_major_env import Rules, engine
 from sergeant_major_env.cards import bits_to_bool, random_member
 from sergeant_major_env.engine import DECISIONS, OVER
-from sergeant_major_env.evaluation import play_tables
+from sergeant_major_env.evaluation import TablePlan, play_tables
 from sergeant_major_env.worlds import sample_worlds
 
 
@@ -30,8 +30,8 @@ def test_pimc_plays_every_decision_kind_legally_to_the_end_of_games():
     """Mode (R8, R9), exchange gives and free returns (R21), discards and play: the engine
     accepts every action pimc chooses (it raises on an illegal one) and the games finish."""
     pimc = Recording(worlds=4)
-    result = play_tables([pimc, make_agent("random"), make_agent("random")], games=12, seed=5,
-                         rules={"num_deals": 4}, progress=False)
+    result = play_tables([pimc, make_agent("random"), make_agent("random")],
+                         TablePlan(games=12, seed=5, rules={"num_deals": 4}, progress=False))
     assert result.games == 12
     assert pimc.kinds == {"mode", "exchange_give", "exchange_return", "discard", "play"}
 

@@ -18,7 +18,7 @@ import pytest
 
 from sergeant_major_env.agents import make_agent
 from sergeant_major_env import Rules
-from sergeant_major_env.evaluation import ChunkJob, play_tables, split_job
+from sergeant_major_env.evaluation import ChunkJob, TablePlan, play_tables, split_job
 from sergeant_major_env.policies import is_deterministic
 from sergeant_major_env.processes import available_cpus, can_fork, run_jobs
 
@@ -26,7 +26,8 @@ pytestmark = pytest.mark.skipif(not can_fork(), reason="worker processes need th
 
 
 def _table(agents: str, workers: int, **kwargs) -> tuple[dict, list]:
-    result = play_tables(agents, make_agent=make_agent, progress=False, record=True, workers=workers, **kwargs)
+    plan = TablePlan(progress=False, record=True, workers=workers, **kwargs)
+    result = play_tables(agents, plan, make_agent=make_agent)
     return result.to_dict(), result.records
 
 
@@ -138,4 +139,4 @@ def test_one_worker_or_one_job_plays_in_this_process():
 @pytest.mark.parametrize("workers", [0, -1, 1.5, True, "2"])
 def test_play_tables_refuses_bad_workers(workers):
     with pytest.raises(ValueError, match="workers must be a positive integer"):
-        play_tables("random,random,random", games=6, workers=workers, progress=False)
+        play_tables("random,random,random", TablePlan(games=6, workers=workers, progress=False))

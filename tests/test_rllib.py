@@ -6,6 +6,7 @@ one local Ray of 2 CPUs, started once for the module.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import os
@@ -21,7 +22,7 @@ pytest.importorskip("ray.rllib")
 
 from sergeant_major_env.agents import make_agent  # noqa: E402
 from sergeant_major_env import Rules, engine  # noqa: E402
-from sergeant_major_env.evaluation import play_tables  # noqa: E402
+from sergeant_major_env.evaluation import TablePlan, play_tables  # noqa: E402
 from sergeant_major_env.observation import observe  # noqa: E402
 
 pytestmark = pytest.mark.slow  # pytest -m "not slow" leaves this file out (issue 31)
@@ -69,13 +70,12 @@ def test_training_iterations_finish_and_write_a_checkpoint(shared_checkpoint):
 def test_checkpoint_loads_as_an_agent_and_plays(shared_checkpoint):
     checkpoint, _ = shared_checkpoint
     agent = make_agent(f"rllib-unsafe-pickle:{checkpoint}")
-    result = play_tables([agent, "heuristic", "greedy"], games=12, seed=3, rules=Rules(num_deals=2), progress=False,
-                         make_agent=make_agent)
+    plan = TablePlan(games=12, seed=3, rules=Rules(num_deals=2), progress=False)
+    result = play_tables([agent, "heuristic", "greedy"], plan, make_agent=make_agent)
     assert result.games == 12 and result.scores.sum() == 0  # every deal's points sum to zero (R25)
     # The same module from its own folder, by name as evaluate.py gives it.
     module_folder = checkpoint / "learner_group" / "learner" / "rl_module" / "shared"
-    again = play_tables([f"rllib-unsafe-pickle:{module_folder}", "heuristic", "greedy"], games=12, seed=3,
-                        rules=Rules(num_deals=2), progress=False, make_agent=make_agent)
+    again = play_tables([f"rllib-unsafe-pickle:{module_folder}", "heuristic", "greedy"], plan, make_agent=make_agent)
     np.testing.assert_array_equal(again.scores, result.scores)
 
 
@@ -99,7 +99,7 @@ def test_fixed_opponents_and_a_module_per_seat(local_ray, selfplay, tmp_path):
     assert {"seat_0", "seat_1", "seat_2", "fixed_heuristic"} <= {p.name for p in modules.iterdir()}
     assert history[0].learner_steps < history[0].env_steps  # the heuristic played some of the decisions
     agent = make_agent(f"rllib-unsafe-pickle:{modules / 'seat_1'}")
-    assert play_tables([agent, "greedy", "random"], games=6, rules=Rules(num_deals=1), progress=False,
+    assert play_tables([agent, "greedy", "random"], TablePlan(games=6, rules=Rules(num_deals=1), progress=False),
                        make_agent=make_agent).games == 6
     with pytest.raises(ValueError, match="no 'shared' module.*seat_0"):
         make_agent(f"rllib-unsafe-pickle:{checkpoint}")
@@ -128,10 +128,9 @@ def test_play_tables_on_ray_equals_the_local_run(local_ray):
     # "random" draws from the agents' generator: the chunks (12 games each) must get the same
     # streams on Ray as locally for the numbers to agree.
     # The resolver travels to every Ray task (agents.make_agent pickles by reference).
-    kwargs = dict(games=36, seed=7, rules=Rules(num_deals=2), batch_size=12, record=True, progress=False,
-                  make_agent=make_agent)
-    local = play_tables("heuristic,greedy,random", **kwargs)
-    on_ray = play_tables("heuristic,greedy,random", ray=True, **kwargs)
+    plan = TablePlan(games=36, seed=7, rules=Rules(num_deals=2), batch_size=12, record=True, progress=False)
+    local = play_tables("heuristic,greedy,random", plan, make_agent=make_agent)
+    on_ray = play_tables("heuristic,greedy,random", dataclasses.replace(plan, ray=True), make_agent=make_agent)
     np.testing.assert_array_equal(on_ray.scores, local.scores)
     assert on_ray.to_dict() == local.to_dict()
     assert on_ray.records == local.records

@@ -54,7 +54,6 @@ SIGHUP (the terminal closed): the worker processes are stopped and nothing is wr
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from pathlib import Path
@@ -63,7 +62,8 @@ from sergeant_major_env import interrupts
 from sergeant_major_env.agents import make_agent
 from sergeant_major_env.agents.human import check_terminal, is_human
 from sergeant_major_env.evaluation import (
-    SEATINGS, check_tournament_fits, check_tournament_seed, play_tables, resolve_agents, rules_for_table)
+    SEATINGS, TablePlan, check_tournament_fits, check_tournament_seed, group_count, play_tables, resolve_agents,
+    rules_for_table)
 from sergeant_major_env.files import atomic_write, check_new_file
 from sergeant_major_env.processes import available_cpus
 from sergeant_major_env.rules import Rules, add_rule_options
@@ -148,11 +148,6 @@ def plot_format(path: str) -> str:
 def plays_human(names: list[str]) -> bool:
     """Whether a person plays (the human agent): at this process's terminal, so in this process."""
     return any(map(is_human, names))
-
-
-def group_count(args: argparse.Namespace) -> int:
-    """Duplicate groups (seeds) of each table: group j plays seed S + j."""
-    return math.ceil(args.games / 6) if args.seatings == "duplicate" else args.games
 
 
 # ============================================================================ outputs
@@ -279,7 +274,7 @@ def main(argv=None) -> int:
         parser.error(f"--games must be at least 1 and --batch-size at least 6, got --games {args.games} "
                      f"--batch-size {args.batch_size}")
     try:
-        check_tournament_seed(args.seed, group_count(args), args.seatings)
+        check_tournament_seed(args.seed, group_count(args.games, args.seatings), args.seatings)
         check_outputs(args)
     except ValueError as error:
         parser.error(str(error))
@@ -312,10 +307,10 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     try:
         # With --ray the agents travel as names: each Ray task builds its own with make_agent.
-        result = play_tables(names if args.ray else agents, games=args.games, seed=args.seed, rules=rules,
-                             seatings=args.seatings, record=bool(args.record), progress=not args.no_progress,
-                             batch_size=args.batch_size, names=labels, ray=args.ray, ray_address=args.address,
-                             make_agent=make_agent, workers=1 if plays_human(names) else args.workers)
+        plan = TablePlan(games=args.games, seed=args.seed, rules=rules, seatings=args.seatings,
+                         record=bool(args.record), progress=not args.no_progress, batch_size=args.batch_size,
+                         workers=1 if plays_human(names) else args.workers, ray=args.ray, ray_address=args.address)
+        result = play_tables(names if args.ray else agents, plan, names=labels, make_agent=make_agent)
     except KeyboardInterrupt as error:  # the workers are stopped already (processes.run_jobs)
         interrupts.say(f"sergeant-major evaluate: {interrupts.describe(error)}; no results written")
         return interrupts.exit_status(error)

@@ -795,14 +795,14 @@ def _own_point(folder: Path, plan: CurvePlan, size: int) -> bool:
 def measure_policy(folder: Path, plan: CurvePlan, rules: Rules, workers: int | None, progress: bool) -> dict[str, Any]:
     """The fitted policy in ``folder`` at each of the plan's tables: its mean points per game and
     95% interval, and the evaluate command that gives the same numbers."""
-    from sergeant_major_env.evaluation import play_tables
+    from sergeant_major_env.evaluation import TablePlan, play_tables
 
     measured = {}
     for name, (left, right) in plan.tables().items():
         table = [make_agent(f"ppo:{folder}"), make_agent(left), make_agent(right)]
         table_names = ["fitted", f"{left} (seat 2)", f"{right} (seat 3)"]
-        result = play_tables(table, games=plan.games, seed=plan.seed, rules=rules, progress=progress,
-                             names=table_names, workers=workers)
+        table_plan = TablePlan(games=plan.games, seed=plan.seed, rules=rules, progress=progress, workers=workers)
+        result = play_tables(table, table_plan, names=table_names)
         stats = result.agent("fitted")
         measured[name] = {"mean_points": stats.mean_points, "ci95": stats.ci95, "games": result.games,
                           "command": f"sergeant-major evaluate --agents ppo:{folder},{left},{right} "

@@ -14,7 +14,7 @@ import numpy as np
 
 import sergeant_major_env.agents as agents
 from sergeant_major_env import files
-from sergeant_major_env.evaluation import play_tables
+from sergeant_major_env.evaluation import TablePlan, play_tables
 
 TABLES = ("random", "heuristic")
 """The opponents of the evaluation tables (both seats), as agents.make_agent names."""
@@ -27,8 +27,8 @@ def evaluate(learner, games: int, seed: int, rules, tables=TABLES) -> dict:
         table = [learner, agents.make_agent(opponent), agents.make_agent(opponent)]
         # In this process (workers=1): a training run's process holds threads (its progress
         # bar, the logger's writer) that forked workers would copy mid-stride.
-        result = play_tables(table, games=games, seed=seed, rules=rules, progress=False,
-                             names=["ppo", opponent, opponent + "#2"], workers=1)
+        result = play_tables(table, TablePlan(games=games, seed=seed, rules=rules, progress=False, workers=1),
+                             names=["ppo", opponent, opponent + "#2"])
         stats = result.agent("ppo")
         out[opponent] = {"mean_points": stats.mean_points, "ci95": stats.ci95, "win_rate": stats.win_rate,
                          "mean_place": stats.mean_place, "games": result.games, "table": result.to_dict()}

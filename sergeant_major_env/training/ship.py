@@ -48,7 +48,7 @@ from sergeant_major_env.agents.learned import (
     FORMAT, FORMAT_VERSION, LEARNED_FOLDER, METADATA_FILE, POLICY_METADATA_FILE, TENSORS_FILE, file_sha256,
     read_learned_metadata)
 from sergeant_major_env import files, interrupts
-from sergeant_major_env.evaluation import check_tournament_seed, play_tables, rules_for_table
+from sergeant_major_env.evaluation import TablePlan, check_tournament_seed, play_tables, rules_for_table
 from sergeant_major_env.seeding import SEED_RULE, seed_argument
 from sergeant_major_env.statistics import format_ci
 
@@ -144,7 +144,7 @@ def measure_strength(policy, tables: list[tuple[str, int]], seed: int, rules, pr
               flush=True)
         start = time.perf_counter()
         table = [policy, agents.make_agent(opponent), agents.make_agent(opponent)]
-        result = play_tables(table, games=games, seed=seed, rules=rules, progress=progress,
+        result = play_tables(table, TablePlan(games=games, seed=seed, rules=rules, progress=progress),
                              names=[LEARNED, opponent, f"{opponent}#2"])
         seconds = time.perf_counter() - start
         stats = result.agent(LEARNED)
