@@ -47,7 +47,7 @@ from .greedy import GreedyAgent
 from .heuristic import HeuristicAgent
 from .human import HumanAgent
 from .learned import load_learned, load_learned_ppo
-from .pimc import PIMCAgent, make_pimc_agent
+from .pimc import PIMCAgent, PIMCSettings, make_pimc_agent
 from .ppo import PPOAgent, make_ppo_agent, make_unsafe_ppo_agent
 from .random_agent import RandomAgent
 
@@ -108,6 +108,6 @@ register_agent("ismcts", make_ismcts_agent, takes_argument=True,
 register_agent("human", HumanAgent, help="a person at the terminal (sergeant-major play)")
 
 __all__ = [
-    "AECSeat", "Agent", "GreedyAgent", "HeuristicAgent", "HumanAgent", "PIMCAgent", "PPOAgent", "RandomAgent", "aec_action", "agent_help",
-    "known_agents", "make_agent", "register_agent", "unregister_agent",
+    "AECSeat", "Agent", "GreedyAgent", "HeuristicAgent", "HumanAgent", "PIMCAgent", "PIMCSettings", "PPOAgent",
+    "RandomAgent", "aec_action", "agent_help", "known_agents", "make_agent", "register_agent", "unregister_agent",
 ]

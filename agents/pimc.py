@@ -106,6 +106,7 @@ x rollouts at most :data:`MAX_SEARCH_WIDTH` (100,000), worlds x candidates at mo
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 
@@ -125,9 +126,6 @@ from .heuristic_kernels import KNOWN_MASS, LOG_MISS_KNOWN, PARAM_ORDER, RANK_TIE
 from .inference import play_log_likelihoods, policy_log_probs, resample
 from .pimc_kernels import ASK_POLICY, _rollouts_k
 
-DEFAULTS = {"worlds": 16, "rollouts": 1, "rollout": "heuristic", "horizon": 0, "epsilon": 0.0, "prune": 0.0,
-            "others": "heuristic", "infer": "none", "infer_power": 0.5, "prior": "none", "prior_weight": 0.5,
-            "candidates": 4, "max_rows": 60_000, "seed": 0}
 POLICY_OPTIONS = ("rollout", "others", "infer", "prior")
 """Options whose value names an agent, which may hold colons itself (``ppo:RUN``)."""
 
@@ -168,42 +166,102 @@ def _number(value) -> float:
     return float(value)
 
 
+@dataclasses.dataclass(frozen=True)
+class PIMCSettings:
+    """Every option of the ``pimc`` agent (the module docstring's table), checked when made: a bad
+    one is a one-line ValueError naming it. ``pimc:worlds=32:rollout=greedy`` makes one
+    (:func:`make_pimc_agent`), as does ``PIMCAgent(worlds=32, rollout="greedy")``. The policy
+    options (``rollout``, ``others``, ``infer``, ``prior``) are agent names or agent objects;
+    the agent builds them (an unknown name is refused there)."""
+
+    worlds: int = 16
+    """deals sampled per decision"""
+    rollouts: int = 1
+    """rollouts per world and action (more help only a random rollout policy, or ``epsilon`` > 0)"""
+    rollout: str | object = "heuristic"
+    """the policy of the seat's own later moves in rollouts (heuristic, greedy, random, learned, ppo:RUN; not pimc)"""
+    horizon: int = 0
+    """decisions rolled out after the action; 0 = to the end of the deal"""
+    epsilon: float = 0.0
+    """chance of a random legal move at each rollout decision"""
+    prune: float = 0.0
+    """> 0: after half the worlds, drop the actions worse than the best by more than ``prune``
+    standard errors; 0 = every action in every world"""
+    others: str | object = "heuristic"
+    """the policy of the other two seats in rollouts (an agent, or ``rollout``: the seat's own)"""
+    infer: str | object = "none"
+    """a policy with action probabilities weighting the worlds by the others' plays
+    (agents.inference); ``auto``: the others' or the rollout policy's; ``none``: uniform worlds"""
+    infer_power: float = 0.5
+    """how much the likelihood counts (0: uniform worlds)"""
+    prior: str | object = "none"
+    """a policy with action probabilities whose log-probabilities are added to the values;
+    ``auto``: the rollout policy's, if it has any; ``none``: no prior"""
+    prior_weight: float = 0.5
+    """points of value per unit of log-probability of the prior"""
+    candidates: int = 4
+    """worlds drawn per world kept, with inference"""
+    max_rows: int = 60_000
+    """most rollout games advanced together (memory bound)"""
+    seed: int = 0
+    """seeds the worlds (with the seat's observation: a decision depends on what the seat knows)"""
+
+    def __post_init__(self) -> None:
+        for label, low, high in (("worlds", 1, MAX_SEARCH_WIDTH), ("rollouts", 1, MAX_SEARCH_WIDTH),
+                                 ("horizon", 0, None), ("candidates", 1, MAX_DRAWN), ("max_rows", 1, MAX_ROWS)):
+            check_count(getattr(self, label), f"pimc: {label}", low, high)
+        worlds, rollouts, candidates, max_rows = self.worlds, self.rollouts, self.candidates, self.max_rows
+        if worlds * rollouts > MAX_SEARCH_WIDTH or worlds * candidates > MAX_DRAWN:
+            raise ValueError(f"pimc: worlds x rollouts must be at most {MAX_SEARCH_WIDTH:,} and worlds x candidates at "
+                             f"most {MAX_DRAWN:,} (the search of one game is held in memory at once), got worlds="
+                             f"{worlds}, rollouts={rollouts}, candidates={candidates}")
+        if not 0.0 <= _number(self.epsilon) <= 1.0:
+            raise ValueError(f"pimc: epsilon must be a number in [0, 1], got {shorten(self.epsilon)}")
+        for label in ("prune", "infer_power", "prior_weight"):
+            value = getattr(self, label)
+            if not (math.isfinite(_number(value)) and _number(value) >= 0.0):
+                raise ValueError(f"pimc: {label} must be a finite number >= 0, got {shorten(value)}")
+        check_fits(f"pimc: a search of {worlds} worlds x {rollouts} rollouts (max_rows={max_rows})",
+                   search_bytes(worlds, rollouts, max_rows), "give fewer worlds, rollouts or max_rows")
+        for label in ("worlds", "rollouts", "horizon", "candidates", "max_rows"):
+            object.__setattr__(self, label, int(getattr(self, label)))
+        for label in ("epsilon", "prune", "infer_power", "prior_weight"):
+            object.__setattr__(self, label, float(getattr(self, label)))
+        object.__setattr__(self, "seed", check_seed(self.seed, "pimc: seed"))
+        for label in POLICY_OPTIONS:
+            _check_policy(getattr(self, label), label)
+
+
+DEFAULTS = {field.name: field.default for field in dataclasses.fields(PIMCSettings)}
+"""The options of ``pimc:NAME=VALUE:...`` and their defaults (:class:`PIMCSettings`)."""
+
+
 class PIMCAgent:
     """The search bot of the module docstring. Needs the engine state: callers that hold one
     (``evaluate.py``, the vec env and single-seat env opponents) call :meth:`act_on_state`."""
 
     name = "pimc"
 
-    def __init__(self, worlds: int = 16, rollouts: int = 1, rollout: str | object = "heuristic", horizon: int = 0,
-                 epsilon: float = 0.0, prune: float = 0.0, others: str | object = "heuristic",
-                 infer: str | object = "none", infer_power: float = 0.5, prior: str | object = "none",
-                 prior_weight: float = 0.5, candidates: int = 4, max_rows: int = 60_000, seed: int = 0) -> None:
-        for label, value, low, high in (("worlds", worlds, 1, MAX_SEARCH_WIDTH),
-                                        ("rollouts", rollouts, 1, MAX_SEARCH_WIDTH), ("horizon", horizon, 0, None),
-                                        ("candidates", candidates, 1, MAX_DRAWN), ("max_rows", max_rows, 1, MAX_ROWS)):
-            check_count(value, f"pimc: {label}", low, high)
-        if worlds * rollouts > MAX_SEARCH_WIDTH or worlds * candidates > MAX_DRAWN:
-            raise ValueError(f"pimc: worlds x rollouts must be at most {MAX_SEARCH_WIDTH:,} and worlds x candidates at "
-                             f"most {MAX_DRAWN:,} (the search of one game is held in memory at once), got worlds="
-                             f"{worlds}, rollouts={rollouts}, candidates={candidates}")
-        if not 0.0 <= _number(epsilon) <= 1.0:
-            raise ValueError(f"pimc: epsilon must be a number in [0, 1], got {shorten(epsilon)}")
-        for label, value in (("prune", prune), ("infer_power", infer_power), ("prior_weight", prior_weight)):
-            if not (math.isfinite(_number(value)) and _number(value) >= 0.0):
-                raise ValueError(f"pimc: {label} must be a finite number >= 0, got {shorten(value)}")
-        check_fits(f"pimc: a search of {worlds} worlds x {rollouts} rollouts (max_rows={max_rows})",
-                   search_bytes(worlds, rollouts, max_rows), "give fewer worlds, rollouts or max_rows")
-        self.seed = check_seed(seed, "pimc: seed")
-        self.worlds, self.rollouts, self.horizon = int(worlds), int(rollouts), int(horizon)
-        self.epsilon, self.prune, self.max_rows = float(epsilon), float(prune), int(max_rows)
-        self.rollout_policy = _policy(rollout, "rollout")
+    def __init__(self, settings: PIMCSettings | None = None, **fields) -> None:
+        """``PIMCAgent(PIMCSettings(worlds=8))`` or, the same, ``PIMCAgent(worlds=8)``: the
+        settings, or their fields (:class:`PIMCSettings`, checked there)."""
+        if settings is None:
+            settings = PIMCSettings(**fields)
+        elif fields or not isinstance(settings, PIMCSettings):
+            raise TypeError(f"PIMCAgent takes a PIMCSettings or its fields, got {settings!r} and {sorted(fields)}")
+        self.settings = settings
+        self.worlds, self.rollouts, self.horizon = settings.worlds, settings.rollouts, settings.horizon
+        self.epsilon, self.prune, self.max_rows = settings.epsilon, settings.prune, settings.max_rows
+        self.infer_power, self.candidates, self.prior_weight = settings.infer_power, settings.candidates, \
+            settings.prior_weight
+        self.seed = settings.seed
+        self.rollout_policy = _policy(settings.rollout)
         # One policy object for both when they are the same agent: one call a rollout step.
-        same = others == "rollout" or (isinstance(others, str) and others == rollout)
-        self.others_policy = self.rollout_policy if same else _policy(others, "others")
-        self.infer_power, self.candidates = float(infer_power), int(candidates)
-        self._log_probs = self._inference_model(infer)
-        self._prior = self._prior_model(prior)
-        self.prior_weight = float(prior_weight)
+        others = settings.others
+        same = others == "rollout" or (isinstance(others, str) and others == settings.rollout)
+        self.others_policy = self.rollout_policy if same else _policy(others)
+        self._log_probs = self._inference_model(settings.infer)
+        self._prior = self._prior_model(settings.prior)
         self._plan = plan_values()
 
     def _prior_model(self, prior: str | object):
@@ -227,7 +285,7 @@ class PIMCAgent:
         if value == "auto":
             models = (policy_log_probs(policy) for policy in auto)
             return next((model for model in models if model is not None), None)
-        policy = _policy(value, option)
+        policy = _policy(value)
         log_probs = policy_log_probs(policy)
         if log_probs is None:
             raise ValueError(f"pimc: {option} needs a policy with action probabilities (learned, ppo:RUN), got "
@@ -507,18 +565,22 @@ class PIMCAgent:
         return actions
 
 
-def _policy(policy: str | object, option: str) -> object:
-    """An agent for ``option`` (rollout, others, infer, prior): an agent name is built by ``make_agent``."""
-    from .base import make_agent
+def _check_policy(policy: str | object, option: str) -> None:
+    """A one-line ValueError when ``option`` (rollout, others, infer, prior) names a policy a
+    search cannot roll out: a person, or pimc itself."""
     from .human import refuse_human
 
     refuse_human(policy, f"pimc: {option}={policy if isinstance(policy, str) else 'human'}",
                  "a search's rollouts cannot ask a person")
-    if not isinstance(policy, str):
-        return policy
-    if policy.partition(":")[0] == "pimc":
+    if isinstance(policy, str) and policy.partition(":")[0] == "pimc":
         raise ValueError(f"pimc: the {option} policy cannot itself be pimc")
-    return make_agent(policy)
+
+
+def _policy(policy: str | object) -> object:
+    """The agent of a policy option (checked by :func:`_check_policy`): a name is built by ``make_agent``."""
+    from .base import make_agent
+
+    return make_agent(policy) if isinstance(policy, str) else policy
 
 
 def _stream(key: bytes) -> np.random.Generator:
@@ -596,7 +658,7 @@ def _partial_points(state: engine.State, seat: np.ndarray) -> np.ndarray:
 
 def make_pimc_agent(argument: str | None) -> PIMCAgent:
     """``pimc`` or ``pimc:worlds=32:rollout=greedy:...`` (see the module docstring)."""
-    return PIMCAgent(**agent_options("pimc", argument or "", DEFAULTS, POLICY_OPTIONS))
+    return PIMCAgent(PIMCSettings(**agent_options("pimc", argument or "", DEFAULTS, POLICY_OPTIONS)))
 
 
 def _option_items(text: str) -> list[tuple[str, str]]:

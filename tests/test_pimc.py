@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from sergeant_major_env.agents import make_agent
-from sergeant_major_env.agents.pimc import PIMCAgent
+from sergeant_major_env.agents.pimc import DEFAULTS, PIMCAgent, PIMCSettings
 from sergeant_major_env import Rules, engine
 from sergeant_major_env.cards import bits_to_bool, random_member
 from sergeant_major_env.engine import DECISIONS, OVER
@@ -136,6 +136,29 @@ def test_pimc_search_memory_is_checked_against_this_machine(monkeypatch):
     with pytest.raises(ValueError, match=r"^pimc: a search of 16 worlds x 1 rollouts \(max_rows=60000\) would need "
                                          r"about 89.3 MiB of memory; this machine has 50.0 MiB available; give fewer"):
         PIMCAgent()
+
+
+def test_pimc_settings_are_one_checked_object_that_the_spec_and_the_fields_both_make():
+    """PIMCAgent's 14 parameters are one frozen PIMCSettings (issue 31): the spec string, the
+    fields and the settings give the same agent; the settings are checked when made."""
+    import dataclasses
+
+    settings = PIMCSettings(worlds=8, rollout="greedy", seed=3)
+    by_spec = make_agent("pimc:worlds=8:rollout=greedy:seed=3")
+    by_fields = PIMCAgent(worlds=8, rollout="greedy", seed=3)
+    assert by_spec.settings == by_fields.settings == PIMCAgent(settings).settings == settings
+    assert repr(by_spec) == repr(by_fields) == ("PIMCAgent(worlds=8, rollouts=1, rollout='greedy', horizon=0, "
+                                                "epsilon=0.0, prune=0.0, prior=none, prior_weight=0.5, seed=3)")
+    assert DEFAULTS == dataclasses.asdict(PIMCSettings()) and list(DEFAULTS)[:3] == ["worlds", "rollouts", "rollout"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.worlds = 9
+    with pytest.raises(ValueError, match=r"^pimc: worlds must be "):
+        PIMCSettings(worlds=0)
+    with pytest.raises(ValueError, match=r"^pimc: the rollout policy cannot itself be pimc$"):
+        PIMCSettings(rollout="pimc:worlds=2")
+    with pytest.raises(TypeError, match="PIMCAgent takes a PIMCSettings or its fields"):
+        PIMCAgent(settings, worlds=4)
+    assert isinstance(PIMCSettings(epsilon=0).epsilon, float) and type(PIMCSettings(seed=np.int64(2)).seed) is int
 
 
 def test_pimc_act_without_the_state_explains_itself():
