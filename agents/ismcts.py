@@ -72,6 +72,7 @@ not ``deterministic`` in this package's sense (a decision depends on the order o
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable
 
 import numpy as np
@@ -93,8 +94,6 @@ from sergeant_major_env.worlds import sample_worlds
 
 from .base import agent_options
 
-DEFAULTS = {"simulations": 100, "exploration": 4.0, "rollouts": 1, "rollout": "random", "worlds": 0,
-            "final": "visits", "horizon": "deal"}
 FINAL_POLICIES = {"visits": ismcts.ISMCTSFinalPolicyType.MAX_VISIT_COUNT,
                   "value": ismcts.ISMCTSFinalPolicyType.MAX_VALUE,
                   "sample": ismcts.ISMCTSFinalPolicyType.NORMALIZED_VISITED_COUNT}
@@ -206,27 +205,64 @@ def _random_member(bits: int, rng: np.random.Generator) -> int:
     return (bits & -bits).bit_length() - 1
 
 
+@dataclasses.dataclass(frozen=True)
+class ISMCTSSettings:
+    """Every option of the ``ismcts`` agent (the module docstring's table), checked when made: a
+    bad one is a one-line ValueError naming it. ``ismcts:simulations=200:exploration=4`` makes
+    one (:func:`make_ismcts_agent`), as does ``ISMCTSAgent(simulations=200)``."""
+
+    simulations: int = 100
+    """IS-MCTS simulations per decision"""
+    exploration: float = 4.0
+    """UCT constant ``uct_c`` (values are points: a deal's range is +-13)"""
+    rollouts: int = 1
+    """rollouts per new leaf (their mean values it)"""
+    rollout: str = "random"
+    """how a new leaf is valued: ``random`` (on the engine), ``openspiel`` (OpenSpiel's
+    RandomRolloutEvaluator) or ``heuristic`` (the heuristic plays every seat)"""
+    worlds: int = 0
+    """at most this many distinct worlds per decision; 0 = a new world every simulation"""
+    final: str = "visits"
+    """the move played: ``visits`` (most visited), ``value`` (best mean), ``sample`` (by visits)"""
+    horizon: str = "deal"
+    """``deal``: search to the end of the current deal; ``game``: to the end of the game"""
+
+    def __post_init__(self) -> None:
+        for label, low in (("simulations", 1), ("rollouts", 1), ("worlds", 0)):
+            value = getattr(self, label)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+                raise ValueError(f"ismcts: {label} must be an integer >= {low}, got {value!r}")
+            object.__setattr__(self, label, int(value))
+        if isinstance(self.exploration, bool) or not isinstance(self.exploration, (int, float, np.integer, np.floating)) \
+                or not float(self.exploration) >= 0.0:
+            raise ValueError(f"ismcts: exploration must be a number >= 0, got {self.exploration!r}")
+        object.__setattr__(self, "exploration", float(self.exploration))
+        for label, allowed in (("final", tuple(FINAL_POLICIES)), ("rollout", ROLLOUTS), ("horizon", HORIZONS)):
+            if getattr(self, label) not in allowed:
+                raise ValueError(f"ismcts: {label} must be one of {', '.join(allowed)}, got {getattr(self, label)!r}")
+
+
+DEFAULTS = {field.name: field.default for field in dataclasses.fields(ISMCTSSettings)}
+"""The options of ``ismcts:NAME=VALUE:...`` and their defaults (:class:`ISMCTSSettings`)."""
+
+
 class ISMCTSAgent(PyspielBotAgent):
     """OpenSpiel's ``ISMCTSBot`` with this package's world sampler (module docstring)."""
 
     name = "ismcts"
 
-    def __init__(self, simulations: int = 100, exploration: float = 4.0, rollouts: int = 1, rollout: str = "random",
-                 worlds: int = 0, final: str = "visits", horizon: str = "deal") -> None:
-        for label, value, low in (("simulations", simulations, 1), ("rollouts", rollouts, 1), ("worlds", worlds, 0)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-                raise ValueError(f"ismcts: {label} must be an integer >= {low}, got {value!r}")
-        if not float(exploration) >= 0.0:
-            raise ValueError(f"ismcts: exploration must be a number >= 0, got {exploration!r}")
-        if final not in FINAL_POLICIES:
-            raise ValueError(f"ismcts: final must be one of {', '.join(FINAL_POLICIES)}, got {final!r}")
-        if rollout not in ROLLOUTS:
-            raise ValueError(f"ismcts: rollout must be one of {', '.join(ROLLOUTS)}, got {rollout!r}")
-        super().__init__(self._make_bot, name="ismcts", horizon=horizon)
-        self.simulations, self.exploration, self.rollouts = int(simulations), float(exploration), int(rollouts)
-        self.rollout, self.worlds, self.final = rollout, int(worlds), final
+    def __init__(self, settings: ISMCTSSettings | None = None, **fields) -> None:
+        """``ISMCTSAgent(ISMCTSSettings(simulations=200))`` or, the same, ``ISMCTSAgent(simulations=200)``."""
+        if settings is None:
+            settings = ISMCTSSettings(**fields)
+        elif fields or not isinstance(settings, ISMCTSSettings):
+            raise TypeError(f"ISMCTSAgent takes an ISMCTSSettings or its fields, got {settings!r} and {sorted(fields)}")
+        super().__init__(self._make_bot, name="ismcts", horizon=settings.horizon)
+        self.settings = settings
+        self.simulations, self.exploration, self.rollouts = settings.simulations, settings.exploration, settings.rollouts
+        self.rollout, self.worlds, self.final = settings.rollout, settings.worlds, settings.final
         self._policy = None
-        if rollout == "heuristic":
+        if settings.rollout == "heuristic":
             from .heuristic import HeuristicAgent
             self._policy = HeuristicAgent()
 
@@ -253,4 +289,4 @@ class ISMCTSAgent(PyspielBotAgent):
 def make_ismcts_agent(argument: str | None) -> ISMCTSAgent:
     """``ismcts`` or ``ismcts:simulations=200:exploration=4:...`` (module docstring); each option
     once (:func:`agents.base.agent_options`, pimc's parser too)."""
-    return ISMCTSAgent(**agent_options("ismcts", argument or "", DEFAULTS))
+    return ISMCTSAgent(ISMCTSSettings(**agent_options("ismcts", argument or "", DEFAULTS)))

@@ -766,6 +766,30 @@ def test_ismcts_options_are_checked_with_one_line():
         make_agent("ismcts:horizon=week")
 
 
+def test_ismcts_settings_are_one_checked_object_that_the_spec_and_the_fields_both_make():
+    """ISMCTSAgent's options are one frozen ISMCTSSettings, as pimc's (issue 31)."""
+    import dataclasses
+
+    from sergeant_major_env.agents import make_agent
+    from sergeant_major_env.agents.ismcts import DEFAULTS, ISMCTSAgent, ISMCTSSettings
+
+    settings = ISMCTSSettings(simulations=8, exploration=3, final="value")
+    by_spec = make_agent("ismcts:simulations=8:exploration=3:final=value")
+    assert by_spec.settings == ISMCTSAgent(simulations=8, exploration=3, final="value").settings == settings
+    assert repr(by_spec) == repr(ISMCTSAgent(settings)) == (
+        "ISMCTSAgent(simulations=8, exploration=3.0, rollouts=1, rollout='random', worlds=0, final='value', "
+        "horizon='deal')")
+    assert DEFAULTS == dataclasses.asdict(ISMCTSSettings())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.simulations = 9
+    with pytest.raises(ValueError, match=r"^ismcts: final must be one of visits, value, sample, got 'best'$"):
+        ISMCTSSettings(final="best")
+    with pytest.raises(ValueError, match=r"^ismcts: exploration must be a number >= 0, got 'high'$"):
+        ISMCTSSettings(exploration="high")
+    with pytest.raises(TypeError, match="ISMCTSAgent takes an ISMCTSSettings or its fields"):
+        ISMCTSAgent(settings, simulations=4)
+
+
 def test_pyspiel_bot_adapter_hands_bots_a_world_not_the_real_cards():
     from sergeant_major_env.agents.ismcts import PyspielBotAgent
 
