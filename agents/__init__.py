@@ -47,6 +47,8 @@ from .greedy import GreedyAgent
 from .heuristic import HeuristicAgent
 from .human import HumanAgent
 from .learned import load_learned, load_learned_ppo
+from .pimc import DEFAULTS as PIMC_OPTIONS
+from .pimc import POLICY_OPTIONS as PIMC_POLICY_OPTIONS
 from .pimc import PIMCAgent, PIMCSettings, make_pimc_agent
 from .ppo import PPOAgent, make_ppo_agent, make_unsafe_ppo_agent
 from .random_agent import RandomAgent
@@ -63,7 +65,7 @@ register_agent("learned-ppo", load_learned_ppo,
                help="the policy PPO trained, from which learned was distilled (shipped beside it)")
 register_agent("ppo-unsafe-pickle", make_unsafe_ppo_agent, takes_argument=True,
                help="an SB3 MaskablePPO zip: ppo-unsafe-pickle:PATH.zip (UNPICKLES the file: only files you trust)")
-register_agent("pimc", make_pimc_agent, takes_argument=True,
+register_agent("pimc", PIMCAgent, options=PIMC_OPTIONS, policy_options=PIMC_POLICY_OPTIONS,
                help="determinized Monte Carlo search: pimc or pimc:worlds=32:rollout=greedy")
 
 

@@ -16,8 +16,13 @@ Agents are made by name::
 ``NAME``. Other modules add agents with :func:`register_agent` (this package registers its
 own in ``agents/__init__.py``; search bots can register themselves the same way)::
 
-    register_agent("bot", lambda: MyBot())                         # no argument
-    register_agent("mcts", lambda arg: Mcts(rollouts=int(arg or 64)), takes_argument=True)
+    register_agent("bot", lambda: MyBot())                          # no argument
+    register_agent("mcts", Mcts, options={"rollouts": 64, "c": 2.0})  # mcts:rollouts=128:c=4
+    register_agent("net", lambda path: Net(path), takes_argument=True)  # net:PATH
+
+Options (``NAME=VALUE``, colons between them) are parsed by one parser,
+:func:`agent_options`, for every agent that has them (pimc, ismcts and any registered with
+``options``): a repeated, unknown or mistyped option is the same one-line ValueError.
 
 :class:`AECSeat` lets any agent play one seat of the PettingZoo AEC env (a batch of one).
 """
@@ -41,20 +46,27 @@ class _Entry:
     factory: Callable[..., Any]
     takes_argument: bool
     help: str
+    options: Mapping[str, Any] | None = None  # the options and their defaults (agent_options)
+    policy_options: tuple[str, ...] = ()      # options whose values name agents (may hold colons)
 
 
 _REGISTRY: dict[str, _Entry] = {}
 
 
 def register_agent(name: str, factory: Callable[..., Any], *, takes_argument: bool = False,
+                   options: Mapping[str, Any] | None = None, policy_options: tuple[str, ...] = (),
                    help: str = "", overwrite: bool = False) -> None:
     """Make ``make_agent(name)`` call ``factory``.
 
-    With ``takes_argument=False`` the factory is called without arguments and a spec
-    ``name:ARG`` is refused; with ``takes_argument=True`` it is called with the text after
-    the colon, or ``None`` when the spec has none (the factory decides whether that is
-    allowed, raising ``ValueError`` if not). Registering a taken name raises ``ValueError``
-    unless ``overwrite=True``.
+    With ``options`` (``{NAME: default}``) the spec ``name:NAME=VALUE:...`` is parsed by
+    :func:`agent_options` (each option once, converted to its default's type) and the factory
+    is called with every option as a keyword argument; ``policy_options`` name the options
+    whose values are agent names (``rollout=ppo:RUN`` keeps its colon). With
+    ``takes_argument=True`` the factory is called with the text after the colon, or ``None``
+    when the spec has none (the factory decides whether that is allowed, raising
+    ``ValueError`` if not): for a path (``ppo:RUN``). Otherwise the factory is called without
+    arguments and a spec ``name:ANYTHING`` is refused. Registering a taken name raises
+    ``ValueError`` unless ``overwrite=True``.
     """
     if not isinstance(name, str) or not name or ":" in name or name != name.strip():
         raise ValueError(f"agent name must be a non-empty string without ':' or surrounding spaces, got {name!r}")
@@ -62,7 +74,10 @@ def register_agent(name: str, factory: Callable[..., Any], *, takes_argument: bo
         raise TypeError(f"the factory of agent {name!r} must be callable, got {factory!r}")
     if name in _REGISTRY and not overwrite:
         raise ValueError(f"agent {name!r} is already registered (pass overwrite=True to replace it)")
-    _REGISTRY[name] = _Entry(factory, bool(takes_argument), help)
+    if options is not None and takes_argument:
+        raise ValueError(f"agent {name!r}: give options or takes_argument=True, not both")
+    _REGISTRY[name] = _Entry(factory, bool(takes_argument), help, None if options is None else dict(options),
+                             tuple(policy_options))
 
 
 def unregister_agent(name: str) -> None:
@@ -72,7 +87,8 @@ def unregister_agent(name: str) -> None:
 
 def known_agents() -> list[str]:
     """The registered names, sorted; those taking an argument are shown as ``name:ARG``."""
-    return sorted(f"{name}:ARG" if entry.takes_argument else name for name, entry in _REGISTRY.items())
+    return sorted(f"{name}:ARG" if entry.takes_argument or entry.options is not None else name
+                  for name, entry in _REGISTRY.items())
 
 
 def agent_help() -> Mapping[str, str]:
@@ -92,10 +108,12 @@ def make_agent(spec: str) -> Agent:
     entry = _REGISTRY.get(name)
     if entry is None:
         raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(known_agents())}")
+    if entry.options is not None:
+        return entry.factory(**agent_options(name, argument, entry.options, entry.policy_options))
     if entry.takes_argument:
         return entry.factory(argument if sep else None)
     if sep:
-        raise ValueError(f"agent {name!r} takes no argument (got {spec!r})")
+        raise ValueError(f"{name}: bad option {shorten(argument)}; {name} takes no options (got {spec!r})")
     return entry.factory()
 
 

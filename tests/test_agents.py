@@ -11,7 +11,8 @@ import pytest
 
 from conftest import tiny_maskable_ppo
 import sergeant_major_env.agents as agents
-from sergeant_major_env.agents import AECSeat, GreedyAgent, HeuristicAgent, RandomAgent, make_agent, register_agent
+from sergeant_major_env.agents import (AECSeat, GreedyAgent, HeuristicAgent, RandomAgent, make_agent, register_agent,
+                                    unregister_agent)
 from sergeant_major_env.agents.heuristic import mode_values, plan_values
 from sergeant_major_env.agents.view import View, legal_sets
 from sergeant_major_env import Rules, engine
@@ -195,7 +196,7 @@ def test_make_agent_known_and_unknown():
         make_agent("nope")
     with pytest.raises(ValueError, match="known agents"):
         make_agent("")
-    with pytest.raises(ValueError, match="takes no argument"):
+    with pytest.raises(ValueError, match=r"^greedy: bad option '3'; greedy takes no options \(got 'greedy:3'\)$"):
         make_agent("greedy:3")
     with pytest.raises(ValueError, match="ppo:PATH"):
         make_agent("ppo")
@@ -366,3 +367,44 @@ def test_every_agent_with_options_parses_them_the_same_way(spec, message):
         pytest.importorskip("pyspiel")
     with pytest.raises(ValueError, match=message):
         make_agent(spec)
+
+
+class _Search:
+    """A plug-in agent with options, registered with ``options=``."""
+
+    name = "plug"
+
+    def __init__(self, depth: int = 2, width: float = 1.5, policy: str = "heuristic") -> None:
+        self.depth, self.width, self.policy = depth, width, policy
+
+    def act(self, observations, legal_mask, rng):
+        return np.asarray(legal_mask).argmax(axis=1).astype(np.int64)
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("plug:depth=3:depth=4", r"^plug: option depth given twice \(depth=3 and depth=4\); give each option once$"),
+    ("plug:bogus=1", r"^plug: bad option 'bogus=1'; expected NAME=VALUE with NAME one of depth, width, policy$"),
+    ("plug:width=wide", r"^plug: width must be a number, got 'wide'$"),
+    ("heuristic:depth=3", r"^heuristic: bad option 'depth=3'; heuristic takes no options \(got 'heuristic:depth=3'\)$"),
+    ("learned:runs/x", r"^learned: bad option 'runs/x'; learned takes no options \(got 'learned:runs/x'\)$"),
+])
+def test_a_registered_agent_with_options_gets_the_same_parser(spec, message):
+    """register_agent(name, factory, options=...) parses a plug-in's options with the parser of
+    pimc and ismcts (issue 31), and an agent without options refuses one in the same shape."""
+    register_agent("plug", _Search, options={"depth": 2, "width": 1.5, "policy": "heuristic"},
+                   policy_options=("policy",), overwrite=True)
+    try:
+        agent = make_agent("plug:width=3:policy=ppo:runs/x:depth=5")
+        assert (agent.depth, agent.width, agent.policy) == (5, 3.0, "ppo:runs/x")
+        assert "plug:ARG" in agents.known_agents()
+        with pytest.raises(ValueError, match=message) as error:
+            make_agent(spec)
+        assert "\n" not in str(error.value)
+    finally:
+        unregister_agent("plug")
+
+
+def test_options_and_an_argument_are_one_or_the_other():
+    with pytest.raises(ValueError, match="give options or takes_argument=True, not both"):
+        register_agent("plug", _Search, options={"depth": 2}, takes_argument=True)
+    assert "plug" not in agents.agent_help()
