@@ -207,6 +207,12 @@ def check_games(games: Any) -> None:
         raise ValueError(f"games must be a positive integer, got {games!r}")
 
 
+def check_seatings(seatings: Any) -> None:
+    """A one-line ValueError unless ``seatings`` is one of :data:`SEATINGS`."""
+    if seatings not in SEATINGS:
+        raise ValueError(f"seatings must be one of {', '.join(map(repr, SEATINGS))}, got {seatings!r}")
+
+
 def group_count(games: int, seatings: str = "duplicate") -> int:
     """The groups of ``games`` games per table: six games each with duplicate seatings, one with fixed."""
     return -(-int(games) // 6) if seatings == "duplicate" else int(games)
@@ -214,8 +220,7 @@ def group_count(games: int, seatings: str = "duplicate") -> int:
 
 def make_schedule(num_players: int, games: int, seed: int, seatings: str = "duplicate") -> Schedule:
     """The games of every 3-player table (round robin over ``num_players``), see the module docstring."""
-    if seatings not in SEATINGS:
-        raise ValueError(f"seatings must be one of {', '.join(map(repr, SEATINGS))}, got {seatings!r}")
+    check_seatings(seatings)
     if num_players < 3:
         raise ValueError(f"a table needs three agents, got {num_players} (name an agent twice to seat it twice)")
     check_games(games)
@@ -375,8 +380,7 @@ class TablePlan:
         if not isinstance(rules, Rules):
             raise TypeError(f"rules must be a Rules or a dict of rule options, got {self.rules!r}")
         object.__setattr__(self, "rules", rules)
-        if self.seatings not in SEATINGS:
-            raise ValueError(f"seatings must be one of {', '.join(map(repr, SEATINGS))}, got {self.seatings!r}")
+        check_seatings(self.seatings)
         check_games(self.games)
         if not _positive(self.batch_size):
             raise ValueError(f"batch_size must be a positive integer, got {self.batch_size!r}")
