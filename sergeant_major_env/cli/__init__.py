@@ -38,7 +38,7 @@ COMMANDS = {
     "play": ("sergeant_major_env.cli.play", "play a game at the terminal against agents"),
     "records": ("sergeant_major_env.cli.records", "simulate game records, check them by replay, draw one as an HTML page"),
     "distill": ("sergeant_major_env.cli.distill", "distil the search into the policy: label positions, fit to them, curve"),
-    "ship": ("sergeant_major_env.training.ship", "ship a trained run as the package's `learned` agent (needs the train extra)"),
+    "ship": ("sergeant_major_env.cli.ship", "ship a trained run as the package's `learned` agent (needs the train extra)"),
     "agents": ("sergeant_major_env.cli.agents", "list the agent names that evaluate, play and train take"),
 }
 """subcommand -> (its module, one line of help)."""

@@ -33,7 +33,7 @@ from sergeant_major_env.cards import NUM_ACTIONS
 from sergeant_major_env.cli import arguments
 from sergeant_major_env.cli.arguments import (  # noqa: F401  (the one mechanism of every command's options)
     MAX_TEXT, Check, Choice, ConfigError, Flag, HelpFormatter, Integer, Number, RuleOptions, Seed, Text, check_fields,
-    no_progress, opt, overwrite, rule_options, seed)
+    opt)
 from sergeant_major_env.limits import available_bytes
 from sergeant_major_env.observation import OBSERVATION_SIZE
 from sergeant_major_env.rules import Rules
@@ -168,20 +168,20 @@ class TrainConfig:
     """learner decisions (env steps) to train for, in all (--resume may raise it)"""
     num_envs: int = opt(512, Integer(1, 1_000_000), RUN, metavar="N")
     """games played in parallel"""
-    seed: int = seed(0, RUN)
+    seed: int = arguments.seed(0, RUN)
     """seed of everything"""
-    option: tuple[str, ...] = rule_options((), RUN, run=False)
+    option: tuple[str, ...] = arguments.rule_options((), RUN, run=False)
     name: str | None = opt(None, RunName(), RUN, run=False)
     """run name: output in runs/NAME (default: a new timestamp)"""
     out: str | None = opt(None, Text(optional=True), RUN, metavar="DIR", run=False)
     """output folder (default runs/NAME; on --resume, RUN itself)"""
-    overwrite: bool = overwrite(RUN, run=False)
+    overwrite: bool = arguments.overwrite(RUN, run=False)
     """empty the output folder first if it holds a run (else refused)"""
     resume: str | None = opt(None, Text(optional=True), RUN, metavar="RUN", run=False)
     """continue a run folder or checkpoint .zip with its own options (it unpickles: your own runs only)"""
     device: str = opt("cpu", Text(), RUN, run=False)
     """torch device of the learner: cpu, cuda, cuda:N, mps or auto"""
-    no_progress: bool = no_progress(RUN, run=False)
+    no_progress: bool = arguments.no_progress(RUN, run=False)
 
     opponents: str = opt("heuristic=1", Pool(), OPPONENTS, metavar="NAME=W,...")
     """opponent pool and weights: agent names and 'self', the league of learner snapshots"""
