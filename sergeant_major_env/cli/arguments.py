@@ -33,7 +33,7 @@ import math
 from typing import Any, Callable, Sequence
 
 from ..processes import available_cpus
-from ..rules import RULE_OPTIONS_FLAGS, Rules
+from ..rules import RULE_OPTIONS_FLAGS, Rules, rule_options_help
 from ..seeding import MAX_SEED, SEED_RULE
 
 MAX_TEXT = 1000
@@ -327,21 +327,20 @@ def rule_options(default: Sequence[str] | None = (), group: str | None = None,
     each at most once; ``default_help`` says what is played without it (``default`` None tells
     "not asked" from "asked for nothing")."""
     return opt(None if default is None else tuple(default), RULE_OPTIONS, group, flag=" ".join(RULE_OPTIONS_FLAGS),
-               metavar="NAME=VALUE", kind="list", **more,
-               help=f"rule options (Rule book, section 9): {', '.join(Rules.names())}; each at most once "
-                    f"(default: {default_help})")
+               metavar="NAME=VALUE", kind="list", help=rule_options_help(default_help), **more)
 
 
 # ============================================================================ the parser
 
 class OneLineParser(argparse.ArgumentParser):
-    """Usage errors in one line (``sergeant-major train: error: ...``, exit status 2), without the long usage."""
+    """Usage errors in one line (``sergeant-major train: error: ...``, exit status 2), without the
+    long usage: the line ends with the message itself, in every command."""
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} ({self.prog} --help lists every option)\n")
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+class Notes(argparse.HelpFormatter):
     """``--help``: each option's line of help (its field's docstring), then its default and the
     values its check allows."""
 
@@ -358,6 +357,10 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return (action.help or "") + (f" ({'; '.join(notes)})" if notes else "")
 
 
+class HelpFormatter(Notes, argparse.RawDescriptionHelpFormatter):
+    """:class:`Notes`, with the description and epilog as written (a command's module docstring)."""
+
+
 def build_parser(prog: str, config: type, description: str | None = None, epilog: str | None = None,
                  parser: argparse.ArgumentParser | None = None, renamed: dict[str, str] | None = None
                  ) -> argparse.ArgumentParser:
@@ -371,8 +374,9 @@ def build_parser(prog: str, config: type, description: str | None = None, epilog
 
 def subcommand(commands: Any, name: str, config: type, **kwargs: Any) -> argparse.ArgumentParser:
     """The parser of subcommand ``name`` (``commands``: ``add_subparsers()``'s), with ``config``'s
-    options; :func:`parse_config` makes a ``config`` of what it parses."""
-    parser = commands.add_parser(name, formatter_class=HelpFormatter, **kwargs)
+    options (its description wrapped to the terminal); :func:`parse_config` makes a ``config`` of
+    what it parses."""
+    parser = commands.add_parser(name, formatter_class=Notes, **kwargs)
     add_arguments(parser, config)
     parser.set_defaults(config_class=config, config_parser=parser)
     return parser
@@ -422,13 +426,29 @@ def parse_config(parser: argparse.ArgumentParser, config: type | None = None, ar
     ``sys.argv[1:]``), read with ``parser``; a value the dataclass refuses is a usage error of
     the parser that declared it (one line, exit status 2). Without ``config``: the subcommand's
     (:func:`subcommand`)."""
+    given, command_config, command_parser = parse_command(parser, argv)
+    return make_config(command_parser, config or command_config, given, renamed)
+
+
+def parse_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None
+                  ) -> tuple[dict[str, Any], type | None, argparse.ArgumentParser]:
+    """What ``argv`` gives ({dest: value}, only what it gives), the config class of its subcommand
+    (:func:`subcommand`; None without subcommands) and the parser that reports its usage errors."""
     given = vars(parser.parse_args(argv))
-    config = given.pop("config_class", config)
-    parser = given.pop("config_parser", parser)
-    given = {name: given[(renamed or {}).get(name, name)] for name in (f.name for f in dataclasses.fields(config))
-             if (renamed or {}).get(name, name) in given}
+    return given, given.pop("config_class", None), given.pop("config_parser", parser)
+
+
+def make_config(parser: argparse.ArgumentParser, config: type, given: dict[str, Any],
+                renamed: dict[str, str] | None = None) -> Any:
+    """A ``config`` of the options in ``given`` that are its fields (``renamed``: {field: dest}),
+    its defaults for the rest; a refused value is ``parser.error`` (one line, exit status 2)."""
+    values = {}
+    for field in dataclasses.fields(config):
+        dest = (renamed or {}).get(field.name, field.name)
+        if dest in given:
+            values[field.name] = given[dest]
     try:
-        return config(**given)
+        return config(**values)
     except ValueError as error:
         parser.error(str(error))
 
