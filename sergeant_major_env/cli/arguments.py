@@ -287,6 +287,8 @@ SEED = Seed()
 """The check of every ``--seed``: the one seed rule."""
 WHOLE = Whole()
 """The check of the integer options whose range the command checks (``--games``, ``--workers``)."""
+REAL = Real()
+"""The check of the number options whose range the command (or its library) checks."""
 RULE_OPTIONS = RuleOptions()
 """The check of every ``--option``."""
 FLAG = Flag()
@@ -362,13 +364,11 @@ class HelpFormatter(Notes, argparse.RawDescriptionHelpFormatter):
 
 
 def build_parser(prog: str, config: type, description: str | None = None, epilog: str | None = None,
-                 parser: argparse.ArgumentParser | None = None, renamed: dict[str, str] | None = None
-                 ) -> argparse.ArgumentParser:
-    """A :class:`OneLineParser` of ``config``'s options (or ``parser`` with them added: a
-    subcommand's), its help :class:`HelpFormatter`'s."""
-    if parser is None:
-        parser = OneLineParser(prog=prog, description=description, epilog=epilog, formatter_class=HelpFormatter)
-    add_arguments(parser, config, renamed)
+                 formatter_class: type = HelpFormatter) -> argparse.ArgumentParser:
+    """A :class:`OneLineParser` of ``config``'s options, its help :class:`HelpFormatter`'s
+    (``formatter_class`` :class:`Notes`: the description wrapped to the terminal)."""
+    parser = OneLineParser(prog=prog, description=description, epilog=epilog, formatter_class=formatter_class)
+    add_arguments(parser, config)
     return parser
 
 
