@@ -14,12 +14,15 @@ class AgentsOptions:
     """``sergeant-major agents`` has no options (``--help`` only)."""
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser(
+def _parser():
+    return build_parser(
         "sergeant-major agents", AgentsOptions, formatter_class=Notes,
         description="List the registered agent names (sergeant_major_env.agents.make_agent) with one line each. "
                     "Names that take an argument are written NAME:ARGUMENT (ppo:RUN_FOLDER, pimc:worlds=32).")
-    parse_config(parser, AgentsOptions, argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parse_config(_parser(), AgentsOptions, argv)
     entries = agent_help()
     width = max(map(len, entries))
     for name, text in entries.items():

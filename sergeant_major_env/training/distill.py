@@ -69,6 +69,7 @@ from sergeant_major_env import engine, files, limits
 from sergeant_major_env.agents import make_agent
 from sergeant_major_env.agents.pimc import PIMCAgent, choices
 from sergeant_major_env.cards import NUM_ACTIONS, NUM_CARDS, bits_to_bool, count, random_member
+from sergeant_major_env.cli import arguments
 from sergeant_major_env.cli.arguments import REAL, WHOLE, opt
 from sergeant_major_env.observation import OBSERVATION_SIZE, observe
 from sergeant_major_env.observation import VERSION as OBSERVATION_VERSION
@@ -522,7 +523,7 @@ class FitOptions:
     as it is; nothing that plays the policy reads it, only a PPO fine-tune would)."""
     holdout: float = opt(0.1, REAL)
     """Fraction of the games (by game index) held out to measure the agreement with the teacher."""
-    seed: int = opt(0, WHOLE)
+    seed: int = arguments.seed(0)
     """Seeds the order of the labels."""
 
     def check(self) -> "FitOptions":
