@@ -195,41 +195,27 @@ class RuleOptions(Check):
 
 
 
-class Whole(Check):
-    """Any integer, as argparse's ``type=int`` reads it (the command checks its range, with a
-    message naming what it allows)."""
+class Plain(Check):
+    """Any ``convert`` value (``int`` or ``float``), read as argparse's ``type=int`` / ``type=float``
+    reads it: the command checks its range, with a message naming what it allows."""
 
-    allowed = "an integer"
     shown = False
 
-    def check(self, value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
+    def __init__(self, convert: type) -> None:
+        self.convert_to = convert
+        self.allowed = "an integer" if convert is int else "a number"
+        self.types = (int,) if convert is int else (int, float)
+
+    def check(self, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, self.types):
             raise self.refuse(value)
         return value
 
-    def parse(self, text: str) -> int:
+    def parse(self, text: str) -> Any:
         try:
-            return int(text)
+            return self.convert_to(text)
         except ValueError:
-            raise ValueError(f"invalid int value: {text!r}") from None
-
-
-class Real(Check):
-    """Any number, as argparse's ``type=float`` reads it (the command checks its range)."""
-
-    allowed = "a number"
-    shown = False
-
-    def check(self, value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.refuse(value)
-        return value
-
-    def parse(self, text: str) -> float:
-        try:
-            return float(text)
-        except ValueError:
-            raise ValueError(f"invalid float value: {text!r}") from None
+            raise ValueError(f"invalid {self.convert_to.__name__} value: {text!r}") from None
 
 
 class Texts(Check):
@@ -285,9 +271,9 @@ def opt(default: Any, check: Check, group: str | None = None, *, flag: str | Non
 
 SEED = Seed()
 """The check of every ``--seed``: the one seed rule."""
-WHOLE = Whole()
+WHOLE = Plain(int)
 """The check of the integer options whose range the command checks (``--games``, ``--workers``)."""
-REAL = Real()
+REAL = Plain(float)
 """The check of the number options whose range the command (or its library) checks."""
 RULE_OPTIONS = RuleOptions()
 """The check of every ``--option``."""

@@ -49,7 +49,7 @@ from sergeant_major_env.render import YOU
 from sergeant_major_env.rules import Rules
 
 from . import arguments
-from .arguments import FLAG, WHOLE, Choice, Real, Text, build_parser, check_fields, opt, parse_config
+from .arguments import FLAG, REAL, WHOLE, Choice, Text, build_parser, check_fields, opt, parse_config
 
 
 WEB = "in a browser (docs: Play in a browser)"
@@ -80,7 +80,7 @@ class PlayOptions:
     """with --web: the address to listen on (default 127.0.0.1)"""
     no_browser: bool = opt(False, FLAG, WEB, kind="flag")
     """with --web: only print the address"""
-    pace: float | None = opt(None, Real(), WEB, metavar="SECONDS")
+    pace: float | None = opt(None, REAL, WEB, metavar="SECONDS")
     """with --web: seconds between the bots' moves on the page, 0..10 (default 0.8)"""
 
     def __post_init__(self) -> None:
