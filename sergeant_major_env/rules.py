@@ -110,6 +110,9 @@ def add_rule_options(parser: Any, dest: str = "option", default: Sequence[str] |
     """
     return parser.add_argument(
         *RULE_OPTIONS_FLAGS, dest=dest, action="extend", nargs="+", default=None if default is None else list(default),
-        metavar="NAME=VALUE",
-        help=f"rule options (Rule book, section 9): {', '.join(Rules.names())}; each at most once "
-             f"(default: {default_help})")
+        metavar="NAME=VALUE", help=rule_options_help(default_help))
+
+
+def rule_options_help(default_help: str = "the rule book's") -> str:
+    """``--option``'s line of help, in every command; ``default_help``: what is played without it."""
+    return f"rule options (Rule book, section 9): {', '.join(Rules.names())}; each at most once (default: {default_help})"

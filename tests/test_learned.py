@@ -34,6 +34,7 @@ from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.engine import DISCARD, GIVE, MODE, OVER, PLAY, RETURN  # noqa: E402
 from sergeant_major_env.observation import OBSERVATION_SIZE, VERSION, observe  # noqa: E402
 from sergeant_major_env.training import ship  # noqa: E402
+from sergeant_major_env.cli import ship as ship_command  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED_FILES = (TENSORS_FILE, POLICY_METADATA_FILE, METADATA_FILE)
@@ -132,7 +133,7 @@ def test_evaluate_and_play_accept_learned_by_name(tmp_path):
 def test_ship_writes_policy_and_strength_that_evaluate_reproduces(tmp_path):
     """Shipping the shipped policy again (a folder of policy files is a run for ship): the files
     are copied byte for byte, and the recorded evaluate.py command gives the recorded numbers."""
-    assert ship.main([str(LEARNED_FOLDER), "--into", str(tmp_path), "--games", "6", "--opponents", "random",
+    assert ship_command.main([str(LEARNED_FOLDER), "--into", str(tmp_path), "--games", "6", "--opponents", "random",
                       "--no-progress"]) == 0
     for name in (TENSORS_FILE, POLICY_METADATA_FILE):
         assert (tmp_path / name).read_bytes() == (LEARNED_FOLDER / name).read_bytes()
@@ -153,7 +154,7 @@ def test_ship_refuses_to_overwrite_a_shipped_policy_without_overwrite(tmp_path, 
     for name in SHIPPED_FILES:
         (tmp_path / name).write_text("old")
     with pytest.raises(SystemExit) as exit_:
-        ship.main([str(LEARNED_FOLDER), "--into", str(tmp_path), "--games", "6", "--opponents", "random"])
+        ship_command.main([str(LEARNED_FOLDER), "--into", str(tmp_path), "--games", "6", "--opponents", "random"])
     assert exit_.value.code == 2
     message = capsys.readouterr().err.strip().splitlines()[-1]
     assert "already holds a shipped policy" in message and "--overwrite" in message
@@ -186,7 +187,7 @@ def test_ship_without_into_from_an_installed_package_is_one_line_and_ships_nothi
     monkeypatch.setattr(ship, "checkout_destination", lambda: None)
     before = {path.name: path.read_bytes() for path in LEARNED_FOLDER.glob("*.*")}
     with pytest.raises(SystemExit) as exit_:
-        ship.main([str(LEARNED_FOLDER), "--games", "6", "--opponents", "random"])
+        ship_command.main([str(LEARNED_FOLDER), "--games", "6", "--opponents", "random"])
     assert exit_.value.code == 2
     message = capsys.readouterr().err.strip().splitlines()[-1]
     assert "--into FOLDER is needed" in message and "ppo:FOLDER" in message
@@ -201,7 +202,7 @@ def test_ship_without_into_from_an_installed_package_is_one_line_and_ships_nothi
 ])
 def test_ship_bad_arguments_are_one_line_usage_errors_before_any_game(arguments, message, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
-        ship.main(arguments + ["--into", str(tmp_path)])
+        ship_command.main(arguments + ["--into", str(tmp_path)])
     assert exit_.value.code == 2
     assert message in capsys.readouterr().err.strip().splitlines()[-1]
     assert not list(tmp_path.iterdir())
@@ -300,7 +301,7 @@ def test_ship_writes_commands_and_sources_without_machine_paths(tmp_path, monkey
     into = tmp_path / "shipped"
     into.mkdir()
     monkeypatch.chdir(tmp_path)
-    assert ship.main([str(run), "--into", str(into), "--games", "6", "--opponents", "random", "--no-progress"]) == 0
+    assert ship_command.main([str(run), "--into", str(into), "--games", "6", "--opponents", "random", "--no-progress"]) == 0
     for path in into.iterdir():
         if path.suffix == ".json":
             assert str(tmp_path) not in path.read_text(), path.name

@@ -10,9 +10,11 @@
 
 ``python -m sergeant_major_env ...`` is the same command, and the repository's ``train.py``,
 ``evaluate.py`` and ``play.py`` are the same as ``sergeant-major train``, ``evaluate`` and
-``play``. Each subcommand is a module with a ``main(argv) -> int``; a
+``play``. Each subcommand is a module of this package with a ``main(argv) -> int``; a
 subcommand's module is imported only when it runs, so ``--help`` is quick and the optional
-extras are needed only by the subcommands that use them.
+extras are needed only by the subcommands that use them. Each declares its options one way
+(:mod:`sergeant_major_env.cli.arguments`): a frozen dataclass, a docstring per field, the parser
+built from it, the options the commands share made by one factory each.
 
 Every subcommand runs under :func:`sergeant_major_env.interrupts.handled`, installed before
 its module is imported: Ctrl-C (SIGINT), ``kill`` (SIGTERM) and a closed terminal (SIGHUP)
@@ -38,7 +40,7 @@ COMMANDS = {
     "play": ("sergeant_major_env.cli.play", "play a game at the terminal against agents"),
     "records": ("sergeant_major_env.cli.records", "simulate game records, check them by replay, draw one as an HTML page"),
     "distill": ("sergeant_major_env.cli.distill", "distil the search into the policy: label positions, fit to them, curve"),
-    "ship": ("sergeant_major_env.training.ship", "ship a trained run as the package's `learned` agent (needs the train extra)"),
+    "ship": ("sergeant_major_env.cli.ship", "ship a trained run as the package's `learned` agent (needs the train extra)"),
     "agents": ("sergeant_major_env.cli.agents", "list the agent names that evaluate, play and train take"),
 }
 """subcommand -> (its module, one line of help)."""

@@ -47,110 +47,62 @@ from typing import Sequence
 from .. import files, interrupts
 from ..processes import available_cpus
 from ..progress import progress_bar
-from ..rules import Rules, add_rule_options
-from ..seeding import SEED_RULE, seed_argument
+from ..rules import Rules
 from ..statistics import format_ci
+from ..training.distill import CURVE_SEED, FitOptions, LabelPlan
+from . import arguments
+from .arguments import (REAL, WHOLE, HelpFormatter, OneLineParser, Parsed, Text, Texts, add_arguments, check_fields,
+                        make_config, opt, parse_command, subcommand)
 
 PROG = "sergeant-major distill"
 
 
-def _parser() -> argparse.ArgumentParser:
-    from ..training.distill import CURVE_SEED, FitOptions, LabelPlan
-
-    plan = LabelPlan()
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
-                                     epilog="\n\n".join(__doc__.split("\n\n")[1:]),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    labels = commands.add_parser("labels", help="label positions with a search bot's action values",
-                                 description="Play games with --player and label each decision with a real choice "
-                                             "with --teacher's value of every legal action.")
-    labels.add_argument("--out", required=True, metavar="FOLDER", help="the labels folder (created; resumed if it "
-                                                                       "holds labels of the same options)")
-    labels.add_argument("--teacher", default=plan.teacher, metavar="PIMC",
-                        help=f"the search bot, a pimc spec (default {plan.teacher})")
-    labels.add_argument("--player", default=plan.player, metavar="AGENT",
-                        help=f"the agent playing the games in all three seats (default {plan.player})")
-    labels.add_argument("--epsilon", type=float, default=plan.epsilon, metavar="P",
-                        help=f"chance of a random legal move instead of the player's (default {plan.epsilon})")
-    labels.add_argument("--games", type=int, default=plan.games, metavar="N",
-                        help=f"games to label (default {plan.games})")
-    labels.add_argument("--shard-games", type=int, default=plan.shard_games, metavar="K",
-                        help=f"games per shard, the unit of resuming (default {plan.shard_games})")
-    labels.add_argument("--seed", type=seed_argument, default=plan.seed, metavar="S",
-                        help=f"game g plays engine seed S+g; {SEED_RULE} (default {plan.seed})")
-    add_rule_options(labels)
-    labels.add_argument("--workers", type=int, default=None, metavar="W",
-                        help="worker processes (default: one per CPU; the labels are the same for any W)")
-    labels.add_argument("--no-progress", action="store_true", help="no progress bar")
-    labels.set_defaults(run=_labels_command)
-
-    fitting = commands.add_parser("fit", help="fit a policy to labels",
-                                  description="Fit a policy file's network to the labels of one or more folders.")
-    fitting.add_argument("--labels", required=True, nargs="+", metavar="FOLDER", help="labels folders")
-    fitting.add_argument("--out", required=True, metavar="FOLDER", help="where the fitted policy is written")
-    fitting.add_argument("--overwrite", action="store_true",
-                         help="replace policy.safetensors, policy.json and fit.json already in --out")
-    fitting.add_argument("--init", default="learned", metavar="POLICY",
-                         help="the policy to start from: learned or learned-ppo (shipped), a run folder or a "
-                              "policy file (default learned)")
-    fitting.add_argument("--limit", type=int, default=None, metavar="N",
-                         help="use only the first N labels (default: all; a curve over label counts uses several)")
-    _add_fit_options(fitting, FitOptions)
-    fitting.set_defaults(run=_fit_command)
-
-    curve = commands.add_parser("curve", help="the fitted policy's strength against the number of labels",
-                                description="Fit the policy to the first N labels for each N of --counts and "
-                                            "measure each fit at two duplicate tables on fresh deals: head to head "
-                                            "(X,--against,heuristic) and X,heuristic,heuristic. Each point is kept "
-                                            "as it is measured: the same command continues a stopped curve.")
-    curve.add_argument("--labels", required=True, nargs="+", metavar="FOLDER", help="labels folders")
-    curve.add_argument("--out", required=True, metavar="FOLDER",
-                       help="where the fits, curve.json and curve.png are written (continued if it holds a curve "
-                            "of the same options)")
-    curve.add_argument("--counts", required=True, type=_counts, metavar="N,N,...",
-                       help="label counts, e.g. 0,150000,450000 (0: the starting policy itself)")
-    curve.add_argument("--init", default="learned", metavar="POLICY",
-                       help="the policy every fit starts from: learned or learned-ppo (shipped), a run folder or a "
-                            "policy file (default learned)")
-    curve.add_argument("--against", default="learned", metavar="AGENT",
-                       help="the head-to-head opponent (default learned)")
-    curve.add_argument("--games", type=int, default=600, metavar="N", help="games per table (default 600)")
-    curve.add_argument("--seed", type=seed_argument, default=CURVE_SEED, metavar="S",
-                       help=f"the tables' deals, as evaluate's --seed; {SEED_RULE} (default {CURVE_SEED}: not the "
-                            f"labels' deals)")
-    curve.add_argument("--workers", type=int, default=None, metavar="W",
-                       help="worker processes for the tables (default: one per CPU)")
-    curve.add_argument("--no-progress", action="store_true", help="no progress bars")
-    curve.add_argument("--overwrite", action="store_true",
-                       help="replace files in --out that another command wrote (curve.png, a point's policy)")
-    _add_fit_options(curve, FitOptions, CURVE_RENAMED)
-    curve.set_defaults(run=_curve_command)
-    parser.set_defaults(parsers={"labels": labels, "fit": fitting, "curve": curve})
-    return parser
+PLAN = LabelPlan()
 
 
-def _add_fit_options(parser: argparse.ArgumentParser, options_class, renamed: dict[str, str] | None = None) -> None:
-    """One flag per field of :class:`~sergeant_major_env.training.distill.FitOptions`, its help the
-    field's docstring; ``renamed``: {field: flag name} where the parser has a flag of that name already."""
-    defaults = options_class()
-    for field in dataclasses.fields(options_class):
-        default = getattr(defaults, field.name)
-        name = (renamed or {}).get(field.name, field.name)
-        parser.add_argument("--" + name.replace("_", "-"), dest=name, type=type(default), default=default,
-                            help=f"{_field_help(options_class, field.name)} (default {default})")
+@dataclasses.dataclass(frozen=True)
+class LabelsOptions:
+    """``distill labels``'s options; the attribute docstrings are their lines of ``--help``."""
+
+    out: str | None = opt(None, Text(optional=True), metavar="FOLDER", required=True)
+    """the labels folder (created; resumed if it holds labels of the same options)"""
+    teacher: str = opt(PLAN.teacher, Text(), metavar="PIMC")
+    """the search bot, a pimc spec"""
+    player: str = opt(PLAN.player, Text(), metavar="AGENT")
+    """the agent playing the games in all three seats"""
+    epsilon: float = opt(PLAN.epsilon, REAL, metavar="P")
+    """chance of a random legal move instead of the player's"""
+    games: int = arguments.games(PLAN.games)
+    """games to label"""
+    shard_games: int = opt(PLAN.shard_games, WHOLE, metavar="K")
+    """games per shard, the unit of resuming"""
+    seed: int = arguments.seed(PLAN.seed)
+    """game g plays engine seed S+g"""
+    option: tuple[str, ...] = arguments.rule_options(())
+    workers: int | None = arguments.workers()
+    no_progress: bool = arguments.no_progress()
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
 
-def _fit_options(args: argparse.Namespace, renamed: dict[str, str] | None = None):
-    """The checked FitOptions of the flags :func:`_add_fit_options` declared."""
-    from ..training.distill import FitOptions
+@dataclasses.dataclass(frozen=True)
+class FitCommandOptions:
+    """``distill fit``'s options besides :class:`~sergeant_major_env.training.distill.FitOptions`'."""
 
-    return FitOptions(**{field.name: getattr(args, (renamed or {}).get(field.name, field.name))
-                         for field in dataclasses.fields(FitOptions)}).check()
+    labels: tuple[str, ...] | None = opt(None, Texts(), metavar="FOLDER", kind="values", required=True)
+    """labels folders"""
+    out: str | None = opt(None, Text(optional=True), metavar="FOLDER", required=True)
+    """where the fitted policy is written"""
+    overwrite: bool = arguments.overwrite()
+    """replace policy.safetensors, policy.json and fit.json already in --out"""
+    init: str = opt("learned", Text(), metavar="POLICY")
+    """the policy to start from: learned or learned-ppo (shipped), a run folder or a policy file"""
+    limit: int | None = opt(None, WHOLE, metavar="N")
+    """use only the first N labels (default: all; a curve over label counts uses several)"""
 
-
-CURVE_RENAMED = {"seed": "fit_seed"}
-"""The curve's --seed is its tables' deals (as evaluate's); the fit's seed is --fit-seed there."""
+    def __post_init__(self) -> None:
+        check_fields(self)
 
 
 def _counts(text: str) -> tuple[int, ...]:
@@ -163,22 +115,63 @@ def _counts(text: str) -> tuple[int, ...]:
     return counts
 
 
-def _field_help(cls, name: str) -> str:
-    """The docstring written under a dataclass field (read from the source: one place for it)."""
-    import ast
-    import inspect
+@dataclasses.dataclass(frozen=True)
+class CurveOptions:
+    """``distill curve``'s options besides :class:`~sergeant_major_env.training.distill.FitOptions`'
+    (whose seed is --fit-seed here: :data:`CURVE_RENAMED`)."""
 
-    body = ast.parse(inspect.getsource(cls)).body[0].body
-    for node, following in zip(body, body[1:]):
-        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", None) == name and isinstance(
-                following, ast.Expr) and isinstance(following.value, ast.Constant):
-            return " ".join(str(following.value.value).split())
-    return name.replace("_", " ")
+    labels: tuple[str, ...] | None = opt(None, Texts(), metavar="FOLDER", kind="values", required=True)
+    """labels folders"""
+    out: str | None = opt(None, Text(optional=True), metavar="FOLDER", required=True)
+    """where the fits, curve.json and curve.png are written (continued if it holds a curve of the same options)"""
+    counts: tuple[int, ...] | None = opt(None, Parsed(_counts, "label counts"), metavar="N,N,...", required=True)
+    """label counts, e.g. 0,150000,450000 (0: the starting policy itself)"""
+    init: str = opt("learned", Text(), metavar="POLICY")
+    """the policy every fit starts from: learned or learned-ppo (shipped), a run folder or a policy file"""
+    against: str = opt("learned", Text(), metavar="AGENT")
+    """the head-to-head opponent"""
+    games: int = arguments.games(600)
+    """games per table"""
+    seed: int = arguments.seed(CURVE_SEED)
+    """the tables' deals, as evaluate's --seed (not the labels' deals)"""
+    workers: int | None = arguments.workers()
+    no_progress: bool = arguments.no_progress()
+    overwrite: bool = arguments.overwrite()
+    """replace files in --out that another command wrote (curve.png, a point's policy)"""
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+
+
+CURVE_RENAMED = {"seed": "fit_seed"}
+"""The curve's --seed is its tables' deals (as evaluate's); the fit's seed is --fit-seed there."""
+FITTED = {FitCommandOptions: None, CurveOptions: CURVE_RENAMED}
+"""The commands that fit: {their options: FitOptions' renamed flags}."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[0],
+                           epilog="\n\n".join(__doc__.split("\n\n")[1:]), formatter_class=HelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    subcommand(commands, "labels", LabelsOptions, help="label positions with a search bot's action values",
+               description="Play games with --player and label each decision with a real choice with --teacher's "
+                           "value of every legal action.")
+    fitting = subcommand(commands, "fit", FitCommandOptions, help="fit a policy to labels",
+                         description="Fit a policy file's network to the labels of one or more folders.")
+    add_arguments(fitting, FitOptions)
+    curve = subcommand(commands, "curve", CurveOptions,
+                       help="the fitted policy's strength against the number of labels",
+                       description="Fit the policy to the first N labels for each N of --counts and measure each "
+                                   "fit at two duplicate tables on fresh deals: head to head (X,--against,heuristic) "
+                                   "and X,heuristic,heuristic. Each point is kept as it is measured: the same "
+                                   "command continues a stopped curve.")
+    add_arguments(curve, FitOptions, CURVE_RENAMED)
+    return parser
 
 
 # ============================================================================ labels
 
-def _labels_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+def _labels_command(args: LabelsOptions, parser: argparse.ArgumentParser) -> int:
     from ..training import distill
 
     try:
@@ -219,7 +212,8 @@ def _labels_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
 
 # ============================================================================ fit
 
-def _fit_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+def _fit_command(args: FitCommandOptions, fit: FitOptions, parser: argparse.ArgumentParser,
+                 argv: list[str]) -> int:
     from ..agents.learned import policy_source
     from ..agents.policy_file import TENSORS_FILE, load_policy, save_network
     from ..training import distill
@@ -227,7 +221,7 @@ def _fit_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
     out = Path(args.out)
     init = policy_source(args.init)
     try:
-        options = _fit_options(args)
+        options = fit.check()
         if args.limit is not None and args.limit < 1:
             raise ValueError(f"--limit must be at least 1, got {args.limit}")
         distill.check_out_folder(out, distill.FIT_FILES, args.overwrite)
@@ -250,7 +244,7 @@ def _fit_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
     except KeyboardInterrupt as error:
         interrupts.say(f"{PROG}: {interrupts.describe(error)}; nothing written")
         return interrupts.exit_status(error)
-    command = shlex.join(["sergeant-major", "distill", *args.argv])
+    command = shlex.join(["sergeant-major", "distill", *argv])
     label_commands = [dataclasses.replace(plan, games=distill.games_made(Path(folder), plan)).command(folder)
                       for folder, plan in zip(args.labels, plans)]
     made = {"from": str(args.init), "labels": [str(folder) for folder in args.labels], "label_count": count,
@@ -273,7 +267,8 @@ def _fit_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
 
 # ============================================================================ curve
 
-def _curve_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+def _curve_command(args: CurveOptions, fit: FitOptions, parser: argparse.ArgumentParser,
+                   argv: list[str]) -> int:
     from ..agents import make_agent
     from ..agents.learned import policy_source
     from ..agents.policy_file import load_policy
@@ -281,7 +276,7 @@ def _curve_command(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
 
     out = Path(args.out)
     try:
-        options = _fit_options(args, CURVE_RENAMED)
+        options = fit.check()
         plan = distill.CurvePlan(labels=tuple(args.labels), counts=args.counts, init=args.init, against=args.against,
                                  games=args.games, seed=args.seed, fit=options)
         if args.games < 1:
@@ -334,7 +329,9 @@ def _curve_command(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = _parser()
-    args = parser.parse_args(argv)
-    args.argv = argv
-    return args.run(args, args.parsers[args.command])
+    given, config, parser = parse_command(_parser(), argv)
+    args = make_config(parser, config, given)
+    if config is LabelsOptions:
+        return _labels_command(args, parser)
+    fit = make_config(parser, FitOptions, given, FITTED[config])
+    return (_fit_command if config is FitCommandOptions else _curve_command)(args, fit, parser, argv)

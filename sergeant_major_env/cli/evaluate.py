@@ -54,6 +54,7 @@ SIGHUP (the terminal closed): the worker processes are stopped and nothing is wr
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -66,55 +67,64 @@ from sergeant_major_env.evaluation import (
     rules_for_table)
 from sergeant_major_env.files import atomic_write, check_new_file
 from sergeant_major_env.processes import available_cpus
-from sergeant_major_env.rules import Rules, add_rule_options
-from sergeant_major_env.seeding import SEED_RULE, seed_argument
+from sergeant_major_env.rules import Rules
 from sergeant_major_env.statistics import format_rich
+
+from . import arguments
+from .arguments import FLAG, WHOLE, Choice, Text, build_parser, check_fields, opt, parse_config
 
 PLOT_EXTRA = 'pip install "sergeant-major-env[train]" (in a checkout: pip install -e ".[train]")'
 OUTPUTS = (("json", "--json"), ("csv", "--csv"), ("plot", "--plot"), ("record", "--record"))
 
 
-def parse_args(argv=None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
-    parser = argparse.ArgumentParser(
-        prog="sergeant-major evaluate", description=__doc__.split("\n\n")[0].strip() + " Example runs and details below.",
-        epilog="\n\n".join(__doc__.split("\n\n")[1:]), formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--agents", default="heuristic,greedy,random", metavar="A,B,C",
-                        help="comma-separated agent names, at least three (default: heuristic,greedy,random)")
-    parser.add_argument("--games", type=int, default=120, metavar="N",
-                        help="games per table, rounded up to a multiple of 6 (default 120)")
-    parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
-                        help=f"group j plays engine seed S+j; also seeds the agents' randomness; {SEED_RULE} "
-                             f"(default 0)")
-    add_rule_options(parser, default=None,
-                     default_help="the options a ppo:RUN model was trained with, else the rule book's")
-    parser.add_argument("--seatings", choices=SEATINGS, default="duplicate",
-                        help="duplicate: each deal under all six seatings (default); fixed: agents in the "
-                             "order given, one game per seed")
-    parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
-    parser.add_argument("--csv", metavar="FILE", help="write one row per agent as CSV")
-    parser.add_argument("--plot", metavar="FILE.png",
-                        help="bar chart of mean points with 95%% error bars and the ratings' leaderboard (needs "
-                             "matplotlib, the train extra)")
-    parser.add_argument("--record", metavar="FILE",
-                        help="write every game's record (Rule book, section 11) as JSON Lines")
-    parser.add_argument("--overwrite", action="store_true",
-                        help="replace --json, --csv, --plot and --record files that exist (default: refuse them)")
-    parser.add_argument("--batch-size", type=int, default=12_000, metavar="B",
-                        help="most games played together in one batch (default 12000)")
-    parser.add_argument("--workers", type=int, default=None, metavar="W",
-                        help="processes on this machine (same results for any W; 1: this process only) "
-                             "(default: one per CPU, here %d)" % available_cpus())
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument("--ray", action="store_true",
-                        help="play the chunks of --batch-size games as Ray tasks (same results as without)")
-    parser.add_argument("--address", metavar="ADDR",
-                        help="with --ray: the Ray cluster to join (e.g. auto, ray://head:10001); default: a local Ray")
-    return parser.parse_args(argv), parser
+@dataclasses.dataclass(frozen=True)
+class EvaluateOptions:
+    """Every option of ``sergeant-major evaluate``; the attribute docstrings are their lines of ``--help``."""
+
+    agents: str = opt("heuristic,greedy,random", Text(), metavar="A,B,C")
+    """comma-separated agent names, at least three"""
+    games: int = arguments.games(120)
+    """games per table, rounded up to a multiple of 6"""
+    seed: int = arguments.seed(0)
+    """group j plays engine seed S+j; also seeds the agents' randomness"""
+    option: tuple[str, ...] | None = arguments.rule_options(
+        None, default_help="the options a ppo:RUN model was trained with, else the rule book's")
+    seatings: str = opt("duplicate", Choice(*SEATINGS))
+    """duplicate: each deal under all six seatings; fixed: agents in the order given, one game per seed"""
+    json: str | None = opt(None, Text(optional=True), metavar="FILE")
+    """write the results as JSON"""
+    csv: str | None = opt(None, Text(optional=True), metavar="FILE")
+    """write one row per agent as CSV"""
+    plot: str | None = opt(None, Text(optional=True), metavar="FILE.png")
+    """bar chart of mean points with 95% error bars and the ratings' leaderboard (needs matplotlib, the train
+    extra)"""
+    record: str | None = opt(None, Text(optional=True), metavar="FILE")
+    """write every game's record (Rule book, section 11) as JSON Lines"""
+    overwrite: bool = arguments.overwrite()
+    """replace --json, --csv, --plot and --record files that exist (default: refuse them)"""
+    batch_size: int = opt(12_000, WHOLE, metavar="B")
+    """most games played together in one batch"""
+    workers: int | None = arguments.workers()
+    no_progress: bool = arguments.no_progress()
+    ray: bool = opt(False, FLAG, kind="flag")
+    """play the chunks of --batch-size games as Ray tasks (same results as without)"""
+    address: str | None = opt(None, Text(optional=True), metavar="ADDR")
+    """with --ray: the Ray cluster to join (e.g. auto, ray://head:10001); default: a local Ray"""
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+
+
+def parse_args(argv=None) -> tuple[EvaluateOptions, argparse.ArgumentParser]:
+    parser = build_parser("sergeant-major evaluate", EvaluateOptions,
+                          description=__doc__.split("\n\n")[0].strip() + " Example runs and details below.",
+                          epilog="\n\n".join(__doc__.split("\n\n")[1:]))
+    return parse_config(parser, EvaluateOptions, argv), parser
 
 
 # ============================================================================ checks before any game
 
-def check_outputs(args: argparse.Namespace) -> None:
+def check_outputs(args: EvaluateOptions) -> None:
     """Every output file can be written (and exists only with --overwrite), and no two options
     name the same file (ValueError)."""
     seen: dict[Path, str] = {}
@@ -216,7 +226,7 @@ class OutputError(Exception):
         super().__init__(f"cannot write {flag} file {path!r}: {reason} (the file there, if any, is kept)")
 
 
-def write_outputs(args: argparse.Namespace, result) -> None:
+def write_outputs(args: EvaluateOptions, result) -> None:
     """Each output that was asked for, in turn (OutputError names the first that fails; those
     before it are written, those after it are not tried)."""
     def write_record(path: str) -> str:
@@ -237,7 +247,7 @@ def write_outputs(args: argparse.Namespace, result) -> None:
         print(said or f"wrote {path}")
 
 
-def print_report(args: argparse.Namespace, result, elapsed: float) -> None:
+def print_report(args: EvaluateOptions, result, elapsed: float) -> None:
     """A table on the terminal (rich when installed), then notes on how the games were played."""
     try:
         from rich.console import Console

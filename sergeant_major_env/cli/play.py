@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import secrets
 import sys
 from typing import Any, Callable, Sequence, TextIO
@@ -45,36 +46,53 @@ from sergeant_major_env.files import check_new_file
 from sergeant_major_env.play import QuitGame, play_game
 from sergeant_major_env.records import fit_player_names, write_jsonl
 from sergeant_major_env.render import YOU
-from sergeant_major_env.rules import Rules, add_rule_options
-from sergeant_major_env.seeding import SEED_RULE, seed_argument
+from sergeant_major_env.rules import Rules
+
+from . import arguments
+from .arguments import FLAG, REAL, WHOLE, Choice, Text, build_parser, check_fields, opt, parse_config
+
+
+WEB = "in a browser (docs: Play in a browser)"
+
+
+@dataclasses.dataclass(frozen=True)
+class PlayOptions:
+    """Every option of ``sergeant-major play`` (and ``play --web``); the attribute docstrings are
+    their lines of ``--help``. ``--web``'s server takes its own settings from them
+    (:class:`sergeant_major_env.web.WebOptions`)."""
+
+    opponents: str = opt("heuristic,heuristic", Text(), metavar="A,B")
+    """agent names for the other two seats, in seat order"""
+    seat: int = opt(0, Choice(0, 1, 2))
+    """your seat"""
+    seed: int | None = arguments.seed(None)
+    """the game's seed (default: a random one, printed so you can replay the deals)"""
+    option: tuple[str, ...] = arguments.rule_options(())
+    record: str | None = opt(None, Text(optional=True), metavar="FILE")
+    """write the game's record (Rule book, section 11) as JSON Lines (default: none)"""
+    overwrite: bool = arguments.overwrite()
+    """replace the --record file if it exists"""
+    web: bool = opt(False, FLAG, WEB, kind="flag")
+    """play in your browser: a local server on --host/--port; the page opens by itself"""
+    port: int | None = opt(None, WHOLE, WEB, metavar="N")
+    """with --web: the port (default: a free one)"""
+    host: str | None = opt(None, Text(optional=True), WEB)
+    """with --web: the address to listen on (default 127.0.0.1)"""
+    no_browser: bool = opt(False, FLAG, WEB, kind="flag")
+    """with --web: only print the address"""
+    pace: float | None = opt(None, REAL, WEB, metavar="SECONDS")
+    """with --web: seconds between the bots' moves on the page, 0..10 (default 0.8)"""
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="sergeant-major play", description=__doc__.split("\n\n")[0],
-        epilog="\n\n".join(__doc__.split("\n\n")[1:]), formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--opponents", default="heuristic,heuristic", metavar="A,B",
-                        help="agent names for the other two seats, in seat order (default heuristic,heuristic)")
-    parser.add_argument("--seat", type=int, default=0, choices=(0, 1, 2), help="your seat (default 0)")
-    parser.add_argument("--seed", type=seed_argument, default=None, metavar="S",
-                        help=f"the game's seed, {SEED_RULE} (default: a random one, printed so you can replay "
-                             f"the deals)")
-    add_rule_options(parser)
-    parser.add_argument("--record", metavar="FILE",
-                        help="write the game's record (Rule book, section 11) as JSON Lines (default: none)")
-    parser.add_argument("--overwrite", action="store_true", help="replace the --record file if it exists")
-    web = parser.add_argument_group("in a browser (docs: Play in a browser)")
-    web.add_argument("--web", action="store_true",
-                     help="play in your browser: a local server on --host/--port; the page opens by itself")
-    web.add_argument("--port", type=int, default=None, metavar="N", help="with --web: the port (default: a free one)")
-    web.add_argument("--host", default=None, help="with --web: the address to listen on (default 127.0.0.1)")
-    web.add_argument("--no-browser", action="store_true", help="with --web: only print the address")
-    web.add_argument("--pace", type=float, default=None, metavar="SECONDS",
-                     help="with --web: seconds between the bots' moves on the page, 0..10 (default 0.8)")
-    return parser
+    return build_parser("sergeant-major play", PlayOptions, description=__doc__.split("\n\n")[0],
+                        epilog="\n\n".join(__doc__.split("\n\n")[1:]))
 
 
-def _web(parser: argparse.ArgumentParser, args: argparse.Namespace, rules: Rules) -> int:
+def _web(parser: argparse.ArgumentParser, args: PlayOptions, rules: Rules) -> int:
     """``--web``: serve the game to a browser (sergeant_major_env.web) until Ctrl-C."""
     from sergeant_major_env.web import WebOptions, serve
 
@@ -135,7 +153,7 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
     (called with the prompt, returns a line) and ``output`` (a text stream) are for tests."""
     output = output if output is not None else sys.stdout
     parser = _parser()
-    args = parser.parse_args(argv)
+    args = parse_config(parser, PlayOptions, argv)
     try:
         rules = Rules.from_strings(args.option)
         if args.record:

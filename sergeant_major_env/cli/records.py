@@ -12,6 +12,7 @@ Ctrl-C, SIGTERM and SIGHUP leave no temporary file and exit 130, 143 and 129
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
@@ -22,48 +23,77 @@ from ..progress import progress_bar
 from ..records import (CHECK_BATCH, RecordError, decode_line, record_lines, parse_lines, check_game_seeds, check_record,
                        check_records, simulate, write_jsonl)
 from ..replay_page import page_data, page_html
-from ..rules import Rules, add_rule_options
-from ..seeding import SEED_RULE, seed_argument
+from ..rules import Rules
+from . import arguments
+from .arguments import WHOLE, OneLineParser, Text, check_fields, make_config, opt, parse_command, subcommand
+
+@dataclasses.dataclass(frozen=True)
+class SimulateOptions:
+    """``records simulate``'s options; the attribute docstrings are their lines of ``--help``."""
+
+    games: int | None = arguments.games(None, required=True)
+    """number of games, at least 1"""
+    seed: int = arguments.seed(0)
+    """seed of game 0 (game i plays S+i) and of the random decisions"""
+    out: str | None = opt(None, Text(optional=True), metavar="FILE", required=True)
+    """JSON Lines file to write (checked before the first game, written whole or not at all)"""
+    overwrite: bool = arguments.overwrite()
+    """replace FILE if it exists"""
+    option: tuple[str, ...] = arguments.rule_options(())
+    batch_size: int = opt(1024, WHOLE, metavar="B")
+    """games stepped together"""
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckOptions:
+    """``records check``'s options."""
+
+    file: str | None = opt(None, Text(optional=True), kind="positional", metavar="FILE", required=True)
+    """JSON Lines file of game records"""
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class HtmlOptions:
+    """``records html``'s options."""
+
+    file: str | None = opt(None, Text(optional=True), kind="positional", metavar="FILE", required=True)
+    """JSON Lines file of game records"""
+    game: int = opt(1, WHOLE, metavar="N")
+    """the record to show, counting records (non-blank lines) from 1"""
+    out: str | None = opt(None, Text(optional=True), metavar="PAGE.html", required=True)
+    """HTML file to write (checked before the replay, written whole or not at all)"""
+    overwrite: bool = arguments.overwrite()
+    """replace PAGE.html if it exists"""
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="sergeant-major records",
         description="Simulate 3-5-8 games into game records (Rule book, section 11) and check records by replay.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    sim = commands.add_parser("simulate", help="play random games and write their records as JSON Lines",
-                              description="Play N games with uniformly random legal decisions (game i uses "
-                                          "per-game seed S+i), batched, and write their records as JSON Lines.")
-    sim.add_argument("--games", type=int, required=True, metavar="N", help="number of games, at least 1")
-    sim.add_argument("--seed", type=seed_argument, default=0, metavar="S",
-                     help=f"seed of game 0 (game i plays S+i) and of the random decisions; {SEED_RULE} (default 0)")
-    sim.add_argument("--out", required=True, metavar="FILE",
-                     help="JSON Lines file to write (checked before the first game, written whole or not at all)")
-    sim.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
-    add_rule_options(sim)
-    sim.add_argument("--batch-size", type=int, default=1024, metavar="B", help="games stepped together (default 1024)")
-    sim.set_defaults(run=_simulate_command)
-    check = commands.add_parser("check", help="replay every record of a JSON Lines file",
-                                description="Replay every record; exit 0 only if all replay exactly, else print "
-                                            "one line per bad record naming its first problem.")
-    check.add_argument("file", metavar="FILE", help="JSON Lines file of game records")
-    check.set_defaults(run=_check_command)
-    page = commands.add_parser("html", help="write one record as an HTML page that steps through the game",
-                               description="Replay record N of a JSON Lines file through the engine and write "
-                                           "one self-contained HTML file (CSS, script and the game's data "
-                                           "inline; no network, no server) that steps through the game deal "
-                                           "by deal and trick by trick, with arrow keys and buttons.")
-    page.add_argument("file", metavar="FILE", help="JSON Lines file of game records")
-    page.add_argument("--game", type=int, default=1, metavar="N",
-                      help="the record to show, counting records (non-blank lines) from 1 (default 1)")
-    page.add_argument("--out", required=True, metavar="PAGE.html",
-                      help="HTML file to write (checked before the replay, written whole or not at all)")
-    page.add_argument("--overwrite", action="store_true", help="replace PAGE.html if it exists")
-    page.set_defaults(run=_html_command)
-    parser.set_defaults(subparsers={"simulate": sim, "check": check, "html": page})
+    subcommand(commands, "simulate", SimulateOptions, help="play random games and write their records as JSON Lines",
+               description="Play N games with uniformly random legal decisions (game i uses per-game seed S+i), "
+                           "batched, and write their records as JSON Lines.")
+    subcommand(commands, "check", CheckOptions, help="replay every record of a JSON Lines file",
+               description="Replay every record; exit 0 only if all replay exactly, else print one line per bad "
+                           "record naming its first problem.")
+    subcommand(commands, "html", HtmlOptions, help="write one record as an HTML page that steps through the game",
+               description="Replay record N of a JSON Lines file through the engine and write one self-contained "
+                           "HTML file (CSS, script and the game's data inline; no network, no server) that steps "
+                           "through the game deal by deal and trick by trick, with arrow keys and buttons.")
     return parser
 
 
-def _simulate_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+def _simulate_command(args: SimulateOptions, parser: argparse.ArgumentParser) -> int:
     try:
         rules = Rules.from_strings(args.option)
     except ValueError as error:
@@ -96,7 +126,7 @@ def _simulate_command(args: argparse.Namespace, parser: argparse.ArgumentParser)
     return 0
 
 
-def _check_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+def _check_command(args: CheckOptions, parser: argparse.ArgumentParser) -> int:
     total = bad = 0
     try:
         for chunk in _chunks(parse_lines(args.file), CHECK_BATCH):
@@ -152,7 +182,7 @@ def _check_alone(record: Any) -> str | None:
         return f"internal error while replaying ({type(error).__name__}: {error}); please report it"
 
 
-def _html_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+def _html_command(args: HtmlOptions, parser: argparse.ArgumentParser) -> int:
     try:
         check_new_file(args.out, args.overwrite)
         found, total = _nth_line(args.file, args.game)
@@ -204,9 +234,10 @@ def _nth_line(path: str, n: int) -> tuple[tuple[int, str] | None, int]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
-    return args.run(args, args.subparsers[args.command])
+    given, config, parser = parse_command(_parser(), argv)
+    args = make_config(parser, config, given)
+    run = {SimulateOptions: _simulate_command, CheckOptions: _check_command, HtmlOptions: _html_command}[config]
+    return run(args, parser)
 
 
 if __name__ == "__main__":

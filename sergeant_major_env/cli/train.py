@@ -127,9 +127,11 @@ from pathlib import Path
 
 import sergeant_major_env.agents as agents
 from sergeant_major_env import files
-from sergeant_major_env.training import evaluation, imitation, options, run_folder
+from sergeant_major_env.training import eval_tables, imitation, run_folder
 from sergeant_major_env.training.config import TrainConfig
-from sergeant_major_env.training.options import Plan
+
+from . import train_options as options
+from .train_options import Plan
 from sergeant_major_env.training.stopping import StopSignals
 
 TRAIN_EXTRA = 'pip install "sergeant-major-env[train]" (in a checkout of the repository: pip install -e ".[train]")'
@@ -150,11 +152,11 @@ except ImportError as missing:
 
 PROG = "sergeant-major train"
 
-# The pieces main uses, each in the training package: config.py (every option, typed and
-# checked: TrainConfig), options.py (the command line and --resume's run read into a Plan),
+# The pieces main uses: cli/train_options.py (the command line and --resume's run read into a
+# Plan), and in the training package config.py (every option, typed and checked: TrainConfig),
 # learner.py (a new MaskablePPO or the resumed checkpoint), league.py (snapshots, opponent
 # pool, curriculum), imitation.py (the warm start), callbacks.py (everything periodic while PPO
-# learns), evaluation.py (duplicate tables, the learning curve), export.py (run.json, model
+# learns), eval_tables.py (duplicate tables, the learning curve), export.py (run.json, model
 # files, summary.json), run_folder.py (the folder, checkpoints), stopping.py (SIGINT, SIGTERM).
 
 
@@ -168,7 +170,7 @@ def build_parser() -> options.OneLineParser:
 
 
 def parse_args(argv=None) -> Plan:
-    """The checked options (training/options.py): every problem is one line and exit status 2,
+    """The checked options (cli/train_options.py): every problem is one line and exit status 2,
     before anything is created; with --resume, the run's own options (run.json)."""
     return options.parse(build_parser(), argv)
 
@@ -235,7 +237,7 @@ def train(argv=None) -> dict:
             final = None if stop.requested else callback.evaluate(  # the saved policy, as evaluate plays it
                 model.num_timesteps, agent=agents.make_agent(f"ppo:{out}"), games=config.final_eval_games,
                 final=True)
-            evaluation.plot_curve(history, out / "learning_curve.png", curve_title(config, imitated))
+            eval_tables.plot_curve(history, out / "learning_curve.png", curve_title(config, imitated))
             summary = export.run_summary(plan, out, model, stop=stop, clock=clock,
                                          eval_seconds=callback.eval_seconds, resumed_from=resumed_from,
                                          imitation=imitated, final=final, history=history, league=league.names,
@@ -375,7 +377,7 @@ def report(out, summary: dict, final: dict | None, stop: StopSignals) -> None:
     signal, how to resume (then exit 128+N)."""
     for opponent, r in (final or {}).items():
         print(f"final ({r['games']} games, duplicate): ppo vs {opponent},{opponent}: {r['mean_points']:+.2f} "
-              f"points/game, 95% CI {evaluation.ci_text(r['ci95'])}, win rate {r['win_rate']:.1%}")
+              f"points/game, 95% CI {eval_tables.ci_text(r['ci95'])}, win rate {r['win_rate']:.1%}")
     print(f"wall time {summary['wall_time_s']:.1f} s; wrote {out}/policy.safetensors, policy.json, model.zip, "
           f"summary.json, learning_curve.png", flush=True)
     if stop.requested:

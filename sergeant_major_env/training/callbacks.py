@@ -20,7 +20,7 @@ from sergeant_major_env.agents import PPOAgent
 from sergeant_major_env import files
 
 from . import run_folder
-from .evaluation import ci_text, evaluate
+from .eval_tables import ci_text, evaluate
 from .league import League, pool_weights
 from .stopping import StopSignals, TrainingStopped
 

@@ -27,13 +27,17 @@ import argparse
 import dataclasses
 import math
 import re
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from sergeant_major_env.cards import NUM_ACTIONS
+from sergeant_major_env.cli import arguments
+from sergeant_major_env.cli.arguments import (  # noqa: F401  (the one mechanism of every command's options)
+    MAX_TEXT, Check, Choice, ConfigError, Flag, HelpFormatter, Integer, Number, RuleOptions, Seed, Text, check_fields,
+    opt)
 from sergeant_major_env.limits import available_bytes
 from sergeant_major_env.observation import OBSERVATION_SIZE
-from sergeant_major_env.rules import RULE_OPTIONS_FLAGS, Rules
-from sergeant_major_env.seeding import MAX_SEED, SEED_RULE
+from sergeant_major_env.rules import Rules
+from sergeant_major_env.seeding import MAX_SEED
 
 IMITATION_SEED = 2_000_000_000
 """The imitation games' seeds start here (+ --seed): apart from the training and evaluation deals."""
@@ -44,8 +48,6 @@ MAX_WIDTH = 65536
 MAX_PARAMETERS = 50_000_000
 """Weights of the policy and value networks together, at most: 200 MB of float32, 800 MB with
 their gradients and Adam's two moments."""
-MAX_TEXT = 1000
-"""Characters of a text option (an agent list, a path), at most."""
 IMITATION_BYTES_PER_DECISION = 3_700
 """Memory of one teacher decision held for a round of imitation (observation, mask, action,
 return, and torch's copies)."""
@@ -53,140 +55,7 @@ NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]{1,100}")
 """A run name (``--name``): 1 to 100 of these characters, not ``.`` or ``..``."""
 
 
-# ============================================================================ checks
-
-class Check:
-    """The values an option allows: :meth:`check` takes a value of the option's type (from the
-    parser or from run.json) and returns it normalised, or raises a one-line ValueError;
-    :meth:`parse` reads the command line's text first. As an argparse ``type=`` (``__call__``)
-    the error becomes a usage error."""
-
-    allowed = "a value"
-    """What is allowed, in words."""
-    shown = True
-    """Whether ``--help`` shows :attr:`allowed` after the option's help."""
-
-    convert: Callable[[str], Any] | None = None
-    """How :meth:`parse` reads a number from the command line's text (``int``, ``float``);
-    None: the text is the value."""
-
-    def check(self, value: Any) -> Any:
-        return value
-
-    def parse(self, text: str) -> Any:
-        if self.convert is None:
-            return self.check(text)
-        try:
-            return self.check(self.convert(text))
-        except ValueError:  # not a number, or out of range: the refusal shows the text given
-            raise self.refuse(text) from None
-
-    def refuse(self, value: Any) -> ValueError:
-        shown = repr(value)
-        return ValueError(f"must be {self.allowed}, got {shown if len(shown) <= 80 else shown[:77] + '...'}")
-
-    def __call__(self, text: str) -> Any:
-        try:
-            return self.parse(text)
-        except ValueError as error:
-            raise argparse.ArgumentTypeError(str(error)) from None
-
-
-class Integer(Check):
-    """An integer from ``low`` (to ``high``)."""
-
-    convert = int
-
-    def __init__(self, low: int, high: int | None = None) -> None:
-        self.low, self.high = low, high
-        self.allowed = f"an integer, {low} or more" if high is None else f"an integer from {low} to {high}"
-
-    def check(self, value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < self.low or \
-                (self.high is not None and value > self.high):
-            raise self.refuse(value)
-        return value
-
-
-class Number(Check):
-    """A finite number in [low, high] (``low_open``: above low)."""
-
-    convert = float
-
-    def __init__(self, low: float, high: float = math.inf, low_open: bool = False) -> None:
-        self.low, self.high, self.low_open = low, high, low_open
-        if high == math.inf:
-            self.allowed = f"a number above {low:g}" if low_open else f"a number, {low:g} or more"
-        else:
-            self.allowed = (f"a number above {low:g} and at most {high:g}" if low_open
-                            else f"a number from {low:g} to {high:g}")
-
-    def check(self, value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                or value < self.low or (self.low_open and value == self.low) or value > self.high:
-            raise self.refuse(value)
-        return float(value)
-
-
-
-class Seed(Check):
-    """A seed by the one seed rule (:mod:`sergeant_major_env.seeding`)."""
-
-    allowed = SEED_RULE
-
-    def check(self, value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
-            raise self.refuse(value)
-        return value
-
-    def parse(self, text: str) -> int:
-        try:
-            return self.check(int(text))
-        except ValueError:
-            raise self.refuse(text) from None
-
-
-class Choice(Check):
-    """One of ``choices`` (argparse shows them as its own ``choices``)."""
-
-    def __init__(self, *choices: str) -> None:
-        self.choices = choices
-        self.allowed = "one of " + ", ".join(choices)
-
-    def check(self, value: Any) -> str:
-        if value not in self.choices or not isinstance(value, str):
-            raise self.refuse(value)
-        return value
-
-
-class Flag(Check):
-    """true or false (a flag on the command line)."""
-
-    allowed = "true or false"
-
-    def check(self, value: Any) -> bool:
-        if not isinstance(value, bool):
-            raise self.refuse(value)
-        return value
-
-
-class Text(Check):
-    """One line of text, 1 to :data:`MAX_TEXT` characters (``optional``: or none)."""
-
-    shown = False  # "one line of text" says nothing a reader needs
-
-    def __init__(self, optional: bool = False) -> None:
-        self.optional = optional
-        self.allowed = f"one line of text of at most {MAX_TEXT} characters" + (" (or none)" if optional else "")
-
-    def check(self, value: Any) -> str | None:
-        if value is None and self.optional:
-            return None
-        if not isinstance(value, str) or not value or len(value) > MAX_TEXT or "\n" in value or "\r" in value \
-                or "\0" in value:
-            raise self.refuse(value)
-        return value
-
+# ============================================================================ checks of train's own
 
 class Agent(Text):
     """An agent name (``sergeant-major agents`` lists them), not ``human``: training plays
@@ -261,23 +130,6 @@ class RunName(Check):
         return value
 
 
-class RuleOptions(Check):
-    """``--option NAME=VALUE ...``: rule options of RULES.md section 9 (each checked by Rules)."""
-
-    allowed = f"NAME=VALUE rule options (Rule book, section 9: {', '.join(Rules.names())})"
-    shown = False  # the option's help says it
-
-    def check(self, value: Any) -> tuple[str, ...]:
-        if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value) \
-                or len(value) > 100:
-            raise self.refuse(value)
-        Rules.from_strings(list(value))
-        return tuple(value)
-
-    def parse(self, text: str) -> str:  # one item of the list (argparse extends it)
-        return Text().check(text)
-
-
 def parse_pool(text: str) -> dict[str, float]:
     """'random=1,heuristic=2,self=2' -> {name: weight}; a name alone has weight 1."""
     pool: dict[str, float] = {}
@@ -299,16 +151,6 @@ def parse_pool(text: str) -> dict[str, float]:
 
 # ============================================================================ the options
 
-def opt(default: Any, check: Check, group: str, *, flag: str | None = None, metavar: str | None = None,
-           kind: str = "value", run: bool = True) -> Any:
-    """A :class:`TrainConfig` field: ``default``, its ``check``, its ``group`` of ``--help``, its
-    ``flag`` (default ``--the-name``), how the command line gives it (``kind``: "value", "flag"
-    (present: true), "no-flag" (present: false), "on-off" (``--x``/``--no-x``), "list"), and
-    whether it is part of what the run is (``run``: kept in run.json, restored by --resume)."""
-    return dataclasses.field(default=default, metadata={
-        "check": check, "group": group, "flag": flag, "metavar": metavar, "kind": kind, "run": run})
-
-
 RUN, OPPONENTS, IMITATION, NETWORK, EVALUATION = (
     "run", "opponents", "imitation warm start", "network and PPO", "evaluation and checkpoints")
 
@@ -326,24 +168,20 @@ class TrainConfig:
     """learner decisions (env steps) to train for, in all (--resume may raise it)"""
     num_envs: int = opt(512, Integer(1, 1_000_000), RUN, metavar="N")
     """games played in parallel"""
-    seed: int = opt(0, Seed(), RUN, metavar="S")
+    seed: int = arguments.seed(0, RUN)
     """seed of everything"""
-    option: tuple[str, ...] = opt((), RuleOptions(), RUN, flag=" ".join(RULE_OPTIONS_FLAGS), metavar="NAME=VALUE",
-                                  kind="list", run=False)
-    """rule options (Rule book, section 9: num_deals, exchanges, must_overtake, must_overtrump,
-    dealer_builds_talon), e.g. num_deals=3 exchanges=false"""
+    option: tuple[str, ...] = arguments.rule_options((), RUN, run=False)
     name: str | None = opt(None, RunName(), RUN, run=False)
     """run name: output in runs/NAME (default: a new timestamp)"""
     out: str | None = opt(None, Text(optional=True), RUN, metavar="DIR", run=False)
     """output folder (default runs/NAME; on --resume, RUN itself)"""
-    overwrite: bool = opt(False, Flag(), RUN, kind="flag", run=False)
+    overwrite: bool = arguments.overwrite(RUN, run=False)
     """empty the output folder first if it holds a run (else refused)"""
     resume: str | None = opt(None, Text(optional=True), RUN, metavar="RUN", run=False)
     """continue a run folder or checkpoint .zip with its own options (it unpickles: your own runs only)"""
     device: str = opt("cpu", Text(), RUN, run=False)
     """torch device of the learner: cpu, cuda, cuda:N, mps or auto"""
-    no_progress: bool = opt(False, Flag(), RUN, kind="flag", run=False)
-    """no progress bar"""
+    no_progress: bool = arguments.no_progress(RUN, run=False)
 
     opponents: str = opt("heuristic=1", Pool(), OPPONENTS, metavar="NAME=W,...")
     """opponent pool and weights: agent names and 'self', the league of learner snapshots"""
@@ -414,11 +252,11 @@ class TrainConfig:
     def __post_init__(self) -> None:
         """Every option by its check (normalised: lists become tuples, numbers floats), then the
         checks across options. A :class:`ConfigError` names the option."""
-        for field in dataclasses.fields(self):
-            try:
-                object.__setattr__(self, field.name, field.metadata["check"].check(getattr(self, field.name)))
-            except ValueError as error:
-                raise ConfigError(field.name, str(error)) from None
+        check_fields(self)
+        try:
+            self.rules
+        except ValueError as error:
+            raise ConfigError("option", str(error)) from None
         check_network(self)
         check_memory(self)
         check_derived_seeds(self)
@@ -479,14 +317,6 @@ class TrainConfig:
             raise ValueError(f"{where}: option {shown}: {error.message}") from None
 
 
-class ConfigError(ValueError):
-    """A refused option: ``field`` (the option's name) and ``message`` (what it allows, what it got)."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"argument {flag_of(field)}: {message}")
-        self.field, self.message = field, message
-
-
 def rule_text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
@@ -502,10 +332,7 @@ def run_option_names() -> list[str]:
 
 def flag_of(name: str) -> str:
     """The command line's flag of option ``name`` (its first spelling)."""
-    field = next((f for f in fields() if f.name == name), None)
-    if field is None or field.metadata["flag"] is None:
-        return "--" + name.replace("_", "-")
-    return field.metadata["flag"].split()[0]
+    return arguments.flag_of(TrainConfig, name)
 
 
 def defaults() -> TrainConfig:
@@ -580,61 +407,12 @@ def check_derived_seeds(config: TrainConfig) -> None:
 
 # ============================================================================ the command line
 
-class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """``--help``: each option's line of help (its field's docstring), then its default and the
-    values its check allows."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        notes = []
-        shown = getattr(action, "shown_default", None)
-        if isinstance(action, argparse.BooleanOptionalAction):
-            notes.append(f"default {'on' if shown else 'off'}")
-        elif action.nargs != 0 and shown not in (None, (), []):
-            notes.append(f"default {','.join(map(str, shown)) if isinstance(shown, tuple) else shown}")
-        allowed = getattr(action.type, "allowed", None)
-        if allowed and getattr(action.type, "shown", False) and not action.choices:
-            notes.append(allowed)
-        return (action.help or "") + (f" ({'; '.join(notes)})" if notes else "")
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Every :class:`TrainConfig` option as an argument of ``parser``, in groups, WITHOUT
-    defaults (``argparse.SUPPRESS``): the parsed namespace holds only what the command line
-    gives, and :class:`TrainConfig` supplies the rest. ``--help`` still shows each default."""
-    helps = field_help()
-    groups: dict[str, Any] = {}
-    for field in fields():
-        meta = field.metadata
-        group = groups.get(meta["group"]) or groups.setdefault(meta["group"], parser.add_argument_group(meta["group"]))
-        flags = (meta["flag"] or "--" + field.name.replace("_", "-")).split()
-        kwargs: dict[str, Any] = {"dest": field.name, "default": argparse.SUPPRESS, "help": helps[field.name]}
-        kind, check = meta["kind"], meta["check"]
-        if kind == "flag":
-            kwargs["action"] = "store_true"
-        elif kind == "no-flag":
-            kwargs["action"] = "store_false"
-        elif kind == "on-off":
-            kwargs["action"] = argparse.BooleanOptionalAction
-        elif kind == "list":
-            kwargs.update(action="extend", nargs="+", type=check, metavar=meta["metavar"])
-        elif isinstance(check, Choice):
-            kwargs.update(choices=check.choices)
-        else:
-            kwargs.update(type=check, metavar=meta["metavar"])
-        action = group.add_argument(*flags, **kwargs)
-        action.shown_default = field.default
+    """Every :class:`TrainConfig` option as an argument of ``parser``, in groups, without
+    defaults (:func:`sergeant_major_env.cli.arguments.add_arguments`)."""
+    arguments.add_arguments(parser, TrainConfig)
 
 
 def field_help() -> dict[str, str]:
-    """{option: its attribute docstring}, read from this module's source (the one place of each line)."""
-    import ast
-    import inspect
-
-    tree = ast.parse(inspect.getsource(TrainConfig))
-    body = tree.body[0].body
-    helps = {}
-    for node, following in zip(body, body[1:]):
-        if isinstance(node, ast.AnnAssign) and isinstance(following, ast.Expr) and \
-                isinstance(following.value, ast.Constant) and isinstance(following.value.value, str):
-            helps[node.target.id] = following.value.value.strip()
-    return helps
+    """{option: its line of help}: its attribute docstring."""
+    return arguments.field_help(TrainConfig)

@@ -69,6 +69,8 @@ from sergeant_major_env import engine, files, limits
 from sergeant_major_env.agents import make_agent
 from sergeant_major_env.agents.pimc import PIMCAgent, choices
 from sergeant_major_env.cards import NUM_ACTIONS, NUM_CARDS, bits_to_bool, count, random_member
+from sergeant_major_env.cli import arguments
+from sergeant_major_env.cli.arguments import REAL, WHOLE, opt
 from sergeant_major_env.observation import OBSERVATION_SIZE, observe
 from sergeant_major_env.observation import VERSION as OBSERVATION_VERSION
 from sergeant_major_env.policies import decide
@@ -498,28 +500,30 @@ def load_labels(folders: Sequence[str | Path], limit: int | None = None) -> dict
 
 @dataclasses.dataclass(frozen=True)
 class FitOptions:
-    """How a policy is fitted to labels (``sergeant-major distill fit``)."""
+    """How a policy is fitted to labels (``sergeant-major distill fit``): each field an option of
+    its command line (:mod:`sergeant_major_env.cli.arguments`), its docstring the option's help;
+    :meth:`check` checks the ranges."""
 
-    epochs: int = 10
+    epochs: int = opt(10, WHOLE)
     """Passes over the labels."""
-    batch_size: int = 256
+    batch_size: int = opt(256, WHOLE)
     """Labels per gradient step."""
-    learning_rate: float = 3e-4
+    learning_rate: float = opt(3e-4, REAL)
     """Adam's learning rate (annealed linearly to zero over the fit)."""
-    temperature: float = 0.0
+    temperature: float = opt(0.0, REAL)
     """Points per unit of logit of the target distribution (softmax of the teacher's values over
     the legal actions); 0: the teacher's choice alone (one-hot)."""
-    margin: float = 0.5
+    margin: float = opt(0.5, REAL)
     """Points by which the teacher's best value must beat that of the starting policy's own
     choice for the label to teach the teacher's choice; below it the target is the policy's own
     choice (keep what the policy does unless the search is clearly better). 0: always the teacher's
     (measured worse: the teacher's choice among near-equal actions is mostly its sampling noise)."""
-    value_weight: float = 0.0
+    value_weight: float = opt(0.0, REAL)
     """Weight of the value head's squared error to the position's value (0: the value head is left
     as it is; nothing that plays the policy reads it, only a PPO fine-tune would)."""
-    holdout: float = 0.1
+    holdout: float = opt(0.1, REAL)
     """Fraction of the games (by game index) held out to measure the agreement with the teacher."""
-    seed: int = 0
+    seed: int = arguments.seed(0)
     """Seeds the order of the labels."""
 
     def check(self) -> "FitOptions":

@@ -1,87 +1,32 @@
-"""Ship a trained policy as the package's ``learned`` agent, with its measured strength.
+"""Ship a trained policy as the package's ``learned`` agent, with its measured strength: the
+library of ``sergeant-major ship`` (its command line: :mod:`sergeant_major_env.cli.ship`, whose
+docstring tells the whole story).
 
-    sergeant-major ship runs/recipe                         # all four opponents: slow (pimc)
-    sergeant-major ship runs/recipe --games 60 --opponents random,greedy,heuristic --overwrite
-    sergeant-major ship --show                              # the shipped policy's strength table
-
-RUN_FOLDER is a run folder of sergeant-major train (or of sergeant-major distill fit), its
-policy.safetensors or policy.json (the code-free policy file of agents.policy_file; an SB3
-zip is refused). First the run's policy is loaded and checked (the observation version and
-size of this package), then its strength is measured as sergeant-major evaluate measures it:
-for each opponent X, --games games at the table "learned,X,X" on duplicate deals from --seed
-(sergeant_major_env.evaluation.play_tables), under the rule options the policy was trained
-with. Then the two policy files are copied into --into FOLDER and learned.json is written
-beside them: the run and its training command, the observation version, the rule options,
-the files' SHA-256 and, per opponent, the mean points per game of learned with its 95%
-interval, win rate, games, seed and the sergeant-major evaluate command that gives the same
-numbers once it is shipped. A shipped folder is an agent: ppo:FOLDER.
-
---into: in a checkout of the repository it defaults to the folder of the package's own
-`learned` agent, which shipping replaces; an installed package (pip install, a wheel) needs
---into, since its folder belongs to pip (the next upgrade would undo it).
-
-pimc searches at every decision: 60 games against two of it take about 25 minutes on a
-2-core machine, so it plays --pimc-games games (default 120) and can be left out of
---opponents. A folder that already holds a policy is replaced only with --overwrite. Every
-file is written to a temporary name and renamed; learned.json last.
-
-Exit status: 0 shipped, 2 bad arguments (checked before any game: the run, the opponents,
-the seed, the destination), 1 when the games or the writing fail afterwards, 130 Ctrl-C
-(nothing written).
+The run's policy is loaded and checked (:func:`load_run_policy`), the destination checked
+(:func:`check_destination`, :func:`checkout_destination`), the strength measured at the
+tables "learned,X,X" (:func:`measure_strength`), and the files written with learned.json last
+(:func:`write_shipped`); :func:`strength_table` prints a shipped policy's strength.
 """
-
 from __future__ import annotations
 
-import argparse
-import hashlib
 import json
 import math
 import re
-import shlex
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import sergeant_major_env.agents as agents
 from sergeant_major_env.agents.learned import (
-    FORMAT, FORMAT_VERSION, LEARNED_FOLDER, METADATA_FILE, POLICY_METADATA_FILE, TENSORS_FILE, file_sha256,
-    read_learned_metadata)
-from sergeant_major_env import files, interrupts
-from sergeant_major_env.evaluation import TablePlan, check_tournament_seed, play_tables, rules_for_table
-from sergeant_major_env.seeding import SEED_RULE, seed_argument
+    FORMAT, FORMAT_VERSION, LEARNED_FOLDER, METADATA_FILE, POLICY_METADATA_FILE, TENSORS_FILE, file_sha256)
+from sergeant_major_env import files
+from sergeant_major_env.evaluation import TablePlan, check_tournament_seed, play_tables
 from sergeant_major_env.statistics import format_ci
 
 DEFAULT_OPPONENTS = "random,greedy,heuristic,pimc"
 DEFAULT_SEED = 1_000_000
 """sergeant-major train's default --eval-seed: deals its own evaluations also use."""
 LEARNED = "learned"
-
-
-def parse_args(argv=None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
-    parser = argparse.ArgumentParser(
-        prog="sergeant-major ship", description=__doc__.split("\n\n")[0],
-        epilog="\n\n".join(__doc__.split("\n\n")[1:]), formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("run", nargs="?", metavar="RUN_FOLDER",
-                        help="the run folder of sergeant-major train (or its policy.safetensors / policy.json) to ship")
-    parser.add_argument("--games", type=int, default=600, metavar="N",
-                        help="games against each opponent but pimc, rounded up to a multiple of 6 (default 600)")
-    parser.add_argument("--pimc-games", type=int, default=120, metavar="N",
-                        help="games against pimc (any pimc:... spec), which is slow (default 120)")
-    parser.add_argument("--opponents", default=DEFAULT_OPPONENTS, metavar="X,Y,...",
-                        help=f"agent names; each plays two seats of a table against learned (default "
-                             f"{DEFAULT_OPPONENTS})")
-    parser.add_argument("--seed", type=seed_argument, default=DEFAULT_SEED, metavar="S",
-                        help=f"group j of each table plays seed S+j, as in sergeant-major evaluate; {SEED_RULE} "
-                             f"(default {DEFAULT_SEED})")
-    parser.add_argument("--into", type=Path, default=None, metavar="FOLDER",
-                        help="where to ship (default, in a checkout of the repository only: the folder of its "
-                             "`learned` agent); for --show, the folder to read (default: the `learned` agent's)")
-    parser.add_argument("--overwrite", action="store_true", help="replace a policy already shipped there")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar while the games are played")
-    parser.add_argument("--show", action="store_true",
-                        help="print the strength table of the policy shipped in --into and exit")
-    return parser.parse_args(argv), parser
 
 
 # ============================================================================ checks before any game
@@ -93,8 +38,9 @@ def checkout_destination(folder: Path = LEARNED_FOLDER) -> Path | None:
     return folder if any((parent / "pyproject.toml").is_file() for parent in folder.parents[1:3]) else None
 
 
-def opponent_tables(args: argparse.Namespace) -> list[tuple[str, int]]:
-    """(opponent name, games) of each table, checked: known agents, positive counts, seeds in range."""
+def opponent_tables(args: Any) -> list[tuple[str, int]]:
+    """(opponent name, games) of each table, checked: known agents, positive counts, seeds in range
+    (``args``: ``sergeant-major ship``'s options, :class:`sergeant_major_env.cli.ship.ShipOptions`)."""
     names = [name.strip() for name in args.opponents.split(",") if name.strip()]
     if not names or len(set(names)) != len(names):
         raise ValueError(f"--opponents needs distinct agent names separated by commas, got {args.opponents!r}")
@@ -246,61 +192,3 @@ def strength_table(metadata: dict[str, Any]) -> str:
         lines.append(f"| `{opponent}` x2 | **{entry['mean_points']:+.2f}** {format_ci(entry['ci95'])} | "
                      f"{entry['win_rate']:.1%} | {entry['games']} | `{entry['command']}` |")
     return "\n".join(lines)
-
-
-# ============================================================================ main
-
-def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    args, parser = parse_args(argv)
-    if args.show:
-        try:
-            print(strength_table(read_learned_metadata(args.into or LEARNED_FOLDER)))
-        except ValueError as error:
-            parser.error(str(error))
-        return 0
-    if args.run is None:
-        parser.error("give the RUN_FOLDER to ship (or --show for the shipped policy's strength)")
-    args.into = args.into or checkout_destination()
-    if args.into is None:
-        parser.error(f"--into FOLDER is needed: this package is installed, not a checkout of the repository, and "
-                     f"its own folder ({LEARNED_FOLDER}) is pip's; ship into a folder of yours and play it as "
-                     f"ppo:FOLDER")
-
-    # Arguments: every problem is reported before any game is played (exit status 2).
-    try:
-        tables = opponent_tables(args)
-        check_destination(args.into, args.overwrite)
-        policy, tensors, policy_json = load_run_policy(args.run)
-        rules, notes = rules_for_table([policy], [LEARNED])
-    except ValueError as error:
-        parser.error(str(error))
-    for note in notes:
-        print(note)
-    print(f"shipping {args.run} ({tensors.name}: {tensors.stat().st_size / 1e6:.2f} MB) into {args.into}", flush=True)
-
-    try:
-        strength = measure_strength(policy, tables, args.seed, rules, progress=not args.no_progress)
-    except KeyboardInterrupt as error:
-        interrupts.say(f"sergeant-major ship: {interrupts.describe(error)}; nothing shipped")
-        return interrupts.exit_status(error)
-    except ValueError as error:  # an opponent that cannot play these games
-        print(f"sergeant-major ship: error: {error}", file=sys.stderr)
-        return 1
-
-    shipped_json = portable_policy_json(policy_json)
-    digests = {TENSORS_FILE: file_sha256(tensors), POLICY_METADATA_FILE: hashlib.sha256(shipped_json).hexdigest()}
-    command = portable(shlex.join(["sergeant-major", "ship", *argv]))
-    metadata = shipped_metadata(portable(args.run), json.loads(shipped_json), rules, strength, digests, command)
-    try:
-        write_shipped(args.into, tensors, shipped_json, metadata)
-    except OSError as error:
-        print(f"sergeant-major ship: error: cannot write {args.into}: {error.strerror or error}", file=sys.stderr)
-        return 1
-    print(f"wrote {', '.join(str(args.into / name) for name in (TENSORS_FILE, POLICY_METADATA_FILE, METADATA_FILE))}")
-    print(f"strength (as sergeant-major ship --show --into {args.into} prints it):\n{strength_table(metadata)}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

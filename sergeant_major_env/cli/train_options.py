@@ -1,9 +1,9 @@
-"""``sergeant-major train``'s command line: parsed into a checked :class:`~.config.TrainConfig`,
+"""``sergeant-major train``'s command line: parsed into a checked :class:`~sergeant_major_env.training.config.TrainConfig`,
 with ``--resume``'s run read back through the same checks, and the output folder planned.
 
-The parser is built from :class:`~.config.TrainConfig` (one place for every option's flag,
+The parser is built from :class:`~sergeant_major_env.training.config.TrainConfig` (one place for every option's flag,
 type, default, allowed values and help). :func:`parse` reads a command line into a
-:class:`Plan`; every problem is one line on stderr and exit status 2 (:class:`OneLineParser`),
+:class:`Plan`; every problem is one line on stderr and exit status 2 (:class:`~sergeant_major_env.cli.arguments.OneLineParser`),
 found before anything is created:
 
 * a value out of its range, named with what is allowed (``--help`` shows it too);
@@ -30,8 +30,11 @@ from sergeant_major_env.observation import VERSION as OBSERVATION_VERSION
 
 from sergeant_major_env.rules import Rules
 
-from . import run_folder
-from .config import HelpFormatter, LayerSizes, TrainConfig, add_arguments, flag_of, rule_text, run_option_names
+from sergeant_major_env.training import run_folder
+from sergeant_major_env.training.config import LayerSizes, TrainConfig, flag_of, rule_text, run_option_names
+
+from . import arguments
+from .arguments import OneLineParser
 
 RESUME_MAY_CHANGE = {"total_timesteps", "eval_every", "eval_games", "final_eval_games", "checkpoint_every"}
 """The run's options a resumed run may change; any other one given again must equal the run's."""
@@ -42,7 +45,7 @@ resumes with this value (its checkpoint holds SB3's tanh networks), not today's 
 
 @dataclasses.dataclass(frozen=True)
 class Plan:
-    """A checked command line: the run's :class:`~.config.TrainConfig` and where it runs.
+    """A checked command line: the run's :class:`~sergeant_major_env.training.config.TrainConfig` and where it runs.
 
     ``resume_run``: the resumed run's folder (None for a new run), ``resume_checkpoints`` its
     checkpoints to try in order, ``resume_note`` a line to print (a run without run.json),
@@ -62,19 +65,10 @@ class Plan:
 
 # ============================================================================ the parser
 
-class OneLineParser(argparse.ArgumentParser):
-    """Usage errors in one line (``sergeant-major train: error: ...``, exit status 2), without the long usage."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} ({self.prog} --help lists every option)\n")
-
-
 def build_parser(prog: str, description: str, epilog: str) -> OneLineParser:
-    """The parser of every :class:`~.config.TrainConfig` option (no defaults in its namespace:
-    only what the command line gives)."""
-    parser = OneLineParser(prog=prog, description=description, epilog=epilog, formatter_class=HelpFormatter)
-    add_arguments(parser)
-    return parser
+    """The parser of every :class:`~sergeant_major_env.training.config.TrainConfig` option (no
+    defaults in its namespace: only what the command line gives)."""
+    return arguments.build_parser(prog, TrainConfig, description, epilog)
 
 
 # ============================================================================ parsing
