@@ -13,7 +13,7 @@
 ``play``. Each subcommand is a module of this package with a ``main(argv) -> int``; a
 subcommand's module is imported only when it runs, so ``--help`` is quick and the optional
 extras are needed only by the subcommands that use them. Each declares its options one way
-(:mod:`sergeant_major_env.cli.arguments`): a frozen dataclass, a docstring per field, the parser
+(:mod:`sergeant_major_env.arguments`): a frozen dataclass, a docstring per field, the parser
 built from it, the options the commands share made by one factory each.
 
 Every subcommand runs under :func:`sergeant_major_env.interrupts.handled`, installed before

@@ -6,7 +6,7 @@ import dataclasses
 from typing import Sequence
 
 from ..agents import agent_help
-from .arguments import Notes, build_parser, parse_config
+from ..arguments import Notes, build_parser, parse_config
 
 
 @dataclasses.dataclass(frozen=True)

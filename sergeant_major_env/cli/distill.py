@@ -50,8 +50,8 @@ from ..progress import progress_bar
 from ..rules import Rules
 from ..statistics import format_ci
 from ..training.distill import CURVE_SEED, FitOptions, LabelPlan
-from . import arguments
-from .arguments import (REAL, WHOLE, HelpFormatter, OneLineParser, Parsed, Text, Texts, add_arguments, check_fields,
+from .. import arguments
+from ..arguments import (REAL, WHOLE, HelpFormatter, OneLineParser, Parsed, Text, Texts, add_arguments, check_fields,
                         make_config, opt, parse_command, subcommand)
 
 PROG = "sergeant-major distill"

@@ -70,8 +70,8 @@ from sergeant_major_env.processes import available_cpus
 from sergeant_major_env.rules import Rules
 from sergeant_major_env.statistics import format_rich
 
-from . import arguments
-from .arguments import FLAG, WHOLE, Choice, Text, build_parser, check_fields, opt, parse_config
+from .. import arguments
+from ..arguments import FLAG, WHOLE, Choice, Text, build_parser, check_fields, opt, parse_config
 
 PLOT_EXTRA = 'pip install "sergeant-major-env[train]" (in a checkout: pip install -e ".[train]")'
 OUTPUTS = (("json", "--json"), ("csv", "--csv"), ("plot", "--plot"), ("record", "--record"))

@@ -48,8 +48,8 @@ from sergeant_major_env.records import fit_player_names, write_jsonl
 from sergeant_major_env.render import YOU
 from sergeant_major_env.rules import Rules
 
-from . import arguments
-from .arguments import FLAG, REAL, WHOLE, Choice, Text, build_parser, check_fields, opt, parse_config
+from .. import arguments
+from ..arguments import FLAG, REAL, WHOLE, Choice, Text, build_parser, check_fields, opt, parse_config
 
 
 WEB = "in a browser (docs: Play in a browser)"

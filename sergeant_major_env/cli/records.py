@@ -24,8 +24,8 @@ from ..records import (CHECK_BATCH, RecordError, decode_line, record_lines, pars
                        check_records, simulate, write_jsonl)
 from ..replay_page import page_data, page_html
 from ..rules import Rules
-from . import arguments
-from .arguments import WHOLE, OneLineParser, Text, check_fields, make_config, opt, parse_command, subcommand
+from .. import arguments
+from ..arguments import WHOLE, OneLineParser, Text, check_fields, make_config, opt, parse_command, subcommand
 
 @dataclasses.dataclass(frozen=True)
 class SimulateOptions:

@@ -44,8 +44,8 @@ from sergeant_major_env.evaluation import rules_for_table
 from sergeant_major_env.training import ship
 from sergeant_major_env.training.ship import DEFAULT_OPPONENTS, DEFAULT_SEED
 
-from . import arguments
-from .arguments import FLAG, WHOLE, Parsed, Text, build_parser, opt, parse_config
+from .. import arguments
+from ..arguments import FLAG, WHOLE, Parsed, Text, build_parser, opt, parse_config
 
 PROG = "sergeant-major ship"
 

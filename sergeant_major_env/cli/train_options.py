@@ -3,7 +3,7 @@ with ``--resume``'s run read back through the same checks, and the output folder
 
 The parser is built from :class:`~sergeant_major_env.training.config.TrainConfig` (one place for every option's flag,
 type, default, allowed values and help). :func:`parse` reads a command line into a
-:class:`Plan`; every problem is one line on stderr and exit status 2 (:class:`~sergeant_major_env.cli.arguments.OneLineParser`),
+:class:`Plan`; every problem is one line on stderr and exit status 2 (:class:`~sergeant_major_env.arguments.OneLineParser`),
 found before anything is created:
 
 * a value out of its range, named with what is allowed (``--help`` shows it too);
@@ -33,8 +33,8 @@ from sergeant_major_env.rules import Rules
 from sergeant_major_env.training import run_folder
 from sergeant_major_env.training.config import LayerSizes, TrainConfig, flag_of, rule_text, run_option_names
 
-from . import arguments
-from .arguments import OneLineParser
+from .. import arguments
+from ..arguments import OneLineParser
 
 RESUME_MAY_CHANGE = {"total_timesteps", "eval_every", "eval_games", "final_eval_games", "checkpoint_every"}
 """The run's options a resumed run may change; any other one given again must equal the run's."""

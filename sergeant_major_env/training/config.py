@@ -30,8 +30,8 @@ import re
 from typing import Any, Mapping
 
 from sergeant_major_env.cards import NUM_ACTIONS
-from sergeant_major_env.cli import arguments
-from sergeant_major_env.cli.arguments import (  # noqa: F401  (the one mechanism of every command's options)
+from sergeant_major_env import arguments
+from sergeant_major_env.arguments import (  # noqa: F401  (the one mechanism of every command's options)
     MAX_TEXT, Check, Choice, ConfigError, Flag, HelpFormatter, Integer, Number, RuleOptions, Seed, Text, check_fields,
     opt)
 from sergeant_major_env.limits import available_bytes
@@ -409,7 +409,7 @@ def check_derived_seeds(config: TrainConfig) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Every :class:`TrainConfig` option as an argument of ``parser``, in groups, without
-    defaults (:func:`sergeant_major_env.cli.arguments.add_arguments`)."""
+    defaults (:func:`sergeant_major_env.arguments.add_arguments`)."""
     arguments.add_arguments(parser, TrainConfig)
 
 

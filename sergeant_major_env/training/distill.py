@@ -69,8 +69,8 @@ from sergeant_major_env import engine, files, limits
 from sergeant_major_env.agents import make_agent
 from sergeant_major_env.agents.pimc import PIMCAgent, choices
 from sergeant_major_env.cards import NUM_ACTIONS, NUM_CARDS, bits_to_bool, count, random_member
-from sergeant_major_env.cli import arguments
-from sergeant_major_env.cli.arguments import REAL, WHOLE, opt
+from sergeant_major_env import arguments
+from sergeant_major_env.arguments import REAL, WHOLE, opt
 from sergeant_major_env.observation import OBSERVATION_SIZE, observe
 from sergeant_major_env.observation import VERSION as OBSERVATION_VERSION
 from sergeant_major_env.policies import decide
@@ -501,7 +501,7 @@ def load_labels(folders: Sequence[str | Path], limit: int | None = None) -> dict
 @dataclasses.dataclass(frozen=True)
 class FitOptions:
     """How a policy is fitted to labels (``sergeant-major distill fit``): each field an option of
-    its command line (:mod:`sergeant_major_env.cli.arguments`), its docstring the option's help;
+    its command line (:mod:`sergeant_major_env.arguments`), its docstring the option's help;
     :meth:`check` checks the ranges."""
 
     epochs: int = opt(10, WHOLE)

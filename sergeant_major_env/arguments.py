@@ -32,9 +32,9 @@ import dataclasses
 import math
 from typing import Any, Callable, Sequence
 
-from ..processes import available_cpus
-from ..rules import RULE_OPTIONS_FLAGS, Rules, rule_options_help
-from ..seeding import MAX_SEED, SEED_RULE
+from .processes import available_cpus
+from .rules import RULE_OPTIONS_FLAGS, Rules, rule_options_help
+from .seeding import MAX_SEED, SEED_RULE
 
 MAX_TEXT = 1000
 """Characters of a text option (an agent list, a path), at most."""
