@@ -119,6 +119,14 @@ def resolve_agents(agents: str | Sequence[Any], make_agent: AgentMaker | None = 
     return objects, labels
 
 
+def copy_pairs(agents: Sequence[Any], names: Sequence[str]) -> list[tuple[str, str]]:
+    """The pairs of ``names`` whose agents are two copies of one agent: the same name given twice
+    (``X`` and ``X#2``) or the same object. Two objects of one name are not counted: they may
+    differ (two policies, both called ``ppo``)."""
+    return [(names[i], names[j]) for i, j in itertools.combinations(range(len(agents)), 2)
+            if agents[i] is agents[j] or (isinstance(agents[i], str) and agents[i] == agents[j])]
+
+
 def make_named_agent(name: str, make_agent: AgentMaker | None = None) -> Any:
     """``make_agent(name)``, with every failure as a one-line ValueError that names the agent."""
     if make_agent is None:
@@ -541,6 +549,9 @@ def summarize_tournament(tournament: Tournament,
     result = summarize(list(tournament.names), tournament.schedule, scores, rules=plan.rules, seed=plan.seed,
                        seatings=plan.seatings)
     result.records = records
+    result.copies = copy_pairs(tournament.specs, tournament.names)
+    result.deterministic = [name for name, player in zip(tournament.names, tournament.players)
+                            if is_deterministic(player)]
     return result
 
 

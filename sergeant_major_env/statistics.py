@@ -17,10 +17,14 @@ within 0.02 of the normal 1.96. With a single group there is no interval (``null
 
 * ``win_rate``: R6, equal totals share the win: each of k tied leaders gets 1/k of a win.
 * ``mean_place``: 1 = first; tied players share (average) their places: two tied first are
-  1.5 each, three tied are 2 each.
+  1.5 each, three tied are 2 each. The text table's ``place`` column (:data:`PLACE_LEGEND`).
 * ``head_to_head``: for each pair (a, b) of agents that met, the per-group average of
   ``points(a) - points(b)`` over the games in which both played, its mean (``margin``) and
   t-interval, and ``a_ahead`` (the share of those games where a finished above b; ties 1/2).
+  Two copies of one agent (``X`` and ``X#2``: :attr:`EvaluationResult.copies`) get a note
+  under the table; when every agent at their tables is deterministic and the seatings are
+  duplicate, each group plays the same games with the two swapped, so their margin is 0 and
+  ``a_ahead`` 50% by construction, and the note says so (:meth:`EvaluationResult.copies_notes`).
 
 **Ratings** (:func:`fit_ratings`): one ranking of all the agents, across all the tables of a
 round robin. Each game gives three pairwise results (a finished above b: 1, below: 0, level:
@@ -117,6 +121,8 @@ BOOTSTRAP_SAMPLES = 1000
 BOOTSTRAP_STREAM = 7
 """The spawn key of the bootstrap's generator: a stream of its own, apart from the agents' (chunk_rng)."""
 _BOOTSTRAP_CELLS = 2_000_000  # replicates x groups resampled at once (memory: 16 bytes a cell)
+PLACE_LEGEND = "place: the agent's mean finishing place, 1 = first to 3 = last (tied players share the average)"
+"""The line under the text table's agents: what its ``place`` column (``mean_place``) is."""
 RATINGS_METHOD = ("Bradley-Terry fit of who finished ahead of whom in each game (ties half), "
                   f"{PRIOR_GAMES:g} virtual drawn game per pair; Elo points (400 = 10:1 odds of finishing ahead), "
                   f"mean 0 over the agents; 95% percentile bootstrap over groups ({BOOTSTRAP_SAMPLES} replicates)")
@@ -307,6 +313,11 @@ class EvaluationResult:
     scores: np.ndarray  # int16[G, 3] final scores by seat, in schedule order
     records: list[dict] | None = None
     ratings: list[Rating] = dataclasses.field(default_factory=list)  # the leaderboard, highest first
+    copies: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    """pairs of names that are two copies of one agent (one name given twice: ``X``, ``X#2``)"""
+    deterministic: list[str] = dataclasses.field(default_factory=list)
+    """the names of the agents that say they are deterministic
+    (:func:`~sergeant_major_env.policies.is_deterministic`)"""
 
     def agent(self, name: str) -> AgentStats:
         for stats in self.agents:
@@ -371,17 +382,34 @@ class EvaluationResult:
         for s in sorted(self.agents, key=lambda s: -s.mean_points):
             lines.append(f"{s.name:<{width}}{s.games:>7}{s.mean_points:>+13.2f}{format_ci(s.ci95):>18}"
                          f"{s.win_rate:>10.1%}{s.mean_place:>7.2f}")
+        lines.append(PLACE_LEGEND)
         if self.head_to_head:
             lines += ["", f"{'head to head':<{pair_width}}{'margin':>9}{'95% CI':>18}{'ahead':>8}"]
             for h in self.head_to_head:
                 lines.append(f"{h.a + ' vs ' + h.b:<{pair_width}}{h.margin:>+9.2f}{format_ci(h.ci95):>18}"
                              f"{h.a_ahead:>8.1%}")
+            lines += self.copies_notes()
         if self.ratings:
             lines += ["", self.ratings_title(), f"{'rank':<6}{'agent':<{width}}{'rating':>8}{'95% CI':>16}"]
             for rank, r in enumerate(self.ratings, 1):
                 lines.append(f"{rank:<6}{r.name:<{width}}{r.rating:>+8.0f}{format_rating_ci(r.ci95):>16}")
             lines += self.rating_notes()
         return "\n".join(lines)
+
+    def copies_notes(self) -> list[str]:
+        """A note for each head-to-head pair of two copies of one agent (:attr:`copies`), saying
+        when their margin is 0 by construction (:meth:`same_games_swapped`)."""
+        return [f"note: {a} and {b} are two copies of one agent, all at their tables deterministic: in swapped seats "
+                f"they play the same games, margin 0 by construction"
+                if self.same_games_swapped(a, b) else f"note: {a} and {b} are two copies of one agent"
+                for a, b in self.copies]
+
+    def same_games_swapped(self, a: str, b: str) -> bool:
+        """Whether copies ``a`` and ``b`` play the same games with their seats swapped: duplicate
+        seatings (each group plays every seating of a deal) and only deterministic agents at the
+        tables where they meet (:attr:`deterministic`)."""
+        met = {name for table in self.tables if a in table.agents and b in table.agents for name in table.agents}
+        return self.seatings == "duplicate" and bool(met) and met <= set(self.deterministic)
 
     def pairwise_ahead(self) -> np.ndarray:
         """float[groups, P, P]: each duplicate group's results of agent a against agent b (:func:`pairwise_ahead`)."""
@@ -494,7 +522,7 @@ def format_rich(result: EvaluationResult) -> Iterable[Any]:
 
     title = (f"{result.games} games, {result.seatings} seatings, seed {result.seed}, "
              f"{result.rules.num_deals} deal{'s' if result.rules.num_deals > 1 else ''} a game")
-    table = Table(title=title)
+    table = Table(title=title, caption=PLACE_LEGEND.replace("place:", "mean place:", 1))
     for column, justify in (("agent", "left"), ("games", "right"), ("points/game", "right"), ("95% CI", "right"),
                             ("win rate", "right"), ("mean place", "right")):
         table.add_column(column, justify=justify)
@@ -510,6 +538,7 @@ def format_rich(result: EvaluationResult) -> Iterable[Any]:
         for h in result.head_to_head:
             h2h.add_row(h.a, h.b, str(h.games), f"{h.margin:+.2f}", format_ci(h.ci95), f"{h.a_ahead:.1%}")
         yield h2h
+        yield from result.copies_notes()
     if result.ratings:
         board = Table(title=result.ratings_title())
         for column, justify in (("rank", "right"), ("agent", "left"), ("rating", "right"), ("95% CI", "right")):

@@ -714,6 +714,98 @@ def test_text_table_columns_fit_long_agent_names():
         assert len(line) == len(lines[ranks]) and line.split()[1] in names
 
 
+class Steady(FirstLegal):
+    """FirstLegal that says it is deterministic (policies.is_deterministic)."""
+
+    deterministic = True
+
+
+def _steady_or_random(name: str):
+    """A resolver: "r" is a random agent, any other name a Steady one."""
+    return RandomPolicy() if name == "r" else Steady(name)
+
+
+def _text_report(agents, seatings: str = "duplicate") -> tuple[object, list[str]]:
+    plan = TablePlan(games=12, rules=ONE_DEAL, seatings=seatings, progress=False, workers=1)
+    result = play_tables(agents, plan, make_agent=_steady_or_random)
+    return result, result.format_text().splitlines()
+
+
+def test_the_text_table_says_what_its_place_column_is_under_the_agents():
+    """Issue 31: the place column was never explained; the line under the agents says it is the
+    mean finishing place, 1 = first to 3 = last (what mean_place is)."""
+    from sergeant_major_env.statistics import PLACE_LEGEND
+
+    result, lines = _text_report("a,b,r")
+    header = next(i for i, line in enumerate(lines) if line.startswith("agent"))
+    assert header + 2 + 3 == lines.index(PLACE_LEGEND)  # right under the three agents' rows
+    assert PLACE_LEGEND.startswith("place: ") and "mean finishing place, 1 = first to 3 = last" in PLACE_LEGEND
+    assert all(1 <= s.mean_place <= 3 for s in result.agents)
+
+
+def test_two_copies_of_one_deterministic_agent_are_noted_as_zero_by_construction():
+    """Issue 31: "heuristic vs heuristic#2 +0.00 [+0.00, +0.00] 50.0%" puzzled readers: two copies
+    of one deterministic agent, with deterministic agents only, play the same games in the swapped
+    seatings of each duplicate deal. A note under the head-to-head rows says so."""
+    result, lines = _text_report("a,b,b")
+    assert result.copies == [("b", "b#2")] and set(result.deterministic) == {"a", "b", "b#2"}
+    pair = next(h for h in result.head_to_head if (h.a, h.b) == ("b", "b#2"))
+    assert pair.margin == 0 and pair.ci95 == [0, 0] and pair.a_ahead == 0.5
+    rows = next(i for i, line in enumerate(lines) if line.startswith("head to head"))
+    assert lines[rows + 4] == ("note: b and b#2 are two copies of one agent, all at their tables deterministic: "
+                               "in swapped seats they play the same games, margin 0 by construction")
+    assert "copies" not in result.to_dict()  # the JSON keeps its fields
+
+
+@pytest.mark.parametrize("agents, seatings", [
+    ("r,b,b", "duplicate"),   # a random agent at their table: the swapped games differ
+    ("a,r,r", "duplicate"),   # copies of a random agent
+    ("a,b,b", "fixed"),       # no swapped seatings
+    ("a,b,b,r", "duplicate"),  # a round robin: they meet at the table of b, b#2 and r too
+])
+def test_copies_whose_games_may_differ_are_marked_without_a_claim(agents, seatings):
+    result, lines = _text_report(agents, seatings)
+    copy = [name for name in agents.split(",") if agents.count(name) == 2][0]
+    assert result.copies == [(copy, copy + "#2")]
+    assert f"note: {copy} and {copy}#2 are two copies of one agent" in lines
+    assert "by construction" not in "\n".join(lines)
+
+
+def test_distinct_agents_and_two_objects_of_one_name_get_no_copies_note():
+    """Only one name given twice (or one object twice) is two copies: two objects that share a
+    name may be different agents."""
+    _, lines = _text_report("a,b,r")
+    assert not any("copies" in line for line in lines)
+    result = play_tables([Steady("a"), Steady("b"), Steady("b")],
+                         TablePlan(games=6, rules=ONE_DEAL, progress=False, workers=1))
+    assert result.names == ["a", "b", "b#2"] and result.copies == []
+    assert "copies" not in result.format_text()
+    twice = Steady("b")
+    assert play_tables([Steady("a"), twice, twice], TablePlan(games=6, rules=ONE_DEAL, progress=False,
+                                                                  workers=1)).copies == [("b", "b#2")]
+
+
+@pytest.mark.parametrize("agents, note", [
+    ("heuristic,greedy,greedy", "note: greedy and greedy#2 are two copies of one agent, all at their tables "
+                                "deterministic: in swapped seats they play the same games, margin 0 by construction"),
+    ("random,greedy,greedy", "note: greedy and greedy#2 are two copies of one agent"),
+    ("heuristic,greedy,random", None),
+])
+def test_evaluate_prints_the_place_legend_and_notes_copies(agents, note, capsys):
+    """The command plays agent objects it built from the names: the names say which are copies."""
+    from sergeant_major_env.statistics import PLACE_LEGEND
+
+    evaluate = _evaluate_module()
+    assert evaluate.main(["--agents", agents, "--games", "6", "--option", "num_deals=1", "--no-progress",
+                          "--workers", "1"]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # rich, where installed, wraps long lines
+    assert PLACE_LEGEND.replace("place:", "") in out
+    if note is None:
+        assert "copies" not in out
+    else:
+        assert note in out and ("by construction" in out) == ("by construction" in note)
+
+
 def test_a_lopsided_table_gets_its_ratings():
     """README's `evaluate.py --agents heuristic,random,random --games 1200`: the heuristic above
     both random copies in nearly every game, which once left the ratings' fit unsettled."""

@@ -14,8 +14,11 @@ deals (seed + j for group j) are played under all six seatings of the three agen
 luck of the cards largely cancels. With four or more agents every 3-agent table plays
 --games games (a round robin, same deals at every table). The table shows each agent's mean
 points per game with a 95% confidence interval (Student t over the duplicate groups), its
-win rate (R6: equal totals share the win) and its mean place (ties share places), then the
-head-to-head margins, then one leaderboard of ratings across all the tables: a Bradley-Terry
+win rate (R6: equal totals share the win) and its mean place (the place column, 1 = first to
+3 = last; ties share places: a line under the table says so), then the head-to-head margins
+(two copies of one agent, X and X#2, get a note: when every agent at their tables is
+deterministic they play the same games in swapped seats, so their margin is 0 by
+construction), then one leaderboard of ratings across all the tables: a Bradley-Terry
 fit of who finished above whom in each game, in Elo points with mean 0 over the agents (a
 gap of 400 points is 10:1 odds of finishing above), with 95% intervals from a bootstrap over
 the duplicate groups (seeded by --seed). The machinery is
@@ -63,8 +66,8 @@ from sergeant_major_env import interrupts
 from sergeant_major_env.agents import make_agent
 from sergeant_major_env.agents.human import check_terminal, is_human
 from sergeant_major_env.evaluation import (
-    SEATINGS, TablePlan, check_tournament_fits, check_tournament_seed, group_count, play_tables, resolve_agents,
-    rules_for_table)
+    SEATINGS, TablePlan, check_tournament_fits, check_tournament_seed, copy_pairs, group_count, play_tables,
+    resolve_agents, rules_for_table)
 from sergeant_major_env.files import atomic_write, check_new_file
 from sergeant_major_env.processes import available_cpus
 from sergeant_major_env.rules import Rules
@@ -327,6 +330,8 @@ def main(argv=None) -> int:
     except ValueError as error:  # an agent that cannot play these games (e.g. another observation layout)
         print(f"sergeant-major evaluate: error: {error}", file=sys.stderr)
         return 1
+    # The agents were given as objects: the names say which are copies of one agent (X, X#2).
+    result.copies = copy_pairs(names, labels)
     print_report(args, result, time.perf_counter() - start)
 
     # Files: checked writable before the games; each is written whole or not at all.
