@@ -271,8 +271,12 @@ def opt(default: Any, check: Check, group: str | None = None, *, flag: str | Non
 
 SEED = Seed()
 """The check of every ``--seed``: the one seed rule."""
+GAMES = Integer(1)
+"""The check of every ``--games``: 1 or more (the one refusal, ``must be an integer, 1 or more``)."""
+WORKERS = Integer(1)
+"""The check of every ``--workers`` without a cap of its own (:func:`workers`'s ``most``)."""
 WHOLE = Plain(int)
-"""The check of the integer options whose range the command checks (``--games``, ``--workers``)."""
+"""The check of the integer options whose range the command checks."""
 REAL = Plain(float)
 """The check of the number options whose range the command (or its library) checks."""
 RULE_OPTIONS = RuleOptions()
@@ -283,9 +287,9 @@ NO_PROGRESS_HELP = "no progress bar"
 
 
 def games(default: int | None, group: str | None = None, **more: Any) -> Any:
-    """``--games N`` (its docstring says what a game counts for; the command checks the range).
+    """``--games N``, 1 or more (:data:`GAMES`; its docstring says what a game counts for).
     ``more``: :func:`opt`'s other arguments (``required``, ``run``)."""
-    return opt(default, WHOLE, group, metavar="N", **more)
+    return opt(default, GAMES, group, metavar="N", **more)
 
 
 def seed(default: int | None = 0, group: str | None = None, **more: Any) -> Any:
@@ -293,9 +297,11 @@ def seed(default: int | None = 0, group: str | None = None, **more: Any) -> Any:
     return opt(default, SEED, group, metavar="S", **more)
 
 
-def workers(group: str | None = None, **more: Any) -> Any:
-    """``--workers W``: processes on this machine, one per CPU by default (the command checks the range)."""
-    return opt(None, WHOLE, group, metavar="W", help=f"{WORKERS_HELP} (default: one per CPU, here {available_cpus()})",
+def workers(group: str | None = None, most: int | None = None, **more: Any) -> Any:
+    """``--workers W``: processes on this machine, one per CPU by default; 1 or more
+    (:data:`WORKERS`), at most ``most`` where a command has a cap (the same refusal's shape)."""
+    check = WORKERS if most is None else Integer(1, most)
+    return opt(None, check, group, metavar="W", help=f"{WORKERS_HELP} (default: one per CPU, here {available_cpus()})",
                **more)
 
 

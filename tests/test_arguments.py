@@ -14,7 +14,7 @@ import pytest
 from sergeant_major_env import arguments
 from sergeant_major_env.cli import COMMANDS
 from sergeant_major_env.arguments import (
-    FLAG, WHOLE, Choice, Integer, Text, build_parser, check_fields, opt, parse_config)
+    FLAG, Choice, Integer, Text, build_parser, check_fields, opt, parse_config)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -69,7 +69,9 @@ def test_the_help_is_each_fields_docstring_with_its_default_and_what_it_allows(c
 @pytest.mark.parametrize("argv, message", [
     (["--size", "10"], "argument --size: must be an integer from 1 to 9, got '10'"),
     (["--seed", "-1"], "argument --seed: must be an integer from 0 to 2**63 - 1"),
-    (["--games", "x"], "argument --games: invalid int value: 'x'"),
+    (["--games", "x"], "argument --games: must be an integer, 1 or more, got 'x'"),
+    (["--games", "0"], "argument --games: must be an integer, 1 or more, got '0'"),
+    (["--workers", "0"], "argument --workers: must be an integer, 1 or more, got '0'"),
     (["--colour", "green"], "argument --colour: invalid choice: 'green'"),
     (["--name", "a\nb"], "argument --name: must be one line of text"),
     (["--bogus"], "unrecognized arguments: --bogus"),
@@ -117,7 +119,7 @@ def test_every_subcommand_has_a_parser_here():
 
 
 @pytest.mark.parametrize("flag, check, kind", [
-    ("--seed", arguments.SEED, "value"), ("--games", WHOLE, "value"), ("--workers", WHOLE, "value"),
+    ("--seed", arguments.SEED, "value"), ("--games", arguments.GAMES, "value"), ("--workers", arguments.WORKERS, "value"),
     ("--no-progress", FLAG, "flag"), ("--overwrite", FLAG, "flag"), ("--option", arguments.RULE_OPTIONS, "list"),
 ])
 def test_a_shared_option_has_the_same_flag_check_and_help_in_every_command(flag, check, kind):
@@ -129,6 +131,8 @@ def test_a_shared_option_has_the_same_flag_check_and_help_in_every_command(flag,
     for prog, action in found.items():
         if kind == "flag":
             assert action.nargs == 0 and action.const is True, prog
+        elif flag == "--workers" and prog.startswith("sergeant-major distill"):  # a cap of its own, 256
+            assert isinstance(action.type, Integer) and (action.type.low, action.type.high) == (1, 256), prog
         else:
             assert action.type is check, prog
     assert len({action.metavar for action in found.values()}) == 1
@@ -138,6 +142,22 @@ def test_a_shared_option_has_the_same_flag_check_and_help_in_every_command(flag,
     if flag == "--option":
         shared = re.sub(r"\(default: .*\)$", "", arguments.rule_options().metadata["help"])
         assert {re.sub(r"\(default: .*\)$", "", action.help) for action in found.values()} == {shared}
+
+
+@pytest.mark.parametrize("flag", ["--games", "--workers"])
+def test_every_command_refuses_a_shared_count_in_one_wording(flag, capsys):
+    """Issue 31: evaluate said "--workers must be at least 1", distill "--workers must be in 1..256",
+    ship "--games and --pimc-games must be at least 1": each command checked the range itself. The
+    shared field's check refuses 0 now, in one sentence shape (distill keeps its cap of 256)."""
+    found = {prog: parser for prog, parser in command_parsers().items() if flag in options_of(parser)}
+    assert len(found) >= 2, found
+    for prog, parser in found.items():
+        with pytest.raises(SystemExit) as exit_:
+            parser.parse_args([flag, "0"])
+        line = capsys.readouterr().err
+        assert exit_.value.code == 2 and line.count("\n") == 1, (prog, line)
+        assert re.fullmatch(rf"{re.escape(prog)}: error: argument {flag}: must be an integer"
+                            rf"(, 1 or more| from 1 to 256), got '0'\n", line), line
 
 
 def test_no_command_declares_an_option_outside_the_one_mechanism():

@@ -209,11 +209,11 @@ def test_fit_command_writes_a_policy_that_plays_and_a_record_of_the_fit(tiny_lab
 
 
 @pytest.mark.parametrize("arguments, message", [
-    (["--games", "0"], "games must be an integer in 1.."),
+    (["--games", "0"], "argument --games: must be an integer, 1 or more, got '0'"),
     (["--teacher", "heuristic"], "the teacher must be a pimc search bot"),
     (["--player", "human"], "the player cannot be human"),
     (["--epsilon", "2"], "epsilon must be a number in [0, 1]"),
-    (["--workers", "0"], "--workers must be in 1..256"),
+    (["--workers", "0"], "argument --workers: must be an integer from 1 to 256, got '0'"),
     (["--option", "num_deals=99"], "num_deals"),
 ])
 @pytest.mark.slow

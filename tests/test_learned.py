@@ -198,7 +198,8 @@ def test_ship_without_into_from_an_installed_package_is_one_line_and_ships_nothi
     (["NO_SUCH_RUN"], "PPO policy not found: 'NO_SUCH_RUN'"),
     ([str(LEARNED_FOLDER), "--opponents", "nobody"], "unknown agent 'nobody'"),
     ([str(LEARNED_FOLDER), "--opponents", "random,learned"], "learned is the policy being shipped"),
-    ([str(LEARNED_FOLDER), "--games", "0"], "--games and --pimc-games must be at least 1"),
+    ([str(LEARNED_FOLDER), "--games", "0"], "argument --games: must be an integer, 1 or more, got '0'"),
+    ([str(LEARNED_FOLDER), "--pimc-games", "0"], "argument --pimc-games: must be an integer, 1 or more, got '0'"),
 ])
 def test_ship_bad_arguments_are_one_line_usage_errors_before_any_game(arguments, message, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:

@@ -58,6 +58,8 @@ PROG = "sergeant-major distill"
 
 
 PLAN = LabelPlan()
+MAX_WORKERS = 256
+"""The most --workers a distill command takes."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,7 +81,7 @@ class LabelsOptions:
     seed: int = arguments.seed(PLAN.seed)
     """game g plays engine seed S+g"""
     option: tuple[str, ...] = arguments.rule_options(())
-    workers: int | None = arguments.workers()
+    workers: int | None = arguments.workers(most=MAX_WORKERS)
     no_progress: bool = arguments.no_progress()
 
     def __post_init__(self) -> None:
@@ -134,7 +136,7 @@ class CurveOptions:
     """games per table"""
     seed: int = arguments.seed(CURVE_SEED)
     """the tables' deals, as evaluate's --seed (not the labels' deals)"""
-    workers: int | None = arguments.workers()
+    workers: int | None = arguments.workers(most=MAX_WORKERS)
     no_progress: bool = arguments.no_progress()
     overwrite: bool = arguments.overwrite()
     """replace files in --out that another command wrote (curve.png, a point's policy)"""
@@ -178,9 +180,7 @@ def _labels_command(args: LabelsOptions, parser: argparse.ArgumentParser) -> int
         plan = distill.LabelPlan(teacher=args.teacher, player=args.player, epsilon=float(args.epsilon),
                                  games=args.games, shard_games=args.shard_games, seed=args.seed,
                                  rules=Rules.from_strings(args.option)).check()
-        workers = available_cpus() if args.workers is None else args.workers
-        if not 1 <= workers <= 256:
-            raise ValueError(f"--workers must be in 1..256, got {workers}")
+        workers = min(available_cpus(), MAX_WORKERS) if args.workers is None else args.workers
         distill.build_agents(plan)  # an unknown or unsuitable agent: a usage error, before any folder
         missing = distill.open_labels(Path(args.out), plan)
     except ValueError as error:
@@ -279,10 +279,6 @@ def _curve_command(args: CurveOptions, fit: FitOptions, parser: argparse.Argumen
         options = fit.check()
         plan = distill.CurvePlan(labels=tuple(args.labels), counts=args.counts, init=args.init, against=args.against,
                                  games=args.games, seed=args.seed, fit=options)
-        if args.games < 1:
-            raise ValueError(f"--games must be at least 1, got {args.games}")
-        if args.workers is not None and not 1 <= args.workers <= 256:
-            raise ValueError(f"--workers must be in 1..256, got {args.workers}")
         plans = distill.read_plans(args.labels)
         for name in {args.against, "heuristic"}:
             make_agent(name)  # an unknown name: one line listing the known ones

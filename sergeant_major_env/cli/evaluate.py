@@ -74,7 +74,7 @@ from sergeant_major_env.rules import Rules
 from sergeant_major_env.statistics import format_rich
 
 from .. import arguments
-from ..arguments import FLAG, WHOLE, Choice, Text, build_parser, check_fields, opt, parse_config
+from ..arguments import FLAG, Choice, Integer, Text, build_parser, check_fields, opt, parse_config
 
 PLOT_EXTRA = 'pip install "sergeant-major-env[train]" (in a checkout: pip install -e ".[train]")'
 OUTPUTS = (("json", "--json"), ("csv", "--csv"), ("plot", "--plot"), ("record", "--record"))
@@ -105,7 +105,7 @@ class EvaluateOptions:
     """write every game's record (Rule book, section 11) as JSON Lines"""
     overwrite: bool = arguments.overwrite()
     """replace --json, --csv, --plot and --record files that exist (default: refuse them)"""
-    batch_size: int = opt(12_000, WHOLE, metavar="B")
+    batch_size: int = opt(12_000, Integer(6), metavar="B")
     """most games played together in one batch"""
     workers: int | None = arguments.workers()
     no_progress: bool = arguments.no_progress()
@@ -281,11 +281,6 @@ def main(argv=None) -> int:
         asked = Rules.from_strings(args.option) if args.option is not None else None
     except ValueError as error:
         parser.error(str(error))
-    if args.workers is not None and args.workers < 1:
-        parser.error(f"--workers must be at least 1, got {args.workers}")
-    if args.games < 1 or args.batch_size < 6:
-        parser.error(f"--games must be at least 1 and --batch-size at least 6, got --games {args.games} "
-                     f"--batch-size {args.batch_size}")
     try:
         check_tournament_seed(args.seed, group_count(args.games, args.seatings), args.seatings)
         check_outputs(args)

@@ -25,7 +25,7 @@ from ..records import (CHECK_BATCH, RecordError, decode_line, record_lines, pars
 from ..replay_page import page_data, page_html
 from ..rules import Rules
 from .. import arguments
-from ..arguments import WHOLE, OneLineParser, Text, check_fields, make_config, opt, parse_command, subcommand
+from ..arguments import WHOLE, Integer, OneLineParser, Text, check_fields, make_config, opt, parse_command, subcommand
 
 @dataclasses.dataclass(frozen=True)
 class SimulateOptions:
@@ -40,7 +40,7 @@ class SimulateOptions:
     overwrite: bool = arguments.overwrite()
     """replace FILE if it exists"""
     option: tuple[str, ...] = arguments.rule_options(())
-    batch_size: int = opt(1024, WHOLE, metavar="B")
+    batch_size: int = opt(1024, Integer(1), metavar="B")
     """games stepped together"""
 
     def __post_init__(self) -> None:
@@ -101,9 +101,6 @@ def _simulate_command(args: SimulateOptions, parser: argparse.ArgumentParser) ->
         if "known options" not in message:
             message += f"; known options: {', '.join(Rules.names())}"
         parser.error(message)
-    if args.games < 1 or args.batch_size < 1:
-        parser.error(f"--games and --batch-size must be at least 1, got --games {args.games} "
-                     f"--batch-size {args.batch_size}")
     try:
         check_game_seeds(args.seed, args.games)
         check_new_file(args.out, args.overwrite)

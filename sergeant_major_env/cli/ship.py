@@ -45,7 +45,7 @@ from sergeant_major_env.training import ship
 from sergeant_major_env.training.ship import DEFAULT_OPPONENTS, DEFAULT_SEED
 
 from .. import arguments
-from ..arguments import FLAG, WHOLE, Parsed, Text, build_parser, opt, parse_config
+from ..arguments import FLAG, Integer, Parsed, Text, build_parser, check_fields, opt, parse_config
 
 PROG = "sergeant-major ship"
 
@@ -58,7 +58,7 @@ class ShipOptions:
     """the run folder of sergeant-major train (or its policy.safetensors / policy.json) to ship"""
     games: int = arguments.games(600)
     """games against each opponent but pimc, rounded up to a multiple of 6"""
-    pimc_games: int = opt(120, WHOLE, metavar="N")
+    pimc_games: int = opt(120, Integer(1), metavar="N")
     """games against pimc (any pimc:... spec), which is slow"""
     opponents: str = opt(DEFAULT_OPPONENTS, Text(), metavar="X,Y,...")
     """agent names; each plays two seats of a table against learned"""
@@ -72,6 +72,9 @@ class ShipOptions:
     no_progress: bool = arguments.no_progress()
     show: bool = opt(False, FLAG, kind="flag")
     """print the strength table of the policy shipped in --into and exit"""
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
 
 def parse_args(argv=None) -> tuple[ShipOptions, object]:

@@ -39,15 +39,13 @@ def checkout_destination(folder: Path = LEARNED_FOLDER) -> Path | None:
 
 
 def opponent_tables(args: Any) -> list[tuple[str, int]]:
-    """(opponent name, games) of each table, checked: known agents, positive counts, seeds in range
+    """(opponent name, games) of each table, checked: known agents, seeds in range (the counts, 1 or more, by the options)
     (``args``: ``sergeant-major ship``'s options, :class:`sergeant_major_env.cli.ship.ShipOptions`)."""
     names = [name.strip() for name in args.opponents.split(",") if name.strip()]
     if not names or len(set(names)) != len(names):
         raise ValueError(f"--opponents needs distinct agent names separated by commas, got {args.opponents!r}")
     if LEARNED in names:
         raise ValueError("--opponents: learned is the policy being shipped; name the agents it plays against")
-    if args.games < 1 or args.pimc_games < 1:
-        raise ValueError(f"--games and --pimc-games must be at least 1, got {args.games} and {args.pimc_games}")
     tables = [(name, args.pimc_games if name.partition(":")[0] == "pimc" else args.games) for name in names]
     for name, games in tables:
         agents.make_agent(name)  # an unknown name is a one-line ValueError listing the known ones
