@@ -143,10 +143,10 @@ def _pairwise_sum(values):
 
 
 @kernel(inline=True)
-def _miss_row(i, hand, unseen, played, talon, given, exchange_done, role, legal, known_mass, miss, entries):
+def _miss_row(i, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries):
     """Game ``i``: ``miss[i, f]`` = P(opponent f does not hold a given unseen card of unknown
-    place), clipped as the logs need it; ``entries[i]``: the cards the decision scores (hand and
-    legal cards)."""
+    place), clipped as the logs need it; ``entries[i]``: the number of cards in ``scored[i]``, those
+    whose chances :func:`_sums_row` works out (a decision needs them at its legal cards)."""
     n_unseen = max(np.float64(_count(unseen[i])), 1.0)
     t0, g0 = _placed(unseen[i], talon[i], given[i], exchange_done[i], role[i], 0)
     t1, g1 = _placed(unseen[i], talon[i], given[i], exchange_done[i], role[i], 1)
@@ -166,20 +166,20 @@ def _miss_row(i, hand, unseen, played, talon, given, exchange_done, role, legal,
             held = 16.0 - np.float64(_count(played[i, f + 1]))
             q = min(max((held - _pairwise_sum(values)) / free, 0.0), 1.0)
             miss[i, f] = min(max(1.0 - q, 1e-6), 1.0)
-    entries[i] = _count(hand[i] | legal[i])
+    entries[i] = _count(scored[i])
 
 
 @kernel
-def _miss_serial(hand, unseen, played, talon, given, exchange_done, role, legal, known_mass, miss, entries):
-    for i in range(hand.shape[0]):
-        _miss_row(i, hand, unseen, played, talon, given, exchange_done, role, legal, known_mass, miss, entries)
+def _miss_serial(scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries):
+    for i in range(scored.shape[0]):
+        _miss_row(i, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries)
 
 
 @kernel
-def _miss_chunk(start, stop, hand, unseen, played, talon, given, exchange_done, role, legal, known_mass, miss, entries):
+def _miss_chunk(start, stop, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries):
     """:func:`_miss_serial` of the games start..stop-1 (a chunk of ``jit.spread``'s threads)."""
     for i in range(start, stop):
-        _miss_row(i, hand, unseen, played, talon, given, exchange_done, role, legal, known_mass, miss, entries)
+        _miss_row(i, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries)
 
 
 def _parallel(rows: int) -> bool:
@@ -200,9 +200,9 @@ def _run(rows: int, parallel: bool, serial_kernel, parallel_kernel, chunk_kernel
 
 
 @kernel(parallel=True)
-def _miss_parallel(hand, unseen, played, talon, given, exchange_done, role, legal, known_mass, miss, entries):
-    for i in prange(hand.shape[0]):
-        _miss_row(i, hand, unseen, played, talon, given, exchange_done, role, legal, known_mass, miss, entries)
+def _miss_parallel(scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries):
+    for i in prange(scored.shape[0]):
+        _miss_row(i, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries)
 
 
 @kernel(inline=True)
@@ -218,17 +218,17 @@ def _log_miss(f, card, other, log_q, t, g, log_known):
 
 
 @kernel(inline=True)
-def _sums_row(i, hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known, start,
+def _sums_row(i, scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
               void_arg, higher_arg, lower_arg, logs):
     """Game ``i``: the arguments of the ``exp`` that give P(opponent f holds none of a suit)
-    (``void_arg[i, f, suit]``) and, for each entry e (a card of ``hand | legal``, numbered from
+    (``void_arg[i, f, suit]``) and, for each entry e (a card of ``scored[i]``, numbered from
     ``start[i]`` in card order), P(f holds no unseen card above / below it in its suit)
     (``higher_arg[e, f]``, ``lower_arg[e, f]``): sums of the logs up the ranks of the suit, in
     rank order as np.cumsum adds them. ``logs``: float64[2, 52], scratch space."""
     t0, g0 = _placed(unseen[i], talon[i], given[i], exchange_done[i], role[i], 0)
     t1, g1 = _placed(unseen[i], talon[i], given[i], exchange_done[i], role[i], 1)
     other = unseen[i] & ~(t0 | g0 | t1 | g1)
-    cards = hand[i] | legal[i]
+    cards = scored[i]
     for f in range(2):
         t, g = (t0, g0) if f == 0 else (t1, g1)
         for card in range(52):
@@ -249,29 +249,29 @@ def _sums_row(i, hand, unseen, talon, given, exchange_done, role, legal, log_mis
 
 
 @kernel
-def _sums_serial(hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known, start,
+def _sums_serial(scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
                  void_arg, higher_arg, lower_arg):
     logs = np.empty((2, 52))
-    for i in range(hand.shape[0]):
-        _sums_row(i, hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known, start,
+    for i in range(scored.shape[0]):
+        _sums_row(i, scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
                   void_arg, higher_arg, lower_arg, logs)
 
 
 @kernel
-def _sums_chunk(start_row, stop_row, hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known,
+def _sums_chunk(start_row, stop_row, scored, unseen, talon, given, exchange_done, role, log_miss, log_known,
                 start, void_arg, higher_arg, lower_arg):
     """:func:`_sums_serial` of the games start..stop-1 (a chunk of ``jit.spread``'s threads)."""
     logs = np.empty((2, 52))
     for i in range(start_row, stop_row):
-        _sums_row(i, hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known, start,
+        _sums_row(i, scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
                   void_arg, higher_arg, lower_arg, logs)
 
 
 @kernel(parallel=True)
-def _sums_parallel(hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known, start,
+def _sums_parallel(scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
                    void_arg, higher_arg, lower_arg):
-    for i in prange(hand.shape[0]):
-        _sums_row(i, hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known, start,
+    for i in prange(scored.shape[0]):
+        _sums_row(i, scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
                   void_arg, higher_arg, lower_arg, np.empty((2, 52)))
 
 
@@ -335,9 +335,9 @@ def _not_beaten(f, remaining, minimum, is_trump, trump_trick, higher, lower, has
 def _choose_row(i, hand, unseen, legal, trick, mode_of, decision_of, position_of, void, higher, lower, start,
                 p, tie, rank_tie, actions):
     """Game ``i``: the legal card of highest score for its decision (first on ties, -inf for the
-    other cards, as ``argmax``), the scores of heuristic._return, _discard and _play."""
+    other cards, as ``argmax``), the scores of heuristic._return, _discard and _play; ``higher``
+    and ``lower`` at the legal cards (entries from ``start[i]``, :func:`_sums_row`)."""
     mode, decision = mode_of[i], decision_of[i]
-    cards = hand[i] | legal[i]
     trump_mode = 0 <= mode < 4
     trumps = _suit_set(mode) if trump_mode else np.uint64(0)
     has_trump0 = 1.0 - void[i, 0, mode] if trump_mode else 0.0
@@ -380,7 +380,7 @@ def _choose_row(i, hand, unseen, legal, trick, mode_of, decision_of, position_of
     for card in range(52):
         if not _has(legal[i], card):
             continue
-        e = start[i] + _count(cards & ((np.uint64(1) << np.uint64(card)) - np.uint64(1)))
+        e = start[i] + _count(legal[i] & ((np.uint64(1) << np.uint64(card)) - np.uint64(1)))
         suit = card // 13
         is_trump = suit == mode
         trump = 1.0 if is_trump else 0.0
@@ -465,7 +465,7 @@ def card_actions(v, legal: np.ndarray, params: np.ndarray) -> np.ndarray:
     games all decide a free return, a discard or a play), ``legal`` its legal cards (uint64[B]),
     ``params`` the weights in ``PARAM_ORDER`` (float64)."""
     sets = _card_sets(v, legal)
-    void, higher, lower, start = card_reading(v, legal, sets)
+    void, higher, lower, start = card_reading(v, legal, sets, scored=sets["legal"])
     actions = np.empty(v.n, dtype=np.int64)
     _run(v.n, _parallel(v.n), _choose_serial, _choose_parallel, _choose_chunk,
          sets["hand"], sets["unseen"], sets["legal"], contiguous(v.trick, np.int64), contiguous(v.mode, np.int64),
@@ -474,25 +474,28 @@ def card_actions(v, legal: np.ndarray, params: np.ndarray) -> np.ndarray:
     return actions
 
 
-def card_reading(v, legal: np.ndarray, sets: dict | None = None) -> tuple[np.ndarray, ...]:
+def card_reading(v, legal: np.ndarray, sets: dict | None = None, scored: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """The card model of the view ``v`` (``legal``: uint64[B]): ``void`` (float64[B, 2, 4], P(each
-    opponent holds none of a suit)), and at each entry (a card of the hand or legal, game by game,
-    in card order, the entries of game i from ``start[i]``) ``higher`` and ``lower`` (float64[E, 2],
-    P(each opponent holds no unseen card above / below it in its suit)), and ``start``."""
+    opponent holds none of a suit)), and at each entry (a card of ``scored``, by default the hand
+    and the legal cards, game by game, in card order, the entries of game i from ``start[i]``)
+    ``higher`` and ``lower`` (float64[E, 2], P(each opponent holds no unseen card above / below it
+    in its suit)), and ``start``. A decision needs them at its legal cards only (``scored=legal``:
+    each entry's numbers are the same whichever other cards are scored)."""
     sets = _card_sets(v, legal) if sets is None else sets
     n = v.n
     parallel = _parallel(n)
-    hand, unseen, talon, given, legal = (sets[name] for name in ("hand", "unseen", "talon", "given", "legal"))
+    unseen, talon, given = sets["unseen"], sets["talon"], sets["given"]
+    scored = sets["hand"] | sets["legal"] if scored is None else contiguous(scored, np.uint64)
     exchange_done, role = contiguous(v.exchange_done, np.int16), contiguous(v.role, np.int8)
     miss, entries = np.empty((n, 2)), np.empty(n, dtype=np.int64)
-    _run(n, parallel, _miss_serial, _miss_parallel, _miss_chunk, hand, unseen, sets["played"], talon, given,
-         exchange_done, role, legal, KNOWN_MASS, miss, entries)
+    _run(n, parallel, _miss_serial, _miss_parallel, _miss_chunk, scored, unseen, sets["played"], talon, given,
+         exchange_done, role, KNOWN_MASS, miss, entries)
     log_miss = np.log(miss)
     start = np.cumsum(entries) - entries
     total = int(start[-1] + entries[-1]) if n else 0
     void_arg, higher_arg, lower_arg = np.empty((n, 2, 4)), np.empty((total, 2)), np.empty((total, 2))
-    _run(n, parallel, _sums_serial, _sums_parallel, _sums_chunk, hand, unseen, talon, given, exchange_done, role,
-         legal, log_miss, LOG_MISS_KNOWN, start, void_arg, higher_arg, lower_arg)
+    _run(n, parallel, _sums_serial, _sums_parallel, _sums_chunk, scored, unseen, talon, given, exchange_done, role,
+         log_miss, LOG_MISS_KNOWN, start, void_arg, higher_arg, lower_arg)
     return np.exp(void_arg), np.exp(higher_arg), np.exp(lower_arg), start
 
 

@@ -32,23 +32,19 @@ rollouts are compiled (``agents/pimc_kernels.py``): one kernel plays every rollo
 to its next real choice with the engine's per-game rules, gathers the heuristic's inputs
 straight from the state and runs the heuristic's card kernels on all the games of the
 round, until the deal ends (the last card is scored without dealing the next deal); only
-exchange gives, whose heuristic is numpy, come back to Python. The same decisions, bit
-for bit, as the step-by-step loop (tests/test_pimc.py), which every other rollout policy
-still takes: one policy call per rollout step for the batch (in slices of ``POLICY_ROWS``
-rows). The worlds are made by a kernel too (``worlds._worlds_k``, from random numbers drawn
-in numpy as before: the same worlds), about 2.5x faster than the numpy sampler it
-replaced. Measured on the 2-core shared machine (2026-12-03, loaded): about 3 ms per
-decision in evaluate.py's table against two heuristics (24 ms with 0.3.0's code, 6.6 ms
-before the compiled rollouts; ``benchmarks/pimc_speed.py --table``), the rollout kernel
-about three quarters of it. Across cores: ``evaluate.py`` shares a table's games out over
-worker processes (``--workers``), which the search's randomness allows (below: the agent
-is ``deterministic`` unless its rollouts are random). One decision's rollouts stay on one
-core: cut into parts on threads (``jit.spread``) they ran 0.4 to 0.7 times as fast here
-(load 4 to 6), since the heuristic's ``exp`` and ``log`` run in object mode (numpy's, bit
-for bit: numba's ``exp`` differs from numpy's AVX-512 one in the last bit on about 5% of
-arguments, ``log`` on 0.4%) and take the GIL twice a round, and a thread waiting for the
-GIL on a busy machine waits for its core; with numba's own ``exp``/``log`` they ran at
-1.0x, no gain either while the other cores are busy.
+exchange gives, whose heuristic is numpy, come back to Python. The rollout heuristic is the
+heuristic agent's card kernels with the compiled ``exp`` and ``log`` (the agent itself calls
+numpy's: its actions are 0.3.0's bit for bit); they differ in the last bit on a few arguments
+in a hundred, which flips a rollout's card only where two cards' scores tie to the last bit
+(6 of 50,640 rollouts of a 6-game table end otherwise), so the search's choices are those of
+the step-by-step loop all but very rarely: head to head with it (0.3.0's decisions) over 600
+games, ``benchmarks/pimc_strength.py``, docs/results.md. Every other rollout policy takes
+the step-by-step loop: one policy call per rollout step for the batch (in slices of
+``POLICY_ROWS`` rows). The worlds are made by a kernel too (``worlds._worlds_k``, from random
+numbers drawn in numpy as before: the same worlds). Across cores: ``evaluate.py`` shares a
+table's games out over worker processes (``--workers``), which the search's randomness allows
+(below: the agent is ``deterministic`` unless its rollouts are random); one decision's
+rollouts stay on one core. Speed: docs/results.md ("One game at a time, and every core").
 
 Randomness. Each game's worlds are drawn from a generator of its own, seeded by ``seed``
 and the seat's observation (its whole information state), so a decision depends only on

@@ -16,10 +16,13 @@ choice (one legal action, or cards that are all equivalent, R16: :func:`_distinc
   game as the heuristic's card kernels read it (:func:`_gather_k`: the fields that
   ``observe_card_sets`` and ``view.View`` would give); :func:`_heuristic_cards_k` then runs
   the heuristic's per-game routines (``heuristic_kernels._miss_row``, ``_sums_row``,
-  ``_choose_row``) over all such games of the round, with numpy's own ``log`` and ``exp``
-  between them (called in object mode: the compiled ones differ in the last bit on a few
-  inputs in a thousand, see ``heuristic_kernels``), so its decisions stay those of the
-  numpy agent bit for bit;
+  ``_choose_row``) over all such games of the round, with the compiled ``log`` and ``exp``
+  between them. The heuristic agent itself calls numpy's (its actions stay 0.3.0's bit for
+  bit, see ``heuristic_kernels``); the two differ in the last bit on a few arguments in a
+  hundred, which flips the rollout policy's choice where two cards' scores tie to the last
+  bit: 6 of 50,640 rollouts of a 6-game table end otherwise, and the search's choices are
+  pimc's of 0.3.0 at the same strength (tests/test_pimc.py; docs/results.md, "Search"). In
+  object mode, numpy's ``exp`` and ``log`` took a quarter of the kernel's time;
 * at an exchange give (or a mode choice), whose heuristic rules stay numpy: the kernel
   returns, pimc asks the policy for those games (``policies.decide``) and calls it again.
 
@@ -28,9 +31,6 @@ No engine state is copied: the games stay where they are in the batch.
 
 from __future__ import annotations
 
-import warnings
-
-import numba
 import numpy as np
 
 from sergeant_major_env.engine import (DEAL_ENDED, DEAL_POINTS_, DEALER, DISCARD, DISCARDS, EXCHANGE_DONE, GIVE, GIVEN,
@@ -40,11 +40,6 @@ from sergeant_major_env.engine import (DEAL_ENDED, DEAL_POINTS_, DEALER, DISCARD
 from sergeant_major_env.jit import kernel
 
 from .heuristic_kernels import _choose_row, _count, _miss_row, _sums_row
-
-# numba warns, when it compiles a nogil kernel with an object-mode block (numpy's log and exp
-# in _heuristic_cards_k), that the block holds the GIL: it does, for a few microseconds a round.
-warnings.filterwarnings("ignore", message=".*Code running in object mode won't allow parallel execution",
-                        category=numba.NumbaWarning)
 
 DONE, CUT, ASK_CARDS, ASK_POLICY = range(4)
 """A rollout game's state after a round (:func:`_advance_k`): the deal ended (points written), the
@@ -244,28 +239,27 @@ def _rollouts_k(buffer, live, pending, n_live, seat, decisions, horizon, rules, 
 def _heuristic_cards_k(rows, hand, unseen, played, talon, given, legal, exchange_done, role, trick, mode, decision,
                        position, miss, entries, start, logs, params, tie, rank_tie, known_mass, log_known, actions):
     """The heuristic's cards for rows 0..rows-1 of the gathered inputs: the steps of
-    ``heuristic_kernels.card_actions_of_sets`` (its kernels' per-game routines), with numpy's
-    own ``log`` and ``exp`` between them (in object mode: they must be numpy's, bit for bit,
-    see ``heuristic_kernels``), the ``exp`` once over the three kinds of arguments in one
-    buffer (elementwise: the same numbers)."""
+    ``heuristic_kernels.card_actions_of_sets`` (its kernels' per-game routines), with the
+    compiled ``log`` and ``exp`` between them (module docstring), the ``exp`` once over the
+    three kinds of arguments in one buffer."""
     total = 0
     for k in range(rows):
-        _miss_row(k, hand, unseen, played, talon, given, exchange_done, role, legal, known_mass, miss, entries)
+        _miss_row(k, legal, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries)
         start[k] = total
         total += entries[k]
-    miss_rows, log_miss = miss[:rows], np.empty((rows, 2))
-    with numba.objmode():
-        np.log(miss_rows, out=log_miss)
+    log_miss = np.empty((rows, 2))
+    for k in range(rows):
+        log_miss[k, 0], log_miss[k, 1] = np.log(miss[k, 0]), np.log(miss[k, 1])
     arguments = np.empty(8 * rows + 4 * total)
     void_arg = arguments[:8 * rows].reshape((rows, 2, 4))
     higher_arg = arguments[8 * rows:8 * rows + 2 * total].reshape((total, 2))
     lower_arg = arguments[8 * rows + 2 * total:].reshape((total, 2))
     for k in range(rows):
-        _sums_row(k, hand, unseen, talon, given, exchange_done, role, legal, log_miss, log_known, start, void_arg,
+        _sums_row(k, legal, unseen, talon, given, exchange_done, role, log_miss, log_known, start, void_arg,
                   higher_arg, lower_arg, logs)
     values = np.empty_like(arguments)
-    with numba.objmode():
-        np.exp(arguments, out=values)
+    for k in range(arguments.size):
+        values[k] = np.exp(arguments[k])
     void = values[:8 * rows].reshape((rows, 2, 4))
     higher = values[8 * rows:8 * rows + 2 * total].reshape((total, 2))
     lower = values[8 * rows + 2 * total:].reshape((total, 2))

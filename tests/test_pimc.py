@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -519,8 +521,9 @@ def _frozen_positions():
 def test_pimc_chooses_exactly_what_it_chose_before_its_rollouts_were_compiled(options):
     """The default pimc (the heuristic in every rollout seat) plays its rollouts in compiled
     rounds (agents/pimc_kernels.py): the same worlds, the same rollout decisions, so the same
-    choices, bit for bit, as the code before (frozen here as a digest of 605 decisions of
-    every kind), with and without a horizon."""
+    choices as the code before (frozen here as a digest of 605 decisions of every kind), with
+    and without a horizon. (The compiled exp and log may flip a rollout's card where two scores
+    tie to the last bit: rare, see the test below; none of these 605 decisions moves.)"""
     import hashlib
 
     pimc = PIMCAgent(**dict(options))
@@ -533,7 +536,8 @@ def test_pimc_chooses_exactly_what_it_chose_before_its_rollouts_were_compiled(op
 def test_compiled_rollouts_give_the_stepwise_loops_values_and_points():
     """Every action's value (mean deal points over the worlds) is the step-by-step loop's to the
     last bit, at every decision kind (exchange gives in the rollouts go to the numpy heuristic),
-    and so are the points of each single rollout game."""
+    and so are the points of each single rollout game, on these positions (the compiled exp and
+    log flip a rollout only where two cards' scores tie to the last bit: the test below)."""
     compiled, stepwise = PIMCAgent(worlds=3), _Stepwise(worlds=3)
     kinds = set()
     for k, (state, live) in enumerate(_positions(21, batch=12, every=7)):
@@ -550,6 +554,22 @@ def test_compiled_rollouts_give_the_stepwise_loops_values_and_points():
     seat = sims.to_act.astype(np.intp)
     np.testing.assert_array_equal(compiled._roll_out(sims.copy(), seat, np.random.default_rng(0)),
                                   stepwise._roll_out(sims.copy(), seat, np.random.default_rng(0)))
+
+
+def test_compiled_rollouts_end_as_the_stepwise_loops_but_for_last_bit_ties():
+    """The compiled rollouts' heuristic calls the compiled exp and log, which differ from numpy's
+    (the numpy heuristic's) in the last bit on a few arguments in a hundred; a rollout can then
+    end otherwise only where two cards' scores tie to the last bit: at most 1 in 500 of some
+    thousands of rollout games from every kind of position end with other points."""
+    compiled, stepwise = PIMCAgent(), _Stepwise()
+    differ = total = 0
+    for state, live in itertools.islice(_positions(31, batch=48, every=11), 0, None, 3):
+        sims = sample_worlds(state, live, 16, np.random.default_rng(total))
+        seat = sims.to_act.astype(np.intp)
+        got = compiled._roll_out(sims.copy(), seat, np.random.default_rng(0))
+        want = stepwise._roll_out(sims.copy(), seat, np.random.default_rng(0))
+        differ, total = differ + int((got != want).sum()), total + got.size
+    assert total > 3000 and differ <= total / 500, (differ, total)
 
 
 @pytest.mark.parametrize("options", [{"rollout": "greedy"}, {"others": "random"}, {"epsilon": 0.1},
