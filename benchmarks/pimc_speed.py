@@ -42,7 +42,12 @@ from sergeant_major_env.agents import make_agent  # noqa: E402
 from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.agents.pimc import distinct_cards  # noqa: E402
 from sergeant_major_env.cards import cards_to_bits, count  # noqa: E402
-from sergeant_major_env.evaluation import TablePlan, play_games, play_tables  # noqa: E402
+from sergeant_major_env.evaluation import play_games, play_tables  # noqa: E402
+
+try:  # TablePlan since issue 31; --against may run this script with an older tree's code
+    from sergeant_major_env.evaluation import TablePlan  # noqa: E402
+except ImportError:
+    TablePlan = None
 from sergeant_major_env.policies import searches_state  # noqa: E402
 from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402
 
@@ -145,9 +150,13 @@ def play_alone_or_together(args, timed: Timed, rules: Rules) -> dict:
 def play_table(args, timed: Timed, rules: Rules) -> dict:
     """evaluate.py's table SPEC,heuristic,heuristic (duplicate seatings, one batch)."""
     start = time.perf_counter()
-    result = play_tables([timed, make_agent("heuristic"), make_agent("heuristic")],
-                         TablePlan(games=args.games, seed=args.seed, rules=rules, progress=False),
-                         names=[args.agent, "heuristic", "heuristic#2"])
+    players = [timed, make_agent("heuristic"), make_agent("heuristic")]
+    names = [args.agent, "heuristic", "heuristic#2"]
+    if TablePlan is None:  # an older tree: play_tables' keywords
+        result = play_tables(players, games=args.games, seed=args.seed, rules=rules, progress=False, names=names)
+    else:
+        result = play_tables(players, TablePlan(games=args.games, seed=args.seed, rules=rules, progress=False),
+                             names=names)
     wall = time.perf_counter() - start
     pimc = result.agent(args.agent)
     ci = "" if pimc.ci95 is None else f" [{pimc.ci95[0]:+.2f}, {pimc.ci95[1]:+.2f}]"
