@@ -134,5 +134,6 @@ register_agent("human", HumanAgent, help="a person at the terminal (sergeant-maj
 
 __all__ = [
     "AECSeat", "Agent", "GreedyAgent", "HeuristicAgent", "HumanAgent", "PIMCAgent", "PIMCSettings", "PPOAgent",
-    "RandomAgent", "SEARCH", "aec_action", "agent_help", "known_agents", "make_agent", "register_agent", "unregister_agent",
+    "RandomAgent", "SEARCH", "aec_action", "agent_help", "known_agents", "make_agent", "register_agent",
+    "unregister_agent",
 ]

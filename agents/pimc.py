@@ -250,7 +250,8 @@ class PIMCSettings:
             raise ValueError(f"pimc: cheat must be true or false, got {shorten(self.cheat)}")
         object.__setattr__(self, "cheat", bool(self.cheat))
         if self.cheat and not (isinstance(self.infer, str) and self.infer == "none"):
-            raise ValueError("pimc: cheat searches the true deal; infer (weighting sampled worlds) does not apply to it")
+            raise ValueError("pimc: cheat searches the true deal; infer (weighting sampled worlds) does not "
+                             "apply to it")
 
 
 DEFAULTS = {field.name: field.default for field in dataclasses.fields(PIMCSettings)}
@@ -615,7 +616,8 @@ def _check_policy(policy: str | object, option: str) -> None:
                  "a search's rollouts cannot ask a person")
     name = policy.partition(":")[0].strip() if isinstance(policy, str) else None
     if name in ("pimc", "search"):
-        raise ValueError(f"pimc: the {option} policy cannot itself be pimc" + (" (search is pimc)" if name == "search" else ""))
+        alias = " (search is pimc)" if name == "search" else ""
+        raise ValueError(f"pimc: the {option} policy cannot itself be pimc{alias}")
 
 
 def _policy(policy: str | object) -> object:
