@@ -5,7 +5,10 @@ with a ``name`` and ``act(observations: float32[B, D], legal_mask: bool[B, 58], 
 int64[B]`` that returns a legal action for every row that has one, and decides only from
 the observation (never from the engine state). Search agents (``pimc``) are the exception:
 they decide through ``act_on_state(state, games, rng)``, reading only what the seat to act
-knows (public fields and :func:`sergeant_major_env.worlds.sample_worlds`).
+knows (public fields and :func:`sergeant_major_env.worlds.sample_worlds`). The one agent that
+reads more is ``pimc:cheat``, for measurement only: it searches the true deal, says so
+(``cheats = True``: :func:`sergeant_major_env.policies.sees_hidden_cards`), and is refused
+at a table with a person (:func:`sergeant_major_env.policies.refuse_cheats`).
 
 Agents are made by name::
 
@@ -22,7 +25,11 @@ own in ``agents/__init__.py``; search bots can register themselves the same way)
 
 Options (``NAME=VALUE``, colons between them) are parsed by one parser,
 :func:`agent_options`, for every agent that has them (pimc, ismcts and any registered with
-``options``): a repeated, unknown or mistyped option is the same one-line ValueError.
+``options``): a repeated, unknown or mistyped option is the same one-line ValueError. An
+option whose default is a bool is a flag: its name alone turns it on (``pimc:cheat``), and
+``NAME=true`` / ``NAME=false`` are accepted too. A spec worth a line of its own in
+``sergeant-major agents`` (``pimc:cheat``) is registered as a variant of its agent
+(``register_agent(..., variants={"pimc:cheat": "help"})``).
 
 :class:`AECSeat` lets any agent play one seat of the PettingZoo AEC env (a batch of one).
 """
@@ -48,6 +55,7 @@ class _Entry:
     help: str
     options: Mapping[str, Any] | None = None  # the options and their defaults (agent_options)
     policy_options: tuple[str, ...] = ()      # options whose values name agents (may hold colons)
+    variants: Mapping[str, str] | None = None  # specs listed on lines of their own: {spec: help}
 
 
 _REGISTRY: dict[str, _Entry] = {}
@@ -55,7 +63,7 @@ _REGISTRY: dict[str, _Entry] = {}
 
 def register_agent(name: str, factory: Callable[..., Any], *, takes_argument: bool = False,
                    options: Mapping[str, Any] | None = None, policy_options: tuple[str, ...] = (),
-                   help: str = "", overwrite: bool = False) -> None:
+                   help: str = "", variants: Mapping[str, str] | None = None, overwrite: bool = False) -> None:
     """Make ``make_agent(name)`` call ``factory``.
 
     With ``options`` (``{NAME: default}``) the spec ``name:NAME=VALUE:...`` is parsed by
@@ -76,8 +84,11 @@ def register_agent(name: str, factory: Callable[..., Any], *, takes_argument: bo
         raise ValueError(f"agent {name!r} is already registered (pass overwrite=True to replace it)")
     if options is not None and takes_argument:
         raise ValueError(f"agent {name!r}: give options or takes_argument=True, not both")
+    variants = dict(variants or {})
+    if any(spec.partition(":")[0] != name or ":" not in spec for spec in variants):
+        raise ValueError(f"agent {name!r}: variants must be specs {name}:ARGUMENT, got {sorted(variants)}")
     _REGISTRY[name] = _Entry(factory, bool(takes_argument), help, None if options is None else dict(options),
-                             tuple(policy_options))
+                             tuple(policy_options), variants)
 
 
 def unregister_agent(name: str) -> None:
@@ -92,8 +103,13 @@ def known_agents() -> list[str]:
 
 
 def agent_help() -> Mapping[str, str]:
-    """``{name: one-line help}`` of the registered agents."""
-    return {name: entry.help for name, entry in sorted(_REGISTRY.items())}
+    """``{name: one-line help}`` of the registered agents, each followed by its variants
+    (``pimc:cheat``)."""
+    lines: dict[str, str] = {}
+    for name, entry in sorted(_REGISTRY.items()):
+        lines[name] = entry.help
+        lines.update(sorted((entry.variants or {}).items()))
+    return lines
 
 
 def make_agent(spec: str) -> Agent:
@@ -121,12 +137,16 @@ def agent_options(agent: str, text: str, defaults: Mapping[str, Any], policy_opt
     """The options of an agent spec after its name (``worlds=32:rollout=greedy``, colons between
     them: ``evaluate.py --agents`` separates agents by commas) over ``defaults``, each converted
     to its default's type; the one parser of every agent with options. Each option may be named
-    once; an unknown one, a piece without ``=``, a repeat or a value of the wrong type is a
-    one-line ValueError naming ``agent``. A piece that does not start a known option continues
+    once; an unknown one, a piece without ``=`` (but a flag: an option whose default is a bool,
+    named alone for ``true``), a repeat or a value of the wrong type is a one-line ValueError
+    naming ``agent``. A piece that does not start a known option continues
     the value of one of ``policy_options`` (``rollout=ppo:runs/x`` names the policy ``ppo:runs/x``)."""
     options = dict(defaults)
     for key, value in option_items(agent, text, defaults, policy_options):
         kind = type(defaults[key])
+        if kind is bool:
+            options[key] = _flag(agent, key, value)
+            continue
         try:
             options[key] = kind(value.strip())
         except ValueError:
@@ -135,12 +155,22 @@ def agent_options(agent: str, text: str, defaults: Mapping[str, Any], policy_opt
     return options
 
 
+def _flag(agent: str, key: str, value: str) -> bool:
+    """A flag option's value: ``true`` or ``false`` (any case), else a one-line ValueError."""
+    text = value.strip().lower()
+    if text not in ("true", "false"):
+        raise ValueError(f"{agent}: {key} must be true or false (or {key} alone for true), got {shorten(value)}")
+    return text == "true"
+
+
 def option_items(agent: str, text: str, defaults: Mapping[str, Any],
                  policy_options: tuple[str, ...] = ()) -> list[tuple[str, str]]:
     """The ``(NAME, VALUE)`` pieces of :func:`agent_options`, in order, not converted."""
     items: list[list[str]] = []
     for piece in filter(None, text.split(":")):
         key, sep, value = piece.partition("=")
+        if not sep and isinstance(defaults.get(key.strip()), bool):  # a flag named alone: on
+            sep, value = "=", "true"
         if sep and key.strip() in defaults:
             earlier = next((item for item in items if item[0] == key.strip()), None)
             if earlier is not None:
@@ -151,8 +181,14 @@ def option_items(agent: str, text: str, defaults: Mapping[str, Any],
             items[-1][1] += ":" + piece
         else:
             raise ValueError(f"{agent}: bad option {shorten(piece)}; expected NAME=VALUE with NAME one of "
-                             f"{', '.join(defaults)}")
+                             f"{', '.join(defaults)}{_flags_note(defaults)}")
     return [(key, value) for key, value in items]
+
+
+def _flags_note(defaults: Mapping[str, Any]) -> str:
+    """`` (or a flag alone: FLAG)`` naming the flag options of ``defaults``, if any."""
+    flags = [key for key, value in defaults.items() if isinstance(value, bool)]
+    return f" (or a flag alone: {', '.join(flags)})" if flags else ""
 
 
 class AECSeat:

@@ -20,6 +20,11 @@ A person can sit only at a table shown at a terminal: ``sergeant-major play`` an
 ``sergeant-major evaluate --agents human,...`` (:func:`check_terminal`, before any game).
 Everywhere else (a search's rollouts, training opponents, a benchmark) the name is refused
 with one line (:func:`refuse_human`) rather than ending in EOFError from ``input()``.
+
+A person is promised a fair table: an agent that sees the hidden cards (``pimc:cheat``,
+:func:`sergeant_major_env.policies.sees_hidden_cards`) is refused at it with one line
+(:func:`sergeant_major_env.policies.refuse_cheats`: ``sergeant-major play``, ``play --web``,
+``evaluate --agents human,...``).
 """
 
 from __future__ import annotations

@@ -21,6 +21,21 @@ seen, R9), exchange gives and free returns (R21), discards and play. Only the se
 knowledge enters the worlds, never the real hidden cards, so the agent may be handed the
 live engine state (``act_on_state``).
 
+``pimc:cheat`` (measurement only). The one exception: with the flag ``cheat`` the search
+SEES EVERY HIDDEN CARD. Its worlds are copies of the true deal (the real games of the
+state, ``state.take``) instead of sampled ones; everything else (rollouts, pruning, the
+mode plan) is pimc's. It is not a fair player: it measures what perfect inference is
+worth, the bound of any belief model (how far ``pimc:cheat`` is ahead of ``pimc``). It says
+so (``cheats = True``, :func:`sergeant_major_env.policies.sees_hidden_cards`): a table with a
+person refuses it (``play``, ``play --web``, ``evaluate --agents human,...``:
+:func:`sergeant_major_env.policies.refuse_cheats`) and ``evaluate`` prints a note under
+its report. Worlds: with deterministic rollouts (the default) every copy of the true deal
+gives the same outcome, so one copy is searched whatever ``worlds`` says (the same
+decisions, ``worlds`` times faster); with random rollouts (a random policy, ``epsilon`` >
+0) ``worlds`` copies are searched, each with its own rollout noise, as pimc's ``worlds``
+sampled deals would be: the two compare at equal search width. ``infer`` (weighting sampled
+worlds) does not apply and is refused with it.
+
 Speed. All the games handed to one ``act_on_state`` call (evaluate.py hands it every game
 of the table where this agent is to act) are searched together: their worlds x actions x
 rollouts advance through the engine as one batch. Games in which the seat knows exactly the
@@ -91,6 +106,8 @@ prior_weight 0.5       points of value per unit of log-probability of the prior
 candidates  4          worlds drawn per world kept, with inference
 max_rows    60000      most rollout games advanced together (memory bound)
 seed        0          seeds the worlds (with the seat's observation, see above)
+cheat       false      a flag (``pimc:cheat``): search the true deal, SEEING EVERY HIDDEN
+                       CARD; for measuring the value of perfect inference only (above)
 ==========  =========  ==============================================================
 
 Bounds (one game's search is held in memory at once; each is checked when the agent is
@@ -201,6 +218,9 @@ class PIMCSettings:
     """most rollout games advanced together (memory bound)"""
     seed: int = 0
     """seeds the worlds (with the seat's observation: a decision depends on what the seat knows)"""
+    cheat: bool = False
+    """search the true deal, seeing every hidden card (``pimc:cheat``): for measuring the value of
+    perfect inference only, never a fair player (the module docstring)"""
 
     def __post_init__(self) -> None:
         for label, low, high in (("worlds", 1, MAX_SEARCH_WIDTH), ("rollouts", 1, MAX_SEARCH_WIDTH),
@@ -226,6 +246,12 @@ class PIMCSettings:
         object.__setattr__(self, "seed", check_seed(self.seed, "pimc: seed"))
         for label in POLICY_OPTIONS:
             _check_policy(getattr(self, label), label)
+        if not isinstance(self.cheat, (bool, np.bool_)):
+            raise ValueError(f"pimc: cheat must be true or false, got {shorten(self.cheat)}")
+        object.__setattr__(self, "cheat", bool(self.cheat))
+        if self.cheat and not (isinstance(self.infer, str) and self.infer == "none"):
+            raise ValueError("pimc: cheat searches the true deal; infer (weighting sampled worlds) does not "
+                             "apply to it")
 
 
 DEFAULTS = {field.name: field.default for field in dataclasses.fields(PIMCSettings)}
@@ -234,9 +260,15 @@ DEFAULTS = {field.name: field.default for field in dataclasses.fields(PIMCSettin
 
 class PIMCAgent:
     """The search bot of the module docstring. Needs the engine state: callers that hold one
-    (``evaluate.py``, the vec env and single-seat env opponents) call :meth:`act_on_state`."""
+    (``evaluate.py``, the vec env and single-seat env opponents) call :meth:`act_on_state`.
+
+    With ``cheat`` (``pimc:cheat``) it SEES EVERY HIDDEN CARD: it searches the true deal, for
+    measuring the value of perfect inference only; ``cheats`` is then True, its name
+    ``pimc:cheat``, and a table with a person refuses it (the module docstring)."""
 
     name = "pimc"
+    cheats = False
+    """True for ``pimc:cheat``: it reads the hidden cards (:func:`sergeant_major_env.policies.sees_hidden_cards`)"""
 
     def __init__(self, settings: PIMCSettings | None = None, **fields) -> None:
         """``PIMCAgent(PIMCSettings(worlds=8))`` or, the same, ``PIMCAgent(worlds=8)``: the
@@ -259,6 +291,10 @@ class PIMCAgent:
         self._log_probs = self._inference_model(settings.infer)
         self._prior = self._prior_model(settings.prior)
         self._plan = plan_values()
+        if settings.cheat:
+            self.cheats, self.name = True, "pimc:cheat"
+            if self.deterministic:  # every copy of the true deal rolls out alike: one is enough
+                self.worlds = 1
 
     def _prior_model(self, prior: str | object):
         """The log-probabilities added to the action values, or None. ``auto``: the rollout
@@ -292,7 +328,8 @@ class PIMCAgent:
         rollout = getattr(self.rollout_policy, "name", type(self.rollout_policy).__name__)
         return (f"PIMCAgent(worlds={self.worlds}, rollouts={self.rollouts}, rollout={rollout!r}, "
                 f"horizon={self.horizon}, epsilon={self.epsilon}, prune={self.prune}, "
-                f"prior={'none' if self._prior is None else 'on'}, prior_weight={self.prior_weight}, seed={self.seed})")
+                f"prior={'none' if self._prior is None else 'on'}, prior_weight={self.prior_weight}, seed={self.seed}"
+                f"{', cheat=True' if self.cheats else ''})")
 
     @property
     def deterministic(self) -> bool:
@@ -339,10 +376,16 @@ class PIMCAgent:
 
     def keys(self, state: engine.State, games: np.ndarray) -> list[bytes]:
         """A 16-byte digest per game of ``seed`` and the observation of the seat to act (its
-        whole information state): the seed of that game's search."""
-        observations = observe(state.take(games), state.to_act[games])
+        whole information state): the seed of that game's search. ``cheat``: of the whole game
+        (every field of the state), since its search reads the hidden cards too."""
+        view = state.take(games)
+        if self.cheats:
+            rows = np.concatenate([array.reshape(games.size, -1).view(np.uint8) for array in view.arrays().values()],
+                                  axis=1)
+        else:
+            rows = observe(view, view.to_act)
         key = self.seed.to_bytes(8, "little")
-        return [hashlib.blake2b(row.tobytes(), key=key, digest_size=16).digest() for row in observations]
+        return [hashlib.blake2b(row.tobytes(), key=key, digest_size=16).digest() for row in rows]
 
     def streams(self, state: engine.State, games: np.ndarray) -> list[np.random.Generator]:
         """One generator per game, seeded by :meth:`keys`: the same knowledge gives the same
@@ -439,7 +482,10 @@ class PIMCAgent:
     def _worlds(self, state: engine.State, games: np.ndarray, streams: list[np.random.Generator]) -> engine.State:
         """``worlds`` worlds per game (row ``i * worlds + w``). With inference, ``candidates``
         times as many are drawn uniformly, weighted by how well they explain the other seats'
-        plays (agents.inference, raised to ``infer_power``) and ``worlds`` drawn by weight."""
+        plays (agents.inference, raised to ``infer_power``) and ``worlds`` drawn by weight.
+        ``cheat``: copies of the real games, the hidden cards as they are."""
+        if self.cheats:
+            return state.take(np.repeat(games, self.worlds))
         if self._log_probs is None:
             return self._sample_worlds(state, games, streams, self.worlds)
         drawn = self.worlds * self.candidates
@@ -563,13 +609,15 @@ class PIMCAgent:
 
 def _check_policy(policy: str | object, option: str) -> None:
     """A one-line ValueError when ``option`` (rollout, others, infer, prior) names a policy a
-    search cannot roll out: a person, or pimc itself."""
+    search cannot roll out: a person, or pimc itself (``search`` too: it is pimc)."""
     from .human import refuse_human
 
     refuse_human(policy, f"pimc: {option}={policy if isinstance(policy, str) else 'human'}",
                  "a search's rollouts cannot ask a person")
-    if isinstance(policy, str) and policy.partition(":")[0] == "pimc":
-        raise ValueError(f"pimc: the {option} policy cannot itself be pimc")
+    name = policy.partition(":")[0].strip() if isinstance(policy, str) else None
+    if name in ("pimc", "search"):
+        alias = " (search is pimc)" if name == "search" else ""
+        raise ValueError(f"pimc: the {option} policy cannot itself be pimc{alias}")
 
 
 def _policy(policy: str | object) -> object:
@@ -653,7 +701,8 @@ def _partial_points(state: engine.State, seat: np.ndarray) -> np.ndarray:
 
 
 def make_pimc_agent(argument: str | None) -> PIMCAgent:
-    """``pimc`` or ``pimc:worlds=32:rollout=greedy:...`` (see the module docstring)."""
+    """``pimc`` or ``pimc:worlds=32:rollout=greedy:...`` (see the module docstring); ``pimc:cheat``
+    sees every hidden card (measurement only)."""
     return PIMCAgent(PIMCSettings(**agent_options("pimc", argument or "", DEFAULTS, POLICY_OPTIONS)))
 
 

@@ -67,7 +67,7 @@ from . import engine
 from .cards import NUM_ACTIONS, bits_to_bool
 from .files import check_writable
 from .limits import check_fits
-from .policies import decide, is_deterministic, policy_name
+from .policies import decide, is_deterministic, policy_name, sees_hidden_cards
 from .processes import available_cpus, run_jobs
 from .progress import progress_bar
 from .rules import Rules
@@ -552,6 +552,7 @@ def summarize_tournament(tournament: Tournament,
     result.copies = copy_pairs(tournament.specs, tournament.names)
     result.deterministic = [name for name, player in zip(tournament.names, tournament.players)
                             if is_deterministic(player)]
+    result.cheats = [name for name, player in zip(tournament.names, tournament.players) if sees_hidden_cards(player)]
     return result
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from . import engine, render
 from .cards import MODE_ACTION_OFFSET, RANKS, SUIT_SYMBOLS, SUITS
-from .policies import decide, policy_name
+from .policies import decide, policy_name, refuse_cheats
 from .rules import Rules
 from .seeding import check_seed
 
@@ -149,12 +149,15 @@ def play_game(agents: Sequence[Any], human: int, seed: int, rules: Rules, input_
     """Play one game: ``agents[seat]`` decides for each seat but ``human`` (whose entry is
     ignored: the person types at ``input_fn``); ``names[seat]`` is how a seat's player is
     called (default: the agents' names). Returns ``{"scores", "seed", "record"}`` (``record``
-    when asked: RULES.md section 11). EOFError, KeyboardInterrupt and :class:`QuitGame` from
+    when asked: RULES.md section 11). An agent that sees the hidden cards (``pimc:cheat``) is refused
+    (:func:`~sergeant_major_env.policies.refuse_cheats`). EOFError, KeyboardInterrupt and :class:`QuitGame` from
     the input pass through."""
     seed = check_seed(seed)
     if human not in (0, 1, 2):
         raise ValueError(f"the person's seat must be 0, 1 or 2, got {human!r}")
     names = list(names) if names else [render.YOU if s == human else policy_name(agents[s]) for s in range(3)]
+    bots = [s for s in range(3) if s != human]
+    refuse_cheats([agents[s] for s in bots], [names[s] for s in bots])  # a person is promised a fair table
     labels = render.seat_labels(names, you=human)
     state = engine.init([seed], rules)
     recorder = None

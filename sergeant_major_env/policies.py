@@ -35,6 +35,12 @@ Optional attributes, read with ``getattr`` and a default:
   for the games ``games`` of ``state``. Such a policy promises to use only what the seat
   to act knows: the public fields and :func:`~sergeant_major_env.worlds.sample_worlds`.
 
+* ``cheats`` (``bool``, default ``False``): the policy reads what its seat cannot know (the
+  other hands: ``pimc:cheat``, a measurement of what perfect inference is worth), breaking
+  the promise above. :func:`sees_hidden_cards` reads it: a table with a person refuses
+  such a policy (:func:`refuse_cheats`) and ``evaluate``
+  prints a note under its report.
+
 * ``act_on_card_sets(card_sets, rest, legal_mask, rng) -> int64[B]``: the same decisions
   as ``act``, from the observation in the form
   :func:`~sergeant_major_env.observation.observe_card_sets` gives it (the card planes as
@@ -51,7 +57,7 @@ package) implement it; this package never imports them.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -135,6 +141,22 @@ def searches_state(policy: object) -> bool:
 def is_deterministic(policy: object) -> bool:
     """Whether ``policy`` says its actions depend on each game alone (``deterministic``)."""
     return getattr(policy, "deterministic", False) is True
+
+
+def sees_hidden_cards(policy: object) -> bool:
+    """Whether ``policy`` says it reads cards its seat cannot see (``cheats``: ``pimc:cheat``)."""
+    return getattr(policy, "cheats", False) is True
+
+
+def refuse_cheats(agents: Sequence[Any], names: Sequence[str] | None = None) -> None:
+    """ValueError (one line) when one of ``agents`` sees cards its seat cannot
+    (:func:`~sergeant_major_env.policies.sees_hidden_cards`): at a table with a person every
+    bot must play from what its seat knows. ``names``: how the agents were named (for the message)."""
+    names = list(names) if names is not None else [policy_name(agent) for agent in agents]
+    cheaters = [name for name, agent in zip(names, agents) if agent is not None and sees_hidden_cards(agent)]
+    if cheaters:
+        raise ValueError(f"{', '.join(cheaters)} sees every hidden card (for measuring the value of perfect "
+                         f"inference only): it cannot sit at a table with a person")
 
 
 def needs_observations(policy: object) -> bool:

@@ -318,6 +318,9 @@ class EvaluationResult:
     deterministic: list[str] = dataclasses.field(default_factory=list)
     """the names of the agents that say they are deterministic
     (:func:`~sergeant_major_env.policies.is_deterministic`)"""
+    cheats: list[str] = dataclasses.field(default_factory=list)
+    """the names of the agents that see the hidden cards (``pimc:cheat``,
+    :func:`~sergeant_major_env.policies.sees_hidden_cards`): :meth:`cheats_notes` says so"""
 
     def agent(self, name: str) -> AgentStats:
         for stats in self.agents:
@@ -383,6 +386,7 @@ class EvaluationResult:
             lines.append(f"{s.name:<{width}}{s.games:>7}{s.mean_points:>+13.2f}{format_ci(s.ci95):>18}"
                          f"{s.win_rate:>10.1%}{s.mean_place:>7.2f}")
         lines.append(PLACE_LEGEND)
+        lines += self.cheats_notes()
         if self.head_to_head:
             lines += ["", f"{'head to head':<{pair_width}}{'margin':>9}{'95% CI':>18}{'ahead':>8}"]
             for h in self.head_to_head:
@@ -395,6 +399,13 @@ class EvaluationResult:
                 lines.append(f"{rank:<6}{r.name:<{width}}{r.rating:>+8.0f}{format_rating_ci(r.ci95):>16}")
             lines += self.rating_notes()
         return "\n".join(lines)
+
+    def cheats_notes(self) -> list[str]:
+        """One note line when an agent at the table sees the hidden cards (:attr:`cheats`)."""
+        if not self.cheats:
+            return []
+        return [f"note: {', '.join(self.cheats)} {'sees' if len(self.cheats) == 1 else 'see'} every hidden card "
+                f"(not a fair player: a measure of what perfect inference is worth)"]
 
     def copies_notes(self) -> list[str]:
         """A note for each head-to-head pair of two copies of one agent (:attr:`copies`), saying
@@ -530,6 +541,7 @@ def format_rich(result: EvaluationResult) -> Iterable[Any]:
         table.add_row(s.name, str(s.games), f"{s.mean_points:+.2f}", format_ci(s.ci95), f"{s.win_rate:.1%}",
                       f"{s.mean_place:.2f}")
     yield table
+    yield from result.cheats_notes()
     if result.head_to_head:
         h2h = Table(title="head to head (points of a minus points of b, per game)")
         for column, justify in (("a", "left"), ("b", "left"), ("games", "right"), ("margin", "right"),

@@ -408,3 +408,48 @@ def test_options_and_an_argument_are_one_or_the_other():
     with pytest.raises(ValueError, match="give options or takes_argument=True, not both"):
         register_agent("plug", _Search, options={"depth": 2}, takes_argument=True)
     assert "plug" not in agents.agent_help()
+
+
+class _Flagged(_Search):
+    """A plug-in with a flag option (``fast``)."""
+
+    def __init__(self, depth: int = 2, fast: bool = False) -> None:
+        super().__init__(depth)
+        self.fast = fast
+
+
+@pytest.mark.parametrize("spec, expected", [
+    ("plug:fast", (True, 2)), ("plug:depth=3:fast", (True, 3)), ("plug:fast=false", (False, 2)),
+    ("plug:fast=True:depth=4", (True, 4)), ("plug", (False, 2)),
+    ("plug:fast:fast=false", r"^plug: option fast given twice \(fast=true and fast=false\); give each option once$"),
+    ("plug:fast=1", r"^plug: fast must be true or false \(or fast alone for true\), got '1'$"),
+    ("plug:depth", r"^plug: bad option 'depth'; expected NAME=VALUE with NAME one of depth, fast "
+                   r"\(or a flag alone: fast\)$"),
+])
+def test_an_option_whose_default_is_a_bool_is_a_flag(spec, expected):
+    """Issue 29 (``pimc:cheat``): a bool option alone turns it on; NAME=true/false say it in full;
+    any other value, a repeat, or a non-flag option alone is the parser's one line."""
+    register_agent("plug", _Flagged, options={"depth": 2, "fast": False}, overwrite=True)
+    try:
+        if isinstance(expected, str):
+            with pytest.raises(ValueError, match=expected):
+                make_agent(spec)
+        else:
+            agent = make_agent(spec)
+            assert (agent.fast, agent.depth) == expected and type(agent.fast) is bool
+    finally:
+        unregister_agent("plug")
+
+
+def test_a_variant_is_listed_on_its_own_line_after_its_agent():
+    register_agent("plug", _Flagged, options={"depth": 2, "fast": False}, overwrite=True,
+                   variants={"plug:fast": "the plug, fast"})
+    try:
+        names = list(agents.agent_help())
+        assert names[names.index("plug") + 1] == "plug:fast" and agents.agent_help()["plug:fast"] == "the plug, fast"
+        assert make_agent("plug:fast").fast is True
+    finally:
+        unregister_agent("plug")
+    assert "plug:fast" not in agents.agent_help()
+    with pytest.raises(ValueError, match=r"^agent 'plug': variants must be specs plug:ARGUMENT, got \['other:x'\]$"):
+        register_agent("plug", _Search, variants={"other:x": "no"})

@@ -804,6 +804,32 @@ def test_evaluate_prints_the_place_legend_and_notes_copies(agents, note, capsys)
         assert "copies" not in out
     else:
         assert note in out and ("by construction" in out) == ("by construction" in note)
+    assert "hidden card" not in out  # fair agents only: no cheat note
+
+
+def test_evaluate_notes_an_agent_that_sees_the_hidden_cards(capsys):
+    """Issue 29: a table with ``pimc:cheat`` says, in one line under the agents, that it cheats
+    (its result is a bound, not a player's strength)."""
+    from sergeant_major_env.statistics import PLACE_LEGEND
+
+    evaluate = _evaluate_module()
+    assert evaluate.main(["--agents", "pimc:cheat,heuristic,random", "--games", "6", "--option", "num_deals=1",
+                          "--no-progress", "--workers", "1"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    note = ("note: pimc:cheat sees every hidden card (not a fair player: a measure of what perfect inference is "
+            "worth)")
+    assert out.count(note) == 1 and out.index(PLACE_LEGEND.replace("place:", "")) < out.index(note)
+
+
+def test_the_cheat_note_is_one_line_under_the_agents_of_the_text_table():
+    result, _ = _text_report("a,b,r")
+    result.cheats = ["a", "b"]
+    lines = result.format_text().splitlines()
+    from sergeant_major_env.statistics import PLACE_LEGEND
+
+    assert lines[lines.index(PLACE_LEGEND) + 1] == ("note: a, b see every hidden card (not a fair player: a measure "
+                                                    "of what perfect inference is worth)")
+    assert "cheats" not in result.to_dict()
 
 
 def test_a_lopsided_table_gets_its_ratings():

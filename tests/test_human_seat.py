@@ -9,6 +9,7 @@ these ended in EOFError from ``input()`` (issue 20, item 6).
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -82,3 +83,47 @@ def test_benchmarks_refuse_human_in_one_line(script, argv):
     done = subprocess.run([sys.executable, f"benchmarks/{script}", *argv], cwd=ROOT, capture_output=True, text=True,
                           timeout=120, stdin=subprocess.DEVNULL)
     assert _one_error_line(done).endswith(f"{script} human: a benchmark has no person at its table; {TERMINAL_RULE}")
+
+
+# ============================================================================ pimc:cheat (issue 29)
+
+CHEAT_LINE = ("pimc:cheat sees every hidden card (for measuring the value of perfect inference only): it cannot "
+              "sit at a table with a person")
+
+
+@pytest.mark.parametrize("web", [False, True])
+def test_play_refuses_pimc_cheat_as_an_opponent_in_one_line(web, capsys):
+    """A person at ``play`` (and ``play --web``) is promised bots that play from what their seats
+    know: the agent that sees the hidden cards is refused before any game or server."""
+    from sergeant_major_env.cli import play as cli
+
+    asked = []
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["--opponents", "heuristic,pimc:cheat", "--seed", "1", *(["--web", "--no-browser"] if web else [])],
+                 input_fn=asked.append, output=io.StringIO())
+    assert exit_info.value.code == 2 and asked == []
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == f"sergeant-major play: error: {CHEAT_LINE}"
+
+
+def test_the_game_and_the_web_game_refuse_a_cheating_agent_object():
+    """The libraries behind ``play`` and ``play --web`` refuse it too (an agent object, not a name)."""
+    from sergeant_major_env import Rules, play
+    from sergeant_major_env.web import WebGame
+
+    cheat, fair = make_agent("pimc:cheat"), make_agent("heuristic")
+    with pytest.raises(ValueError, match=f"^{re.escape(CHEAT_LINE)}$"):
+        play.play_game([None, fair, cheat], 0, 1, Rules(), input_fn=lambda prompt: "quit", output=io.StringIO())
+    with pytest.raises(ValueError, match=f"^{re.escape(CHEAT_LINE.replace('pimc:cheat', 'bot'))}$"):
+        WebGame("g", [cheat, None, fair], ["bot", "you", "heuristic"], 1, 1, Rules())
+
+
+def test_evaluate_refuses_pimc_cheat_at_a_table_with_a_person(monkeypatch, capsys):
+    """``evaluate --agents human,...`` seats a person: no cheat at that table (the terminal there)."""
+    from sergeant_major_env.cli import evaluate
+
+    monkeypatch.setattr(sys, "stdin", _Stdin(terminal=True))
+    with pytest.raises(SystemExit) as exit_info:
+        evaluate.main(["--agents", "human,pimc:cheat,random", "--games", "6", "--no-progress"])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"sergeant-major evaluate: error: {CHEAT_LINE}"

@@ -209,6 +209,14 @@ def test_ship_bad_arguments_are_one_line_usage_errors_before_any_game(arguments,
     assert not list(tmp_path.iterdir())
 
 
+def test_ship_plays_pimc_games_against_pimc_under_any_name():
+    """``search`` is pimc (pimc:rollout=learned): as slow, so it plays --pimc-games like pimc:...."""
+    import types
+
+    args = types.SimpleNamespace(opponents="search,pimc:worlds=4,heuristic", games=600, pimc_games=120, seed=0)
+    assert ship.opponent_tables(args) == [("search", 120), ("pimc:worlds=4", 120), ("heuristic", 600)]
+
+
 def test_learned_records_its_teacher_labels_and_the_commands_that_make_it_again(learned):
     """The shipped policy is distilled from the search (issue 21): its metadata names the policy it
     started from, the teacher, the label count and the commands that make the labels and the fit."""

@@ -584,3 +584,113 @@ def test_other_rollout_policies_keep_the_stepwise_loop(options):
     tuned = PIMCAgent(worlds=2, rollout=make_agent("heuristic"))
     tuned.rollout_policy.params = {**tuned.rollout_policy.params, "lam": 0.5}  # own weights differ from others'
     assert tuned._compiled_params() is None
+
+
+# ============================================================================ pimc:cheat and search (issue 29)
+
+def test_pimc_cheat_plays_every_decision_kind_legally_to_the_end_of_games():
+    """``pimc:cheat`` searches copies of the true deal with pimc's rollouts: every decision kind is
+    searched, the engine accepts every action, the games finish, and the table knows it cheats."""
+    cheat = Recording(cheat=True, worlds=4)
+    assert (cheat.cheats, cheat.name, cheat.worlds) == (True, "pimc:cheat", 1)  # deterministic rollouts: one copy
+    result = play_tables([cheat, make_agent("random"), make_agent("random")],
+                         TablePlan(games=30, seed=5, rules={"num_deals": 4}, progress=False))
+    assert result.games == 30 and result.cheats == ["pimc:cheat"]
+    assert cheat.kinds == {"mode", "exchange_give", "exchange_return", "discard", "play"}
+
+
+def test_pimc_cheat_decisions_depend_on_the_hidden_cards():
+    """The opposite of pimc's promise (test_pimc_decisions_do_not_depend_on_cards_the_seat_cannot_see):
+    on a state that differs only in what the seat cannot see, the cheat decides otherwise in some
+    games, while pimc with the same settings never does. In one batch, a game and its twin (the
+    same to the seat) are searched apart, each on its own hidden cards."""
+    cheat, fair = PIMCAgent(cheat=True, rollout="greedy"), PIMCAgent(worlds=1, rollout="greedy")
+    rng = np.random.default_rng(0)
+    differ = 0
+    for k, (state, live) in enumerate(_positions(11)):
+        if k % 4:
+            continue
+        twin = sample_worlds(state, live, 1, rng)
+        np.testing.assert_array_equal(fair.act_on_state(state, live, np.random.default_rng(k)),
+                                      fair.act_on_state(twin, np.arange(live.size), np.random.default_rng(k)))
+        real = cheat.act_on_state(state, live, np.random.default_rng(k))
+        other = cheat.act_on_state(twin, np.arange(live.size), np.random.default_rng(k))
+        both = state.take(np.concatenate([live, live]))
+        both.put(np.arange(live.size, 2 * live.size), twin)
+        np.testing.assert_array_equal(cheat.act_on_state(both, np.arange(2 * live.size), np.random.default_rng(k)),
+                                      np.concatenate([real, other]))
+        differ += int((real != other).sum())
+    assert differ > 0
+
+
+def test_pimc_cheat_searches_worlds_copies_only_when_its_rollouts_are_random():
+    """Deterministic rollouts give every copy of the true deal the same outcome: one is searched;
+    random ones (a random policy, epsilon > 0) search ``worlds`` copies, each with its own noise."""
+    assert make_agent("pimc:cheat:worlds=8").worlds == 1
+    noisy = make_agent("pimc:cheat:worlds=8:epsilon=0.2")
+    assert noisy.worlds == 8 and not noisy.deterministic
+    state, live = next(_positions(4, batch=4, every=30))
+    worlds = noisy._worlds(state, live, noisy.streams(state, live))
+    assert worlds.batch_size == 8 * live.size
+    np.testing.assert_array_equal(worlds.hands, state.hands[np.repeat(live, 8)])  # the true hidden cards
+    actions = noisy.act_on_state(state, live, np.random.default_rng(0))
+    assert ((engine.legal_bits(state, live) >> actions.astype(np.uint64)) & np.uint64(1)).all()
+
+
+@pytest.mark.parametrize("spec, cheats", [("pimc:cheat", True), ("pimc:worlds=4:cheat", True),
+                                          ("pimc:cheat=true:rollout=greedy", True), ("pimc:cheat=FALSE", False),
+                                          ("pimc", False), ("pimc:rollout=ppo:runs/cheat", None)])
+def test_pimc_cheat_is_a_flag_option(spec, cheats):
+    """``cheat`` alone turns the flag on; ``cheat=true``/``cheat=false`` are accepted too; a policy
+    path that merely contains the word stays the path."""
+    from sergeant_major_env.agents.base import option_items
+
+    if cheats is None:
+        assert option_items("pimc", spec[5:], DEFAULTS, ("rollout",)) == [("rollout", "ppo:runs/cheat")]
+        return
+    agent = make_agent(spec)
+    assert agent.cheats is cheats and agent.settings.cheat is cheats
+    assert agent.name == ("pimc:cheat" if cheats else "pimc") and ("cheat=True" in repr(agent)) is cheats
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("pimc:cheat:cheat", r"^pimc: option cheat given twice \(cheat=true and cheat\); give each option once$"),
+    ("pimc:cheat=true:worlds=2:cheat=false", r"^pimc: option cheat given twice"),
+    ("pimc:cheat=maybe", r"^pimc: cheat must be true or false \(or cheat alone for true\), got 'maybe'$"),
+    ("pimc:cheats", r"^pimc: bad option 'cheats'; expected NAME=VALUE with NAME one of worlds, .*, cheat "
+                    r"\(or a flag alone: cheat\)$"),
+    ("pimc:worlds", r"^pimc: bad option 'worlds'; expected NAME=VALUE"),  # only flags stand alone
+    ("pimc:cheat:infer=auto", r"^pimc: cheat searches the true deal; infer \(weighting sampled worlds\) does not "
+                              r"apply to it$"),
+])
+def test_bad_pimc_cheat_specs_are_one_line(spec, message):
+    with pytest.raises(ValueError, match=message):
+        make_agent(spec)
+
+
+def test_pimc_cheat_has_its_own_help_line_saying_it_sees_every_hidden_card():
+    from sergeant_major_env.agents import agent_help
+
+    lines = agent_help()
+    names = list(lines)
+    assert names.index("pimc:cheat") == names.index("pimc") + 1
+    assert "sees every hidden card" in lines["pimc:cheat"] and "perfect inference only" in lines["pimc:cheat"]
+    assert "sees every hidden card" in PIMCAgent.__doc__.replace("SEES EVERY HIDDEN CARD", "sees every hidden card")
+
+
+def test_search_is_pimc_with_learned_rollouts_by_one_name():
+    """``search`` names the strongest search measured: the same agent as ``pimc:rollout=learned``
+    (its repr, settings and decisions), listed with its parts; it takes no options, and no
+    search rolls out a search."""
+    from sergeant_major_env.agents import SEARCH, agent_help
+
+    search, spelled = make_agent("search"), make_agent("pimc:rollout=learned")
+    assert SEARCH == "pimc:rollout=learned" and SEARCH in agent_help()["search"]
+    assert repr(search) == repr(spelled) and search.settings == spelled.settings and not search.cheats
+    state, live = next(_positions(6, batch=3, every=25))
+    np.testing.assert_array_equal(search.act_on_state(state, live, np.random.default_rng(1)),
+                                  spelled.act_on_state(state, live, np.random.default_rng(2)))
+    with pytest.raises(ValueError, match=r"^search: bad option 'worlds=4'; search takes no options"):
+        make_agent("search:worlds=4")
+    with pytest.raises(ValueError, match=r"^pimc: the rollout policy cannot itself be pimc \(search is pimc\)$"):
+        make_agent("pimc:rollout=search")

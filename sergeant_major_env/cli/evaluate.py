@@ -46,7 +46,8 @@ Every argument is checked before any game is played: the agents, the rule option
 and be writable; one that exists is refused unless --overwrite; --plot needs matplotlib from
 the train extra). Output files are written whole or not at all (a temporary file, then
 renamed): on a full disk the error names the output that failed and its old file is kept.
---agents human needs a terminal.
+--agents human needs a terminal, and no agent that sees the hidden cards (pimc:cheat) sits with
+a person; a table with pimc:cheat gets a note under its report.
 
 Exit status: 0 on success, 2 for bad arguments (an unknown agent or rule option, a bad seed,
 an output file that cannot be written or exists without --overwrite), 1 when the games or
@@ -69,6 +70,7 @@ from sergeant_major_env.evaluation import (
     SEATINGS, TablePlan, check_tournament_fits, check_tournament_seed, copy_pairs, group_count, play_tables,
     resolve_agents, rules_for_table)
 from sergeant_major_env.files import atomic_write, check_new_file
+from sergeant_major_env.policies import refuse_cheats
 from sergeant_major_env.processes import available_cpus
 from sergeant_major_env.rules import Rules
 from sergeant_major_env.statistics import format_rich
@@ -304,6 +306,8 @@ def main(argv=None) -> int:
     try:
         check_terminal(names)
         agents, labels = resolve_agents(names, make_agent)
+        if plays_human(names):  # a person is promised a fair table
+            refuse_cheats(agents, labels)
         asked_names = [item.partition("=")[0].strip() for item in args.option or []]
         rules, notes = rules_for_table(agents, labels, asked, asked_names, asked_by="--option")
     except ValueError as error:

@@ -7,7 +7,8 @@
     sergeant-major play --web --opponents learned,pimc            # in your browser (docs: Play in a browser)
 
 You hold one seat (--seat, default 0); the opponents are agents made by agents.make_agent
-(random, greedy, heuristic, learned, pimc, ppo:PATH, ...). At each of your decisions the table is
+(random, greedy, heuristic, learned, pimc, search, ppo:PATH, ...; not pimc:cheat, which sees
+your cards). At each of your decisions the table is
 shown as your seat sees it (deal, mode and trumps, each seat's role, target, tricks and
 score, the talon once face up, the trick on the table, your hand by suit; during your mode
 choice only your first six cards, R9) with your legal moves. Type a card as rank and suit in
@@ -41,6 +42,7 @@ from typing import Any, Callable, Sequence, TextIO
 from sergeant_major_env import interrupts
 from sergeant_major_env.agents import make_agent
 from sergeant_major_env.agents.human import is_human
+from sergeant_major_env.policies import refuse_cheats
 from sergeant_major_env.evaluation import make_named_agent
 from sergeant_major_env.files import check_new_file
 from sergeant_major_env.play import QuitGame, play_game
@@ -134,7 +136,9 @@ def _opponents(parser: argparse.ArgumentParser, text: str) -> tuple[list[str], l
         parser.error("--opponents: you are the human player; name two agents for the other seats "
                      "(random, greedy, heuristic, learned, pimc, ppo:PATH, ...)")
     try:
-        return names, [make_named_agent(name, make_agent) for name in names]
+        agents = [make_named_agent(name, make_agent) for name in names]
+        refuse_cheats(agents, names)  # you are promised bots that play from what their seats know
+        return names, agents
     except ValueError as error:
         parser.error(str(error))
 

@@ -59,7 +59,7 @@ class ShipOptions:
     games: int = arguments.games(600)
     """games against each opponent but pimc, rounded up to a multiple of 6"""
     pimc_games: int = opt(120, Integer(1), metavar="N")
-    """games against pimc (any pimc:... spec), which is slow"""
+    """games against pimc (any pimc:... spec, and search), which is slow"""
     opponents: str = opt(DEFAULT_OPPONENTS, Text(), metavar="X,Y,...")
     """agent names; each plays two seats of a table against learned"""
     seed: int = arguments.seed(DEFAULT_SEED)

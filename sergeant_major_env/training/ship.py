@@ -46,9 +46,11 @@ def opponent_tables(args: Any) -> list[tuple[str, int]]:
         raise ValueError(f"--opponents needs distinct agent names separated by commas, got {args.opponents!r}")
     if LEARNED in names:
         raise ValueError("--opponents: learned is the policy being shipped; name the agents it plays against")
-    tables = [(name, args.pimc_games if name.partition(":")[0] == "pimc" else args.games) for name in names]
+    # An unknown name is a one-line ValueError listing the known ones; pimc under any name
+    # (pimc:..., search) plays --pimc-games.
+    tables = [(name, args.pimc_games if isinstance(agents.make_agent(name), agents.PIMCAgent) else args.games)
+              for name in names]
     for name, games in tables:
-        agents.make_agent(name)  # an unknown name is a one-line ValueError listing the known ones
         check_tournament_seed(args.seed, math.ceil(games / 6))
     return tables
 

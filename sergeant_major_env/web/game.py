@@ -20,7 +20,7 @@ import numpy as np
 from .. import engine, render
 from ..cards import NUM_ACTIONS
 from ..play import reason_for_you
-from ..policies import decide
+from ..policies import decide, refuse_cheats
 from ..records import Recorder
 from ..rules import Rules
 from .view import seat_view
@@ -43,6 +43,8 @@ class WebGame:
 
     def __init__(self, game_id: str, agents: Sequence[Any], names: Sequence[str], seat: int, seed: int,
                  rules: Rules, on_over: Callable[["WebGame"], None] | None = None) -> None:
+        bots = [s for s in range(3) if s != seat]
+        refuse_cheats([agents[s] for s in bots], [names[s] for s in bots])  # a person is promised a fair table
         self.id, self.token = game_id, secrets.token_urlsafe(24)
         self.agents, self.seat, self.seed = list(agents), seat, seed
         self.names = list(names)
