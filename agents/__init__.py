@@ -89,7 +89,7 @@ def make_search_agent():
 register_agent("search", make_search_agent,
                help=f"the strongest search measured, {SEARCH}: pimc's 16 sampled deals a decision, the learned "
                     f"policy rolling out the seat's own moves, the heuristic the others' (+10.5 points a game "
-                    f"over pimc head to head, docs/results.md)")
+                    f"over pimc head to head: the docs' Results page, Search)")
 
 
 RLLIB_UNSAFE_NAME = "rllib-unsafe-pickle"

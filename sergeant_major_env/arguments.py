@@ -115,7 +115,6 @@ class Number(Check):
         return float(value)
 
 
-
 class Seed(Check):
     """A seed by the one seed rule (:mod:`sergeant_major_env.seeding`)."""
 
