@@ -31,7 +31,12 @@ Measured (1-deal games, 1 torch thread, a shared 2-CPU machine):
   [+0.33, +1.24] and +0.53 [+0.07, +1.00];
 * ``--total-timesteps 400000 --seed 3 --eval-games 600 --eval-against heuristic`` (206 s):
   -1.99 points a game [-2.26, -1.71] against two ``heuristic`` players, margin -2.98
-  [-3.39, -2.57]: not yet the heuristic's level, which takes a far longer run.
+  [-3.39, -2.57]: not yet the heuristic's level, which takes a far longer run;
+* ``--total-timesteps 3000000 --opponents heuristic --eval-games 1200 --eval-against heuristic
+  --seed 3`` (2026-12-03, 661 s of training at about 4,500 steps/s, a test run on the other
+  core): -0.91 points a game [-1.08, -0.73] against two ``heuristic`` players, margin -1.36
+  [-1.62, -1.10]: closer, still behind. (train.py reaches the heuristic's level with an
+  imitation warm start before PPO, which this one file leaves out.)
 """
 
 from __future__ import annotations
