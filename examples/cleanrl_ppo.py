@@ -35,8 +35,15 @@ Measured (1-deal games, 1 torch thread, a shared 2-CPU machine):
 * ``--total-timesteps 3000000 --opponents heuristic --eval-games 1200 --eval-against heuristic
   --seed 3`` (2026-12-03, 661 s of training at about 4,500 steps/s, a test run on the other
   core): -0.91 points a game [-1.08, -0.73] against two ``heuristic`` players, margin -1.36
-  [-1.62, -1.10]: closer, still behind. (train.py reaches the heuristic's level with an
-  imitation warm start before PPO, which this one file leaves out.)
+  [-1.62, -1.10]: closer, still behind;
+* the same with the warm start, ``--imitate-steps 400000 --learning-rate 0.0003`` (2026-12-03:
+  the heuristic's moves copied to 75.1% agreement in 4 passes, then 611 s of PPO): -0.59 points
+  a game [-0.76, -0.41], margin -0.88 [-1.15, -0.61]: better, still behind the heuristic
+  (train.py's recipe passes it on 18-deal games with more imitation and a bigger batch).
+
+Warm start (``--imitate-steps N``): before PPO, ``--imitate`` (the heuristic) plays the
+learner's seat for N decisions and the policy is fitted to its moves (cross-entropy of the
+masked logits), as train.py's imitation does.
 """
 
 from __future__ import annotations
@@ -102,6 +109,13 @@ class Args:
     """first seed of the evaluation's deals (apart from training's)"""
     threads: int = 1
     """torch threads"""
+    imitate: str = "heuristic"
+    """the teacher of the warm start (an agent name): it plays the learner's seat and the policy
+    copies its moves before PPO"""
+    imitate_steps: int = 0
+    """teacher decisions to copy before PPO; 0: no warm start"""
+    imitate_epochs: int = 4
+    """passes over the teacher's decisions"""
 
 
 class Agent(nn.Module):
@@ -177,6 +191,7 @@ def train(args: Args) -> tuple[Agent, dict[str, Any]]:
     valid = torch.zeros((args.num_steps, args.num_envs), dtype=torch.bool)  # not an autoreset step
     values = torch.zeros((args.num_steps, args.num_envs))
 
+    agreement = imitate(agent, envs, args) if args.imitate_steps else None
     obs, infos = envs.reset(seed=args.seed)
     next_obs, next_mask = torch.as_tensor(obs), torch.as_tensor(infos["action_mask"])
     next_autoreset = torch.zeros(args.num_envs, dtype=torch.bool)
@@ -236,7 +251,45 @@ def train(args: Args) -> tuple[Agent, dict[str, Any]]:
                   f"mean return of the last {len(recent)} games {np.mean(recent):+.2f}, "
                   f"{(iteration + 1) * batch / (time.time() - start):,.0f} steps/s", flush=True)
     envs.close()
-    return agent, {"steps": iterations * batch, "games": len(returns_seen), "seconds": time.time() - start}
+    return agent, {"steps": iterations * batch, "games": len(returns_seen), "seconds": time.time() - start,
+                   "imitation_agreement": agreement}
+
+
+def imitate(agent: Agent, envs, args: Args) -> float:
+    """The warm start: ``--imitate`` plays the learner's seat for ``--imitate-steps`` decisions
+    (its own games, seeds apart from PPO's), and the policy is fitted to its moves (cross-entropy
+    of the masked logits, ``--imitate-epochs`` passes, minibatches of 1024). Returns the share of
+    the first 20,000 decisions where the policy's most probable move is the teacher's."""
+    from sergeant_major_env.agents import make_agent
+
+    teacher, rng = make_agent(args.imitate), np.random.default_rng(args.seed)
+    observations, masks, moves = [], [], []
+    obs, infos = envs.reset(seed=args.seed + 10**9)
+    autoreset, kept = np.zeros(args.num_envs, dtype=bool), 0
+    while kept < args.imitate_steps:
+        action = teacher.act(obs, infos["action_mask"], rng)
+        valid = ~autoreset  # the step after a game's end starts the next game: not a decision
+        observations.append(obs[valid].copy())
+        masks.append(infos["action_mask"][valid].copy())
+        moves.append(action[valid])
+        kept += int(valid.sum())
+        obs, _, term, trunc, infos = envs.step(action)
+        autoreset = term | trunc
+    x, m = torch.as_tensor(np.concatenate(observations)), torch.as_tensor(np.concatenate(masks))
+    y = torch.as_tensor(np.concatenate(moves))
+    optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
+    for epoch in range(args.imitate_epochs):
+        for index in torch.tensor_split(torch.randperm(x.shape[0]), max(1, x.shape[0] // 1024)):
+            logits = agent.masked_logits(agent.body(x[index]), m[index])
+            loss = nn.functional.cross_entropy(logits, y[index])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        with torch.no_grad():
+            agree = (agent.masked_logits(agent.body(x[:20000]), m[:20000]).argmax(-1) == y[:20000]).float().mean()
+        print(f"imitation epoch {epoch + 1}/{args.imitate_epochs}: {x.shape[0]:,} decisions of {args.imitate}, "
+              f"agreement {agree:.1%}", flush=True)
+    return float(agree)
 
 
 def evaluate(agent: Agent, args: Args) -> dict[str, Any]:

@@ -34,6 +34,17 @@ def test_a_short_run_beats_random_in_a_duplicate_evaluation():
     assert all(m["margin"] > 0 for m in evaluation["margins"]), evaluation
 
 
+def test_the_warm_start_copies_the_teachers_moves():
+    """--imitate-steps: the heuristic plays the learner's seat and the policy is fitted to its
+    moves before PPO: its most probable move is then the heuristic's in about half the
+    decisions (an untrained policy: one legal move in several, at random)."""
+    example = load_example()
+    figures = example.main(["--total-timesteps", "1024", "--imitate-steps", "20000", "--imitate-epochs", "2",
+                            "--eval-games", "0"])
+    assert figures["imitation_agreement"] > 0.45, figures
+    assert example.main(["--total-timesteps", "1024", "--eval-games", "0"])["imitation_agreement"] is None
+
+
 def test_its_args_are_typed_options_and_bad_ones_are_one_usage_line(capsys):
     example = load_example()
     args = example.parse_args(["--num-envs", "8", "--learning-rate", "0.01"])
