@@ -471,3 +471,30 @@ def test_a_signal_whose_exception_was_lost_still_stops_with_its_status(stop_sign
     monkeypatch.setattr(cli.importlib, "import_module", lambda name: Command)
     assert cli.main(["evaluate"]) == 129
     assert capsys.readouterr().err.splitlines()[-1] == "sergeant-major evaluate: interrupted (SIGHUP)"
+
+
+def test_the_console_script_ends_at_once_after_a_stop_signal(monkeypatch):
+    """After a stop signal (status 128 + its number) ``run`` ends the process with ``os._exit``,
+    so that no finalizer of an interrupted compile (llvmlite's half-made objects) prints a
+    traceback at the interpreter's exit (a CI run saw one after the command's one line); any
+    other status is an ordinary ``sys.exit``."""
+    from sergeant_major_env import cli
+
+    ended = []
+
+    class Ended(Exception):
+        pass
+
+    def end_at_once(status):
+        ended.append(status)
+        raise Ended
+
+    monkeypatch.setattr(cli.os, "_exit", end_at_once)
+    monkeypatch.setattr(cli, "main", lambda argv=None: 128 + signal.SIGHUP)
+    with pytest.raises(Ended):
+        cli.run(["records"])
+    assert ended == [128 + signal.SIGHUP]
+    monkeypatch.setattr(cli, "main", lambda argv=None: 2)
+    with pytest.raises(SystemExit) as exit_:
+        cli.run(["records"])
+    assert exit_.value.code == 2 and ended == [128 + signal.SIGHUP]

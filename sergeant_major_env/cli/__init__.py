@@ -27,6 +27,7 @@ kept (``records simulate``: the --out file was not written); otherwise the line 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Callable, Sequence
 
@@ -90,5 +91,14 @@ def guarded(name: str, command: Callable[[], int]) -> int:
 
 
 def run(argv: Sequence[str] | None = None) -> None:
-    """The console script: ``main``'s status as the process's exit status."""
-    sys.exit(main(argv))
+    """The console script: ``main``'s status as the process's exit status. After a stop signal
+    (status 128 + its number, the command's one line said and its cleanup done) the process
+    ends at once, its output flushed (``os._exit``): a signal that came while numba compiled
+    (a first run) leaves half-made LLVM objects whose finalizers would print tracebacks as the
+    interpreter shuts down."""
+    status = main(argv)
+    if status >= 128:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)
