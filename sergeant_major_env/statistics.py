@@ -328,6 +328,13 @@ class EvaluationResult:
                 return stats
         raise KeyError(name)
 
+    def group_points(self, name: str) -> np.ndarray:
+        """float[groups]: agent ``name``'s mean points in each group it played, in group order
+        (their mean is its ``mean_points``): two results of the same seed and schedule pair
+        up group by group, deal by deal."""
+        games, seats = np.nonzero(self.schedule.seat_players == self.names.index(name))
+        return _group_means(self.scores[games, seats].astype(float), self.schedule.group[games])
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "games": self.games,

@@ -96,10 +96,10 @@ def test_a_value_the_dataclass_refuses_is_a_usage_error_of_the_parser(capsys):
 
 def command_parsers() -> dict[str, argparse.ArgumentParser]:
     """Every subcommand's parser (a subcommand's subcommands each on their own), by its prog."""
-    from sergeant_major_env.cli import agents, distill, evaluate, play, records, ship, train
+    from sergeant_major_env.cli import agents, distill, evaluate, exploit, play, records, ship, train
 
     roots = [train.build_parser(), evaluate.parse_args([])[1], play._parser(), records._parser(), distill._parser(),
-             ship.parse_args([])[1], agents._parser()]
+             ship.parse_args([])[1], agents._parser(), exploit.build()]
     parsers = {}
     for root in roots:
         subparsers = [action for action in root._actions if isinstance(action, argparse._SubParsersAction)]

@@ -303,6 +303,11 @@ BAD_OPTIONS = [  # (arguments, the option the one line must name); {bad} is the 
     (["--name", "x" * 300], "--name"), (["--name", "two\nlines"], "--name"), (["--name", "a b"], "--name"),
     (["--opponents", "human=1"], "human"), (["--opponents", "heuristic,human"], "human"),
     (["--imitate", "human"], "human"), (["--net-arch", "65536,65536"], "--net-arch"),
+    (["--eval-opponents", "human"], "--eval-opponents"), (["--eval-opponents", "self"], "--eval-opponents"),
+    (["--eval-opponents", "random,random"], "--eval-opponents"), (["--eval-opponents", "random,"], "--eval-opponents"),
+    (["--eval-opponents", "nobody"], "--eval-opponents"), (["--init", "{bad}/missing"], "--init"),
+    (["--init", "learned", "--net-arch", "64,64"], "--net-arch 128,128"),
+    (["--init", "learned", "--activation", "tanh"], "--activation relu"),
 ]
 
 
@@ -440,7 +445,7 @@ def test_the_parser_is_built_from_the_config_every_option_with_its_default(tmp_p
         if field.metadata["kind"] in ("value", "list") and field.default not in (None, ()):
             shown = ",".join(map(str, field.default)) if isinstance(field.default, tuple) else str(field.default)
             assert f"default {shown}" in text, field.name
-    assert len(dataclasses.fields(config.TrainConfig)) == 41
+    assert len(dataclasses.fields(config.TrainConfig)) == 43
     with pytest.raises(dataclasses.FrozenInstanceError):
         config.TrainConfig().seed = 1
 
@@ -512,7 +517,7 @@ def test_the_progress_bar_stops_at_its_total_and_the_last_line_says_how_to_evalu
     captured = capsys.readouterr()
     assert "300/300" in captured.err and "512/300" not in captured.err
     assert captured.out.splitlines()[-1] == (f"evaluate it: sergeant-major evaluate --agents ppo:{out},heuristic,"
-                                             f"heuristic --games 12")
+                                             f"heuristic --games 12 --seed 1000000")
 
 
 def test_pool_parsing_sums_the_weights_of_each_name():

@@ -5,6 +5,7 @@
     sergeant-major play --opponents learned,pimc
     sergeant-major records simulate --games 10 --out games.jsonl
     sergeant-major distill labels --out labels/r1 --games 2000
+    sergeant-major exploit --agent heuristic --quick         # how far a trained best response beats it
     sergeant-major ship runs/recipe
     sergeant-major agents                                   # the agent names evaluate and play take
 
@@ -41,6 +42,7 @@ COMMANDS = {
     "play": ("sergeant_major_env.cli.play", "play a game at the terminal against agents"),
     "records": ("sergeant_major_env.cli.records", "simulate game records, check them by replay, draw one as an HTML page"),
     "distill": ("sergeant_major_env.cli.distill", "distil the search into the policy: label positions, fit to them, curve"),
+    "exploit": ("sergeant_major_env.cli.exploit", "train a best response to an agent and measure how far it beats it (needs the train extra)"),
     "ship": ("sergeant_major_env.cli.ship", "ship a trained run as the package's `learned` agent (needs the train extra)"),
     "agents": ("sergeant_major_env.cli.agents", "list the agent names that evaluate, play and train take"),
 }

@@ -204,8 +204,10 @@ def main(argv=None) -> int:
     return 0
 
 
-def train(argv=None) -> dict:
-    """Train as the options say; returns summary.json's record (after a stop signal: saves, exits 130, 143 or 129)."""
+def train(argv=None, continue_command: str | None = None) -> dict:
+    """Train as the options say; returns summary.json's record (after a stop signal: saves, exits 130, 143 or 129).
+    ``continue_command``: the command that continues the run, for the line after a stop signal
+    (default ``sergeant-major train --resume RUN``; ``sergeant-major exploit`` names its own)."""
     started = time.perf_counter()
     plan = parse_args(argv)
     config = plan.config
@@ -214,11 +216,12 @@ def train(argv=None) -> dict:
     use_torch_threads()
     clock = export.Clock(started)  # it reads the load average now
     opponents = make_opponents(config)
+    init = load_init(config)
 
     # The env and the learner (seeded: SB3 seeds python, numpy, torch and the env).
     env = SergeantMajorVecEnv(config.num_envs, seed=config.seed, rules=config.rules)
     venv = learner.ScaleReward(env, config.reward_scale) if config.reward_scale != 1 else env
-    model, resumed_from = resume_learner(plan, env, venv) if config.resume else (learner.new_model(config, venv), None)
+    model, resumed_from = resume_learner(plan, env, venv) if config.resume else (learner.new_model(config, venv, init), None)
     check_timesteps_left(plan, model.num_timesteps)
     out, created = open_run_folder(plan)
     with write_failures(plan, out, created, model):
@@ -237,13 +240,14 @@ def train(argv=None) -> dict:
             final = None if stop.requested else callback.evaluate(  # the saved policy, as evaluate plays it
                 model.num_timesteps, agent=agents.make_agent(f"ppo:{out}"), games=config.final_eval_games,
                 final=True)
-            eval_tables.plot_curve(history, out / "learning_curve.png", curve_title(config, imitated))
+            eval_tables.plot_curve(history, out / "learning_curve.png", curve_title(config, imitated),
+                                   config.eval_tables)
             summary = export.run_summary(plan, out, model, stop=stop, clock=clock,
                                          eval_seconds=callback.eval_seconds, resumed_from=resumed_from,
                                          imitation=imitated, final=final, history=history, league=league.names,
                                          saved=saved)
             files.write_json(out / "summary.json", summary, default=float)
-    report(out, summary, final, stop)
+    report(out, summary, final, stop, continue_command)
     return summary
 
 
@@ -256,17 +260,33 @@ def check_device(device: str) -> None:
 
 
 def make_opponents(config: TrainConfig) -> dict:
-    """The fixed opponents by name (the league is "self"); a bad name is a usage error."""
+    """The fixed opponents by name (the league is "self"); a name that makes no agent, in
+    --opponents, --imitate or --eval-opponents, is a usage error naming the option."""
     members = {}
-    try:
-        for name in config.pool:
-            if name != "self":
-                members[name] = agents.make_agent(name)
-        if config.imitate != "none":
-            agents.make_agent(config.imitate)
-    except ValueError as error:
-        usage_error(f"argument --opponents/--imitate: {error}")
+    named = (("--opponents", [name for name in config.pool if name != "self"]),
+             ("--imitate", [config.imitate] if config.imitate != "none" else []),
+             ("--eval-opponents", list(config.eval_tables)))
+    for flag, names in named:
+        for name in names:
+            try:
+                agent = agents.make_agent(name)
+            except ValueError as error:
+                usage_error(f"argument {flag}: {error}")
+            if flag == "--opponents":
+                members[name] = agent
     return members
+
+
+def load_init(config: TrainConfig):
+    """--init's policy network (None: new weights), loaded and checked before any work; a policy
+    that cannot be loaded or does not fit the run is a usage error. A resumed run's weights
+    come from its checkpoint."""
+    if config.resume:
+        return None
+    try:
+        return learner.init_network(config)
+    except ValueError as error:
+        usage_error(f"argument --init: {error}")
 
 
 def resume_learner(plan: Plan, env, venv):
@@ -372,7 +392,7 @@ def curve_title(config: TrainConfig, imitated: dict | None) -> str:
             + (f", after imitating {config.imitate}" if imitated else ""))
 
 
-def report(out, summary: dict, final: dict | None, stop: StopSignals) -> None:
+def report(out, summary: dict, final: dict | None, stop: StopSignals, continue_command: str | None = None) -> None:
     """The last lines: the final evaluation, the files and how to evaluate the run; after a stop
     signal, how to resume (then exit 128+N)."""
     for opponent, r in (final or {}).items():
@@ -382,17 +402,20 @@ def report(out, summary: dict, final: dict | None, stop: StopSignals) -> None:
           f"summary.json, learning_curve.png", flush=True)
     if stop.requested:
         print(f"{PROG}: interrupted by {stop.name} during {summary['interrupted']['during']} at "
-              f"{summary['timesteps']:,} timesteps; the run is saved. Continue it with: {PROG} --resume "
-              f"{shlex.quote(str(out))}", file=sys.stderr, flush=True)
+              f"{summary['timesteps']:,} timesteps; the run is saved. Continue it with: "
+              f"{continue_command or PROG + ' --resume ' + shlex.quote(str(out))}", file=sys.stderr, flush=True)
         sys.exit(stop.exit_status)
     print(f"evaluate it: {evaluate_command(out, summary)}", flush=True)
 
 
 def evaluate_command(out, summary: dict) -> str:
     """The command that plays the run's policy (under the rule options it was trained with)
-    against two heuristics, as the final evaluation did."""
-    games = str(summary["config"]["final_eval_games"])
-    return shlex.join(["sergeant-major", "evaluate", "--agents", f"ppo:{out},heuristic,heuristic", "--games", games])
+    against two copies of its last evaluation opponent (the heuristic by default), as the final
+    evaluation did."""
+    config = summary["config"]
+    games, opponent = str(config["final_eval_games"]), config.get("eval_opponents", "heuristic").split(",")[-1]
+    return shlex.join(["sergeant-major", "evaluate", "--agents", f"ppo:{out},{opponent},{opponent}", "--games", games,
+                       "--seed", str(config["eval_seed"])])
 
 
 if __name__ == "__main__":  # as `sergeant-major train`, with its handling of stop signals

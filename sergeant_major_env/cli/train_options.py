@@ -82,6 +82,8 @@ def parse(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> Pla
     try:
         if given.get("resume"):
             plan = resumed_plan(given, command)
+        elif given.get("init", "none") != "none" and "imitate" not in given:
+            plan = Plan(TrainConfig(**given, imitate="none"), command)  # the policy is the warm start
         else:
             plan = Plan(TrainConfig(**given), command)
         return plan_output_folder(plan)

@@ -99,7 +99,8 @@ class TrainingCallback(BaseCallback):
         learner = agent if agent is not None else PPOAgent.from_sb3(self.model, "learner")
         try:
             with self.stop.abandonable():
-                result = evaluate(learner, games or self.config.eval_games, self.config.eval_seed, self.config.rules)
+                result = evaluate(learner, games or self.config.eval_games, self.config.eval_seed, self.config.rules,
+                                  self.config.eval_tables)
         except TrainingStopped:
             self.eval_seconds += time.perf_counter() - start
             return None

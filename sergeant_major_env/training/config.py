@@ -51,6 +51,8 @@ their gradients and Adam's two moments."""
 IMITATION_BYTES_PER_DECISION = 3_700
 """Memory of one teacher decision held for a round of imitation (observation, mask, action,
 return, and torch's copies)."""
+MAX_EVAL_OPPONENTS = 8
+"""Evaluation tables (``--eval-opponents``), at most: each is played at every evaluation."""
 NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]{1,100}")
 """A run name (``--name``): 1 to 100 of these characters, not ``.`` or ``..``."""
 
@@ -96,6 +98,33 @@ class Pool(Text):
                 raise ValueError(f"human needs a person at a terminal and cannot train; the pool takes agent "
                                  f"names (sergeant-major agents lists them) and 'self', got {value!r}")
         return value
+
+
+class Opponents(Text):
+    """The evaluation tables' opponents: 1 to :data:`MAX_EVAL_OPPONENTS` distinct agent names
+    separated by commas, none ``human`` (``self`` is not an agent: a table needs a fixed player)."""
+
+    shown = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.allowed = (f"1 to {MAX_EVAL_OPPONENTS} distinct agent names separated by commas (sergeant-major agents "
+                        f"lists them; not human)")
+
+    def check(self, value: Any) -> str:
+        value = super().check(value)
+        from ..agents.human import is_human
+
+        names = eval_opponent_names(value)
+        if not 1 <= len(names) <= MAX_EVAL_OPPONENTS or len(set(names)) != len(names) or "" in names \
+                or "self" in names or any(is_human(name) for name in names):
+            raise self.refuse(value)
+        return value
+
+
+def eval_opponent_names(text: str) -> list[str]:
+    """'random,heuristic' -> ['random', 'heuristic'] (names may hold colons: ``ppo:RUN``)."""
+    return [name.strip() for name in text.split(",")]
 
 
 class LayerSizes(Check):
@@ -213,6 +242,8 @@ class TrainConfig:
     """hidden layer sizes of the policy and of the (separate) value network"""
     activation: str = opt("relu", Choice("relu", "tanh"), NETWORK)
     """activation of the hidden layers (SB3's default is tanh; relu imitated better)"""
+    init: str = opt("none", Text(), NETWORK, metavar="POLICY")
+    """start from this policy's weights instead of new ones: learned, learned-ppo, a run folder or policy.safetensors, whose networks must have --net-arch and --activation ('none': new weights; with a policy, --imitate defaults to none)"""
     learning_rate: float = opt(2e-4, Number(0, 1, low_open=True), NETWORK, metavar="LR")
     """Adam learning rate"""
     anneal_lr: bool = opt(True, Flag(), NETWORK, kind="on-off")
@@ -240,6 +271,8 @@ class TrainConfig:
 
     eval_every: int = opt(1_000_000, Integer(0), EVALUATION, metavar="T")
     """timesteps between evaluations (0: only the final one)"""
+    eval_opponents: str = opt("random,heuristic", Opponents(), EVALUATION, metavar="NAME,...")
+    """the evaluation tables: the learner against two copies of each of these agents"""
     eval_games: int = opt(180, Integer(1, 1_000_000), EVALUATION, metavar="G")
     """games per evaluation table, rounded up to a multiple of 6"""
     final_eval_games: int = opt(600, Integer(1, 1_000_000), EVALUATION, metavar="G")
@@ -267,6 +300,11 @@ class TrainConfig:
     def rules(self) -> Rules:
         """The rule options (``--option``)."""
         return Rules.from_strings(list(self.option))
+
+    @property
+    def eval_tables(self) -> tuple[str, ...]:
+        """The evaluation tables' opponents (``--eval-opponents``), in order."""
+        return tuple(eval_opponent_names(self.eval_opponents))
 
     @property
     def pool(self) -> dict[str, float]:

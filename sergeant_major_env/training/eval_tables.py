@@ -1,9 +1,12 @@
 """train.py's evaluations: duplicate-deal tables against fixed opponents, and the learning curve.
 
-:func:`evaluate` plays the learner at the tables "learner, X, X" (X: random, heuristic) on
-the same deals each time (:func:`sergeant_major_env.evaluation.play_tables`, duplicate: each
-deal at every seating), so that two evaluations differ by the learner only.
-:func:`plot_curve` draws ``eval_history.json``: mean points per game with 95% bands.
+:func:`evaluate` plays the learner at the tables "learner, X, X" (X: each of ``--eval-opponents``,
+random and heuristic by default) on the same deals each time
+(:func:`sergeant_major_env.evaluation.play_tables`, duplicate: each deal at every seating), so
+that two evaluations differ by the learner only; each table's ``group_means`` (the learner's
+mean points in each duplicate group, in group order) pair two evaluations deal by deal
+(``sergeant-major exploit``'s gain). :func:`plot_curve` draws ``eval_history.json``: mean
+points per game with 95% bands.
 """
 
 from __future__ import annotations
@@ -16,12 +19,9 @@ import sergeant_major_env.agents as agents
 from sergeant_major_env import files
 from sergeant_major_env.evaluation import TablePlan, play_tables
 
-TABLES = ("random", "heuristic")
-"""The opponents of the evaluation tables (both seats), as agents.make_agent names."""
-
-
-def evaluate(learner, games: int, seed: int, rules, tables=TABLES) -> dict:
-    """Duplicate-deal tables "learner, X, X" for each X: the learner's points with 95% CIs."""
+def evaluate(learner, games: int, seed: int, rules, tables) -> dict:
+    """Duplicate-deal tables "learner, X, X" for each X of ``tables`` (agents.make_agent names:
+    the run's ``--eval-opponents``): the learner's points with 95% CIs."""
     out = {}
     for opponent in tables:
         table = [learner, agents.make_agent(opponent), agents.make_agent(opponent)]
@@ -31,7 +31,9 @@ def evaluate(learner, games: int, seed: int, rules, tables=TABLES) -> dict:
                              names=["ppo", opponent, opponent + "#2"])
         stats = result.agent("ppo")
         out[opponent] = {"mean_points": stats.mean_points, "ci95": stats.ci95, "win_rate": stats.win_rate,
-                         "mean_place": stats.mean_place, "games": result.games, "table": result.to_dict()}
+                         "mean_place": stats.mean_place, "games": result.games,
+                         "group_means": result.group_points("ppo").tolist(),
+                         "table": result.to_dict()}
     return out
 
 
@@ -40,15 +42,17 @@ def ci_text(ci) -> str:
     return "[n/a]" if not ci else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]"
 
 
-def plot_curve(history: list[dict], path: Path, title: str) -> None:
-    """learning_curve.png: each table's mean points against timesteps, with 95% bands."""
+def plot_curve(history: list[dict], path: Path, title: str, tables) -> None:
+    """learning_curve.png: the mean points at each table of ``tables`` (opponent names) against
+    timesteps, with 95% bands."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(figsize=(7, 4.2))
-    for opponent, color in zip(TABLES, ("tab:blue", "tab:red")):
+    colors = ("tab:blue", "tab:red", "tab:green", "tab:purple", "tab:orange", "tab:brown", "tab:pink", "tab:gray")
+    for opponent, color in zip(tables, colors):
         rows = [h for h in history if opponent in h]
         if not rows:
             continue

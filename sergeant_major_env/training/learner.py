@@ -39,8 +39,46 @@ def sb3_seed(seed: int) -> int:
     return seed % 2**32  # numpy's global generator (SB3's set_random_seed) takes at most 2**32 - 1
 
 
-def new_model(config, venv) -> MaskablePPO:
-    """A MaskablePPO with the run's :class:`~.config.TrainConfig` (separate policy and value MLPs)."""
+def init_network(config):
+    """The policy network ``--init`` names (:func:`~sergeant_major_env.agents.policy_file.load_policy`:
+    code-free, checked), or None for ``none``; a one-line ValueError when it cannot be loaded or
+    its networks are not the run's (--net-arch, --activation)."""
+    if config.init == "none":
+        return None
+    from sergeant_major_env.agents.learned import policy_source
+    from sergeant_major_env.agents.policy_file import load_policy
+
+    name = config.init.removeprefix("ppo:")
+    network, metadata = load_policy(policy_source(name))
+    layers, activation = metadata["network"]["net_arch"], metadata["network"]["activation"]
+    wanted = {"pi": list(config.net_arch), "vf": list(config.net_arch)}
+    if {"pi": list(layers["pi"]), "vf": list(layers["vf"])} != wanted or activation != config.activation:
+        shown = ",".join(map(str, layers["pi"])) + ("" if layers["pi"] == layers["vf"] else
+                                                    " (value: " + ",".join(map(str, layers["vf"])) + ")")
+        raise ValueError(f"{config.init} has {shown} {activation} networks, the run {','.join(map(str, config.net_arch))} "
+                         f"{config.activation}: give --net-arch {shown.split()[0]} --activation {activation}"
+                         if layers["pi"] == layers["vf"] else
+                         f"{config.init} has {shown} {activation} networks; a run's policy and value networks "
+                         f"have the same sizes (--net-arch)")
+    return network
+
+
+def new_model(config, venv, init=None) -> MaskablePPO:
+    """A MaskablePPO with the run's :class:`~.config.TrainConfig` (separate policy and value MLPs),
+    its weights those of ``init`` (:func:`init_network`) when given."""
+    model = _new_model(config, venv)
+    if init is not None:
+        state = {name: tensor.detach().clone() for name, tensor in init.state_dict().items()}
+        missing, unexpected = model.policy.load_state_dict(state, strict=False)
+        left = [name for name in missing if not name.startswith(("features_extractor", "pi_features_extractor",
+                                                                  "vf_features_extractor"))]
+        if left or unexpected:  # load_policy checked the shapes: the names are MlpPolicy's
+            raise ValueError(f"--init {config.init}: its tensors do not fit the run's network (missing {left[:3]}, "
+                             f"unexpected {list(unexpected)[:3]})")
+    return model
+
+
+def _new_model(config, venv) -> MaskablePPO:
     lr = config.learning_rate
     schedule = (lambda remaining: lr * remaining) if config.anneal_lr else lr
     return MaskablePPO(
