@@ -445,7 +445,7 @@ def test_the_parser_is_built_from_the_config_every_option_with_its_default(tmp_p
         if field.metadata["kind"] in ("value", "list") and field.default not in (None, ()):
             shown = ",".join(map(str, field.default)) if isinstance(field.default, tuple) else str(field.default)
             assert f"default {shown}" in text, field.name
-    assert len(dataclasses.fields(config.TrainConfig)) == 43
+    assert len(dataclasses.fields(config.TrainConfig)) == 44
     with pytest.raises(dataclasses.FrozenInstanceError):
         config.TrainConfig().seed = 1
 

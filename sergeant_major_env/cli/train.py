@@ -34,6 +34,11 @@ decisions labelled, from the raw engine, in shuffled rounds of --imitate-round d
 a falling learning rate: sergeant_major_env.training.imitation). PPO then starts from a player close to the
 teacher instead of from random play.
 
+Starting from a policy (--init learned, learned-ppo, a run folder or its policy.safetensors):
+PPO starts from that policy's weights, read from its code-free files, with no imitation
+unless --imitate is given; its networks must have --net-arch and --activation (learned's:
+128,128 relu, the defaults). sergeant-major exploit trains its best responses this way.
+
 The defaults are one measured run (docs: Training): 1.2M imitated decisions of the
 heuristic (ReLU 128x128 networks), then 3M PPO timesteps against two heuristics (the player
 to beat), 512 games at once, 2 epochs a rollout (the update is most of the CPU), a small
@@ -43,11 +48,12 @@ instead of unlearning it.
 Evaluation: at the start and every --eval-every timesteps the learner (its most likely
 legal action, no sampling: agents.PPOAgent on the live model) plays --eval-games
 duplicate-deal games (sergeant_major_env.evaluation.play_tables) at the table "learner,
-random, random" and at "learner, heuristic, heuristic", with the same deals each time
-(--eval-seed). Its mean points per game with a 95% interval are logged to TensorBoard
-(eval/*) and to eval_history.json. At the end the saved policy plays --final-eval-games
-games at both tables as agents.make_agent("ppo:OUT"), exactly as sergeant-major evaluate plays it: the
-final table of summary.json.
+X, X" for each X of --eval-opponents (default: "learner, random, random" and "learner,
+heuristic, heuristic"), with the same deals each time (--eval-seed). Its mean points per
+game with a 95% interval are logged to TensorBoard (eval/*) and to eval_history.json (with
+its mean in each duplicate group, which pairs two evaluations deal by deal). At the end the
+saved policy plays --final-eval-games games at every table as agents.make_agent("ppo:OUT"),
+exactly as sergeant-major evaluate plays it: the final table of summary.json.
 
 Outputs in --out (default runs/<--name>, or runs/<timestamp>, "-2", "-3" ... if taken; a
 folder that already holds files is refused unless --overwrite, which empties it first):
@@ -57,8 +63,8 @@ policy as code-free files: agent "ppo:OUT", see sergeant_major_env.agents.policy
 SB3 model, for MaskablePPO.load or agent "ppo-unsafe-pickle:OUT/model.zip": it unpickles),
 summary.json (configuration, timesteps, wall time, env steps per second, final evaluation
 table with 95% CIs, machine load; whether the run completed or was interrupted),
-learning_curve.png (eval mean points vs timesteps with 95% bands, vs random and vs
-heuristic), eval_history.json, checkpoints/model_<timesteps>.zip (every --checkpoint-every
+learning_curve.png (eval mean points vs timesteps with 95% bands, one line per evaluation
+table), eval_history.json, checkpoints/model_<timesteps>.zip (every --checkpoint-every
 timesteps and at the end, with the optimizer state, for --resume), league/self_<timesteps>
 .safetensors + .json (the league's snapshots, policy files too) and tb/ (TensorBoard: SB3's
 rollout/train/time curves, eval/*, imitation/*, curriculum/* weights and

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from stable_baselines3.common.callbacks import BaseCallback
 
-from sergeant_major_env.agents import PPOAgent
+from sergeant_major_env.agents import PPOAgent, policy_file
 from sergeant_major_env import files
 
 from . import run_folder
@@ -104,6 +104,8 @@ class TrainingCallback(BaseCallback):
         except TrainingStopped:
             self.eval_seconds += time.perf_counter() - start
             return None
+        if agent is None and self.config.save_evaluated:
+            self.save_evaluated(t)
         row = {"timesteps": t, "final": True} if final else {"timesteps": t}
         for opponent, r in result.items():
             row[opponent] = {k: v for k, v in r.items() if k != "table"}
@@ -120,6 +122,15 @@ class TrainingCallback(BaseCallback):
         else:
             print(f"eval at {t:,}: {text}", flush=True)
         return result
+
+    def save_evaluated(self, t: int) -> Path:
+        """--save-evaluated: the live learner's policy as code-free files, RUN/evaluated/policy_T
+        .safetensors + .json, the policy the evaluation at timestep ``t`` played."""
+        config, path = self.config, run_folder.evaluated_policy(self.out, t)
+        path.parent.mkdir(exist_ok=True)
+        return policy_file.save_policy(self.model.policy, path, {
+            "rules": config.rules.to_dict(),
+            "training": {"timesteps": t, "seed": config.seed, "options": config.run_options()}})
 
     def _log_evaluation(self, opponent: str, result: dict) -> None:
         self.logger.record(f"eval/vs_{opponent}_mean_points", result["mean_points"])

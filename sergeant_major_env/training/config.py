@@ -279,6 +279,8 @@ class TrainConfig:
     """games per final evaluation table"""
     eval_seed: int = opt(1_000_000, Seed(), EVALUATION, metavar="S")
     """first engine seed of the evaluation deals, the same at every evaluation"""
+    save_evaluated: bool = opt(False, Flag(), EVALUATION, kind="flag")
+    """write the policy of every evaluation to RUN/evaluated/policy_T.safetensors (code-free; ppo:PATH plays it)"""
     checkpoint_every: int = opt(1_000_000, Integer(0), EVALUATION, metavar="T")
     """timesteps between checkpoints (0: only at the end; an interrupt writes one too)"""
 

@@ -29,6 +29,8 @@ RUN_FILE = "run.json"
 RUN_FORMAT = "sergeant-major-env train.py run"
 RUN_FORMAT_VERSION = 1
 CHECKPOINTS = "checkpoints"
+EVALUATED = "evaluated"
+"""The folder of the policies the evaluations played (``--save-evaluated``)."""
 RUN_MARKERS = (RUN_FILE, "summary.json", CHECKPOINTS, "model.zip", "policy.safetensors")
 """What makes a folder a train.py run folder (one of these is enough)."""
 
@@ -238,6 +240,12 @@ def _is_number(value: Any) -> bool:
 
 
 # ============================================================================ checkpoints
+
+def evaluated_policy(folder: Path, timesteps: int) -> Path:
+    """RUN/evaluated/policy_T.safetensors: the policy the evaluation at ``timesteps`` played
+    (``--save-evaluated``)."""
+    return folder / EVALUATED / f"policy_{timesteps:012d}.safetensors"
+
 
 def checkpoint_name(timesteps: int) -> str:
     return f"model_{timesteps:012d}.zip"
