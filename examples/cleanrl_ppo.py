@@ -116,6 +116,8 @@ class Args:
     """teacher decisions to copy before PPO; 0: no warm start"""
     imitate_epochs: int = 4
     """passes over the teacher's decisions"""
+    imitate_learning_rate: float = 1e-3
+    """Adam's learning rate of the warm start (constant)"""
 
 
 class Agent(nn.Module):
@@ -258,12 +260,15 @@ def train(args: Args) -> tuple[Agent, dict[str, Any]]:
 def imitate(agent: Agent, envs, args: Args) -> float:
     """The warm start: ``--imitate`` plays the learner's seat for ``--imitate-steps`` decisions
     (its own games, seeds apart from PPO's), and the policy is fitted to its moves (cross-entropy
-    of the masked logits, ``--imitate-epochs`` passes, minibatches of 1024). Returns the share of
+    of the masked logits) and the value to its returns (the discounted, scaled rewards to the end
+    of its game; decisions of a game still going when the teacher stops are left out), over
+    ``--imitate-epochs`` passes in minibatches of 1024 at ``--imitate-learning-rate``. PPO then
+    starts from the teacher's play and a critic that knows what it is worth. Returns the share of
     the first 20,000 decisions where the policy's most probable move is the teacher's."""
     from sergeant_major_env.agents import make_agent
 
     teacher, rng = make_agent(args.imitate), np.random.default_rng(args.seed)
-    observations, masks, moves = [], [], []
+    observations, masks, moves, rewards, ends, valids = [], [], [], [], [], []
     obs, infos = envs.reset(seed=args.seed + 10**9)
     autoreset, kept = np.zeros(args.num_envs, dtype=bool), 0
     while kept < args.imitate_steps:
@@ -272,16 +277,33 @@ def imitate(agent: Agent, envs, args: Args) -> float:
         observations.append(obs[valid].copy())
         masks.append(infos["action_mask"][valid].copy())
         moves.append(action[valid])
+        valids.append(valid)
         kept += int(valid.sum())
-        obs, _, term, trunc, infos = envs.step(action)
+        obs, reward, term, trunc, infos = envs.step(action)
         autoreset = term | trunc
-    x, m = torch.as_tensor(np.concatenate(observations)), torch.as_tensor(np.concatenate(masks))
-    y = torch.as_tensor(np.concatenate(moves))
-    optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
+        rewards.append(reward * args.reward_scale)
+        ends.append(autoreset)
+    # Returns, backwards per game slot; a decision counts only if its game ended in the data.
+    returns = np.zeros((len(rewards), args.num_envs), dtype=np.float32)
+    finished = np.zeros((len(rewards), args.num_envs), dtype=bool)
+    following, done_later = np.zeros(args.num_envs), np.zeros(args.num_envs, dtype=bool)
+    for t in reversed(range(len(rewards))):
+        following = rewards[t] + args.gamma * following * ~ends[t]
+        done_later = ends[t] | done_later
+        returns[t], finished[t] = following, done_later
+    keep = np.concatenate([finished[t][valids[t]] for t in range(len(valids))])  # in the order of the decisions
+    every = np.concatenate(observations)
+    del observations  # at most two copies of the observations at once
+    x = torch.as_tensor(every[keep])
+    del every
+    m, y = torch.as_tensor(np.concatenate(masks)[keep]), torch.as_tensor(np.concatenate(moves)[keep])
+    g = torch.as_tensor(np.concatenate([returns[t][valids[t]] for t in range(len(valids))])[keep])
+    optimizer = torch.optim.Adam(agent.parameters(), lr=args.imitate_learning_rate, eps=1e-5)
     for epoch in range(args.imitate_epochs):
         for index in torch.tensor_split(torch.randperm(x.shape[0]), max(1, x.shape[0] // 1024)):
-            logits = agent.masked_logits(agent.body(x[index]), m[index])
-            loss = nn.functional.cross_entropy(logits, y[index])
+            hidden = agent.body(x[index])
+            loss = nn.functional.cross_entropy(agent.masked_logits(hidden, m[index]), y[index]) \
+                + args.vf_coef * 0.5 * ((agent.critic(hidden).squeeze(-1) - g[index]) ** 2).mean()
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
