@@ -51,15 +51,14 @@ def init_network(config):
     name = config.init.removeprefix("ppo:")
     network, metadata = load_policy(policy_source(name))
     layers, activation = metadata["network"]["net_arch"], metadata["network"]["activation"]
-    wanted = {"pi": list(config.net_arch), "vf": list(config.net_arch)}
-    if {"pi": list(layers["pi"]), "vf": list(layers["vf"])} != wanted or activation != config.activation:
-        shown = ",".join(map(str, layers["pi"])) + ("" if layers["pi"] == layers["vf"] else
-                                                    " (value: " + ",".join(map(str, layers["vf"])) + ")")
-        raise ValueError(f"{config.init} has {shown} {activation} networks, the run {','.join(map(str, config.net_arch))} "
-                         f"{config.activation}: give --net-arch {shown.split()[0]} --activation {activation}"
-                         if layers["pi"] == layers["vf"] else
-                         f"{config.init} has {shown} {activation} networks; a run's policy and value networks "
+    policy, value, run = list(layers["pi"]), list(layers["vf"]), list(config.net_arch)
+    if policy != value:
+        raise ValueError(f"{config.init} has policy layers {policy} and value layers {value}; a run's two networks "
                          f"have the same sizes (--net-arch)")
+    if policy != run or activation != config.activation:
+        sizes = ",".join(map(str, policy))
+        raise ValueError(f"{config.init} has {sizes} {activation} networks, the run {','.join(map(str, run))} "
+                         f"{config.activation}: give --net-arch {sizes} --activation {activation}")
     return network
 
 
