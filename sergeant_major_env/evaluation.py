@@ -592,36 +592,24 @@ def play_chunk(players: Sequence[Any], job: ChunkJob, on_deals=None) -> tuple[np
                       job.seat_names, on_deals)
 
 
-def _play_chunk_task(specs: list[Any], job: ChunkJob,
-                     make_agent: AgentMaker | None = None) -> tuple[np.ndarray, list[dict] | None]:
-    """A Ray task: build the agents (names through the resolver it was given) and play one chunk."""
+def _play_chunk_task(shared: tuple[list[Any], AgentMaker | None],
+                     job: ChunkJob) -> tuple[np.ndarray, list[dict] | None]:
+    """A Ray task: build the agents (``shared``: their names and the resolver of names) and play one chunk."""
+    specs, make_agent = shared
     players, _ = resolve_agents(specs, make_agent)
     return play_chunk(players, job)
 
 
 def play_chunks_on_ray(specs: list[Any], jobs: list[ChunkJob], address: str | None = None,
                        bar=None, make_agent: AgentMaker | None = None) -> list[tuple[np.ndarray, list[dict] | None]]:
-    """Play every chunk as a Ray task; the outcomes in chunk order (see :func:`play_tables`)."""
-    try:
-        import ray
-    except ImportError:
-        raise ImportError('TablePlan(ray=True) (evaluate.py --ray) needs Ray: pip install "sergeant-major-env[rllib]" '
-                          '(or only pip install ray)') from None
-    started_here = not ray.is_initialized()
-    if started_here:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
-    try:
-        task = ray.remote(_play_chunk_task)
-        specs_ref = ray.put(specs)  # shipped once, not once per task
-        pending = {task.remote(specs_ref, job, make_agent): job for job in jobs}
-        outcomes = {}
-        while pending:
-            done, _ = ray.wait(list(pending), num_returns=1)
-            job = pending.pop(done[0])
-            outcomes[job.index] = ray.get(done[0])
-            if bar is not None:
-                bar.update(job.seeds.size * job.rules.num_deals)
-        return [outcomes[job.index] for job in jobs]
-    finally:
-        if started_here:
-            ray.shutdown()
+    """Play every chunk as a Ray task (:func:`~sergeant_major_env.ray_jobs.run_on_ray`); the
+    outcomes in chunk order (see :func:`play_tables`)."""
+    from .ray_jobs import run_on_ray
+
+    def played(job: ChunkJob, outcome: tuple[np.ndarray, list[dict] | None]) -> tuple[np.ndarray, list[dict] | None]:
+        if bar is not None:
+            bar.update(job.seeds.size * job.rules.num_deals)
+        return outcome
+
+    return run_on_ray(_play_chunk_task, (specs, make_agent), jobs, address, played,
+                      needed_by="TablePlan(ray=True) (evaluate.py --ray)")

@@ -4,6 +4,7 @@ runs equal to whole ones, labels made from what the deciding seat knows, and the
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import io
 import json
@@ -556,3 +557,136 @@ def test_labels_that_would_not_fit_in_memory_are_refused_before_they_are_read(ti
                                          r".* available; give a --limit, or fewer --labels folders$"):
         distill.load_labels([tiny_labels])
     assert read == []
+
+
+# ============================================================================ labels on Ray
+
+RANDOM_TINY = distill.LabelPlan(teacher=FAST_TEACHER, player="random", epsilon=0.25, games=6, shard_games=2, seed=11,
+                                rules=Rules(num_deals=1))
+"""A plan whose games draw from the shards' generators (a random player, epsilon's random moves)."""
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """One local Ray of 2 CPUs for the module (as tests/test_rllib.py's); its address."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray.get_runtime_context().gcs_address
+    ray.shutdown()
+
+
+def assert_same_folder(a: Path, b: Path) -> None:
+    """The same files, every array of every shard equal, and labels.json byte for byte (a
+    shard's bytes hold the time its zip members were written: numpy's savez)."""
+    assert sorted(path.name for path in a.iterdir()) == sorted(path.name for path in b.iterdir())
+    assert_same_labels(a, b)
+    assert (a / distill.MANIFEST).read_bytes() == (b / distill.MANIFEST).read_bytes()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("plan", [TINY, RANDOM_TINY], ids=["heuristic", "random-epsilon"])
+def test_labels_made_on_ray_equal_the_local_run(local_ray, tmp_path, plan):
+    """Each shard a Ray task that builds its own agents from the plan's names: every array of
+    every shard and labels.json are the local run's, bit for bit."""
+    distill.make_labels(tmp_path / "local", plan, workers=1)
+    made = distill.make_labels(tmp_path / "ray", plan, ray=True)
+    assert made["shards"] == plan.shards and made["labels"] == sum(
+        shard["action"].size for shard in shards(tmp_path / "local").values())
+    assert_same_folder(tmp_path / "ray", tmp_path / "local")
+
+
+@pytest.mark.slow
+def test_a_stopped_ray_run_keeps_its_shards_and_the_same_call_makes_only_the_missing_ones(local_ray, tmp_path,
+                                                                                           monkeypatch):
+    """Ctrl-C while the shards arrive: the shards written are kept, no temporary file stays; resumed on Ray, only the missing shards are made (the
+    kept files are not touched) and the labels are the local run's."""
+    distill.make_labels(tmp_path / "local", RANDOM_TINY, workers=1)
+    folder = tmp_path / "ray"
+    write_one = distill.write_shard
+    written = []
+
+    def stopped_after_one(path, labels):
+        if written:
+            raise KeyboardInterrupt
+        write_one(path, labels)
+        written.append(path.name)
+
+    monkeypatch.setattr(distill, "write_shard", stopped_after_one)
+    with pytest.raises(KeyboardInterrupt):
+        distill.make_labels(folder, RANDOM_TINY, ray=True)
+    assert sorted(path.name for path in folder.iterdir()) == sorted(["labels.json", *written])
+    kept = {name: (folder / name).stat().st_mtime_ns for name in written}
+    monkeypatch.setattr(distill, "write_shard", write_one)
+    made = distill.make_labels(folder, RANDOM_TINY, ray=True)
+    assert made["shards"] == RANDOM_TINY.shards - 1
+    assert {name: (folder / name).stat().st_mtime_ns for name in written} == kept
+    assert_same_folder(folder, tmp_path / "local")
+
+
+@pytest.mark.slow
+def test_the_labels_command_with_ray_resumes_a_local_run_on_a_ray_cluster(local_ray, tmp_path):
+    """``distill labels --ray --address``: a folder begun without Ray is finished on the cluster
+    (only its missing shards), giving the labels of one local run."""
+    distill.make_labels(tmp_path / "local", TINY, workers=1)
+    folder = tmp_path / "labels"
+    distill.make_labels(folder, dataclasses.replace(TINY, games=TINY.shard_games), workers=1)  # the first shard
+    done = subprocess.run([sys.executable, "-m", "sergeant_major_env", "distill", "labels", "--out", str(folder),
+                           "--teacher", TINY.teacher, "--player", TINY.player, "--games", str(TINY.games),
+                           "--shard-games", str(TINY.shard_games), "--seed", str(TINY.seed), "--option", "num_deals=1",
+                           "--no-progress", "--ray", "--address", local_ray], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "1 of 2 shards to make" in done.stderr and f"on the Ray cluster at {local_ray}" in done.stderr
+    assert "in 1 shards" in done.stdout and "per worker" not in done.stdout
+    assert_same_folder(folder, tmp_path / "local")
+
+
+@pytest.mark.slow
+def test_sigterm_stops_a_ray_run_as_ctrl_c_does(tmp_path):
+    """ray.init replaces the process's SIGTERM handler (a C++ stack dump and status 1) and Ray's
+    wait raises a signal's exception again as a plain Ctrl-C: still one line naming SIGTERM,
+    143, the finished shards kept whole and no temporary file."""
+    import signal
+    import time
+
+    pytest.importorskip("ray")
+    out = tmp_path / "labels"
+    process = subprocess.Popen([sys.executable, "-m", "sergeant_major_env", "distill", "labels", "--out", str(out),
+                                "--teacher", FAST_TEACHER, "--player", "heuristic", "--games", "400",
+                                "--shard-games", "1", "--option", "num_deals=1", "--no-progress", "--ray"],
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list(out.glob("shard_*.npz")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 143, stderr
+    assert stderr.strip().splitlines()[-1] == ("sergeant-major distill: interrupted (SIGTERM); the finished shards "
+                                               "are kept: run the same command to continue"), stderr
+    assert "Traceback" not in stderr and "SIGTERM received" not in stderr, stderr
+    assert not list(out.glob("*.tmp")) and 0 < len(list(out.glob("shard_*.npz"))) < 400
+    for path in out.glob("shard_*.npz"):
+        distill.read_shard(path)  # every shard left is whole
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--address", "auto"], "--address needs --ray (it names the Ray cluster that makes the labels)"),
+    (["--ray", "--workers", "2"], "--workers counts processes of this machine; with --ray the Ray tasks make the "
+                                  "shards: give one or the other"),
+])
+def test_the_labels_command_refuses_ray_options_that_do_not_go_together(tmp_path, capsys, arguments, message):
+    out = tmp_path / "labels"
+    assert refused(["labels", "--out", str(out), *arguments], capsys).endswith(message)
+    assert not out.exists()
+
+
+def test_the_labels_command_names_the_extra_when_ray_is_missing(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails, as where it is not installed
+    out = tmp_path / "labels"
+    assert refused(["labels", "--out", str(out), "--ray"], capsys).endswith(
+        '--ray needs Ray: pip install "sergeant-major-env[rllib]"')
+    assert not out.exists()
+    with pytest.raises(ImportError, match=r'^make_labels\(ray=True\) \(distill labels --ray\) needs Ray: pip install '
+                                          r'"sergeant-major-env\[rllib\]"'):
+        distill.make_labels(out, TINY, ray=True)
+    assert not out.exists()

@@ -3,15 +3,19 @@
     sergeant-major distill labels --out labels/r1 --games 2000                 # pimc:rollout=learned on learned's games
     sergeant-major distill labels --out labels/r1 --games 4000                 # the same labels, 2000 games more
     sergeant-major distill labels --out labels/h --player heuristic --epsilon 0.1 --teacher pimc:worlds=32
+    sergeant-major distill labels --out labels/r2 --games 100000 --ray --address auto   # on a Ray cluster
     sergeant-major distill fit --labels labels/r1 --out runs/distilled          # from the shipped learned policy
     sergeant-major evaluate --agents ppo:runs/distilled,pimc,pimc --games 120
     sergeant-major distill curve --labels labels/r1 --out runs/curve --counts 0,100000,300000   # strength per label count
 
 ``labels`` plays games with --player in every seat and asks --teacher (a pimc spec) for its
 value of every legal action at each decision with a real choice; the labels go to --out in
-shards of --shard-games games, made in --workers processes (one per CPU by default). The
-labels never depend on --workers. Ctrl-C (or a crash) keeps every finished shard: the same
-command continues with the missing ones, and a larger --games adds shards.
+shards of --shard-games games, made in --workers processes (one per CPU by default), or with
+--ray as Ray tasks, one a shard, on a local Ray or the cluster at --address (every node needs
+this project installed; Ray comes with pip install "sergeant-major-env[rllib]"): each task
+sends its shard back and this process writes it. The labels never depend on --workers or
+--ray. Ctrl-C (or a crash) keeps every finished shard: the same command continues with the
+missing ones, and a larger --games adds shards.
 
 ``fit`` starts from a policy file (--init: ``learned``, the shipped policy, by default, or a
 run folder / policy file) and fits it to the labels of one or more --labels folders:
@@ -51,7 +55,7 @@ from ..rules import Rules
 from ..statistics import format_ci
 from ..training.distill import CURVE_SEED, FitOptions, LabelPlan
 from .. import arguments
-from ..arguments import (REAL, WHOLE, HelpFormatter, OneLineParser, Parsed, Text, Texts, add_arguments, check_fields,
+from ..arguments import (FLAG, REAL, WHOLE, HelpFormatter, OneLineParser, Parsed, Text, Texts, add_arguments, check_fields,
                         make_config, opt, parse_command, subcommand)
 
 PROG = "sergeant-major distill"
@@ -83,6 +87,10 @@ class LabelsOptions:
     option: tuple[str, ...] = arguments.rule_options(())
     workers: int | None = arguments.workers(most=MAX_WORKERS)
     no_progress: bool = arguments.no_progress()
+    ray: bool = opt(False, FLAG, kind="flag")
+    """make the shards as Ray tasks (the same labels as without; instead of --workers)"""
+    address: str | None = opt(None, Text(optional=True), metavar="ADDR")
+    """with --ray: the Ray cluster to join (e.g. auto, ray://head:10001); default: a local Ray"""
 
     def __post_init__(self) -> None:
         check_fields(self)
@@ -173,9 +181,26 @@ def _parser() -> argparse.ArgumentParser:
 
 # ============================================================================ labels
 
+def _check_ray(args: LabelsOptions, parser: argparse.ArgumentParser) -> None:
+    """--ray and --address: each refusal one line, before any folder."""
+    from ..ray_jobs import RAY_EXTRA
+
+    if args.address is not None and not args.ray:
+        parser.error("--address needs --ray (it names the Ray cluster that makes the labels)")
+    if args.ray and args.workers is not None:
+        parser.error("--workers counts processes of this machine; with --ray the Ray tasks make the shards: "
+                     "give one or the other")
+    if args.ray:
+        try:
+            import ray  # noqa: F401  (only checked here; make_labels imports it again)
+        except ImportError:
+            parser.error(f"--ray needs Ray: {RAY_EXTRA}")
+
+
 def _labels_command(args: LabelsOptions, parser: argparse.ArgumentParser) -> int:
     from ..training import distill
 
+    _check_ray(args, parser)
     try:
         plan = distill.LabelPlan(teacher=args.teacher, player=args.player, epsilon=float(args.epsilon),
                                  games=args.games, shard_games=args.shard_games, seed=args.seed,
@@ -187,13 +212,16 @@ def _labels_command(args: LabelsOptions, parser: argparse.ArgumentParser) -> int
         parser.error(str(error))
     except OSError as error:
         parser.error(f"cannot use --out {args.out}: {error.strerror or error}")
+    where = (f"on the Ray cluster at {args.address}" if args.address else "on a local Ray") if args.ray \
+        else f"{workers} worker(s)"
     print(f"{len(missing)} of {plan.shards} shards to make in {args.out} ({plan.games} games, teacher "
-          f"{plan.teacher}, player {plan.player}, {workers} worker(s))", file=sys.stderr, flush=True)
+          f"{plan.teacher}, player {plan.player}, {where})", file=sys.stderr, flush=True)
     estimate = sum(min(plan.shard_games, plan.games - shard * plan.shard_games) for shard in missing) \
         * plan.rules.num_deals * distill.LABELS_PER_DEAL
     bar = progress_bar(estimate, "label", enabled=not args.no_progress and bool(missing))
     try:
-        done = distill.make_labels(args.out, plan, workers, on_labels=bar.update if bar is not None else lambda count: None)
+        done = distill.make_labels(args.out, plan, workers, on_labels=bar.update if bar is not None else lambda count: None,
+                                   ray=args.ray, ray_address=args.address)
     except KeyboardInterrupt as error:
         interrupts.say(f"{PROG}: {interrupts.describe(error)}; the finished shards are kept: run the same command "
                        f"to continue")
@@ -205,8 +233,9 @@ def _labels_command(args: LabelsOptions, parser: argparse.ArgumentParser) -> int
         if bar is not None:
             bar.close()
     rate = done["labels"] / done["seconds"] if done["seconds"] > 0 else 0.0
+    per_worker = "" if args.ray else f", {rate / workers:.1f} per worker"
     print(f"made {done['labels']:,} labels in {done['shards']} shards in {done['seconds']:.0f} s "
-          f"({rate:.1f} labels/s, {rate / workers:.1f} per worker); {args.out} is complete for {plan.games} games")
+          f"({rate:.1f} labels/s{per_worker}); {args.out} is complete for {plan.games} games")
     return 0
 
 

@@ -72,6 +72,7 @@ from sergeant_major_env.evaluation import (
 from sergeant_major_env.files import atomic_write, check_new_file
 from sergeant_major_env.policies import refuse_cheats
 from sergeant_major_env.processes import available_cpus
+from sergeant_major_env.ray_jobs import RAY_EXTRA
 from sergeant_major_env.rules import Rules
 from sergeant_major_env.statistics import format_rich
 
@@ -294,7 +295,7 @@ def main(argv=None) -> int:
         try:
             import ray  # noqa: F401  (only checked here; play_tables imports it again)
         except ImportError:
-            parser.error('--ray needs Ray: pip install "sergeant-major-env[rllib]"')
+            parser.error(f"--ray needs Ray: {RAY_EXTRA}")
     names = [name.strip() for name in args.agents.split(",") if name.strip()]
     if len(names) < 3:
         parser.error(f"--agents needs at least three agents (name one twice to seat it twice), got {names}")

@@ -28,8 +28,10 @@ temporary name and renamed, beside ``labels.json`` (the options they were made w
 shard's games and labels depend on the options and the shard's index alone: the teacher's
 worlds are drawn from the seat's knowledge and its own seed (pimc's "Randomness"), the player
 is deterministic or draws from a generator seeded by the run's seed and the shard. So the
-shards are the same whichever worker process made them (``workers``), and a run stopped by
-Ctrl-C or a crash resumes with the shards still missing: the same command again. Asking for
+shards are the same whichever worker process made them (``workers``), or Ray task (``ray``:
+each task builds its own teacher and player from the plan's names and sends its shard's
+arrays back, written by the process that asked), and a run stopped by Ctrl-C or a crash
+resumes with the shards still missing: the same command again. Asking for
 more ``games`` later adds shards to the same labels.
 
 **Fit** (:func:`fit_policy`, ``sergeant-major distill fit``). The policy network of a policy
@@ -417,22 +419,54 @@ def open_labels(folder: Path, plan: LabelPlan) -> list[int]:
 
 
 def make_labels(folder: str | Path, plan: LabelPlan, workers: int = 1,
-                on_labels: Callable[[int], None] = lambda count: None) -> dict[str, Any]:
-    """Make the missing shards of ``folder`` (see the module docstring) in ``workers`` processes.
-    Returns {"shards": made now, "labels": made now, "seconds": wall time}."""
+                on_labels: Callable[[int], None] = lambda count: None, ray: bool = False,
+                ray_address: str | None = None) -> dict[str, Any]:
+    """Make the missing shards of ``folder`` (see the module docstring) in ``workers`` processes,
+    or with ``ray`` as Ray tasks (:func:`~sergeant_major_env.ray_jobs.run_on_ray`: on this
+    process's Ray session, or on one started at ``ray_address``, None for a local one; ``workers``
+    is not used): each task builds the teacher and player from the plan's names and returns its
+    shard's arrays, which this process writes as they arrive, so the labels are the same as
+    here and an interrupted run keeps every shard written. ``on_labels(n)``: n more labels made
+    (with Ray, a shard's at once). Returns {"shards": made now, "labels": made now, "seconds": wall time}."""
     folder = Path(folder)
     plan.check()
+    if ray:
+        from sergeant_major_env.ray_jobs import import_ray
+
+        import_ray("make_labels(ray=True) (distill labels --ray)")  # before the folder is touched
     teacher, player = build_agents(plan)
     missing = open_labels(folder, plan)
     start = time.perf_counter()
+    if ray:
+        made = _shards_on_ray(folder, plan, missing, ray_address, on_labels)
+    else:
+        def one_shard(shard: int, report: Callable[[int], None]) -> int:
+            labels = shard_labels(plan, shard, teacher, player, report)
+            write_shard(shard_path(folder, shard), labels)
+            return int(labels["action"].size)
 
-    def one_shard(shard: int, report: Callable[[int], None]) -> int:
-        labels = shard_labels(plan, shard, teacher, player, report)
+        made = run_jobs(one_shard, missing, workers, on_deals=on_labels)
+    return {"shards": len(missing), "labels": int(sum(made)), "seconds": time.perf_counter() - start}
+
+
+def _shard_task(plan: LabelPlan, shard: int) -> dict[str, np.ndarray]:
+    """A Ray task: the labels of one shard, with the teacher and player built here from the plan."""
+    teacher, player = build_agents(plan)
+    return shard_labels(plan, shard, teacher, player)
+
+
+def _shards_on_ray(folder: Path, plan: LabelPlan, missing: list[int], address: str | None,
+                   on_labels: Callable[[int], None]) -> list[int]:
+    """Make the ``missing`` shards as Ray tasks, each written here as it arrives; their label counts."""
+    from sergeant_major_env.ray_jobs import run_on_ray
+
+    def arrived(shard: int, labels: dict[str, np.ndarray]) -> int:
         write_shard(shard_path(folder, shard), labels)
+        on_labels(int(labels["action"].size))
         return int(labels["action"].size)
 
-    made = run_jobs(one_shard, missing, workers, on_deals=on_labels)
-    return {"shards": len(missing), "labels": int(sum(made)), "seconds": time.perf_counter() - start}
+    return run_on_ray(_shard_task, plan, missing, address, arrived,
+                      needed_by="make_labels(ray=True) (distill labels --ray)")
 
 
 def games_made(folder: Path, plan: LabelPlan) -> int:
