@@ -12,18 +12,22 @@ straight from the states while the games are played instead of written and repla
 default seeds (3,000,000 on) are apart from every evaluation's (0, 100,000, 1,000,000), so a
 model is never measured on the deals it learnt.
 
-=============  ==============  ==========================================================
-array          dtype, shape    meaning
-=============  ==============  ==========================================================
-observation    float16 [N, D]  the seat's observation (:func:`observation.observe`; half precision
-                               keeps a million positions in 2 GB, each value within 0.05% of
-                               the float32 one, which the model reads when it plays)
-allowed        bool [N, 52, 3] the bins (left hand, right hand, pile) each unseen card may be in
-truth          int8 [N, 52]    the bin each unseen card is in (-1: a card the seat sees)
-game           int32 [N]       the game's index in the run (its seed is ``seed + game``)
-uniform        float32 [N,52,3] held-out positions only: the marginals of ``UNIFORM_WORLDS``
-                               uniform worlds (:func:`sample_worlds`), the baseline
-=============  ==============  ==========================================================
+=============  ==================  ======================================================
+array          dtype, shape        meaning
+=============  ==================  ======================================================
+observation    float16 [N, D]      the seat's observation (:func:`observation.observe`;
+                                   half precision keeps a million positions in 2 GB,
+                                   each value within 0.05% of the float32 one, which
+                                   the model reads when it plays)
+allowed        bool [N, 52, 3]     the bins (left hand, right hand, pile) each unseen
+                                   card may be in
+truth          int8 [N, 52]        the bin each unseen card is in (-1: a card the seat
+                                   sees)
+game           int32 [N]           the game's index in the run (its seed is ``seed + game``)
+uniform        float32 [H, 52, 3]  the H held-out positions only: the marginals of
+                                   :data:`UNIFORM_WORLDS` uniform worlds
+                                   (:func:`sample_worlds`), the baseline
+=============  ==================  ======================================================
 
 **Fit** (:func:`fit_belief`). An MLP (:class:`sergeant_major_env.agents.belief.BeliefNetwork`)
 from the observation to 52 x 3 logits, trained with Adam on the cross-entropy of each unseen
