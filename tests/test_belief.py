@@ -17,7 +17,7 @@ from sergeant_major_env.agents import make_agent
 from sergeant_major_env.agents.belief import (BELIEF_FOLDER, FORMAT, Belief, BeliefNetwork, load_belief,
                                               save_belief)
 from sergeant_major_env.agents.pimc import PIMCAgent
-from sergeant_major_env.cards import count, random_member
+from sergeant_major_env.cards import bits_to_bool, count, random_member
 from sergeant_major_env.engine import DISCARD, MODE, OVER
 from sergeant_major_env.evaluation import TablePlan, play_tables
 from sergeant_major_env.observation import observe
@@ -174,17 +174,33 @@ def test_belief_weighted_worlds_keep_everything_the_seat_knows(model):
             assert ((w.hands & fixed) == fixed).all()
 
 
+def _log_likelihood(belief: Belief, state, live, worlds, per_game: int) -> np.ndarray:
+    """float[G, per_game]: each world's sum of the model's log-probabilities of its unseen cards' bins."""
+    view = state.take(live)
+    log_p = np.repeat(belief.log_probs(observe(view, view.to_act)), per_game, axis=0)
+    seat = np.repeat(view.to_act.astype(np.intp), per_game)
+    unseen = np.repeat(knowledge(state, live)["unseen"], per_game)
+    rows = np.arange(worlds.batch_size)
+    left, right = (worlds.hands[rows, (seat + k) % 3] & unseen for k in (1, 2))
+    in_bin = np.stack([bits_to_bool(bits, 52) for bits in (left, right, unseen & ~(left | right))], axis=2)
+    return np.where(in_bin, log_p, 0.0).sum(axis=(1, 2)).reshape(live.size, per_game)
+
+
 def test_the_worlds_kept_are_the_likelier_ones_under_the_belief(model):
-    """Resampling by the belief keeps worlds of a higher mean log-weight than the candidates'."""
+    """Resampling by the belief keeps worlds the model finds likelier than uniform worlds; with
+    belief_power 0 the weights are equal."""
     pimc = _weighted(model, belief_power=5.0)
     gained = []
     for state, live in _positions(3):
-        pool = sample_worlds(state, live, 12, np.random.default_rng(0))
-        weights = pimc.belief_log_weights(state, live, pool, 12).reshape(live.size, 12)
+        uniform = sample_worlds(state, live, pimc.worlds, np.random.default_rng(0))
         kept = pimc._worlds(state, live, pimc.streams(state, live))
-        kept_weights = pimc.belief_log_weights(state, live, kept, pimc.worlds).reshape(live.size, pimc.worlds)
-        gained.append(kept_weights.mean() - weights.mean())
+        gained.append(_log_likelihood(pimc._belief, state, live, kept, pimc.worlds).mean()
+                      - _log_likelihood(pimc._belief, state, live, uniform, pimc.worlds).mean())
     assert np.mean(gained) > 0
+    flat = _weighted(model, belief_power=0.0)
+    state, live = next(_positions(3, every=40))
+    pool = sample_worlds(state, live, 4, np.random.default_rng(0))
+    assert np.ptp(flat.belief_power * flat.belief_log_weights(state, live, pool, 4)) == 0
 
 
 def test_the_belief_reads_only_what_the_seat_knows(model):

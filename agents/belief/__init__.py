@@ -10,10 +10,11 @@ model is trained on them alone (``sergeant-major distill belief``,
 :mod:`sergeant_major_env.training.belief`), each card's softmax taken over the bins it may be in.
 
 ``pimc:belief=learned`` weights its sampled worlds by it (:meth:`Belief.world_log_weights`):
-a world's log-weight is the sum, over the unseen cards, of the log-probability of the bin
-the world put the card in. The worlds are drawn uniformly among those consistent with what
-the seat knows, so the weights only choose among consistent worlds; the model never sees a
-hidden card (it reads the observation alone).
+a world's log-weight is the sum, over the unseen cards, of the log of the model's probability
+of the bin the world put the card in over the share of the uniform candidates that put it
+there. The worlds are drawn uniformly among those consistent with what the seat knows, so the
+weights only choose among consistent worlds; the model never sees a hidden card (it reads the
+observation alone).
 
 The file is a pair, like a policy file (:mod:`sergeant_major_env.agents.policy_file`), and
 cannot carry code: ``belief.safetensors`` (the tensors) and ``belief.json`` beside it
@@ -216,10 +217,14 @@ class Belief:
 
     def world_log_weights(self, observations: np.ndarray, worlds, seat: np.ndarray, unseen: np.ndarray,
                           per_game: int) -> np.ndarray:
-        """float[G * per_game]: the log-weight of each world (row ``i * per_game + w`` a world of
-        game i): the sum over game i's ``unseen`` cards (uint64[G]) of the log-probability of the
-        bin the world put it in, from ``observations`` (float32[G, D]: the seat's, never the
-        world's) and ``seat`` (int[G], the seat to act)."""
+        """float[G * per_game]: the log-weight of each world (row ``i * per_game + w`` one of game
+        i's ``per_game`` uniform candidates): the sum over game i's ``unseen`` cards (uint64[G])
+        of log p(bin) - log u(bin), the bin the world put the card in, p the model's probability
+        from ``observations`` (float32[G, D]: the seat's, never the world's; ``seat`` int[G] the
+        seat to act), u the share of the game's candidates putting the card there (:data:`SMOOTHING`
+        added). Uniform worlds already follow what the seat knows (a void, a hand's size): the
+        ratio moves their marginals to the model's without counting that knowledge twice, as the
+        probabilities alone do (their product favours worlds the sampler already favours)."""
         log_p = np.repeat(self.log_probs(observations), per_game, axis=0)  # [R, 52, 3]
         rows = np.arange(worlds.batch_size)
         seat = np.repeat(np.asarray(seat, dtype=np.intp), per_game)
@@ -227,4 +232,11 @@ class Belief:
         left = worlds.hands[rows, (seat + 1) % 3] & unseen
         right = worlds.hands[rows, (seat + 2) % 3] & unseen
         in_bin = np.stack([bits_to_bool(bits, NUM_CARDS) for bits in (left, right, unseen & ~(left | right))], axis=2)
-        return np.where(in_bin, log_p, 0.0).sum(axis=(1, 2))
+        shares = in_bin.reshape(-1, per_game, NUM_CARDS, BINS).sum(axis=1)
+        log_u = np.log((shares + SMOOTHING) / (per_game + BINS * SMOOTHING))
+        return np.where(in_bin, log_p - np.repeat(log_u, per_game, axis=0), 0.0).sum(axis=(1, 2))
+
+
+SMOOTHING = 0.5
+"""Added to each bin's count of candidates when their shares estimate the uniform marginals
+(Jeffreys' prior): a card in a bin of few candidates is not weighted without bound."""
