@@ -41,8 +41,11 @@ trained by ``sergeant-major distill belief`` on the project's own games, where t
 are known) reads the seat's observation and gives each unseen card's probability of being in
 the left hand, the right hand or the pile. ``candidates`` x ``worlds`` uniform worlds are drawn
 and ``worlds`` kept by weight: a world's log-weight is ``belief_power`` times the sum, over the
-unseen cards, of the log-probability of the bin the world put it in (with ``infer`` too, the
-two log-weights add). The candidates come from the exact sampler, so every world kept is
+unseen cards, of log p - log u for the bin the world put the card in, p the model's
+probability and u the share of the candidates putting it there (uniform worlds already follow
+what the seat knows; :meth:`~sergeant_major_env.agents.belief.Belief.world_log_weights`). With
+``infer`` too, the two log-weights add. At ``belief_power`` 1 so few distinct worlds are kept
+that the search plays worse than on uniform ones; 0.25 was the best measured (docs/results.md). The candidates come from the exact sampler, so every world kept is
 consistent with what the seat knows (voids, shown cards, exchanges); the model reads the
 seat's observation only, never a hidden card.
 
@@ -110,7 +113,9 @@ belief      none       a belief model weighting the worlds by where it puts each
                        card (agents.belief): ``learned`` (the shipped one) or a belief
                        file or folder (``distill belief --out``); ``candidates`` x
                        ``worlds`` are drawn, ``worlds`` kept by weight
-belief_power 1.0       how much the belief counts (0: uniform worlds)
+belief_power 0.25      how much the belief counts (0: uniform worlds); measured best of
+                       0.125, 0.25, 0.5 and 1 (docs/results.md: at 1 the worlds kept
+                       are too few and too sure, 16 points a game behind ``pimc``)
 prior       none       a policy with action probabilities (learned, ppo:RUN) whose log-
                        probabilities at the decision are added to the values, times
                        ``prior_weight``. ``auto``: the rollout policy's, if it has any
@@ -228,8 +233,8 @@ class PIMCSettings:
     """a belief model weighting the worlds by where it puts each unseen card (agents.belief):
     ``learned`` (the shipped one), a belief file or folder, or a loaded ``Belief``; ``none``:
     uniform worlds"""
-    belief_power: float = 1.0
-    """how much the belief counts (0: uniform worlds)"""
+    belief_power: float = 0.25
+    """how much the belief counts (0: uniform worlds; the best of those measured)"""
     prior: str | object = "none"
     """a policy with action probabilities whose log-probabilities are added to the values;
     ``auto``: the rollout policy's, if it has any; ``none``: no prior"""

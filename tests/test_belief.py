@@ -256,6 +256,7 @@ def test_the_belief_options_parse_and_default_to_uniform_worlds():
     agent = make_agent("pimc:belief=learned:belief_power=0.5:candidates=2")
     assert (agent.settings.belief, agent.belief_power, agent.candidates) == ("learned", 0.5, 2)
     assert make_agent("pimc")._belief is None and make_agent("pimc").settings.belief == "none"
+    assert make_agent("pimc:belief=learned").belief_power == 0.25  # the best measured (docs/results.md)
 
 
 # ============================================================================ training and shipping
