@@ -34,7 +34,20 @@ gives the same outcome, so one copy is searched whatever ``worlds`` says (the sa
 decisions, ``worlds`` times faster); with random rollouts (a random policy, ``epsilon`` >
 0) ``worlds`` copies are searched, each with its own rollout noise, as pimc's ``worlds``
 sampled deals would be: the two compare at equal search width. ``infer`` (weighting sampled
-worlds) does not apply and is refused with it.
+worlds) and ``belief`` (weighting them by a belief model) do not apply and are refused with it.
+
+``belief`` (``pimc:belief=learned``). A belief model (:mod:`sergeant_major_env.agents.belief`,
+trained by ``sergeant-major distill belief`` on the project's own games, where the true hands
+are known) reads the seat's observation and gives each unseen card's probability of being in
+the left hand, the right hand or the pile. ``candidates`` x ``worlds`` uniform worlds are drawn
+and ``worlds`` kept by weight: a world's log-weight is ``belief_power`` times the sum, over the
+unseen cards, of log p - log u for the bin the world put the card in, p the model's
+probability and u the share of the candidates putting it there (uniform worlds already follow
+what the seat knows; :meth:`~sergeant_major_env.agents.belief.Belief.world_log_weights`). With
+``infer`` too, the two log-weights add. At ``belief_power`` 1 so few distinct worlds are kept
+that the search plays worse than on uniform ones; 0.25 was the best measured (docs/results.md). The candidates come from the exact sampler, so every world kept is
+consistent with what the seat knows (voids, shown cards, exchanges); the model reads the
+seat's observation only, never a hidden card.
 
 Speed. All the games handed to one ``act_on_state`` call (evaluate.py hands it every game
 of the table where this agent is to act) are searched together: their worlds x actions x
@@ -96,6 +109,13 @@ infer       none       a policy with action probabilities (learned, ppo:RUN) to 
                        ``worlds`` of them kept by weight (likelihood ** ``infer_power``).
                        ``auto``: the others' or the rollout policy's probabilities
 infer_power 0.5        how much the likelihood counts (0: uniform worlds)
+belief      none       a belief model weighting the worlds by where it puts each unseen
+                       card (agents.belief): ``learned`` (the shipped one) or a belief
+                       file or folder (``distill belief --out``); ``candidates`` x
+                       ``worlds`` are drawn, ``worlds`` kept by weight
+belief_power 0.25      how much the belief counts (0: uniform worlds); measured best of
+                       0.125, 0.25, 0.5 and 1 (docs/results.md: at 1 the worlds kept
+                       are too few and too sure, 16 points a game behind ``pimc``)
 prior       none       a policy with action probabilities (learned, ppo:RUN) whose log-
                        probabilities at the decision are added to the values, times
                        ``prior_weight``. ``auto``: the rollout policy's, if it has any
@@ -103,7 +123,7 @@ prior       none       a policy with action probabilities (learned, ppo:RUN) who
                        at weight 0.5 made the search play much like the policy itself,
                        8.6 points per game behind ``pimc`` head to head (README, "Search")
 prior_weight 0.5       points of value per unit of log-probability of the prior
-candidates  4          worlds drawn per world kept, with inference
+candidates  4          worlds drawn per world kept, with inference or a belief
 max_rows    60000      most rollout games advanced together (memory bound)
 seed        0          seeds the worlds (with the seat's observation, see above)
 cheat       false      a flag (``pimc:cheat``): search the true deal, SEEING EVERY HIDDEN
@@ -114,7 +134,9 @@ Bounds (one game's search is held in memory at once; each is checked when the ag
 made, with the memory the search needs against what this machine has available): worlds
 x rollouts at most :data:`MAX_SEARCH_WIDTH` (100,000), worlds x candidates at most
 :data:`MAX_DRAWN` (400,000), max_rows at most :data:`MAX_ROWS` (4,000,000); ``epsilon``,
-``prune``, ``infer_power`` and ``prior_weight`` finite numbers (``inf`` and ``nan`` refused).
+``prune``, ``infer_power``, ``belief_power`` and ``prior_weight`` finite numbers (``inf`` and
+``nan`` refused). A belief file is checked when the agent is made (one line for anything
+malformed; nothing in it can run code).
 """
 
 from __future__ import annotations
@@ -131,7 +153,7 @@ from sergeant_major_env.limits import check_count, check_fits, shorten
 from sergeant_major_env.observation import observe
 from sergeant_major_env.policies import decide, is_deterministic
 from sergeant_major_env.seeding import check_seed
-from sergeant_major_env.worlds import sample_worlds
+from sergeant_major_env.worlds import knowledge, sample_worlds
 
 from .base import agent_options, option_items
 from .heuristic import HeuristicAgent, plan_values
@@ -207,13 +229,19 @@ class PIMCSettings:
     (agents.inference); ``auto``: the others' or the rollout policy's; ``none``: uniform worlds"""
     infer_power: float = 0.5
     """how much the likelihood counts (0: uniform worlds)"""
+    belief: str | object = "none"
+    """a belief model weighting the worlds by where it puts each unseen card (agents.belief):
+    ``learned`` (the shipped one), a belief file or folder, or a loaded ``Belief``; ``none``:
+    uniform worlds"""
+    belief_power: float = 0.25
+    """how much the belief counts (0: uniform worlds; the best of those measured)"""
     prior: str | object = "none"
     """a policy with action probabilities whose log-probabilities are added to the values;
     ``auto``: the rollout policy's, if it has any; ``none``: no prior"""
     prior_weight: float = 0.5
     """points of value per unit of log-probability of the prior"""
     candidates: int = 4
-    """worlds drawn per world kept, with inference"""
+    """worlds drawn per world kept, with inference or a belief"""
     max_rows: int = 60_000
     """most rollout games advanced together (memory bound)"""
     seed: int = 0
@@ -233,7 +261,7 @@ class PIMCSettings:
                              f"{worlds}, rollouts={rollouts}, candidates={candidates}")
         if not 0.0 <= _number(self.epsilon) <= 1.0:
             raise ValueError(f"pimc: epsilon must be a number in [0, 1], got {shorten(self.epsilon)}")
-        for label in ("prune", "infer_power", "prior_weight"):
+        for label in ("prune", "infer_power", "belief_power", "prior_weight"):
             value = getattr(self, label)
             if not (math.isfinite(_number(value)) and _number(value) >= 0.0):
                 raise ValueError(f"pimc: {label} must be a finite number >= 0, got {shorten(value)}")
@@ -241,7 +269,7 @@ class PIMCSettings:
                    search_bytes(worlds, rollouts, max_rows), "give fewer worlds, rollouts or max_rows")
         for label in ("worlds", "rollouts", "horizon", "candidates", "max_rows"):
             object.__setattr__(self, label, int(getattr(self, label)))
-        for label in ("epsilon", "prune", "infer_power", "prior_weight"):
+        for label in ("epsilon", "prune", "infer_power", "belief_power", "prior_weight"):
             object.__setattr__(self, label, float(getattr(self, label)))
         object.__setattr__(self, "seed", check_seed(self.seed, "pimc: seed"))
         for label in POLICY_OPTIONS:
@@ -249,8 +277,13 @@ class PIMCSettings:
         if not isinstance(self.cheat, (bool, np.bool_)):
             raise ValueError(f"pimc: cheat must be true or false, got {shorten(self.cheat)}")
         object.__setattr__(self, "cheat", bool(self.cheat))
+        if isinstance(self.belief, str) and not (self.belief and len(self.belief) <= 1000 and "\n" not in self.belief):
+            raise ValueError(f"pimc: belief must be none, learned or a belief file or folder, got {shorten(self.belief)}")
         if self.cheat and not (isinstance(self.infer, str) and self.infer == "none"):
             raise ValueError("pimc: cheat searches the true deal; infer (weighting sampled worlds) does not "
+                             "apply to it")
+        if self.cheat and not (isinstance(self.belief, str) and self.belief == "none"):
+            raise ValueError("pimc: cheat searches the true deal; belief (weighting sampled worlds) does not "
                              "apply to it")
 
 
@@ -289,6 +322,8 @@ class PIMCAgent:
         same = others == "rollout" or (isinstance(others, str) and others == settings.rollout)
         self.others_policy = self.rollout_policy if same else _policy(others)
         self._log_probs = self._inference_model(settings.infer)
+        self.belief_power = settings.belief_power
+        self._belief = _belief_model(settings.belief)
         self._prior = self._prior_model(settings.prior)
         self._plan = plan_values()
         if settings.cheat:
@@ -480,25 +515,37 @@ class PIMCAgent:
         return later
 
     def _worlds(self, state: engine.State, games: np.ndarray, streams: list[np.random.Generator]) -> engine.State:
-        """``worlds`` worlds per game (row ``i * worlds + w``). With inference, ``candidates``
-        times as many are drawn uniformly, weighted by how well they explain the other seats'
-        plays (agents.inference, raised to ``infer_power``) and ``worlds`` drawn by weight.
+        """``worlds`` worlds per game (row ``i * worlds + w``). With inference or a belief,
+        ``candidates`` times as many are drawn uniformly, weighted by how well they explain the
+        other seats' plays (agents.inference, raised to ``infer_power``) and by the belief model
+        (agents.belief, raised to ``belief_power``), and ``worlds`` drawn by weight.
         ``cheat``: copies of the real games, the hidden cards as they are."""
         if self.cheats:
             return state.take(np.repeat(games, self.worlds))
-        if self._log_probs is None:
+        if self._log_probs is None and self._belief is None:
             return self._sample_worlds(state, games, streams, self.worlds)
         drawn = self.worlds * self.candidates
         pool = self._sample_worlds(state, games, streams, drawn)
         observer = np.repeat(state.to_act[games].astype(np.intp), drawn)
         playing = np.repeat(state.phase[games] == engine.PLAY, drawn)
         weights = np.zeros(pool.batch_size)
-        if playing.any():
+        if self._log_probs is not None and playing.any():
             rows = np.flatnonzero(playing)
             weights[rows] = self.infer_power * play_log_likelihoods(self._log_probs, pool.take(rows), observer[rows])
+        if self._belief is not None:
+            weights += self.belief_power * self.belief_log_weights(state, games, pool, drawn)
         chosen = [i * drawn + resample(weights[i * drawn:(i + 1) * drawn], self.worlds, stream)
                   for i, stream in enumerate(streams)]
         return pool.take(np.concatenate(chosen))
+
+    def belief_log_weights(self, state: engine.State, games: np.ndarray, pool: engine.State,
+                           per_game: int) -> np.ndarray:
+        """float[G * per_game]: the belief model's log-weight of each world of ``pool`` (row
+        ``i * per_game + w`` a world of ``games[i]``), from the observation of the seat to act in
+        the real game (what it knows; agents.belief)."""
+        view = state.take(games)
+        unseen = knowledge(state, games)["unseen"]
+        return self._belief.world_log_weights(observe(view, view.to_act), pool, view.to_act, unseen, per_game)
 
     @staticmethod
     def _sample_worlds(state: engine.State, games: np.ndarray, streams: list[np.random.Generator],
@@ -625,6 +672,23 @@ def _policy(policy: str | object) -> object:
     from .base import make_agent
 
     return make_agent(policy) if isinstance(policy, str) else policy
+
+
+def _belief_model(belief: str | object):
+    """The belief model of the ``belief`` option (agents.belief), or None for ``none``: a name or
+    path is loaded and checked (one line for anything malformed), a loaded model kept."""
+    if not isinstance(belief, str):
+        return belief
+    if belief == "none":
+        return None
+    try:
+        from .belief import Belief
+    except ImportError:
+        raise ValueError("pimc: belief needs torch and safetensors (pip install 'sergeant-major-env[train]')") from None
+    try:
+        return Belief(belief)
+    except ValueError as error:
+        raise ValueError(f"pimc: belief: {error}") from None
 
 
 def _stream(key: bytes) -> np.random.Generator:

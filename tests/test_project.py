@@ -72,7 +72,7 @@ REPOSITORY_FILE = re.compile(r"\b[\w-]+\.(py|md)\b|\b(docs|examples|benchmarks|a
 which a user who installed the wheel does not have."""
 HELP_COMMANDS = ([[name] for name in ("train", "evaluate", "play", "records", "distill", "ship", "agents")]
                  + [["records", name] for name in ("simulate", "check", "html")]
-                 + [["distill", name] for name in ("labels", "fit", "curve")])
+                 + [["distill", name] for name in ("labels", "fit", "curve", "belief")])
 
 
 def _printed(argv: list[str], capsys) -> str:

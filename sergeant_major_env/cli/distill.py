@@ -7,6 +7,7 @@
     sergeant-major distill fit --labels labels/r1 --out runs/distilled          # from the shipped learned policy
     sergeant-major evaluate --agents ppo:runs/distilled,pimc,pimc --games 120
     sergeant-major distill curve --labels labels/r1 --out runs/curve --counts 0,100000,300000   # strength per label count
+    sergeant-major distill belief --out runs/belief                            # a belief model, for pimc:belief=runs/belief
 
 ``labels`` plays games with --player in every seat and asks --teacher (a pimc spec) for its
 value of every legal action at each decision with a real choice; the labels go to --out in
@@ -33,6 +34,13 @@ at two duplicate tables on deals of its own --seed (head to head against --again
 against two heuristics); it writes the fits, curve.json (after every point: the same command
 continues a stopped curve) and curve.png, replacing a file it did not write only with --overwrite.
 
+``belief`` plays --games games with --players at the tables (every mix of them), keeps every
+position with a real choice (the seat's observation, and where each unseen card truly is) and
+fits a belief model to them (:mod:`sergeant_major_env.training.belief`): OUT/belief.safetensors
+and OUT/belief.json (code-free; the search uses it as ``pimc:belief=OUT``), each replaced only
+with --overwrite, checked before any work. It prints the held-out measures of the model and of
+uniform worlds.
+
 The module :mod:`sergeant_major_env.training.distill` holds the machinery and the label format.
 Exit status: 0 done, 2 bad arguments (checked before any work), 1 the work failed, 130, 143
 or 129 stopped by Ctrl-C, SIGTERM or SIGHUP (finished shards are kept; a fit writes nothing).
@@ -53,6 +61,7 @@ from ..processes import available_cpus
 from ..progress import progress_bar
 from ..rules import Rules
 from ..statistics import format_ci
+from ..training.belief import BeliefOptions
 from ..training.distill import CURVE_SEED, FitOptions, LabelPlan
 from .. import arguments
 from ..arguments import (FLAG, REAL, WHOLE, HelpFormatter, OneLineParser, Parsed, Text, Texts, add_arguments, check_fields,
@@ -153,6 +162,56 @@ class CurveOptions:
         check_fields(self)
 
 
+def _names(text: str) -> tuple[str, ...]:
+    names = tuple(part.strip() for part in text.split(","))
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"expected agent names separated by commas (heuristic,learned), got {text!r}")
+    return names
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected layer sizes separated by commas (256,256), got {text!r}") from None
+
+
+BELIEF = BeliefOptions()
+
+
+@dataclasses.dataclass(frozen=True)
+class BeliefCommandOptions:
+    """``distill belief``'s options (:class:`~sergeant_major_env.training.belief.BeliefOptions`)."""
+
+    out: str | None = opt(None, Text(optional=True), metavar="FOLDER", required=True)
+    """where belief.safetensors and belief.json are written"""
+    overwrite: bool = arguments.overwrite()
+    """replace belief.safetensors and belief.json already in --out"""
+    games: int = arguments.games(BELIEF.games)
+    """games played for positions"""
+    seed: int = arguments.seed(BELIEF.seed)
+    """game g plays engine seed S+g (keep it apart from evaluation seeds)"""
+    players: tuple[str, ...] = opt(BELIEF.players, Parsed(_names, "agent names"), metavar="A,B,...")
+    """the agents at the tables, e.g. heuristic,learned (every mix of them)"""
+    layers: tuple[int, ...] = opt(BELIEF.layers, Parsed(_sizes, "layer sizes"), metavar="N,N,...")
+    """the network's hidden layer sizes"""
+    epochs: int = opt(BELIEF.epochs, WHOLE, metavar="E")
+    """passes over the positions"""
+    batch_size: int = opt(BELIEF.batch_size, WHOLE, metavar="B")
+    """positions per step"""
+    learning_rate: float = opt(BELIEF.learning_rate, REAL, metavar="LR")
+    """Adam's step size"""
+    holdout: float = opt(BELIEF.holdout, REAL, metavar="P")
+    """share of the games held out for measuring"""
+    fit_seed: int = arguments.seed(BELIEF.fit_seed, flag="--fit-seed")
+    """seeds the network's first weights and the positions' order"""
+    option: tuple[str, ...] = arguments.rule_options(())
+    no_progress: bool = arguments.no_progress()
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+
+
 CURVE_RENAMED = {"seed": "fit_seed"}
 """The curve's --seed is its tables' deals (as evaluate's); the fit's seed is --fit-seed there."""
 FITTED = {FitCommandOptions: None, CurveOptions: CURVE_RENAMED}
@@ -176,6 +235,9 @@ def _parser() -> argparse.ArgumentParser:
                                    "and X,heuristic,heuristic. Each point is kept as it is measured: the same "
                                    "command continues a stopped curve.")
     add_arguments(curve, FitOptions, CURVE_RENAMED)
+    subcommand(commands, "belief", BeliefCommandOptions, help="train a belief model (where the unseen cards are)",
+               description="Play games with --players, keep each position with a real choice and where every "
+                           "unseen card is, and fit a belief model for pimc:belief=OUT.")
     return parser
 
 
@@ -294,6 +356,58 @@ def _fit_command(args: FitCommandOptions, fit: FitOptions, parser: argparse.Argu
     return 0
 
 
+# ============================================================================ belief
+
+def _belief_command(args: BeliefCommandOptions, parser: argparse.ArgumentParser, argv: list[str]) -> int:
+    from ..agents import make_agent
+    from ..agents.belief import METADATA_FILE, TENSORS_FILE, save_belief
+    from ..training import belief, distill
+
+    out = Path(args.out)
+    try:
+        options = belief.BeliefOptions(
+            games=args.games, seed=args.seed, players=args.players, layers=args.layers, epochs=args.epochs,
+            batch_size=args.batch_size, learning_rate=float(args.learning_rate), holdout=float(args.holdout),
+            fit_seed=args.fit_seed, rules=Rules.from_strings(args.option)).check()
+        distill.check_out_folder(out, (TENSORS_FILE, METADATA_FILE), args.overwrite)
+        for name in options.players:
+            if name.partition(":")[0] == "human":
+                raise ValueError("a player cannot be human: the games are played without a person")
+            make_agent(name)  # an unknown name: one line listing the known ones
+    except ValueError as error:
+        parser.error(str(error))
+    estimate = options.games * options.rules.num_deals * belief.POSITIONS_PER_DEAL
+    print(f"playing {options.games} games ({', '.join(options.players)}) for positions, then fitting "
+          f"{options.epochs} epochs", file=sys.stderr, flush=True)
+    bar = progress_bar(estimate, "position", enabled=not args.no_progress)
+
+    def said(row: dict) -> None:
+        if bar is not None and row["epoch"] == 0:
+            bar.close()
+        print(f"epoch {row['epoch']}: train loss {row['train_loss']:.4f}, held-out cross-entropy "
+              f"{row['cross_entropy']:.4f}, true bin probability {row['true_bin_probability']:.3f}, top bin right "
+              f"{row['top_bin_accuracy']:.1%}", file=sys.stderr, flush=True)
+
+    try:
+        network, report = belief.train_belief(options, bar.update if bar is not None else lambda n: None, said)
+    except KeyboardInterrupt as error:
+        interrupts.say(f"{PROG}: {interrupts.describe(error)}; nothing written")
+        return interrupts.exit_status(error)
+    uniform = report["history"][0]["uniform"]
+    print(f"uniform worlds: cross-entropy {uniform['cross_entropy']:.4f}, true bin probability "
+          f"{uniform['true_bin_probability']:.3f}, top bin right {uniform['top_bin_accuracy']:.1%}", file=sys.stderr)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        save_belief(network, out, list(options.layers),
+                    {"training": {"command": shlex.join(["sergeant-major", "distill", *argv]), **report}})
+    except OSError as error:
+        print(f"{PROG}: error: cannot write {out}: {error.strerror or error}", file=sys.stderr)
+        return 1
+    print(f"wrote {out / TENSORS_FILE}; evaluate it: sergeant-major evaluate --agents pimc:belief={out},pimc,heuristic "
+          f"--games 120 --seed 100000")
+    return 0
+
+
 # ============================================================================ curve
 
 def _curve_command(args: CurveOptions, fit: FitOptions, parser: argparse.ArgumentParser,
@@ -358,5 +472,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = make_config(parser, config, given)
     if config is LabelsOptions:
         return _labels_command(args, parser)
+    if config is BeliefCommandOptions:
+        return _belief_command(args, parser, argv)
     fit = make_config(parser, FitOptions, given, FITTED[config])
     return (_fit_command if config is FitCommandOptions else _curve_command)(args, fit, parser, argv)
