@@ -379,19 +379,27 @@ def _few(names: list[str], shown: int = 3) -> str:
 
 
 def _check_tensors(tensors: dict[str, torch.Tensor], network: PolicyNetwork, where: str) -> None:
-    expected = {name: tuple(p.shape) for name, p in network.state_dict().items()}
+    check_tensors(tensors, {name: tuple(p.shape) for name, p in network.state_dict().items()}, f"policy {where}",
+                  "its policy.json network", "a policy's weights")
+
+
+def check_tensors(tensors: dict[str, torch.Tensor], expected: dict[str, tuple], what: str, described: str,
+                  weights: str, needs: str = "needs") -> None:
+    """The tensors of a code-free network file against the shapes its JSON describes: the same
+    names, each of its shape, float32, finite; a one-line ValueError naming ``what`` (the file),
+    ``described`` (what describes the shapes; ``needs``: its verb) and ``weights`` (whose weights
+    must be finite)."""
     found = {name: tuple(t.shape) for name, t in tensors.items()}
     if set(found) != set(expected):
         missing, extra = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
-        raise ValueError(f"policy {where} does not match its policy.json network: missing tensors {_few(missing)}, "
+        raise ValueError(f"{what} does not match {described}: missing tensors {_few(missing)}, "
                          f"unexpected tensors {_few(extra)}")
     for name, shape in expected.items():
         if found[name] != shape:
-            raise ValueError(f"policy {where}: tensor {name} has shape {found[name]}, its policy.json network "
-                             f"needs {shape}")
+            raise ValueError(f"{what}: tensor {name} has shape {found[name]}, {described} {needs} {shape}")
         if tensors[name].dtype != torch.float32:
-            raise ValueError(f"policy {where}: tensor {name} is {tensors[name].dtype}, expected torch.float32")
+            raise ValueError(f"{what}: tensor {name} is {tensors[name].dtype}, expected torch.float32")
         bad = int((~torch.isfinite(tensors[name])).sum())
         if bad:
-            raise ValueError(f"policy {where}: tensor {name} holds {bad:,} values that are NaN or infinite; a "
-                             f"policy's weights are finite numbers")
+            raise ValueError(f"{what}: tensor {name} holds {bad:,} values that are NaN or infinite; {weights} are "
+                             f"finite numbers")

@@ -18,11 +18,11 @@ from sergeant_major_env.agents.belief import (BELIEF_FOLDER, FORMAT, Belief, Bel
                                               save_belief)
 from sergeant_major_env.agents.pimc import PIMCAgent
 from sergeant_major_env.cards import bits_to_bool, count, random_member
-from sergeant_major_env.engine import DISCARD, MODE, OVER
+from sergeant_major_env.engine import OVER
 from sergeant_major_env.evaluation import TablePlan, play_tables
 from sergeant_major_env.observation import observe
 from sergeant_major_env.worlds import knowledge, sample_worlds
-from test_worlds import ALL, PUBLIC_FIELDS
+from test_worlds import assert_worlds_keep_what_the_seat_knows
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -156,22 +156,7 @@ def test_belief_weighted_worlds_keep_everything_the_seat_knows(model):
     for rules in (Rules(num_deals=2), Rules(num_deals=2, must_overtake=True, must_overtrump=True)):
         for state, live in _positions(2, rules=rules):
             w = pimc._worlds(state, live, pimc.streams(state, live))
-            game = np.repeat(live, pimc.worlds)
-            rows = np.arange(game.size)
-            seat = state.to_act[game]
-            for name in PUBLIC_FIELDS:
-                np.testing.assert_array_equal(getattr(w, name), getattr(state, name)[game], err_msg=name)
-            talon_hidden = w.phase < DISCARD
-            every_card = (np.bitwise_or.reduce(w.hands, axis=1) | np.bitwise_or.reduce(w.played, axis=1)
-                          | w.discards | np.where(talon_hidden, w.talon, 0))
-            assert (every_card == ALL).all()
-            np.testing.assert_array_equal(count(w.hands), count(state.hands[game]))
-            choosing = state.phase[game] == MODE
-            own = np.where(choosing, state.first_six[game], state.hands[game, seat])
-            assert ((w.hands[rows, seat] & own) == own).all()
-            assert (w.hands & w.shown_out == 0).all()
-            fixed = knowledge(state, live)["fixed"][np.repeat(np.arange(live.size), pimc.worlds)]
-            assert ((w.hands & fixed) == fixed).all()
+            assert_worlds_keep_what_the_seat_knows(state, live, w, pimc.worlds)
 
 
 def _log_likelihood(belief: Belief, state, live, worlds, per_game: int) -> np.ndarray:

@@ -50,33 +50,41 @@ def test_worlds_keep_everything_the_seat_to_act_knows(seed, rules):
     worlds = 3
     for state, live in _states_along_games(seed, 12, rules):
         w = sample_worlds(state, live, worlds, rng)
-        game = np.repeat(live, worlds)
-        rows = np.arange(game.size)
-        seat = state.to_act[game]
-        for name in PUBLIC_FIELDS:
-            np.testing.assert_array_equal(getattr(w, name), getattr(state, name)[game], err_msg=name)
-        talon_hidden = w.phase < DISCARD
-        every_card = (np.bitwise_or.reduce(w.hands, axis=1) | np.bitwise_or.reduce(w.played, axis=1)
-                      | w.discards | np.where(talon_hidden, w.talon, 0))
-        total = count(w.hands).sum(1) + count(w.played).sum(1) + count(w.discards) + 4 * talon_hidden
-        assert (every_card == ALL).all() and (total == 52).all()
-        np.testing.assert_array_equal(count(w.hands), count(state.hands[game]))
-        choosing = state.phase[game] == MODE
-        own = np.where(choosing, state.first_six[game], state.hands[game, seat])
-        assert ((w.hands[rows, seat] & own) == own).all()
-        np.testing.assert_array_equal(w.hands[rows, seat][~choosing], own[~choosing])
-        shown = ~talon_hidden
-        np.testing.assert_array_equal(w.talon[shown], state.talon[game][shown])
-        playmaker = (state.dealer[game] + 1) % 3
-        own_discards = shown & (seat == playmaker)
-        np.testing.assert_array_equal(w.discards[own_discards], state.discards[game][own_discards])
-        assert (w.hands & w.shown_out == 0).all()
-        known = knowledge(state, live)
-        fixed = known["fixed"][np.repeat(np.arange(live.size), worlds)]
-        assert ((w.hands & fixed) == fixed).all()
-        # The seat to act faces the same choice in every world.
-        same = ~choosing
-        np.testing.assert_array_equal(engine.legal_bits(w)[same], engine.legal_bits(state)[game][same])
+        assert_worlds_keep_what_the_seat_knows(state, live, w, worlds)
+
+
+def assert_worlds_keep_what_the_seat_knows(state, live: np.ndarray, w, worlds: int) -> None:
+    """``w`` (``worlds`` worlds per game of ``live``, row ``i * worlds + k``) keeps everything the
+    seat to act knows in ``state``: the 52 cards, its own hand (its first six during its mode
+    choice, R9), every public field, the hand sizes, the shown talon and its own discards, the
+    cards it handed over (R21), no card a seat showed it lacks (R13-R15), the same choice."""
+    game = np.repeat(live, worlds)
+    rows = np.arange(game.size)
+    seat = state.to_act[game]
+    for name in PUBLIC_FIELDS:
+        np.testing.assert_array_equal(getattr(w, name), getattr(state, name)[game], err_msg=name)
+    talon_hidden = w.phase < DISCARD
+    every_card = (np.bitwise_or.reduce(w.hands, axis=1) | np.bitwise_or.reduce(w.played, axis=1)
+                  | w.discards | np.where(talon_hidden, w.talon, 0))
+    total = count(w.hands).sum(1) + count(w.played).sum(1) + count(w.discards) + 4 * talon_hidden
+    assert (every_card == ALL).all() and (total == 52).all()
+    np.testing.assert_array_equal(count(w.hands), count(state.hands[game]))
+    choosing = state.phase[game] == MODE
+    own = np.where(choosing, state.first_six[game], state.hands[game, seat])
+    assert ((w.hands[rows, seat] & own) == own).all()
+    np.testing.assert_array_equal(w.hands[rows, seat][~choosing], own[~choosing])
+    shown = ~talon_hidden
+    np.testing.assert_array_equal(w.talon[shown], state.talon[game][shown])
+    playmaker = (state.dealer[game] + 1) % 3
+    own_discards = shown & (seat == playmaker)
+    np.testing.assert_array_equal(w.discards[own_discards], state.discards[game][own_discards])
+    assert (w.hands & w.shown_out == 0).all()
+    known = knowledge(state, live)
+    fixed = known["fixed"][np.repeat(np.arange(live.size), worlds)]
+    assert ((w.hands & fixed) == fixed).all()
+    # The seat to act faces the same choice in every world.
+    same = ~choosing
+    np.testing.assert_array_equal(engine.legal_bits(w)[same], engine.legal_bits(state)[game][same])
 
 
 @FAST

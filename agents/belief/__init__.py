@@ -41,7 +41,7 @@ from sergeant_major_env.limits import check_fits
 from sergeant_major_env.observation import OBSERVATION_SIZE
 from sergeant_major_env.observation import VERSION as OBSERVATION_VERSION
 
-from ..policy_file import MAX_HEADER_BYTES, _few, _path, _short, read_tensors
+from ..policy_file import MAX_HEADER_BYTES, _path, _short, check_tensors, read_tensors
 
 FORMAT = "sergeant-major-env belief"
 FORMAT_VERSION = 1
@@ -152,30 +152,13 @@ def load_belief(path: str | Path) -> tuple[BeliefNetwork, dict[str, Any]]:
     with torch.device("meta"):  # shapes only: every number comes from the file
         shapes = BeliefNetwork(layers)
     tensors = read_tensors(tensors_path)
-    _check_tensors(tensors, {name: tuple(p.shape) for name, p in shapes.state_dict().items()}, where)
+    check_tensors(tensors, {name: tuple(p.shape) for name, p in shapes.state_dict().items()}, f"belief {where}",
+                  "its belief.json layers", "a model's weights", needs="need")
     network = shapes.to_empty(device="cpu")
     network.load_state_dict(tensors, strict=True)
     network.eval()
     network.requires_grad_(False)
     return network, metadata
-
-
-def _check_tensors(tensors: dict[str, torch.Tensor], expected: dict[str, tuple], where: str) -> None:
-    found = {name: tuple(t.shape) for name, t in tensors.items()}
-    if set(found) != set(expected):
-        missing, extra = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
-        raise ValueError(f"belief {where} does not match its belief.json layers: missing tensors {_few(missing)}, "
-                         f"unexpected tensors {_few(extra)}")
-    for name, shape in expected.items():
-        if found[name] != shape:
-            raise ValueError(f"belief {where}: tensor {name} has shape {found[name]}, its belief.json layers need "
-                             f"{shape}")
-        if tensors[name].dtype != torch.float32:
-            raise ValueError(f"belief {where}: tensor {name} is {tensors[name].dtype}, expected torch.float32")
-        bad = int((~torch.isfinite(tensors[name])).sum())
-        if bad:
-            raise ValueError(f"belief {where}: tensor {name} holds {bad:,} values that are NaN or infinite; a model's "
-                             f"weights are finite numbers")
 
 
 def save_belief(network: BeliefNetwork, folder: str | Path, layers: list[int],
