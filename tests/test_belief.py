@@ -17,7 +17,7 @@ from sergeant_major_env.agents import make_agent
 from sergeant_major_env.agents.belief import (BELIEF_FOLDER, FORMAT, Belief, BeliefNetwork, load_belief,
                                               save_belief)
 from sergeant_major_env.agents.pimc import PIMCAgent
-from sergeant_major_env.cards import bits_to_bool, count, random_member
+from sergeant_major_env.cards import bits_to_bool, random_member
 from sergeant_major_env.engine import OVER
 from sergeant_major_env.evaluation import TablePlan, play_tables
 from sergeant_major_env.observation import observe
