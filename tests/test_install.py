@@ -17,7 +17,7 @@ from sergeant_major_env.pages import FILES
 pytestmark = pytest.mark.slow  # pytest -m "not slow" leaves this file out (issue 31)
 
 ROOT = Path(__file__).resolve().parents[1]
-SUBCOMMANDS = ("train", "evaluate", "play", "records", "distill", "ship", "agents")
+SUBCOMMANDS = ("train", "evaluate", "play", "records", "distill", "exploit", "ship", "agents")
 
 
 def _setuptools_is_new_enough() -> bool:
