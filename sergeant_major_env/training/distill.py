@@ -445,7 +445,12 @@ def make_labels(folder: str | Path, plan: LabelPlan, workers: int = 1,
             write_shard(shard_path(folder, shard), labels)
             return int(labels["action"].size)
 
-        made = run_jobs(one_shard, missing, workers, on_deals=on_labels)
+        try:
+            made = run_jobs(one_shard, missing, workers, on_deals=on_labels)
+        except BaseException:  # a stop signal or an error: the workers are stopped and joined by now
+            for stale in files.leftover_temporaries(folder, SHARD_NAMES):
+                stale.unlink(missing_ok=True)  # a shard a stopped worker was writing; it is made again later
+            raise
     return {"shards": len(missing), "labels": int(sum(made)), "seconds": time.perf_counter() - start}
 
 
