@@ -251,16 +251,25 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
     (:data:`MAX_METADATA_BYTES`, :data:`MAX_METADATA_DEPTH`), its format, observation layout,
     actions and network described as this package reads them, each problem one line."""
     _, metadata_path = policy_file_paths(path)
-    where = _path(metadata_path)
-    metadata = files.read_json(metadata_path, MAX_METADATA_BYTES, MAX_METADATA_DEPTH, "policy metadata")
-    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
-        raise ValueError(f"{where!r} is not a policy file's metadata (no \"format\": {FORMAT!r})")
-    if metadata.get("format_version") != FORMAT_VERSION:
-        raise ValueError(f"policy {where} has format version {_short(metadata.get('format_version'))}; "
-                         f"this package reads version {FORMAT_VERSION}")
+    metadata, where = read_described(metadata_path, "policy", "a policy file's", FORMAT, FORMAT_VERSION)
     _check_observation(metadata, where)
     network_layers(metadata, where)
     return metadata
+
+
+def read_described(metadata_path: Path, kind: str, owner: str, format_name: str, version: int,
+                   max_bytes: int = MAX_METADATA_BYTES, max_depth: int = MAX_METADATA_DEPTH) -> tuple[dict, str]:
+    """(metadata, its path as messages show it) of the JSON beside a code-free network file: read
+    with bounds, its ``format`` and ``format_version`` this package's; a one-line ValueError
+    naming ``kind`` (``policy``, ``belief``) and ``owner`` (``a policy file's``)."""
+    where = _path(metadata_path)
+    metadata = files.read_json(metadata_path, max_bytes, max_depth, f"{kind} metadata")
+    if not isinstance(metadata, dict) or metadata.get("format") != format_name:
+        raise ValueError(f"{where!r} is not {owner} metadata (no \"format\": {format_name!r})")
+    if metadata.get("format_version") != version:
+        raise ValueError(f"{kind} {where} has format version {_short(metadata.get('format_version'))}; "
+                         f"this package reads version {version}")
+    return metadata, where
 
 
 def _check_observation(metadata: dict[str, Any], where: str) -> None:

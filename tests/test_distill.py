@@ -249,22 +249,29 @@ def test_a_margin_keeps_the_policys_own_choice_unless_the_teacher_is_clearly_bet
     assert (gap > 0.5).any() and (gap <= 0.5).any()
 
 
-def test_sigterm_keeps_the_finished_shards_and_leaves_no_temporary_file(tmp_path):
-    """A closed terminal or `kill` stops the labels like Ctrl-C: one line, 143, shards kept."""
+def labels_stopped_by_sigterm(out: Path, *extra: str) -> tuple[int, str]:
+    """(exit status, stderr) of a 400-shard `distill labels` into ``out`` (with ``extra`` flags)
+    sent SIGTERM once its first shard is written."""
     import signal
     import time
 
-    out = tmp_path / "labels"
     process = subprocess.Popen([sys.executable, "-m", "sergeant_major_env", "distill", "labels", "--out", str(out),
                                 "--teacher", FAST_TEACHER, "--player", "heuristic", "--games", "400",
-                                "--shard-games", "1", "--option", "num_deals=1", "--workers", "2", "--no-progress"],
+                                "--shard-games", "1", "--option", "num_deals=1", "--no-progress", *extra],
                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while not list(out.glob("shard_*.npz")) and time.monotonic() < deadline:
         time.sleep(0.2)
     process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 143, stderr
+    _, stderr = process.communicate(timeout=120)
+    return process.returncode, stderr
+
+
+def test_sigterm_keeps_the_finished_shards_and_leaves_no_temporary_file(tmp_path):
+    """A closed terminal or `kill` stops the labels like Ctrl-C: one line, 143, shards kept."""
+    out = tmp_path / "labels"
+    status, stderr = labels_stopped_by_sigterm(out, "--workers", "2")
+    assert status == 143, stderr
     assert stderr.strip().splitlines()[-1].startswith("sergeant-major distill: interrupted (SIGTERM)")
     assert "Traceback" not in stderr and not list(out.glob("*.tmp"))
     for path in out.glob("shard_*.npz"):
@@ -646,21 +653,10 @@ def test_sigterm_stops_a_ray_run_as_ctrl_c_does(tmp_path):
     """ray.init replaces the process's SIGTERM handler (a C++ stack dump and status 1) and Ray's
     wait raises a signal's exception again as a plain Ctrl-C: still one line naming SIGTERM,
     143, the finished shards kept whole and no temporary file."""
-    import signal
-    import time
-
     pytest.importorskip("ray")
     out = tmp_path / "labels"
-    process = subprocess.Popen([sys.executable, "-m", "sergeant_major_env", "distill", "labels", "--out", str(out),
-                                "--teacher", FAST_TEACHER, "--player", "heuristic", "--games", "400",
-                                "--shard-games", "1", "--option", "num_deals=1", "--no-progress", "--ray"],
-                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while not list(out.glob("shard_*.npz")) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=120)
-    assert process.returncode == 143, stderr
+    status, stderr = labels_stopped_by_sigterm(out, "--ray")
+    assert status == 143, stderr
     assert stderr.strip().splitlines()[-1] == ("sergeant-major distill: interrupted (SIGTERM); the finished shards "
                                                "are kept: run the same command to continue"), stderr
     assert "Traceback" not in stderr and "SIGTERM received" not in stderr, stderr

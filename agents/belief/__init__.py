@@ -41,7 +41,7 @@ from sergeant_major_env.limits import check_fits
 from sergeant_major_env.observation import OBSERVATION_SIZE
 from sergeant_major_env.observation import VERSION as OBSERVATION_VERSION
 
-from ..policy_file import MAX_HEADER_BYTES, _path, _short, check_tensors, read_tensors
+from ..policy_file import MAX_HEADER_BYTES, _path, _short, check_tensors, read_described, read_tensors
 
 FORMAT = "sergeant-major-env belief"
 FORMAT_VERSION = 1
@@ -113,13 +113,8 @@ def read_belief_metadata(path: str | Path) -> dict[str, Any]:
     layout, 52 cards in 3 bins, hidden layers of at most :data:`MAX_LAYERS` sizes from 1 to
     :data:`MAX_LAYER_SIZE`; each problem one ValueError line."""
     _, metadata_path = belief_paths(path)
-    where = _path(metadata_path)
-    metadata = files.read_json(metadata_path, MAX_METADATA_BYTES, MAX_METADATA_DEPTH, "belief metadata")
-    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
-        raise ValueError(f"{where!r} is not a belief model's metadata (no \"format\": {FORMAT!r})")
-    if metadata.get("format_version") != FORMAT_VERSION:
-        raise ValueError(f"belief {where} has format version {_short(metadata.get('format_version'))}; this package "
-                         f"reads version {FORMAT_VERSION}")
+    metadata, where = read_described(metadata_path, "belief", "a belief model's", FORMAT, FORMAT_VERSION,
+                                     MAX_METADATA_BYTES, MAX_METADATA_DEPTH)
     observation = metadata.get("observation")
     layout = (observation.get("version"), observation.get("size")) if isinstance(observation, dict) else None
     if layout != (OBSERVATION_VERSION, OBSERVATION_SIZE):
