@@ -66,7 +66,12 @@ numpy's: its actions are 0.3.0's bit for bit); they differ in the last bit on a 
 in a hundred, which flips a rollout's card only where two cards' scores tie to the last bit
 (6 of 50,640 rollouts of a 6-game table end otherwise), so the search's choices are those of
 the step-by-step loop all but very rarely: head to head with it (0.3.0's decisions) over 600
-games, ``benchmarks/pimc_strength.py``, docs/results.md. Every other rollout policy takes
+games, ``benchmarks/pimc_strength.py``, docs/results.md. A policy network playing its most
+likely action (``learned``, ``learned-ppo``, ``ppo:PATH``; ``pimc:rollout=learned`` is the
+``search`` agent) runs in the same kernel, for the seats it plays, beside the heuristic for
+the others (``agents/network_kernels.py``: the network's sums in float32 in another order than
+torch, so a rollout move differs from the step-by-step loop's only where two legal logits tie
+to the last bits); it decides exchange gives there too. Every other rollout policy takes
 the step-by-step loop: one policy call per rollout step for the batch (in slices of
 ``POLICY_ROWS`` rows). The worlds are made by a kernel too (``worlds._worlds_k``, from random
 numbers drawn in numpy as before: the same worlds). Across cores: ``evaluate.py`` shares a
@@ -144,6 +149,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -159,6 +165,7 @@ from .base import agent_options, option_items
 from .heuristic import HeuristicAgent, plan_values
 from .heuristic_kernels import KNOWN_MASS, LOG_MISS_KNOWN, PARAM_ORDER, RANK_TIE, TIE
 from .inference import play_log_likelihoods, policy_log_probs, resample
+from .network_kernels import NetworkWeights
 from .pimc_kernels import ASK_POLICY, _rollouts_k
 
 POLICY_OPTIONS = ("rollout", "others", "infer", "prior")
@@ -556,30 +563,41 @@ class PIMCAgent:
 
     def _roll_out(self, sims: engine.State, seat: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """float[R]: the deal's points for ``seat`` in each rollout game, played to the deal's end:
-        in compiled rounds where the heuristic plays every seat (:meth:`_compiled_params`),
+        in compiled rounds where every rollout policy runs compiled (:meth:`_compiled_rollouts`),
         else one Python-level step of the batch at a time."""
-        params = self._compiled_params()
-        if params is not None:
-            return self._roll_out_compiled(sims, seat, params, rng)
+        plan = self._compiled_rollouts()
+        if plan is not None:
+            return self._roll_out_compiled(sims, seat, plan, rng)
         return self._roll_out_stepwise(sims, seat, rng)
 
-    def _compiled_params(self) -> np.ndarray | None:
-        """The heuristic's card weights (``heuristic_kernels.PARAM_ORDER``) when the rollouts can
-        run compiled (``agents.pimc_kernels``): both rollout policies the heuristic with the same
-        weights, deterministic, and no ``epsilon``; else None (the Python loop)."""
-        policies = (self.rollout_policy, self.others_policy)
-        if self.epsilon or not all(type(policy) is HeuristicAgent and not policy.explore_modes for policy in policies):
+    def _compiled_rollouts(self) -> _CompiledRollouts | None:
+        """How the rollouts run compiled (``agents.pimc_kernels``), or None (the Python loop): no
+        ``epsilon``, and each rollout policy either the deterministic heuristic (the same weights
+        when both are) or a policy network that plays its most likely action (``learned``,
+        ``ppo:PATH``: ``agents.network_kernels``; the same network when both are)."""
+        if self.epsilon:
             return None
-        own, other = (np.array([policy.params[name] for name in PARAM_ORDER], dtype=np.float64) for policy in policies)
-        return own if np.array_equal(own, other) else None
+        kinds = [_compiled_kind(policy) for policy in (self.rollout_policy, self.others_policy)]
+        if any(kind is None for kind in kinds):
+            return None
+        heuristics = [kind for kind in kinds if isinstance(kind, np.ndarray)]
+        networks = [kind for kind in kinds if not isinstance(kind, np.ndarray)]
+        if len(heuristics) == 2 and not np.array_equal(*heuristics):
+            return None
+        if len(networks) == 2 and networks[0] is not networks[1]:
+            return None
+        return _CompiledRollouts(heuristics[0] if heuristics else _NO_PARAMS,
+                                 np.array([not isinstance(kind, np.ndarray) for kind in kinds], dtype=np.int64),
+                                 networks[0] if networks else _NO_NETWORK)
 
-    def _roll_out_compiled(self, sims: engine.State, seat: np.ndarray, params: np.ndarray,
+    def _roll_out_compiled(self, sims: engine.State, seat: np.ndarray, plan: _CompiledRollouts,
                            rng: np.random.Generator) -> np.ndarray:
         """:meth:`_roll_out` in ``pimc_kernels._rollouts_k``: compiled rounds, each playing every live
-        rollout game on to its next real choice and the heuristic's card kernels deciding all
-        the card choices of the round; it returns here only when games wait for an exchange
-        give, which the policy (numpy) decides. The same decisions, game by game, as the
-        step-by-step loop. The rollout games are left unfinished (not to be reused)."""
+        rollout game on to its next real choice, the heuristic's card kernels deciding all the
+        card choices of the round and the network (if any) its seats' choices; it returns here
+        only when games wait for the heuristic's exchange give, which the policy (numpy) decides.
+        The same decisions, game by game, as the step-by-step loop (but for last-bit ties:
+        ``pimc_kernels``, ``network_kernels``). The rollout games are left unfinished."""
         n = sims.batch_size
         points, decisions = np.zeros(n), np.zeros(n, dtype=np.int64)
         seat_of = np.ascontiguousarray(seat, dtype=np.int64)
@@ -588,8 +606,9 @@ class PIMCAgent:
         n_live, n_cut = n, 0
         while n_live:
             n_live, n_cut = _rollouts_k(sims.buffer, live, pending, n_live, seat_of, decisions, self.horizon,
-                                        sims.rule_code, points, status, legal_out, cut, n_cut, params, TIE, RANK_TIE,
-                                        KNOWN_MASS, LOG_MISS_KNOWN)
+                                        sims.rule_code, points, status, legal_out, cut, n_cut, plan.params, TIE,
+                                        RANK_TIE, KNOWN_MASS, LOG_MISS_KNOWN, plan.by_network, *plan.network[:8],
+                                        plan.network.width)
             if n_live:  # some games wait for the policy (an exchange give): asked here, numpy
                 rows = np.flatnonzero(status[:n_live] == ASK_POLICY)
                 games = live[rows]
@@ -652,6 +671,34 @@ class PIMCAgent:
             if part.size:
                 actions[part] = decide(policy, sims, rows[part], mask[part], rng)
         return actions
+
+
+class _CompiledRollouts(NamedTuple):
+    """What ``pimc_kernels._rollouts_k`` needs to play the rollouts (:meth:`PIMCAgent._compiled_rollouts`)."""
+
+    params: np.ndarray
+    """the heuristic's card weights (``heuristic_kernels.PARAM_ORDER``)"""
+    by_network: np.ndarray
+    """int64[2]: whether the network decides for the searching seat, for the others"""
+    network: NetworkWeights
+
+
+_NO_PARAMS = np.zeros(len(PARAM_ORDER))
+_NO_NETWORK = NetworkWeights(np.zeros((0, 1), dtype=np.float32), np.zeros(0, dtype=np.float32),
+                             np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32),
+                             np.zeros((0, 2), dtype=np.int64), np.zeros((1, 0), dtype=np.float32),
+                             np.zeros(0, dtype=np.float32), 0, 1)
+
+
+def _compiled_kind(policy: object) -> np.ndarray | NetworkWeights | None:
+    """How a rollout policy runs compiled: the heuristic's card weights (a deterministic
+    ``HeuristicAgent``), a network's weights (an agent whose ``compiled_network()`` gives them:
+    ``PPOAgent`` playing its most likely action), or None (only step by step)."""
+    if type(policy) is HeuristicAgent:
+        return None if policy.explore_modes else np.array([policy.params[name] for name in PARAM_ORDER],
+                                                           dtype=np.float64)
+    compiled = getattr(policy, "compiled_network", None)
+    return compiled() if callable(compiled) else None
 
 
 def _check_policy(policy: str | object, option: str) -> None:

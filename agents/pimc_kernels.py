@@ -1,12 +1,12 @@
-"""pimc's rollouts with the heuristic as compiled loops: the engine and the heuristic in one kernel.
+"""pimc's rollouts as compiled loops: the engine, the heuristic and a policy network in one kernel.
 
 ``agents.pimc`` rolls every world x action out to the end of the deal. With the heuristic as
-both rollout policies (the default ``pimc``) and no exploration, a rollout needs no Python
-step: :func:`_rollouts_k` plays all the rollout games of a batch in rounds. In a round,
-:func:`_advance_k` takes each live game in turn and plays it on until the heuristic must
-choose: it applies the action chosen for it in the last round, then the moves without a real
-choice (one legal action, or cards that are all equivalent, R16: :func:`_distinct_k`, as
-``pimc.choices``), with the engine's own per-game rules (``engine._apply_k``,
+both rollout policies (the default ``pimc``), or a policy network in one or both roles, and
+no exploration, a rollout needs no Python step: :func:`_rollouts_k` plays all the rollout
+games of a batch in rounds. In a round, :func:`_advance_k` takes each live game in turn and
+plays it on until a policy must choose: it applies the action chosen for it in the last
+round, then the moves without a real choice (one legal action, or cards that are all
+equivalent, R16: :func:`_distinct_k`, as ``pimc.choices``), with the engine's own per-game rules (``engine._apply_k``,
 ``engine._legal_game_k``), and stops the game
 
 * at the end of the deal: its points for the searching seat are written (the last card is
@@ -26,6 +26,11 @@ choice (one legal action, or cards that are all equivalent, R16: :func:`_distinc
 * at an exchange give (or a mode choice), whose heuristic rules stay numpy: the kernel
   returns, pimc asks the policy for those games (``policies.decide``) and calls it again.
 
+A policy network in the rollouts (``pimc:rollout=learned``: the searching seat's moves; with
+``others=rollout`` every seat's) decides every kind of move of the seats it plays inside the
+round: the seat's observation (``observation._observe_game``) and the network's most likely
+legal action (``network_kernels.network_action_k``), game by game.
+
 No engine state is copied: the games stay where they are in the batch.
 """
 
@@ -38,8 +43,10 @@ from sergeant_major_env.engine import (DEAL_ENDED, DEAL_POINTS_, DEALER, DISCARD
                                        PLAYED, TALON, TARGETS, TO_ACT, TRICK, TRICKS_WON, _apply_k, _legal_game_k,
                                        _state_k, _winner_position_k)
 from sergeant_major_env.jit import kernel
+from sergeant_major_env.observation import CARD_SETS_WIDTH, OBSERVATION_SIZE, _fields, _observe_game
 
 from .heuristic_kernels import _choose_row, _count, _miss_row, _sums_row
+from .network_kernels import network_action_k
 
 DONE, CUT, ASK_CARDS, ASK_POLICY = range(4)
 """A rollout game's state after a round (:func:`_advance_k`): the deal ended (points written), the
@@ -51,6 +58,7 @@ _ONE, _NONE = np.uint64(1), np.uint64(0)
 _TARGETS, _MIN_TARGETS = TARGETS.copy(), MIN_TARGETS.copy()
 _PAIR_GIVERS = np.array([0, 0, 1, 1, 2, 2], dtype=np.int64)  # observation's exchange pairs, relative seats
 _PAIR_RECEIVERS = np.array([1, 2, 0, 2, 0, 1], dtype=np.int64)
+_REST_WIDTH = OBSERVATION_SIZE - CARD_SETS_WIDTH
 
 
 @kernel(inline=True)
@@ -128,18 +136,20 @@ def _gather_k(k, g, bits, phase, to_act, dealer, hands, talon, mode, exchange_do
 
 
 @kernel(counted=False)
-def _advance_k(s, live, pending, seat, decisions, horizon, rules, points, status, legal_out, asked, q_hand, q_unseen,
-               q_played, q_talon, q_given, q_legal, q_exchange_done, q_role, q_trick, q_mode, q_decision, q_position,
-               keys, order):
+def _advance_k(s, live, pending, seat, decisions, horizon, rules, points, status, legal_out, asked, net_asked,
+               by_network, q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role, q_trick,
+               q_mode, q_decision, q_position, keys, order):
     """The moves of a round of :func:`_rollouts_k` (the state ``s`` as the engine's per-game rules take it;
     without reference counting, as ``engine._apply_range_k``: every array read from the tuple
-    would otherwise cost two atomic operations). Returns the number of ASK_CARDS games."""
+    would otherwise cost two atomic operations). Returns the numbers of ASK_CARDS games for the
+    heuristic (listed in ``asked``) and for the network (``net_asked``: the seats whose
+    ``by_network`` entry is set, [searching seat, the others], decide every kind there)."""
     phase, to_act, dealer, hands, talon, mode, modes_used = (s[PHASE], s[TO_ACT], s[DEALER], s[HANDS], s[TALON],
                                                              s[MODE_], s[MODES_USED])
     exchange_done, given, discards, played, trick = s[EXCHANGE_DONE], s[GIVEN], s[DISCARDS], s[PLAYED], s[TRICK]
     leader, tricks_won, deal_ended, deal_points = s[LEADER], s[TRICKS_WON], s[DEAL_ENDED], s[DEAL_POINTS_]
     batch_size = phase.size
-    n_asked = 0
+    n_asked = n_net = 0
     for i in range(live.size):
         g = live[i]
         action = pending[i]
@@ -172,6 +182,11 @@ def _advance_k(s, live, pending, seat, decisions, horizon, rules, points, status
                 action = _lowest_k(options)
                 continue
             legal_out[i] = bits
+            if to_act[g] >= 0 and options != _NONE and by_network[0 if to_act[g] == seat[g] else 1]:
+                status[i] = ASK_CARDS
+                net_asked[n_net] = i
+                n_net += 1
+                break
             if ph == GIVE or ph == MODE or to_act[g] < 0 or options == _NONE:
                 status[i] = ASK_POLICY
                 break
@@ -182,21 +197,31 @@ def _advance_k(s, live, pending, seat, decisions, horizon, rules, points, status
                       q_trick, q_mode, q_decision, q_position)
             n_asked += 1
             break
-    return n_asked
+    return n_asked, n_net
 
 
 @kernel
 def _rollouts_k(buffer, live, pending, n_live, seat, decisions, horizon, rules, points, status, legal_out, cut, n_cut,
-                params, tie, rank_tie, known_mass, log_known):
+                params, tie, rank_tie, known_mass, log_known, by_network, first, first_bias, hidden, hidden_bias,
+                shapes, output, output_bias, activation, width):
     """Plays the rollout games ``live[:n_live]`` (game numbers; ``pending``: an action to apply
     first, -1 none) in rounds (module docstring) until every one has ended its deal or reached
     the horizon, or until some wait for the policy (an exchange give). ``points`` (the deal's
     points for ``seat``) and ``decisions`` (played so far) are indexed by game number; the
     games cut at the horizon are listed in ``cut`` (``n_cut`` so far). Returns (n_live, n_cut):
     ``live[:n_live]`` the games still running, ``pending`` their actions, -1 where ``status``
-    is ASK_POLICY (``legal_out``: their legal actions); n_live is 0 when all are done."""
+    is ASK_POLICY (``legal_out``: their legal actions); n_live is 0 when all are done.
+    ``by_network`` (int64[2]: the searching seat, the others): whose decisions the network
+    (``first`` ... ``width``: ``network_kernels.NetworkWeights``) makes, of every kind; the
+    heuristic (``params``) makes the rest of the card decisions."""
     s = _state_k(buffer)
     n = live.size
+    to_act = s[TO_ACT]
+    fields = _fields(buffer)  # the network's observation of a seat (observation._observe_game)
+    planes, rest = np.empty(14, dtype=np.uint64), np.empty(_REST_WIDTH, dtype=np.float32)
+    h, h2 = np.empty(width, dtype=np.float32), np.empty(width, dtype=np.float32)
+    logits = np.empty(output_bias.shape[0], dtype=np.float32)
+    net_asked = np.empty(n, dtype=np.int64)
     keys, order = np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64)
     asked, q_action = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     # The heuristic's inputs of the games asking in a round (_gather_k), rows 0..
@@ -209,9 +234,16 @@ def _rollouts_k(buffer, live, pending, n_live, seat, decisions, horizon, rules, 
     q_miss, q_entries, q_start = np.empty((n, 2)), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     logs = np.empty((2, 52))
     while n_live > 0:
-        asking = _advance_k(s, live[:n_live], pending[:n_live], seat, decisions, horizon, rules, points, status,
-                            legal_out, asked, q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done,
-                            q_role, q_trick, q_mode, q_decision, q_position, keys, order)
+        asking, n_net = _advance_k(s, live[:n_live], pending[:n_live], seat, decisions, horizon, rules, points,
+                                   status, legal_out, asked, net_asked, by_network, q_hand, q_unseen, q_played,
+                                   q_talon, q_given, q_legal, q_exchange_done, q_role, q_trick, q_mode, q_decision,
+                                   q_position, keys, order)
+        for k in range(n_net):
+            i = net_asked[k]
+            g = live[i]
+            _observe_game(g, np.int64(to_act[g]), fields, planes, rest)
+            pending[i] = network_action_k(planes, rest, legal_out[i], first, first_bias, hidden, hidden_bias, shapes,
+                                          output, output_bias, activation, h, h2, logits)
         if asking:
             _heuristic_cards_k(asking, q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role,
                                q_trick, q_mode, q_decision, q_position, q_miss, q_entries, q_start, logs, params, tie,

@@ -71,6 +71,7 @@ class PPOAgent:
         use_torch_threads()
         network, metadata = load_policy(text)
         self._setup(name or f"ppo:{text}", text, network.action_logits, metadata, sample)
+        self._network = network
 
     @classmethod
     def from_sb3(cls, model, name: str = "ppo", metadata: dict[str, Any] | None = None,
@@ -93,6 +94,19 @@ class PPOAgent:
         self.metadata = metadata
         self.rules = _rules_of(metadata, name)
         self.fallbacks = 0  # actions chosen outside the mask (replaced; stays 0 with most_likely_legal)
+        self._network, self._weights = None, None
+
+    def compiled_network(self):
+        """The network as ``agents.network_kernels.NetworkWeights`` for compiled loops (the
+        search's rollouts), or None: only for a policy loaded from a file (its weights never
+        change) that plays its most likely action. Made once."""
+        if self.sample or self._network is None:
+            return None
+        if self._weights is None:
+            from .network_kernels import network_weights
+
+            self._weights = network_weights(self._network)
+        return self._weights
 
     @property
     def deterministic(self) -> bool:

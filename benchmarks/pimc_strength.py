@@ -35,7 +35,7 @@ class ReferencePIMC(PIMCAgent):
 
     name = "pimc-0.3.0"
 
-    def _compiled_params(self):
+    def _compiled_rollouts(self):
         return None
 
 

@@ -496,9 +496,10 @@ def test_worlds_of_many_games_sampled_together_are_each_games_own():
 
 class _Stepwise(PIMCAgent):
     """pimc with its rollouts always on the step-by-step Python loop (the path of every
-    rollout policy before the compiled rounds, and still of every policy but the heuristic)."""
+    rollout policy before the compiled rounds, and still of every policy but the heuristic
+    and the policy networks)."""
 
-    def _compiled_params(self):
+    def _compiled_rollouts(self):
         return None
 
 
@@ -527,7 +528,7 @@ def test_pimc_chooses_exactly_what_it_chose_before_its_rollouts_were_compiled(op
     import hashlib
 
     pimc = PIMCAgent(**dict(options))
-    assert pimc._compiled_params() is not None
+    assert pimc._compiled_rollouts() is not None
     chosen = np.concatenate([pimc.act_on_state(state, live) for state, live in _frozen_positions()])
     digest = hashlib.sha256(chosen.astype(np.int64).tobytes()).hexdigest()[:16]
     assert (chosen.size, digest) == FROZEN_DECISIONS[options]
@@ -573,17 +574,53 @@ def test_compiled_rollouts_end_as_the_stepwise_loops_but_for_last_bit_ties():
 
 
 @pytest.mark.parametrize("options", [{"rollout": "greedy"}, {"others": "random"}, {"epsilon": 0.1},
-                                     {"rollout": "learned"}], ids=["greedy", "random-others", "epsilon", "learned"])
+                                     {"rollout": "ppo-sampled"}, {"rollout": "learned", "others": "learned-ppo"}],
+                         ids=["greedy", "random-others", "epsilon", "sampled-network", "two-networks"])
 def test_other_rollout_policies_keep_the_stepwise_loop(options):
-    """Only the heuristic in both rollout roles, deterministic and without epsilon, runs
-    compiled; any other policy is asked step by step as before."""
-    assert PIMCAgent(worlds=2, **options)._compiled_params() is None
+    """Only the deterministic heuristic and policy networks playing their most likely action
+    run compiled, without epsilon (two networks, or two heuristics with other weights, do not);
+    any other policy is asked step by step as before."""
+    if options.get("rollout") == "ppo-sampled":
+        from sergeant_major_env.agents.ppo import PPOAgent
+
+        options = {"rollout": PPOAgent(make_agent("learned").path, sample=True)}
+    assert PIMCAgent(worlds=2, **options)._compiled_rollouts() is None
     heuristic = PIMCAgent(worlds=2)
     heuristic.rollout_policy.explore_modes = True  # random mode choices: not the kernels' heuristic
-    assert heuristic._compiled_params() is None
+    assert heuristic._compiled_rollouts() is None
     tuned = PIMCAgent(worlds=2, rollout=make_agent("heuristic"))
     tuned.rollout_policy.params = {**tuned.rollout_policy.params, "lam": 0.5}  # own weights differ from others'
-    assert tuned._compiled_params() is None
+    assert tuned._compiled_rollouts() is None
+
+
+@pytest.mark.parametrize("others", ["heuristic", "rollout"], ids=["network-and-heuristic", "network-everywhere"])
+def test_network_rollouts_run_compiled_and_end_as_the_stepwise_loops(others):
+    """``pimc:rollout=learned`` (the ``search`` agent) rolls out with the network compiled
+    (agents/network_kernels.py) beside the heuristic's kernels, or everywhere with
+    ``others=rollout``: the network sums in another order than torch, so a rollout may end
+    otherwise only where two legal logits tie to float32's last bits: at most 1 in 500 of some
+    thousands of rollout games from every kind of position, and the action values of these
+    positions the stepwise loop's."""
+    compiled = PIMCAgent(rollout="learned", others=others)
+    plan = compiled._compiled_rollouts()
+    assert plan is not None and plan.by_network.tolist() == [1, int(others == "rollout")]
+    stepwise = _Stepwise(rollout="learned", others=others)
+    differ = total = 0
+    kinds = set()
+    for state, live in itertools.islice(_positions(21, batch=12, every=7), 0, None, 2):
+        kinds.update(state.phase[live].tolist())
+        sims = sample_worlds(state, live, 16, np.random.default_rng(total))
+        seat = sims.to_act.astype(np.intp)
+        got = compiled._roll_out(sims.copy(), seat, np.random.default_rng(0))
+        want = stepwise._roll_out(sims.copy(), seat, np.random.default_rng(0))
+        differ, total = differ + int((got != want).sum()), total + got.size
+    assert kinds >= {engine.MODE, engine.GIVE, engine.DISCARD, engine.PLAY}
+    assert total > 2000 and differ <= total / 500, (differ, total)
+    state, live = next(itertools.islice(_positions(43, batch=12, every=7), 3, None))
+    legal = engine.legal_bits(state, live)
+    got, _ = compiled.action_values(state, live, legal, compiled.streams(state, live))
+    want, _ = stepwise.action_values(state, live, legal, stepwise.streams(state, live))
+    np.testing.assert_array_equal(got, want)
 
 
 # ============================================================================ pimc:cheat and search (issue 29)

@@ -1,0 +1,220 @@
+"""A policy network's most likely legal action as a compiled loop: the search's rollouts with
+``learned`` (or any ``ppo:PATH``) inside, without a Python step per move.
+
+``pimc:rollout=learned`` rolls every world x action out with the network choosing the
+searching seat's moves. Stepped from Python, each rollout step builds the observations of the
+asking games, hands them to torch and reads the logits back: the numpy and torch calls of a
+step cost more than the arithmetic. Here one game's decision is computed where the rollout
+kernel (``agents.pimc_kernels``) stands, from the seat's view as the observation kernel writes
+it (``observation._observe_game``: 14 card sets and the other entries):
+
+* the first layer adds the weight columns of the observation's non-zero entries only: a card
+  set's cards (each entry 1.0) and the few non-zero numbers of the rest (a 919-wide
+  observation has about a hundred non-zero entries);
+* the hidden layers and the activation (tanh or relu) as plain loops over float32;
+* only the legal actions' logits are computed; the first of the largest is the action
+  (:func:`agents.policy_file.most_likely_legal`, the deterministic choice of MaskablePPO).
+
+The sums run in another order than torch's matrix products, so a logit can differ from
+torch's in its last bits (about 1e-7 of its size): the chosen action is the same except where
+two legal logits tie that closely (tests/test_network_kernels.py counts them on thousands of
+positions). The value network is not needed and not copied.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from sergeant_major_env.cards import NUM_ACTIONS
+from sergeant_major_env.jit import kernel
+from sergeant_major_env.observation import CARD_SETS_WIDTH, OBSERVATION_SIZE
+
+TANH, RELU = 0, 1
+"""The activation codes of :class:`NetworkWeights` (``activation``)."""
+
+_ONE = np.uint64(1)
+# The index of a one-bit uint64 by de Bruijn multiplication (the lowest card of a set).
+_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
+_DEBRUIJN_INDEX = np.zeros(64, dtype=np.int64)
+for _i in range(64):
+    _DEBRUIJN_INDEX[(((1 << _i) * int(_DEBRUIJN)) & 0xFFFFFFFFFFFFFFFF) >> 58] = _i
+
+
+class NetworkWeights(NamedTuple):
+    """A policy network's actor as contiguous float32 arrays, the layout the kernels read:
+    ``first`` [OBSERVATION_SIZE, H1] (the first layer transposed: one row per observation
+    entry), ``hidden`` the later hidden layers' transposed matrices one after another, flat
+    (``shapes`` int64[L, 2]: each one's inputs and outputs), ``output`` [H, NUM_ACTIONS] (the
+    last layer transposed)."""
+
+    first: np.ndarray
+    first_bias: np.ndarray
+    hidden: np.ndarray
+    hidden_bias: np.ndarray
+    shapes: np.ndarray
+    output: np.ndarray
+    output_bias: np.ndarray
+    activation: int
+    width: int
+    """The widest layer (the scratch the kernels need)."""
+
+
+def network_weights(network) -> NetworkWeights:
+    """The :class:`NetworkWeights` of a ``policy_file.PolicyNetwork`` (or an SB3 policy with
+    the same parameter names: ``mlp_extractor.policy_net``, ``action_net``), copied."""
+    import torch.nn as nn
+
+    linears = [m for m in network.mlp_extractor.policy_net if isinstance(m, nn.Linear)]
+    kinds = {type(m).__name__ for m in network.mlp_extractor.policy_net if not isinstance(m, nn.Linear)}
+    if not linears or kinds - {"Tanh", "ReLU"} or len(kinds) > 1:
+        raise ValueError(f"a compiled network needs hidden layers with tanh or relu, got {sorted(kinds) or 'none'}")
+
+    def weight(layer):
+        return layer.weight.detach().cpu().numpy().astype(np.float32)
+
+    def bias(layer):
+        return np.ascontiguousarray(layer.bias.detach().cpu().numpy(), dtype=np.float32)
+
+    first = np.ascontiguousarray(weight(linears[0]).T)
+    if first.shape[0] != OBSERVATION_SIZE:
+        raise ValueError(f"a compiled network takes {OBSERVATION_SIZE} observation entries, this one {first.shape[0]}")
+    later = linears[1:]
+    hidden = (np.concatenate([weight(layer).T.ravel() for layer in later]) if later
+              else np.zeros(0, dtype=np.float32))
+    hidden_bias = np.concatenate([bias(layer) for layer in later]) if later else np.zeros(0, dtype=np.float32)
+    shapes = np.array([[layer.in_features, layer.out_features] for layer in later], dtype=np.int64).reshape(-1, 2)
+    output = np.ascontiguousarray(weight(network.action_net).T)
+    if output.shape[1] != NUM_ACTIONS:
+        raise ValueError(f"a compiled network has {NUM_ACTIONS} actions, this one {output.shape[1]}")
+    width = max(layer.out_features for layer in linears)
+    return NetworkWeights(first, bias(linears[0]), np.ascontiguousarray(hidden, dtype=np.float32), hidden_bias,
+                          shapes, output, bias(network.action_net), RELU if "ReLU" in kinds else TANH, width)
+
+
+@kernel(inline=True)
+def _lowest_bit_k(bits):
+    """The index of the lowest set bit of a non-empty uint64."""
+    return _DEBRUIJN_INDEX[((bits & (~bits + _ONE)) * _DEBRUIJN) >> np.uint64(58)]
+
+
+# tanh as Eigen's rational function for float32 (``generic_fast_tanh_float``): within a few
+# units in the last place of tanh, and only multiplications, additions and one division, which
+# the compiler turns into vector instructions (libm's ``tanhf``, one call an entry, took half
+# of a decision's time).
+_TANH_CLAMP = np.float32(7.90531110763549805)
+_TANH_P = tuple(np.float32(a) for a in (-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
+                                         5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04,
+                                         4.89352455891786e-03))
+_TANH_Q = tuple(np.float32(b) for b in (1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
+                                         4.89352518554385e-03))
+_P13, _P11, _P9, _P7, _P5, _P3, _P1 = _TANH_P
+_Q6, _Q4, _Q2, _Q0 = _TANH_Q
+
+
+@kernel(inline=True)
+def _tanh_k(x):
+    x = min(max(x, -_TANH_CLAMP), _TANH_CLAMP)
+    x2 = x * x
+    p = ((((((_P13 * x2 + _P11) * x2 + _P9) * x2 + _P7) * x2 + _P5) * x2 + _P3) * x2 + _P1) * x
+    q = ((_Q6 * x2 + _Q4) * x2 + _Q2) * x2 + _Q0
+    return p / q
+
+
+@kernel(inline=True)
+def _activate_k(h, n, activation):
+    if activation == RELU:
+        for j in range(n):
+            h[j] = max(h[j], np.float32(0))
+    else:
+        for j in range(n):
+            h[j] = _tanh_k(h[j])
+
+
+@kernel(counted=False)
+def network_action_k(planes, rest, legal, first, first_bias, hidden, hidden_bias, shapes, output, output_bias,
+                     activation, h, h2, logits):
+    """The most likely legal action (the first of the largest logits) of the observation
+    given as its 14 card sets ``planes`` (uint64) and its entries ``rest`` (float32, from
+    ``decision`` on); ``legal`` the legal actions as bits (non-empty); ``h``, ``h2`` float32
+    scratch of the widest layer, ``logits`` float32[NUM_ACTIONS]. The weights are :class:`NetworkWeights`'s fields."""
+    n = first_bias.shape[0]
+    for j in range(n):
+        h[j] = first_bias[j]
+    for p in range(14):  # the card sets: each card an entry 1.0
+        bits = planes[p]
+        while bits:
+            column = first[52 * p + _lowest_bit_k(bits)]
+            for j in range(n):
+                h[j] += column[j]
+            bits &= bits - _ONE
+    for r in range(rest.shape[0]):  # the rest: mostly zeros
+        value = rest[r]
+        if value != 0:
+            column = first[CARD_SETS_WIDTH + r]
+            for j in range(n):
+                h[j] += value * column[j]
+    _activate_k(h, n, activation)
+    at, bias_at = 0, 0
+    for layer in range(shapes.shape[0]):
+        n_in, n_out = shapes[layer, 0], shapes[layer, 1]
+        matrix = hidden[at:at + n_in * n_out]  # a view per layer: its loops then vectorize
+        for j in range(n_out):
+            h2[j] = hidden_bias[bias_at + j]
+        for i in range(n_in):
+            x = h[i]
+            if x != 0:
+                row = matrix[i * n_out:(i + 1) * n_out]
+                for j in range(n_out):
+                    h2[j] += x * row[j]
+        _activate_k(h2, n_out, activation)
+        for j in range(n_out):
+            h[j] = h2[j]
+        at += n_in * n_out
+        bias_at += n_out
+        n = n_out
+    for a in range(logits.shape[0]):  # every action's logit at once: the loops over actions vectorize
+        logits[a] = output_bias[a]
+    for j in range(n):
+        x = h[j]
+        row = output[j]
+        for a in range(logits.shape[0]):
+            logits[a] += x * row[a]
+    best, best_logit = -1, np.float32(0)
+    remaining = legal
+    while remaining:
+        action = _lowest_bit_k(remaining)
+        remaining &= remaining - _ONE
+        if best < 0 or logits[action] > best_logit:
+            best, best_logit = action, logits[action]
+    return best
+
+
+@kernel
+def _network_actions_k(card_sets, rest, legal, first, first_bias, hidden, hidden_bias, shapes, output, output_bias,
+                       activation, width, actions):
+    """:func:`network_action_k` of every row (the observation as ``observe_card_sets`` gives it)."""
+    h, h2 = np.empty(width, dtype=np.float32), np.empty(width, dtype=np.float32)
+    logits = np.empty(output_bias.shape[0], dtype=np.float32)
+    for k in range(card_sets.shape[0]):
+        actions[k] = network_action_k(card_sets[k], rest[k], legal[k], first, first_bias, hidden, hidden_bias, shapes,
+                                      output, output_bias, activation, h, h2, logits)
+
+
+def network_actions(weights: NetworkWeights, card_sets: np.ndarray, rest: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """int64[B]: the most likely legal action of each observation (``card_sets`` uint64[B, 14] and
+    ``rest`` float32[B, ...], as :func:`sergeant_major_env.observation.observe_card_sets` gives
+    them; ``legal`` uint64[B], the legal actions as bits, none empty) by the compiled network."""
+    card_sets = np.ascontiguousarray(card_sets, dtype=np.uint64)
+    rest = np.ascontiguousarray(rest, dtype=np.float32)
+    legal = np.ascontiguousarray(legal, dtype=np.uint64)
+    if card_sets.ndim != 2 or card_sets.shape[1] != 14 or rest.shape != (card_sets.shape[0], OBSERVATION_SIZE -
+                                                                          CARD_SETS_WIDTH) or legal.shape != card_sets.shape[:1]:
+        raise ValueError("network_actions: card_sets [B, 14], rest [B, observation entries from decision on] and "
+                         "legal [B] expected")
+    if (legal == 0).any():
+        raise ValueError("network_actions: every row needs a legal action")
+    actions = np.empty(card_sets.shape[0], dtype=np.int64)
+    _network_actions_k(card_sets, rest, legal, *weights[:8], weights.width, actions)
+    return actions
