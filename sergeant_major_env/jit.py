@@ -5,7 +5,12 @@ Every kernel of the package is declared with :func:`kernel`: ``numba.njit`` with
 - ``cache=True``: the machine code is kept on disk and reused by later runs, worker
   processes and CI. numba writes it beside the module (``__pycache__``) and, when the
   package's folder is not writable (a wheel in a read-only site-packages), in the user's
-  cache folder (``~/.cache/numba``, or ``$NUMBA_CACHE_DIR``);
+  cache folder (``~/.cache/numba``, or ``$NUMBA_CACHE_DIR``). numba judges a cached kernel
+  fresh by its own file alone, but a kernel's machine code holds the helpers it calls from
+  other modules (the rollout kernel holds the engine's rules, the observation and the
+  network): each kernel's cache is also stamped with a digest of every kernel module's source
+  (:func:`kernel_sources_digest`), so an edit to any of them compiles again instead of running
+  stale code;
 - ``nogil=True``: a kernel releases the GIL, so Python threads run kernels on every core;
 - ``error_model="numpy"``: division follows numpy (no Python exception checks in the loop).
 
@@ -77,9 +82,61 @@ def kernel(function: Callable | None = None, *, parallel: bool = False, inline: 
         options["inline"] = "always"
     if not counted:
         options["_nrt"] = False
-    if function is None:
-        return lambda f: numba.njit(**options)(f)
-    return numba.njit(**options)(function)
+
+    def compiled(f: Callable) -> Any:
+        dispatcher = numba.njit(**options)(f)
+        _stamp_cache(dispatcher)
+        return dispatcher
+
+    return compiled if function is None else compiled(function)
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+_digest: str | None = None
+
+
+def kernel_source_files() -> list[str]:
+    """The package's modules that declare kernels (``@kernel``; this module too), as paths
+    relative to the package, sorted (``agents/...`` a link to ../agents in a checkout)."""
+    found = set()
+    for root, skip in ((_PACKAGE, "agents"), (os.path.join(_PACKAGE, "agents"), None)):
+        for folder, subfolders, names in os.walk(root):
+            subfolders[:] = [name for name in subfolders if name != skip or folder != root]
+            for name in names:
+                path = os.path.join(folder, name)
+                if name.endswith(".py") and (name == "jit.py" and folder == _PACKAGE or b"@kernel" in _read(path)):
+                    found.add(os.path.relpath(path, _PACKAGE).replace(os.sep, "/"))
+    return sorted(found)
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as source:
+        return source.read()
+
+
+def kernel_sources_digest() -> str:
+    """sha256 of :func:`kernel_source_files`' paths and sources: the stamp that makes a cached
+    kernel stale when any code compiled into it changes. Made once per process (reading about
+    a hundred small files: a few milliseconds)."""
+    global _digest
+    if _digest is None:
+        import hashlib
+
+        digest = hashlib.sha256()
+        for name in kernel_source_files():
+            digest.update(name.encode() + b"\0" + _read(os.path.join(_PACKAGE, name)) + b"\0")
+        _digest = digest.hexdigest()
+    return _digest
+
+
+def _stamp_cache(dispatcher: Any) -> None:
+    """Adds :func:`kernel_sources_digest` to the source stamp numba's cache index keeps for the
+    kernel (its file's time and size): the index is stale, and the kernel compiled again, when
+    the digest differs. Left as numba has it if another numba version lays its cache out
+    otherwise."""
+    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    if cache_file is not None and hasattr(cache_file, "_source_stamp"):
+        cache_file._source_stamp = (cache_file._source_stamp, kernel_sources_digest())
 
 
 def contiguous(array: np.ndarray, dtype) -> np.ndarray:

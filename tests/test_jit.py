@@ -59,3 +59,39 @@ def test_a_warm_run_playing_a_game_prints_nothing():
             for _ in range(2)]
     assert [run.stdout.strip() for run in runs] == ["played", "played"], runs[0].stderr[-2000:]
     assert runs[1].stderr == ""
+
+
+def test_a_change_to_any_kernel_module_makes_every_cached_kernel_stale(tmp_path):
+    """numba judges a cached kernel by its own file, but a kernel holds the helpers it calls
+    from other modules (the rollout kernel: the engine's rules, the observation, the network).
+    Each kernel's cache is stamped with the digest of every kernel module's source: with
+    another digest (a module edited) the same kernel compiles again instead of loading stale
+    machine code."""
+    from sergeant_major_env import jit
+
+    assert {"engine.py", "observation.py", "agents/network_kernels.py", "agents/pimc_kernels.py",
+            "agents/heuristic_kernels.py", "jit.py"} <= set(jit.kernel_source_files())
+    assert "evaluation.py" not in jit.kernel_source_files()  # no kernels: editing it keeps the cache
+    module = tmp_path / "stamped_kernels.py"
+    module.write_text(textwrap.dedent("""
+        import os
+        import numpy as np
+        from sergeant_major_env import jit
+
+        jit._digest = os.environ["TEST_DIGEST"]  # as if the kernel modules' sources were these
+
+        @jit.kernel
+        def double(a):
+            return 2 * a
+
+        jit.announce_compiling((double,), "the stamped kernel")
+        print(double(np.ones(2)).sum(), double._cache._cache_file._source_stamp[1])
+    """))
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": os.pathsep.join(
+        [str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    runs = [subprocess.run([sys.executable, str(module)], capture_output=True, text=True, cwd=tmp_path,
+                           env={**env, "TEST_DIGEST": digest}) for digest in ("one", "one", "two", "two")]
+    assert [run.stdout.split() for run in runs] == [["4.0", "one"], ["4.0", "one"], ["4.0", "two"], ["4.0", "two"]], \
+        runs[0].stderr[-2000:]
+    compiled = [run.stderr.startswith("compiling the stamped kernel") for run in runs]
+    assert compiled == [True, False, True, False]
