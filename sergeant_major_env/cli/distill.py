@@ -8,6 +8,7 @@
     sergeant-major evaluate --agents ppo:runs/distilled,pimc,pimc --games 120
     sergeant-major distill curve --labels labels/r1 --out runs/curve --counts 0,100000,300000   # strength per label count
     sergeant-major distill belief --out runs/belief                            # a belief model, for pimc:belief=runs/belief
+    sergeant-major distill rounds --out runs/rounds --rounds 2                 # search then distil, twice over
 
 ``labels`` plays games with --player in every seat and asks --teacher (a pimc spec) for its
 value of every legal action at each decision with a real choice; the labels go to --out in
@@ -41,7 +42,16 @@ and OUT/belief.json (code-free; the search uses it as ``pimc:belief=OUT``), each
 with --overwrite, checked before any work. It prints the held-out measures of the model and of
 uniform worlds.
 
-The module :mod:`sergeant_major_env.training.distill` holds the machinery and the label format.
+``rounds`` repeats search then distil (expert iteration): in round k the policy of round
+k-1 (--init in round 1) plays --games games, the search with it inside (--teacher, its
+``{policy}`` the policy) labels them, the policy fitted to those labels is round k's
+(OUT/round-K, play it as ppo:OUT/round-K), and it is measured on fresh deals (--table-seed)
+head to head against round k-1's and against two pimc. OUT/rounds.json records every
+stage's command and result as it finishes (the same command continues a stopped run, and a
+larger --rounds adds rounds); OUT/rounds.png plots them.
+
+The module :mod:`sergeant_major_env.training.distill` holds the machinery and the label format
+(:mod:`sergeant_major_env.training.rounds` the rounds).
 Exit status: 0 done, 2 bad arguments (checked before any work), 1 the work failed, 130, 143
 or 129 stopped by Ctrl-C, SIGTERM or SIGHUP (finished shards are kept; a fit writes nothing).
 """
@@ -63,6 +73,7 @@ from ..rules import Rules
 from ..statistics import format_ci
 from ..training.belief import BeliefOptions
 from ..training.distill import CURVE_SEED, FitOptions, LabelPlan
+from ..training.rounds import RoundsPlan
 from .. import arguments
 from ..arguments import (FLAG, REAL, WHOLE, HelpFormatter, OneLineParser, Parsed, Text, Texts, add_arguments, check_fields,
                         make_config, opt, parse_command, subcommand)
@@ -212,9 +223,43 @@ class BeliefCommandOptions:
         check_fields(self)
 
 
+ROUNDS = RoundsPlan()
+
+
+@dataclasses.dataclass(frozen=True)
+class RoundsCommandOptions:
+    """``distill rounds``'s options besides :class:`~sergeant_major_env.training.distill.FitOptions`'
+    (whose seed is --fit-seed here, as the curve's)."""
+
+    out: str | None = opt(None, Text(optional=True), metavar="FOLDER", required=True)
+    """the rounds folder (created; continued if it holds rounds of the same options)"""
+    rounds: int = opt(ROUNDS.rounds, WHOLE, metavar="N")
+    """rounds of labels, fit and tables"""
+    games: int = arguments.games(ROUNDS.games)
+    """label games a round"""
+    init: str = opt(ROUNDS.init, Text(), metavar="POLICY")
+    """round 0's policy: learned or learned-ppo (shipped), a run folder or a policy file"""
+    teacher: str = opt(ROUNDS.teacher, Text(), metavar="PIMC")
+    """the search that labels, a pimc spec; {policy} is the round's starting policy"""
+    shard_games: int = opt(ROUNDS.shard_games, WHOLE, metavar="K")
+    """label games per shard, the unit of resuming"""
+    seed: int = arguments.seed(ROUNDS.seed)
+    """round k's label games play the engine seeds S+(k-1)*GAMES on"""
+    table_games: int = opt(ROUNDS.table_games, WHOLE, metavar="N")
+    """games per measuring table"""
+    table_seed: int = arguments.seed(ROUNDS.table_seed, flag="--table-seed")
+    """the measuring tables' deals, as evaluate's --seed (not the labels' deals)"""
+    option: tuple[str, ...] = arguments.rule_options(())
+    workers: int | None = arguments.workers(most=MAX_WORKERS)
+    no_progress: bool = arguments.no_progress()
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+
+
 CURVE_RENAMED = {"seed": "fit_seed"}
 """The curve's --seed is its tables' deals (as evaluate's); the fit's seed is --fit-seed there."""
-FITTED = {FitCommandOptions: None, CurveOptions: CURVE_RENAMED}
+FITTED = {FitCommandOptions: None, CurveOptions: CURVE_RENAMED, RoundsCommandOptions: CURVE_RENAMED}
 """The commands that fit: {their options: FitOptions' renamed flags}."""
 
 
@@ -235,6 +280,12 @@ def _parser() -> argparse.ArgumentParser:
                                    "and X,heuristic,heuristic. Each point is kept as it is measured: the same "
                                    "command continues a stopped curve.")
     add_arguments(curve, FitOptions, CURVE_RENAMED)
+    rounds = subcommand(commands, "rounds", RoundsCommandOptions, help="rounds of search then distil (expert iteration)",
+                        description="Repeat: the policy plays games, the search with it inside labels them, the "
+                                    "policy fitted to the labels is the next round's; each round measured head to "
+                                    "head against the previous one and against two pimc on fresh deals. Every "
+                                    "finished stage is kept: the same command continues a stopped run.")
+    add_arguments(rounds, FitOptions, CURVE_RENAMED)
     subcommand(commands, "belief", BeliefCommandOptions, help="train a belief model (where the unseen cards are)",
                description="Play games with --players, keep each position with a real choice and where every "
                            "unseen card is, and fit a belief model for pimc:belief=OUT.")
@@ -466,6 +517,73 @@ def _curve_command(args: CurveOptions, fit: FitOptions, parser: argparse.Argumen
     return 0
 
 
+# ============================================================================ rounds
+
+def _rounds_command(args: RoundsCommandOptions, fit: FitOptions, parser: argparse.ArgumentParser) -> int:
+    from ..agents import make_agent
+    from ..agents.learned import policy_source
+    from ..agents.policy_file import load_policy
+    from ..training import rounds
+
+    out = Path(args.out)
+    try:
+        plan = rounds.RoundsPlan(rounds=args.rounds, games=args.games, init=args.init, teacher=args.teacher,
+                                 shard_games=args.shard_games, seed=args.seed, table_games=args.table_games,
+                                 table_seed=args.table_seed, rules=Rules.from_strings(args.option),
+                                 fit=fit).check(out)
+        load_policy(policy_source(args.init))  # a missing or unloadable policy: one line
+        from ..training.distill import build_agents
+
+        build_agents(plan.label_plan(out, 1))  # a teacher that is not pimc: one line
+        make_agent("pimc")
+        done = rounds.read_rounds(out, plan)
+    except ValueError as error:
+        parser.error(str(error))
+    except OSError as error:
+        parser.error(f"cannot use --out {args.out}: {error.strerror or error}")
+    missing = sum(stage not in next((row for row in done if row["round"] == k), {})
+                  for k in range(1, plan.rounds + 1) for stage in rounds.STAGES)
+    print(f"{missing} of {3 * plan.rounds} stages to run in {out} ({plan.rounds} rounds of {plan.games} label games "
+          f"from {plan.init}, teacher {plan.teacher})", file=sys.stderr, flush=True)
+
+    def said(k: int, stage: str, result: dict) -> None:
+        if stage == "labels":
+            print(f"round {k}: {result['labels']:,} labels ({result['teacher']} on {result['player']}'s games)",
+                  flush=True)
+        elif stage == "fit":
+            agreement = result["holdout_agreement"]
+            print(f"round {k}: fitted" + ("" if agreement is None else f", held-out agreement {agreement:.1%}"),
+                  flush=True)
+        else:
+            head, pimc = result["head_to_head"], result["vs_pimc"]
+            print(f"round {k}: head to head {head['margin']:+.2f} {format_ci(head['margin_ci95'])} over the "
+                  f"previous round, {pimc['mean_points']:+.2f} {format_ci(pimc['ci95'])} at X,pimc,pimc", flush=True)
+
+    try:
+        records = rounds.run_rounds(plan, out, args.workers, not args.no_progress, on_stage=said)
+    except KeyboardInterrupt as error:
+        interrupts.say(f"{PROG}: {interrupts.describe(error)}; the finished stages are kept in {out}: run the same "
+                       f"command to continue")
+        return interrupts.exit_status(error)
+    except ValueError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:
+        print(f"{PROG}: error: cannot write in {out}: {error.strerror or error}; the stages finished before are "
+              f"kept", file=sys.stderr)
+        return 1
+    try:
+        rounds.plot_rounds(records, plan, out / rounds.ROUNDS_PLOT)
+    except ImportError:
+        print(f"{PROG}: no plot: rounds.png needs matplotlib (pip install 'sergeant-major-env[train]')",
+              file=sys.stderr)
+    except OSError as error:
+        print(f"{PROG}: error: cannot write {out / rounds.ROUNDS_PLOT}: {error.strerror or error}", file=sys.stderr)
+        return 1
+    print(f"wrote {out / rounds.ROUNDS_FILE} ({len(records)} rounds); the last policy: {plan.policy(out, plan.rounds)}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     given, config, parser = parse_command(_parser(), argv)
@@ -475,4 +593,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if config is BeliefCommandOptions:
         return _belief_command(args, parser, argv)
     fit = make_config(parser, FitOptions, given, FITTED[config])
+    if config is RoundsCommandOptions:
+        return _rounds_command(args, fit, parser)
     return (_fit_command if config is FitCommandOptions else _curve_command)(args, fit, parser, argv)

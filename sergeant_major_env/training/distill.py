@@ -152,13 +152,18 @@ class LabelPlan:
         for name in ("teacher", "player", "epsilon", "shard_games"):
             if getattr(self, name) != getattr(defaults, name):
                 words += ["--" + name.replace("_", "-"), str(getattr(self, name))]
-        changed = [f"{name}={str(value).lower() if isinstance(value, bool) else value}"
-                   for name, value in self.rules.to_dict().items() if value != getattr(Rules(), name)]
-        return shlex.join(words + (["--option", *changed] if changed else []))
+        return shlex.join(words + rule_words(self.rules))
 
     def same_labels_as(self, other: "LabelPlan") -> bool:
         """Whether the shards both would write are the same (``games`` may differ: more shards)."""
         return dataclasses.replace(self, games=other.games) == other
+
+
+def rule_words(rules: Rules) -> list[str]:
+    """``--option NAME=VALUE ...`` for the rule options that differ from the rule book's (none: [])."""
+    changed = [f"{name}={str(value).lower() if isinstance(value, bool) else value}"
+               for name, value in rules.to_dict().items() if value != getattr(Rules(), name)]
+    return ["--option", *changed] if changed else []
 
 
 def _integer(value: Any) -> bool:
@@ -836,20 +841,29 @@ def _own_point(folder: Path, plan: CurvePlan, size: int) -> bool:
 
 
 def measure_policy(folder: Path, plan: CurvePlan, rules: Rules, workers: int | None, progress: bool) -> dict[str, Any]:
-    """The fitted policy in ``folder`` at each of the plan's tables: its mean points per game and
-    95% interval, and the evaluate command that gives the same numbers."""
+    """The fitted policy in ``folder`` at each of the plan's tables (:func:`measure_tables`)."""
+    return measure_tables(folder, plan.tables(), plan.games, plan.seed, rules, workers, progress)
+
+
+def measure_tables(folder: Path, tables: dict[str, tuple[str, str]], games: int, seed: int, rules: Rules,
+                   workers: int | None, progress: bool) -> dict[str, Any]:
+    """The policy in ``folder`` at each of ``tables`` ({name: the other two seats}; the one named
+    ``head_to_head`` also gives the margin over its seat 2 agent) on the duplicate deals of
+    ``seed``: its mean points per game and 95% interval, and the evaluate command that gives
+    the same numbers."""
     from sergeant_major_env.evaluation import TablePlan, play_tables
 
     measured = {}
-    for name, (left, right) in plan.tables().items():
+    for name, (left, right) in tables.items():
         table = [make_agent(f"ppo:{folder}"), make_agent(left), make_agent(right)]
         table_names = ["fitted", f"{left} (seat 2)", f"{right} (seat 3)"]
-        table_plan = TablePlan(games=plan.games, seed=plan.seed, rules=rules, progress=progress, workers=workers)
+        table_plan = TablePlan(games=games, seed=seed, rules=rules, progress=progress, workers=workers)
         result = play_tables(table, table_plan, names=table_names)
         stats = result.agent("fitted")
         measured[name] = {"mean_points": stats.mean_points, "ci95": stats.ci95, "games": result.games,
-                          "command": f"sergeant-major evaluate --agents ppo:{folder},{left},{right} "
-                                     f"--games {result.games} --seed {plan.seed}"}
+                          "command": shlex.join(["sergeant-major", "evaluate", "--agents", f"ppo:{folder},{left},{right}",
+                                                 "--games", str(result.games), "--seed", str(seed),
+                                                 *rule_words(rules)])}
         if name == "head_to_head":  # the margin over the seat 2 agent: points(fitted) - points(it), per game
             pair = next(entry for entry in result.head_to_head if {entry.a, entry.b} == {"fitted", table_names[1]})
             sign = 1 if pair.a == "fitted" else -1
