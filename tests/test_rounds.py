@@ -58,8 +58,10 @@ def test_a_folder_of_other_files_and_bad_plans_are_refused_in_one_line(tmp_path)
         rounds.read_rounds(tmp_path, TINY)
     with pytest.raises(ValueError, match="must name the round's policy as \\{policy\\}"):
         TINY.__class__(**{**TINY.__dict__, "teacher": "pimc:rollout=learned"}).check(tmp_path / "x")
-    with pytest.raises(ValueError, match="may not hold ',' or ':'"):
+    with pytest.raises(ValueError, match="--out may not hold ',' or ':'"):
         TINY.check(tmp_path / "a,b")
+    assert TINY.__class__(init=str(tmp_path / "run")).policy(tmp_path, 0) == f"ppo:{tmp_path / 'run'}"
+    assert TINY.policy(tmp_path, 0) == "learned" and TINY.policy(tmp_path, 3) == f"ppo:{tmp_path / 'round-3'}"
     refused = subprocess.run([sys.executable, "-m", "sergeant_major_env", "distill", "rounds", "--out",
                               str(tmp_path / "new"), "--teacher", "heuristic:{policy}"], cwd=ROOT,
                              capture_output=True, text=True)

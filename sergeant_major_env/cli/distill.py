@@ -524,6 +524,7 @@ def _rounds_command(args: RoundsCommandOptions, fit: FitOptions, parser: argpars
     from ..agents.learned import policy_source
     from ..agents.policy_file import load_policy
     from ..training import rounds
+    from ..training.distill import LABELS_PER_DEAL
 
     out = Path(args.out)
     try:
@@ -559,8 +560,13 @@ def _rounds_command(args: RoundsCommandOptions, fit: FitOptions, parser: argpars
             print(f"round {k}: head to head {head['margin']:+.2f} {format_ci(head['margin_ci95'])} over the "
                   f"previous round, {pimc['mean_points']:+.2f} {format_ci(pimc['ci95'])} at X,pimc,pimc", flush=True)
 
+    label_rounds = sum("labels" not in next((row for row in done if row["round"] == k), {})
+                       for k in range(1, plan.rounds + 1))
+    bar = progress_bar(label_rounds * plan.games * plan.rules.num_deals * LABELS_PER_DEAL, "label",
+                       enabled=not args.no_progress and label_rounds > 0)
     try:
-        records = rounds.run_rounds(plan, out, args.workers, not args.no_progress, on_stage=said)
+        records = rounds.run_rounds(plan, out, args.workers, not args.no_progress, on_stage=said,
+                                    on_labels=bar.update if bar is not None else lambda count: None)
     except KeyboardInterrupt as error:
         interrupts.say(f"{PROG}: {interrupts.describe(error)}; the finished stages are kept in {out}: run the same "
                        f"command to continue")
@@ -572,6 +578,9 @@ def _rounds_command(args: RoundsCommandOptions, fit: FitOptions, parser: argpars
         print(f"{PROG}: error: cannot write in {out}: {error.strerror or error}; the stages finished before are "
               f"kept", file=sys.stderr)
         return 1
+    finally:
+        if bar is not None:
+            bar.close()
     try:
         rounds.plot_rounds(records, plan, out / rounds.ROUNDS_PLOT)
     except ImportError:

@@ -74,9 +74,10 @@ class RoundsPlan:
         if POLICY_MARK not in self.teacher:
             raise ValueError(f"the teacher must name the round's policy as {POLICY_MARK} (e.g. "
                              f"pimc:rollout={POLICY_MARK}), got {self.teacher!r}")
-        if any(mark in str(out) for mark in (",", ":")):
-            raise ValueError(f"--out may not hold ',' or ':' (its policies are named ppo:OUT/round-K in agent "
-                             f"specs), got {str(out)!r}")
+        for name, value in (("--out", str(out)), ("--init", self.init)):
+            if any(mark in value for mark in (",", ":")):
+                raise ValueError(f"{name} may not hold ',' or ':' (its policies are named ppo:PATH in agent "
+                                 f"specs), got {value!r}")
         if not isinstance(self.table_games, int) or not 6 <= self.table_games <= 1_000_000:
             raise ValueError(f"table games must be an integer in 6..1000000, got {self.table_games!r}")
         self.fit.check()
@@ -85,8 +86,12 @@ class RoundsPlan:
         return self
 
     def policy(self, out: Path, k: int) -> str:
-        """The agent spec of round k's policy (round 0: ``init``)."""
-        return self.init if k == 0 else f"ppo:{round_folder(out, k)}"
+        """The agent spec of round k's policy (round 0: ``init``, a shipped name or ``ppo:PATH``)."""
+        from sergeant_major_env.agents.learned import SHIPPED_POLICIES
+
+        if k == 0:
+            return self.init if self.init in SHIPPED_POLICIES else f"ppo:{self.init}"
+        return f"ppo:{round_folder(out, k)}"
 
     def label_plan(self, out: Path, k: int) -> distill.LabelPlan:
         player = self.policy(out, k - 1)
