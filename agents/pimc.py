@@ -155,6 +155,7 @@ import numpy as np
 
 from sergeant_major_env import engine
 from sergeant_major_env.cards import MODE_ACTION_OFFSET, NUM_ACTIONS, bits_to_bool, cards_to_bits, count, lowest
+from sergeant_major_env.jit import spread, threads
 from sergeant_major_env.limits import check_count, check_fits, shorten
 from sergeant_major_env.observation import observe
 from sergeant_major_env.policies import decide, is_deterministic
@@ -170,6 +171,11 @@ from .pimc_kernels import ASK_POLICY, _rollouts_k
 
 POLICY_OPTIONS = ("rollout", "others", "infer", "prior")
 """Options whose value names an agent, which may hold colons itself (``ppo:RUN``)."""
+
+ROLLOUT_THREADS_FROM = 256
+"""From this many rollout games on, compiled rollouts run in chunks on :func:`jit.spread`'s
+threads, one a core (a rollout game takes 20-40 us, a chunk's hand-off about 0.1 ms): one
+decision's search on every core, for a single game too."""
 
 POLICY_ROWS = 1024
 """Most rollout games one rollout-policy call decides, so that big tables do not push the
@@ -601,19 +607,29 @@ class PIMCAgent:
         n = sims.batch_size
         points, decisions = np.zeros(n), np.zeros(n, dtype=np.int64)
         seat_of = np.ascontiguousarray(seat, dtype=np.int64)
-        live, pending = np.arange(n, dtype=np.int64), np.full(n, -1, dtype=np.int64)
-        status, legal_out, cut = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.int64)
-        n_live, n_cut = n, 0
-        while n_live:
-            n_live, n_cut = _rollouts_k(sims.buffer, live, pending, n_live, seat_of, decisions, self.horizon,
-                                        sims.rule_code, points, status, legal_out, cut, n_cut, plan.params, TIE,
-                                        RANK_TIE, KNOWN_MASS, LOG_MISS_KNOWN, plan.by_network, *plan.network[:8],
-                                        plan.network.width)
-            if n_live:  # some games wait for the policy (an exchange give): asked here, numpy
-                rows = np.flatnonzero(status[:n_live] == ASK_POLICY)
-                games = live[rows]
-                pending[rows] = self._ask(sims, games, legal_out[rows], sims.to_act[games] == seat_of[games], rng)
-        cut_games = cut[:n_cut]
+
+        def roll_out(start: int, stop: int) -> np.ndarray:
+            """Plays the rollout games start..stop-1 (their rows of ``points`` and ``decisions``);
+            returns those cut at the horizon."""
+            live, pending = np.arange(start, stop, dtype=np.int64), np.full(stop - start, -1, dtype=np.int64)
+            status, legal_out = np.empty(stop - start, dtype=np.int64), np.empty(stop - start, dtype=np.uint64)
+            cut = np.empty(stop - start, dtype=np.int64)
+            n_live, n_cut = stop - start, 0
+            while n_live:
+                n_live, n_cut = _rollouts_k(sims.buffer, live, pending, n_live, seat_of, decisions, self.horizon,
+                                            sims.rule_code, points, status, legal_out, cut, n_cut, plan.params, TIE,
+                                            RANK_TIE, KNOWN_MASS, LOG_MISS_KNOWN, plan.by_network, *plan.network[:8],
+                                            plan.network.width)
+                if n_live:  # some games wait for the policy (an exchange give): asked here, numpy
+                    rows = np.flatnonzero(status[:n_live] == ASK_POLICY)
+                    games = live[rows]
+                    pending[rows] = self._ask(sims, games, legal_out[rows], sims.to_act[games] == seat_of[games], rng)
+            return cut[:n_cut]
+
+        # Many rollout games: in chunks on every core (the kernel releases the GIL; each game's
+        # rows are its own, so the points are those of one call, bit for bit).
+        cut_games = np.concatenate(spread(roll_out, n)) if n >= ROLLOUT_THREADS_FROM and threads() >= 2 \
+            else roll_out(0, n)
         if cut_games.size:
             points[cut_games] = _partial_points(sims.take(cut_games), seat_of[cut_games])
         return points

@@ -731,3 +731,28 @@ def test_search_is_pimc_with_learned_rollouts_by_one_name():
         make_agent("search:worlds=4")
     with pytest.raises(ValueError, match=r"^pimc: the rollout policy cannot itself be pimc \(search is pimc\)$"):
         make_agent("pimc:rollout=search")
+
+
+def test_rollouts_on_every_core_give_the_points_of_one_thread(monkeypatch):
+    """One decision's compiled rollouts go to jit.spread's threads in chunks when they are many
+    (ROLLOUT_THREADS_FROM): the same points, bit for bit, as on one thread, with the heuristic
+    (whose exchange gives come back to Python from each chunk) and with the network."""
+    import sergeant_major_env.agents.pimc as pimc_module
+    from sergeant_major_env import jit
+
+    monkeypatch.setattr(pimc_module, "ROLLOUT_THREADS_FROM", 2)
+    for options in ({}, {"rollout": "learned"}):
+        search = PIMCAgent(**options)
+        for k, (state, live) in enumerate(_positions(23, batch=12, every=7)):
+            if k % 3:
+                continue
+            sims = sample_worlds(state, live, 8, np.random.default_rng(k))
+            seat = sims.to_act.astype(np.intp)
+            previous = jit.set_threads(1)
+            try:
+                alone = search._roll_out(sims.copy(), seat, np.random.default_rng(0))
+                jit.set_threads(2)
+                spread = search._roll_out(sims.copy(), seat, np.random.default_rng(0))
+            finally:
+                jit.set_threads(previous)
+            np.testing.assert_array_equal(alone, spread)
