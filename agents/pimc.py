@@ -76,8 +76,11 @@ the step-by-step loop: one policy call per rollout step for the batch (in slices
 ``POLICY_ROWS`` rows). The worlds are made by a kernel too (``worlds._worlds_k``, from random
 numbers drawn in numpy as before: the same worlds). Across cores: ``evaluate.py`` shares a
 table's games out over worker processes (``--workers``), which the search's randomness allows
-(below: the agent is ``deterministic`` unless its rollouts are random); one decision's
-rollouts stay on one core. Speed: docs/results.md ("One game at a time, and every core").
+(below: the agent is ``deterministic`` unless its rollouts are random); and one decision's
+compiled rollouts, when there are at least ``ROLLOUT_THREADS_FROM`` of them, run in chunks on
+every core (``jit.spread``'s threads: the kernel releases the GIL; the same points bit for bit
+on any number of threads), so a single game's search uses every core too. Speed:
+docs/results.md ("One game at a time, and every core").
 
 Randomness. Each game's worlds are drawn from a generator of its own, seeded by ``seed``
 and the seat's observation (its whole information state), so a decision depends only on

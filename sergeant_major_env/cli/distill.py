@@ -64,7 +64,7 @@ import shlex
 import sys
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 from .. import files, interrupts
 from ..processes import available_cpus
@@ -491,29 +491,46 @@ def _curve_command(args: CurveOptions, fit: FitOptions, parser: argparse.Argumen
               f"over {plan.against}, {field['mean_points']:+.2f} {format_ci(field['ci95'])} at X,heuristic,heuristic",
               flush=True)
 
-    try:
+    def measure() -> list:
         out.mkdir(parents=True, exist_ok=True)
-        points = distill.label_curve(plan, out, plans[0].rules, args.workers, not args.no_progress, on_point=said,
-                                     labels=labels)
+        return distill.label_curve(plan, out, plans[0].rules, args.workers, not args.no_progress, on_point=said,
+                                   labels=labels)
+
+    points, status = _kept_work(measure, out, "the measured points")
+    if status is None:
+        status = _plot(lambda path: distill.plot_label_curve(points, plan, path), out / distill.CURVE_PLOT)
+    if status == 0:
+        print(f"wrote {out / distill.CURVE_FILE} ({len(points)} points)")
+    return status
+
+
+def _kept_work(work: Callable[[], Any], out: Path, kept: str) -> tuple[Any, int | None]:
+    """(``work()``, None), or (None, the exit status) after one line: a stop signal (``kept``, the
+    finished work, stays in ``out`` and the same command continues), an error, a failed write."""
+    try:
+        return work(), None
     except KeyboardInterrupt as error:
-        interrupts.say(f"{PROG}: {interrupts.describe(error)}; the measured points are kept in {out}: run the same "
-                       f"command to continue")
-        return interrupts.exit_status(error)
+        interrupts.say(f"{PROG}: {interrupts.describe(error)}; {kept} are kept in {out}: run the same command to "
+                       f"continue")
+        return None, interrupts.exit_status(error)
     except ValueError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
-        return 1
     except OSError as error:
-        print(f"{PROG}: error: cannot write in {out}: {error.strerror or error}; the points measured before are "
-              f"kept", file=sys.stderr)
-        return 1
+        print(f"{PROG}: error: cannot write in {out}: {error.strerror or error}; {kept} are kept",
+              file=sys.stderr)
+    return None, 1
+
+
+def _plot(plot: Callable[[Path], None], path: Path) -> int:
+    """``plot(path)``: 0 when written or without matplotlib (one line says so), 1 on a failed write."""
     try:
-        distill.plot_label_curve(points, plan, out / distill.CURVE_PLOT)
+        plot(path)
     except ImportError:
-        print(f"{PROG}: no plot: curve.png needs matplotlib (pip install 'sergeant-major-env[train]')", file=sys.stderr)
+        print(f"{PROG}: no plot: {path.name} needs matplotlib (pip install 'sergeant-major-env[train]')",
+              file=sys.stderr)
     except OSError as error:
-        print(f"{PROG}: error: cannot write {out / distill.CURVE_PLOT}: {error.strerror or error}", file=sys.stderr)
+        print(f"{PROG}: error: cannot write {path}: {error.strerror or error}", file=sys.stderr)
         return 1
-    print(f"wrote {out / distill.CURVE_FILE} ({len(points)} points)")
     return 0
 
 
@@ -565,32 +582,18 @@ def _rounds_command(args: RoundsCommandOptions, fit: FitOptions, parser: argpars
     bar = progress_bar(label_rounds * plan.games * plan.rules.num_deals * LABELS_PER_DEAL, "label",
                        enabled=not args.no_progress and label_rounds > 0)
     try:
-        records = rounds.run_rounds(plan, out, args.workers, not args.no_progress, on_stage=said,
-                                    on_labels=bar.update if bar is not None else lambda count: None)
-    except KeyboardInterrupt as error:
-        interrupts.say(f"{PROG}: {interrupts.describe(error)}; the finished stages are kept in {out}: run the same "
-                       f"command to continue")
-        return interrupts.exit_status(error)
-    except ValueError as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr)
-        return 1
-    except OSError as error:
-        print(f"{PROG}: error: cannot write in {out}: {error.strerror or error}; the stages finished before are "
-              f"kept", file=sys.stderr)
-        return 1
+        records, status = _kept_work(lambda: rounds.run_rounds(
+            plan, out, args.workers, not args.no_progress, on_stage=said,
+            on_labels=bar.update if bar is not None else lambda count: None), out, "the finished stages")
     finally:
         if bar is not None:
             bar.close()
-    try:
-        rounds.plot_rounds(records, plan, out / rounds.ROUNDS_PLOT)
-    except ImportError:
-        print(f"{PROG}: no plot: rounds.png needs matplotlib (pip install 'sergeant-major-env[train]')",
-              file=sys.stderr)
-    except OSError as error:
-        print(f"{PROG}: error: cannot write {out / rounds.ROUNDS_PLOT}: {error.strerror or error}", file=sys.stderr)
-        return 1
-    print(f"wrote {out / rounds.ROUNDS_FILE} ({len(records)} rounds); the last policy: {plan.policy(out, plan.rounds)}")
-    return 0
+    if status is None:
+        status = _plot(lambda path: rounds.plot_rounds(records, plan, path), out / rounds.ROUNDS_PLOT)
+    if status == 0:
+        print(f"wrote {out / rounds.ROUNDS_FILE} ({len(records)} rounds); the last policy: "
+              f"{plan.policy(out, plan.rounds)}")
+    return status
 
 
 def main(argv: Sequence[str] | None = None) -> int:
