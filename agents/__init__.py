@@ -11,8 +11,8 @@ name          agent
               policy.safetensors (code-free: never unpickles)
 ``learned``   the trained policy shipped with the package (:mod:`sergeant_major_env.agents.learned`): a
               :class:`PPOAgent` whose ``.metadata`` gives its training and measured strength
-``learned-ppo`` the policy PPO trained, from which ``learned`` was distilled (the shipped ``learned``
-              up to version 0.2.0)
+``learned-ppo`` the policy PPO trained, where ``learned``'s distillation started (the shipped
+              ``learned`` up to version 0.2.0)
 ``pimc``      :class:`PIMCAgent`: determinized Monte Carlo search on sampled deals
               (``pimc:worlds=32:rollout=greedy``; needs the engine state)
 ``search``    the strongest search configuration measured, by one name: ``pimc:rollout=learned``
@@ -66,7 +66,7 @@ register_agent("ppo", make_ppo_agent, takes_argument=True,
 register_agent("learned", load_learned,
                help="the trained policy shipped with the package (its strength: sergeant-major ship --show)")
 register_agent("learned-ppo", load_learned_ppo,
-               help="the policy PPO trained, from which learned was distilled (shipped beside it)")
+               help="the policy PPO trained, where learned's distillation started (shipped beside it)")
 register_agent("ppo-unsafe-pickle", make_unsafe_ppo_agent, takes_argument=True,
                help="an SB3 MaskablePPO zip: ppo-unsafe-pickle:PATH.zip (UNPICKLES the file: only files you trust)")
 register_agent("pimc", PIMCAgent, options=PIMC_OPTIONS, policy_options=PIMC_POLICY_OPTIONS,

@@ -218,19 +218,21 @@ def test_ship_plays_pimc_games_against_pimc_under_any_name():
 
 
 def test_learned_records_its_teacher_labels_and_the_commands_that_make_it_again(learned):
-    """The shipped policy is distilled from the search (issue 21): its metadata names the policy it
-    started from, the teacher, the label count and the commands that make the labels and the fit."""
+    """The shipped policy is distilled from the search (issue 21), since issue 29 in a round of
+    ``distill rounds`` from version 0.3.0's ``learned``: its metadata names the policy it started
+    from, the teacher (the search with that policy inside), the label count and the commands that
+    make the labels and the fit."""
     distilled = learned.metadata["training"]["distilled"]
-    assert distilled["from"] == "learned-ppo" and distilled["teachers"] == ["pimc:rollout=learned-ppo"]
-    assert distilled["label_count"] >= 1_000_000
+    assert distilled["from"] == "learned" and distilled["teachers"] == ["pimc:rollout=learned"]
+    assert distilled["players"] == ["learned"] and distilled["label_count"] >= 1_000_000
     [labels] = distilled["label_commands"]
-    assert labels.startswith("sergeant-major distill labels --out labels/r1 ") and "--player learned-ppo" in labels
+    assert labels.startswith("sergeant-major distill labels --out runs/rounds/round-1/labels ")
     assert f"--init {distilled['from']}" in learned.metadata["training"]["command"]
     assert learned.policy_metadata["training"] == learned.metadata["training"]
 
 
 def test_learned_says_beside_its_command_how_to_make_the_labels_it_names(learned):
-    """Issue 27: its training command names labels/r1, a folder no user has; beside it,
+    """Issue 27: its training command names a labels folder no user has; beside it,
     labels_made_by gives, for each --labels folder, the command that makes it."""
     training = learned.metadata["training"]
     words = shlex.split(training["command"])
@@ -238,7 +240,7 @@ def test_learned_says_beside_its_command_how_to_make_the_labels_it_names(learned
     folders = list(itertools.takewhile(lambda word: not word.startswith("--"), words[start:]))
     made = {shlex.split(command)[shlex.split(command).index("--out") + 1]: command
             for command in training["labels_made_by"]}
-    assert folders == ["labels/r1"] and set(made) == set(folders)
+    assert folders == ["runs/rounds/round-1/labels"] and set(made) == set(folders)
     assert all(command.startswith("sergeant-major distill labels ") for command in made.values())
     assert list(training)[:2] == ["command", "labels_made_by"]  # side by side
 
@@ -248,7 +250,7 @@ def test_learned_ppo_is_the_policy_learned_was_distilled_from():
     from sergeant_major_env.agents.learned import PPO_FOLDER, read_learned_metadata
 
     ppo = agents.make_agent("learned-ppo")
-    assert ppo.name == "learned-ppo" and "distilled" in agents.agent_help()["learned-ppo"]
+    assert ppo.name == "learned-ppo" and "distill" in agents.agent_help()["learned-ppo"]
     metadata = read_learned_metadata(PPO_FOLDER, "learned-ppo")
     assert metadata["training"]["command"].startswith("sergeant-major train")
     assert metadata["files"] == {name: file_sha256(PPO_FOLDER / name) for name in (TENSORS_FILE, POLICY_METADATA_FILE)}

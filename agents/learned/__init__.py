@@ -13,8 +13,10 @@ This folder holds three files, all plain data (nothing in them can run code):
   evaluate.py command that gives those numbers.
 
 ``learned-ppo`` is the policy PPO trained (the shipped ``learned`` up to version 0.2.0), kept in
-:data:`PPO_FOLDER` (``ppo/``, the same three files): the distilled ``learned`` started from it,
-its labels were made with it, and head-to-head tables measure against it.
+:data:`PPO_FOLDER` (``ppo/``, the same three files): the distillation started from it (version
+0.3.0's ``learned`` was fitted to labels of the search with it inside; the ``learned`` shipped
+since is one round of ``distill rounds`` on from that one), and head-to-head tables measure
+against it.
 
 ``make_agent("learned")`` returns an :class:`sergeant_major_env.agents.ppo.PPOAgent` named ``learned`` whose
 ``.metadata`` is ``learned.json`` (``.policy_metadata`` is policy.json) and ``.rules`` the
@@ -33,7 +35,7 @@ from sergeant_major_env import files
 LEARNED_FOLDER = Path(__file__).resolve().parent
 """Where the shipped policy lives (inside the installed package)."""
 PPO_FOLDER = LEARNED_FOLDER / "ppo"
-"""Where ``learned-ppo`` lives: the policy PPO trained, from which the shipped one was distilled."""
+"""Where ``learned-ppo`` lives: the policy PPO trained, where the shipped one's distillation started."""
 SHIPPED_POLICIES = {"learned": LEARNED_FOLDER, "learned-ppo": PPO_FOLDER}
 """The shipped policies' agent names and folders."""
 
