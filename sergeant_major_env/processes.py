@@ -78,8 +78,9 @@ def run_jobs(play: Callable[[Any, Callable[[int], None]], Any], jobs: Sequence[A
             stream.flush()
     _INHERITED = (play, jobs, deals)
     before = set(multiprocessing.active_children())
-    executor = ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context, initializer=_start_worker,
-                                   initargs=(os.getpid(),))
+    processes = min(workers, len(jobs))
+    executor = ProcessPoolExecutor(processes, mp_context=context, initializer=_start_worker,
+                                   initargs=(os.getpid(), max(1, available_cpus() // processes)))
     finished = False
     try:
         with interrupts.deferred():  # no exception inside the fork handlers: a signal waits until after
@@ -122,11 +123,16 @@ def _stop_workers(executor: ProcessPoolExecutor, started: set) -> None:
             process.join()
 
 
-def _start_worker(parent: int) -> None:
+def _start_worker(parent: int, threads: int) -> None:
     """In a worker, first: the stop signals as a worker takes them
-    (:func:`sergeant_major_env.interrupts.reset_in_worker`), and death with the parent."""
+    (:func:`sergeant_major_env.interrupts.reset_in_worker`), death with the parent, and its share
+    of the cores for the kernels' threads (:func:`jit.set_threads`: the workers together use
+    every core once, not each of them every core; the results are the same on any number)."""
+    from . import jit
+
     reset_in_worker()
     _die_with_parent(parent)
+    jit.set_threads(min(threads, jit.threads()))
 
 
 def _die_with_parent(parent: int) -> None:

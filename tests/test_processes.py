@@ -84,6 +84,24 @@ def test_run_jobs_returns_outcomes_in_job_order_and_counts_every_deal():
     assert sum(progress) == sum(range(12))
 
 
+def _threads_of_worker(job, on_deals):
+    from sergeant_major_env import jit
+
+    return jit.threads()
+
+
+@pytest.mark.skipif(not can_fork(), reason="workers are forked on Linux only")
+def test_workers_share_the_cores_for_the_kernels_threads():
+    """Each worker's kernels (jit.spread: the engine's big batches, one decision's rollouts) use
+    its share of the cores, so the workers together use each core once."""
+    from sergeant_major_env import jit
+
+    workers = 2
+    assert set(run_jobs(_threads_of_worker, list(range(4)), workers)) == {max(1, min(available_cpus() // workers,
+                                                                                  jit.threads()))}
+    assert jit.threads() == min(jit._cores(), jit._limit or jit._cores())  # this process keeps its own
+
+
 def _fails_on_five(job, on_deals):
     if job == 5:
         raise ValueError("R13: seat 1 must follow suit S")
