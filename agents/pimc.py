@@ -179,7 +179,7 @@ ROLLOUT_THREADS_FROM = 32
 """From this many rollout games on, compiled rollouts run in chunks on :func:`jit.spread`'s
 threads, one a core: one decision's search on every core, for a single game too (a rollout
 game takes 20-40 us, a chunk's hand-off about 0.1 ms; one game at a time, 16 worlds, 2 cores:
-`pimc:rollout=learned` 2.8 ms a decision from 32 rollouts on, 3.0 from 64, 3.7 from 256, 4.1
+``pimc:rollout=learned`` 2.8 ms a decision from 32 rollouts on, 3.0 from 64, 3.7 from 256, 4.1
 on one thread)."""
 
 POLICY_ROWS = 1024
