@@ -12,8 +12,9 @@ it (``observation._observe_game``: 14 card sets and the other entries):
   set's cards (each entry 1.0) and the few non-zero numbers of the rest (a 919-wide
   observation has about a hundred non-zero entries);
 * the hidden layers and the activation (tanh or relu) as plain loops over float32;
-* only the legal actions' logits are computed; the first of the largest is the action
-  (:func:`agents.policy_file.most_likely_legal`, the deterministic choice of MaskablePPO).
+* the last layer gives every action's logit in one vectorised loop; the first of the largest
+  legal ones is the action (:func:`agents.policy_file.most_likely_legal`, the deterministic
+  choice of MaskablePPO).
 
 The sums run in another order than torch's matrix products, so a logit can differ from
 torch's in its last bits (about 1e-7 of its size): the chosen action is the same except where
@@ -94,7 +95,7 @@ def network_weights(network) -> NetworkWeights:
 
 
 @kernel(inline=True)
-def _lowest_bit_k(bits):
+def lowest_bit_k(bits):
     """The index of the lowest set bit of a non-empty uint64."""
     return _DEBRUIJN_INDEX[((bits & (~bits + _ONE)) * _DEBRUIJN) >> np.uint64(58)]
 
@@ -138,14 +139,15 @@ def network_action_k(planes, rest, legal, first, first_bias, hidden, hidden_bias
     """The most likely legal action (the first of the largest logits) of the observation
     given as its 14 card sets ``planes`` (uint64) and its entries ``rest`` (float32, from
     ``decision`` on); ``legal`` the legal actions as bits (non-empty); ``h``, ``h2`` float32
-    scratch of the widest layer, ``logits`` float32[NUM_ACTIONS]. The weights are :class:`NetworkWeights`'s fields."""
+    scratch of the widest layer, ``logits`` float32[NUM_ACTIONS]. The weights are
+    :class:`NetworkWeights`'s fields."""
     n = first_bias.shape[0]
     for j in range(n):
         h[j] = first_bias[j]
     for p in range(14):  # the card sets: each card an entry 1.0
         bits = planes[p]
         while bits:
-            column = first[52 * p + _lowest_bit_k(bits)]
+            column = first[52 * p + lowest_bit_k(bits)]
             for j in range(n):
                 h[j] += column[j]
             bits &= bits - _ONE
@@ -184,7 +186,7 @@ def network_action_k(planes, rest, legal, first, first_bias, hidden, hidden_bias
     best, best_logit = -1, np.float32(0)
     remaining = legal
     while remaining:
-        action = _lowest_bit_k(remaining)
+        action = lowest_bit_k(remaining)
         remaining &= remaining - _ONE
         if best < 0 or logits[action] > best_logit:
             best, best_logit = action, logits[action]

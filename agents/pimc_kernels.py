@@ -46,7 +46,7 @@ from sergeant_major_env.jit import kernel
 from sergeant_major_env.observation import CARD_SETS_WIDTH, OBSERVATION_SIZE, _fields, _observe_game
 
 from .heuristic_kernels import _choose_row, _count, _miss_row, _sums_row
-from .network_kernels import network_action_k
+from .network_kernels import lowest_bit_k, network_action_k
 
 DONE, CUT, ASK_CARDS, ASK_POLICY = range(4)
 """A rollout game's state after a round (:func:`_advance_k`): the deal ended (points written), the
@@ -71,15 +71,6 @@ def _distinct_k(legal, played):
         reach |= through & (reach << np.uint64(shift))
         through &= through << np.uint64(shift)
     return legal & ~(cards & (reach << _ONE) & ~_RANK_0)
-
-
-@kernel(inline=True)
-def _lowest_k(bits):
-    """The lowest action in the non-empty set ``bits``."""
-    action = 0
-    while not (bits >> np.uint64(action)) & _ONE:
-        action += 1
-    return action
 
 
 @kernel(inline=True)
@@ -179,7 +170,7 @@ def _advance_k(s, live, pending, seat, decisions, horizon, rules, points, status
                         on_table |= _ONE << np.uint64(trick[g, r])
                 options = _distinct_k(bits, (played[g, 0] | played[g, 1] | played[g, 2]) & ~on_table)
             if _count(options) == 1:  # no real choice: played directly
-                action = _lowest_k(options)
+                action = lowest_bit_k(options)
                 continue
             legal_out[i] = bits
             if to_act[g] >= 0 and options != _NONE and by_network[0 if to_act[g] == seat[g] else 1]:
