@@ -8,6 +8,15 @@ what makes a training run reproducible (floating-point sums in a fixed order).
 
 So train.py, the ``ppo:`` agent and the RLlib agent all call :func:`use_torch_threads`.
 Set ``OMP_NUM_THREADS`` to choose another count: it is then left to torch, which follows it.
+
+One thread is not enough for the same bits run after run: torch's CPU matrix products are
+Intel MKL's, whose code path may depend on how each array happens to be aligned in memory, so
+two runs of the same training command could end with different weights (1 in 3 runs of
+``train.py --imitate none --total-timesteps 262144`` did here). MKL's conditional numerical
+reproducibility (``MKL_CBWR=AUTO,STRICT``) fixes the path; it is read when torch loads, so the
+``sergeant-major`` command sets it (:func:`reproducible_mkl`) before any subcommand imports
+torch, unless ``MKL_CBWR`` is already set. A script of your own that trains with torch sets it
+in the environment before Python starts.
 """
 
 from __future__ import annotations
@@ -16,6 +25,15 @@ import os
 
 TORCH_THREADS = 1
 """Torch CPU threads used unless ``OMP_NUM_THREADS`` says otherwise."""
+
+MKL_CBWR = "AUTO,STRICT"
+"""MKL's reproducible mode that :func:`reproducible_mkl` sets (the module docstring)."""
+
+
+def reproducible_mkl() -> None:
+    """Set ``MKL_CBWR`` (unless set) so that MKL's results do not depend on memory alignment:
+    to be called before torch is imported (the module docstring)."""
+    os.environ.setdefault("MKL_CBWR", MKL_CBWR)
 
 
 def use_torch_threads() -> int:

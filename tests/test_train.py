@@ -9,6 +9,7 @@ from __future__ import annotations
 import glob
 import importlib.util
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -27,6 +28,7 @@ from sergeant_major_env.observation import OBSERVATION_SIZE  # noqa: E402
 from sergeant_major_env.policies import RandomPolicy  # noqa: E402
 
 from sergeant_major_env.agents import make_agent  # noqa: E402
+from sergeant_major_env.agents.torch_setup import MKL_CBWR  # noqa: E402
 from sergeant_major_env.training import run_folder  # noqa: E402
 from sergeant_major_env.training.config import parse_pool  # noqa: E402
 
@@ -243,6 +245,21 @@ def test_same_seed_same_run(tmp_path):
         assert np.array_equal(a[key].numpy(), b[key].numpy()), key
     assert first["final_evaluation"]["vs_random"]["mean_points"] == \
         second["final_evaluation"]["vs_random"]["mean_points"]
+
+
+@pytest.mark.parametrize("preset", [None, "COMPATIBLE"])
+def test_the_command_makes_mkl_reproducible_before_torch_loads(preset):
+    """MKL's products may take another path by memory alignment (runs of the same seed then
+    end with other weights): the ``sergeant-major`` command sets ``MKL_CBWR`` before a
+    subcommand imports torch, and leaves a value the user set."""
+    env = {k: v for k, v in os.environ.items() if k != "MKL_CBWR"}
+    if preset:
+        env["MKL_CBWR"] = preset
+    code = ("import os, sys; from sergeant_major_env.cli import main; import sergeant_major_env.agents.torch_setup as t; "
+            "t.reproducible_mkl = (lambda f: lambda: (f(), print(os.environ['MKL_CBWR'], 'torch' in sys.modules)))"
+            "(t.reproducible_mkl); main(['agents'])")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[0] == f"{preset or MKL_CBWR} False"
 
 
 def test_every_option_is_documented(capsys):

@@ -74,6 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: unknown command {name!r}; commands: {', '.join(COMMANDS)} "
               f"({PROG} --help)", file=sys.stderr)
         return 2
+    from ..agents.torch_setup import reproducible_mkl
+
+    reproducible_mkl()  # before a subcommand imports torch: the same weights run after run
     return guarded(name, lambda: importlib.import_module(COMMANDS[name][0]).main(rest))
 
 
