@@ -614,11 +614,11 @@ class PIMCAgent:
         seat_of = np.ascontiguousarray(seat, dtype=np.int64)
         # Each seat's first-layer sums of the network, kept from one of its decisions to the next
         # (row 3 g + seat; ``seen`` marks the rows set), through every call and chunk.
-        rows = 3 * n if plan.by_network.any() else 0
-        sums = np.empty((rows, plan.network.first_bias.size), dtype=np.float32)
-        seen_planes = np.empty((rows, 14), dtype=np.uint64)
-        seen_rest = np.empty((rows, OBSERVATION_SIZE - CARD_SETS_WIDTH), dtype=np.float32)
-        seen = np.zeros(rows, dtype=np.uint8)
+        seats = 3 * n if plan.by_network.any() else 0
+        sums = np.empty((seats, plan.network.first_bias.size), dtype=np.float32)
+        seen_planes = np.empty((seats, 14), dtype=np.uint64)
+        seen_rest = np.empty((seats, OBSERVATION_SIZE - CARD_SETS_WIDTH), dtype=np.float32)
+        seen = np.zeros(seats, dtype=np.uint8)
 
         def roll_out(start: int, stop: int) -> np.ndarray:
             """Plays the rollout games start..stop-1 (their rows of ``points`` and ``decisions``);
