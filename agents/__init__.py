@@ -76,8 +76,9 @@ register_agent("pimc", PIMCAgent, options=PIMC_OPTIONS, policy_options=PIMC_POLI
 
 SEARCH = "pimc:rollout=learned"
 """The spec of ``search``: the strongest search measured (docs/results.md, "Search with the
-learned policy": +10.03 points a game over ``pimc`` head to head, 120 games, with the
-``learned`` shipped since 2026-12-06; +10.53 with the PPO policy of 2026-12-01). Benchmarks name
+learned policy": +9.53 points a game over ``pimc`` head to head, 120 games, with the
+``learned`` of round 2 (2026-12-06); +10.03 with round 1's, +10.53 with the PPO policy of
+2026-12-01). Benchmarks name
 ``search`` to mean "the best search" without its options; when a stronger configuration is
 measured, this line changes."""
 
@@ -89,7 +90,7 @@ def make_search_agent():
 
 register_agent("search", make_search_agent,
                help=f"the strongest search measured, {SEARCH}: pimc's 16 sampled deals a decision, the learned "
-                    f"policy rolling out the seat's own moves, the heuristic the others' (+10.0 points a game "
+                    f"policy rolling out the seat's own moves, the heuristic the others' (+9.5 points a game "
                     f"over pimc head to head: the docs' Results page, Search)")
 
 

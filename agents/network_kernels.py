@@ -10,20 +10,15 @@ it (``observation._observe_game``: 14 card sets and the other entries):
 
 * the first layer adds the weight columns of the observation's non-zero entries only: a card
   set's cards (each entry 1.0) and the few non-zero numbers of the rest (a 919-wide
-  observation has about a hundred non-zero entries): :func:`first_layer_k`;
-* in a rollout, a seat's first-layer sums are kept from one of its decisions to the next and
-  moved by the columns of the entries that changed (:func:`first_layer_update_k`; about 20
-  columns instead of about 110; NNUE's accumulator in chess engines): the first layer was half
-  of a decision's time;
+  observation has about a hundred non-zero entries);
 * the hidden layers and the activation (tanh or relu) as plain loops over float32;
 * the last layer gives every action's logit in one vectorised loop; the first of the largest
   legal ones is the action (:func:`agents.policy_file.most_likely_legal`, the deterministic
   choice of MaskablePPO).
 
-The sums run in another order than torch's matrix products (and the kept sums in another
-order than fresh ones), so a logit can differ from torch's in its last bits (about 1e-7 of its
-size; some 1e-6 after a deal's updates): the chosen action is the same except where two legal
-logits tie that closely (tests/test_network_kernels.py counts them on thousands of
+The sums run in another order than torch's matrix products, so a logit can differ from
+torch's in its last bits (about 1e-7 of its size): the chosen action is the same except where
+two legal logits tie that closely (tests/test_network_kernels.py counts them on thousands of
 positions). The value network is not needed and not copied.
 """
 
@@ -139,67 +134,29 @@ def _activate_k(h, n, activation):
 
 
 @kernel(counted=False)
-def first_layer_k(planes, rest, first, first_bias, sums):
-    """``sums`` (float32[H1]): the first layer's sums before the activation, of the observation
+def network_action_k(planes, rest, legal, first, first_bias, hidden, hidden_bias, shapes, output, output_bias,
+                     activation, h, h2, logits):
+    """The most likely legal action (the first of the largest logits) of the observation
     given as its 14 card sets ``planes`` (uint64) and its entries ``rest`` (float32, from
-    ``decision`` on): the bias and the weight columns of the non-zero entries."""
+    ``decision`` on); ``legal`` the legal actions as bits (non-empty); ``h``, ``h2`` float32
+    scratch of the widest layer, ``logits`` float32[NUM_ACTIONS]. The weights are
+    :class:`NetworkWeights`'s fields."""
     n = first_bias.shape[0]
     for j in range(n):
-        sums[j] = first_bias[j]
+        h[j] = first_bias[j]
     for p in range(14):  # the card sets: each card an entry 1.0
         bits = planes[p]
         while bits:
             column = first[52 * p + lowest_bit_k(bits)]
             for j in range(n):
-                sums[j] += column[j]
+                h[j] += column[j]
             bits &= bits - _ONE
     for r in range(rest.shape[0]):  # the rest: mostly zeros
         value = rest[r]
         if value != 0:
             column = first[CARD_SETS_WIDTH + r]
             for j in range(n):
-                sums[j] += value * column[j]
-
-
-@kernel(counted=False)
-def first_layer_update_k(planes, rest, seen_planes, seen_rest, first, sums):
-    """Moves ``sums``, :func:`first_layer_k`'s sums of the observation ``seen_planes``,
-    ``seen_rest``, to those of ``planes``, ``rest`` by the columns of the entries that changed
-    (from one of a seat's decisions to its next, its observation changes in a few cards and
-    numbers: about a fifth of the columns of a fresh sum); ``seen_*`` then hold the new
-    observation. The sums run in another order than a fresh sum's, so they may differ from it
-    in the last bits (module docstring)."""
-    n = sums.shape[0]
-    for p in range(14):
-        added, removed = planes[p] & ~seen_planes[p], seen_planes[p] & ~planes[p]
-        while added:
-            column = first[52 * p + lowest_bit_k(added)]
-            for j in range(n):
-                sums[j] += column[j]
-            added &= added - _ONE
-        while removed:
-            column = first[52 * p + lowest_bit_k(removed)]
-            for j in range(n):
-                sums[j] -= column[j]
-            removed &= removed - _ONE
-        seen_planes[p] = planes[p]
-    for r in range(rest.shape[0]):
-        value, old = rest[r], seen_rest[r]
-        if value != old:
-            column = first[CARD_SETS_WIDTH + r]
-            for j in range(n):
-                sums[j] += value * column[j] - old * column[j]
-            seen_rest[r] = value
-
-
-@kernel(counted=False)
-def network_head_k(h, legal, hidden, hidden_bias, shapes, output, output_bias, activation, h2, logits):
-    """The most likely legal action (the first of the largest logits) from the first layer's
-    sums in the first entries of ``h`` (:func:`first_layer_k`; ``h`` float32 scratch of the
-    widest layer, overwritten); ``legal`` the legal actions as bits (non-empty); ``h2`` float32
-    scratch of the widest layer, ``logits`` float32[NUM_ACTIONS]. The weights are
-    :class:`NetworkWeights`'s fields."""
-    n = shapes[0, 0] if shapes.shape[0] else output.shape[0]  # the first layer's outputs
+                h[j] += value * column[j]
     _activate_k(h, n, activation)
     at, bias_at = 0, 0
     for layer in range(shapes.shape[0]):
@@ -234,16 +191,6 @@ def network_head_k(h, legal, hidden, hidden_bias, shapes, output, output_bias, a
         if best < 0 or logits[action] > best_logit:
             best, best_logit = action, logits[action]
     return best
-
-
-@kernel(counted=False)
-def network_action_k(planes, rest, legal, first, first_bias, hidden, hidden_bias, shapes, output, output_bias,
-                     activation, h, h2, logits):
-    """The most likely legal action of the observation ``planes``, ``rest``
-    (:func:`first_layer_k`, then :func:`network_head_k`); ``h``, ``h2`` float32 scratch of the
-    widest layer."""
-    first_layer_k(planes, rest, first, first_bias, h[:first_bias.shape[0]])
-    return network_head_k(h, legal, hidden, hidden_bias, shapes, output, output_bias, activation, h2, logits)
 
 
 @kernel

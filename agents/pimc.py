@@ -160,7 +160,7 @@ from sergeant_major_env import engine
 from sergeant_major_env.cards import MODE_ACTION_OFFSET, NUM_ACTIONS, bits_to_bool, cards_to_bits, count, lowest
 from sergeant_major_env.jit import spread, threads
 from sergeant_major_env.limits import check_count, check_fits, shorten
-from sergeant_major_env.observation import CARD_SETS_WIDTH, OBSERVATION_SIZE, observe
+from sergeant_major_env.observation import observe
 from sergeant_major_env.policies import decide, is_deterministic
 from sergeant_major_env.seeding import check_seed
 from sergeant_major_env.worlds import knowledge, sample_worlds
@@ -612,13 +612,6 @@ class PIMCAgent:
         n = sims.batch_size
         points, decisions = np.zeros(n), np.zeros(n, dtype=np.int64)
         seat_of = np.ascontiguousarray(seat, dtype=np.int64)
-        # Each seat's first-layer sums of the network, kept from one of its decisions to the next
-        # (row 3 g + seat; ``seen`` marks the rows set), through every call and chunk.
-        seats = 3 * n if plan.by_network.any() else 0
-        sums = np.empty((seats, plan.network.first_bias.size), dtype=np.float32)
-        seen_planes = np.empty((seats, 14), dtype=np.uint64)
-        seen_rest = np.empty((seats, OBSERVATION_SIZE - CARD_SETS_WIDTH), dtype=np.float32)
-        seen = np.zeros(seats, dtype=np.uint8)
 
         def roll_out(start: int, stop: int) -> np.ndarray:
             """Plays the rollout games start..stop-1 (their rows of ``points`` and ``decisions``);
@@ -631,7 +624,7 @@ class PIMCAgent:
                 n_live, n_cut = _rollouts_k(sims.buffer, live, pending, n_live, seat_of, decisions, self.horizon,
                                             sims.rule_code, points, status, legal_out, cut, n_cut, plan.params, TIE,
                                             RANK_TIE, KNOWN_MASS, LOG_MISS_KNOWN, plan.by_network, *plan.network[:8],
-                                            plan.network.width, sums, seen_planes, seen_rest, seen)
+                                            plan.network.width)
                 if n_live:  # some games wait for the policy (an exchange give): asked here, numpy
                     rows = np.flatnonzero(status[:n_live] == ASK_POLICY)
                     games = live[rows]

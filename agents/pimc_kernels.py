@@ -29,8 +29,7 @@ equivalent, R16: :func:`_distinct_k`, as ``pimc.choices``), with the engine's ow
 A policy network in the rollouts (``pimc:rollout=learned``: the searching seat's moves; with
 ``others=rollout`` every seat's) decides every kind of move of the seats it plays inside the
 round: the seat's observation (``observation._observe_game``) and the network's most likely
-legal action (``network_kernels``), game by game, the first layer's sums of each seat kept from
-one of its decisions to the next and moved by what changed in its observation.
+legal action (``network_kernels.network_action_k``), game by game.
 
 No engine state is copied: the games stay where they are in the batch.
 """
@@ -47,7 +46,7 @@ from sergeant_major_env.jit import kernel
 from sergeant_major_env.observation import CARD_SETS_WIDTH, OBSERVATION_SIZE, _fields, _observe_game
 
 from .heuristic_kernels import _choose_row, _count, _miss_row, _sums_row
-from .network_kernels import first_layer_k, first_layer_update_k, lowest_bit_k, network_head_k
+from .network_kernels import lowest_bit_k, network_action_k
 
 DONE, CUT, ASK_CARDS, ASK_POLICY = range(4)
 """A rollout game's state after a round (:func:`_advance_k`): the deal ended (points written), the
@@ -195,7 +194,7 @@ def _advance_k(s, live, pending, seat, decisions, horizon, rules, points, status
 @kernel
 def _rollouts_k(buffer, live, pending, n_live, seat, decisions, horizon, rules, points, status, legal_out, cut, n_cut,
                 params, tie, rank_tie, known_mass, log_known, by_network, first, first_bias, hidden, hidden_bias,
-                shapes, output, output_bias, activation, width, sums, seen_planes, seen_rest, seen):
+                shapes, output, output_bias, activation, width):
     """Plays the rollout games ``live[:n_live]`` (game numbers; ``pending``: an action to apply
     first, -1 none) in rounds (module docstring) until every one has ended its deal or reached
     the horizon, or until some wait for the policy (an exchange give). ``points`` (the deal's
@@ -205,10 +204,7 @@ def _rollouts_k(buffer, live, pending, n_live, seat, decisions, horizon, rules, 
     is ASK_POLICY (``legal_out``: their legal actions); n_live is 0 when all are done.
     ``by_network`` (int64[2]: the searching seat, the others): whose decisions the network
     (``first`` ... ``width``: ``network_kernels.NetworkWeights``) makes, of every kind; the
-    heuristic (``params``) makes the rest of the card decisions. The network's first-layer sums
-    of seat ``r`` in game ``g`` are kept in row ``3 g + r`` of ``sums`` (with the observation they
-    sum, ``seen_planes``, ``seen_rest``; ``seen`` 0 where none yet) from one call to the next
-    (``network_kernels.first_layer_update_k``); with no network they may be empty."""
+    heuristic (``params``) makes the rest of the card decisions."""
     s = _state_k(buffer)
     n = live.size
     to_act = s[TO_ACT]
@@ -216,7 +212,6 @@ def _rollouts_k(buffer, live, pending, n_live, seat, decisions, horizon, rules, 
     planes, rest = np.empty(14, dtype=np.uint64), np.empty(_REST_WIDTH, dtype=np.float32)
     h, h2 = np.empty(width, dtype=np.float32), np.empty(width, dtype=np.float32)
     logits = np.empty(output_bias.shape[0], dtype=np.float32)
-    n_first = first_bias.shape[0]
     net_asked = np.empty(n, dtype=np.int64)
     keys, order = np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64)
     asked, q_action = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
@@ -237,17 +232,9 @@ def _rollouts_k(buffer, live, pending, n_live, seat, decisions, horizon, rules, 
         for k in range(n_net):
             i = net_asked[k]
             g = live[i]
-            actor = np.int64(to_act[g])
-            _observe_game(g, actor, fields, planes, rest)
-            row = 3 * g + actor
-            if seen[row]:
-                first_layer_update_k(planes, rest, seen_planes[row], seen_rest[row], first, sums[row])
-            else:
-                first_layer_k(planes, rest, first, first_bias, sums[row])
-                seen_planes[row, :], seen_rest[row, :], seen[row] = planes, rest, 1
-            h[:n_first] = sums[row]
-            pending[i] = network_head_k(h, legal_out[i], hidden, hidden_bias, shapes, output, output_bias, activation,
-                                        h2, logits)
+            _observe_game(g, np.int64(to_act[g]), fields, planes, rest)
+            pending[i] = network_action_k(planes, rest, legal_out[i], first, first_bias, hidden, hidden_bias, shapes,
+                                          output, output_bias, activation, h, h2, logits)
         if asking:
             _heuristic_cards_k(asking, q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role,
                                q_trick, q_mode, q_decision, q_position, q_miss, q_entries, q_start, logs, params, tie,

@@ -218,15 +218,16 @@ def test_ship_plays_pimc_games_against_pimc_under_any_name():
 
 
 def test_learned_records_its_teacher_labels_and_the_commands_that_make_it_again(learned):
-    """The shipped policy is distilled from the search (issue 21), since issue 29 in a round of
-    ``distill rounds`` from version 0.3.0's ``learned``: its metadata names the policy it started
-    from, the teacher (the search with that policy inside), the label count and the commands that
-    make the labels and the fit."""
+    """The shipped policy is distilled from the search (issue 21), since issue 29 in rounds of
+    ``distill rounds`` from version 0.3.0's ``learned`` (round 2 now): its metadata names the
+    policy it started from (round 1's), the teacher (the search with that policy inside), the
+    label count and the commands that make the labels and the fit."""
     distilled = learned.metadata["training"]["distilled"]
-    assert distilled["from"] == "learned" and distilled["teachers"] == ["pimc:rollout=learned"]
-    assert distilled["players"] == ["learned"] and distilled["label_count"] >= 1_000_000
+    previous = "runs/rounds/round-1"
+    assert distilled["from"] == previous and distilled["teachers"] == [f"pimc:rollout=ppo:{previous}"]
+    assert distilled["players"] == [f"ppo:{previous}"] and distilled["label_count"] >= 1_000_000
     [labels] = distilled["label_commands"]
-    assert labels.startswith("sergeant-major distill labels --out runs/rounds/round-1/labels ")
+    assert labels.startswith("sergeant-major distill labels --out runs/rounds/round-2/labels ")
     assert f"--init {distilled['from']}" in learned.metadata["training"]["command"]
     assert learned.policy_metadata["training"] == learned.metadata["training"]
 
@@ -240,7 +241,7 @@ def test_learned_says_beside_its_command_how_to_make_the_labels_it_names(learned
     folders = list(itertools.takewhile(lambda word: not word.startswith("--"), words[start:]))
     made = {shlex.split(command)[shlex.split(command).index("--out") + 1]: command
             for command in training["labels_made_by"]}
-    assert folders == ["runs/rounds/round-1/labels"] and set(made) == set(folders)
+    assert folders == ["runs/rounds/round-2/labels"] and set(made) == set(folders)
     assert all(command.startswith("sergeant-major distill labels ") for command in made.values())
     assert list(training)[:2] == ["command", "labels_made_by"]  # side by side
 
