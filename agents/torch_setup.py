@@ -13,9 +13,9 @@ One thread is not enough for the same bits run after run: torch's CPU matrix pro
 Intel MKL's, whose code path may depend on how each array happens to be aligned in memory, so
 two runs of the same training command could end with different weights (1 in 3 runs of
 ``train.py --imitate none --total-timesteps 262144`` did here). MKL's conditional numerical
-reproducibility (``MKL_CBWR=AUTO,STRICT``) fixes the path; it is read when torch loads, so the
-``sergeant-major`` command sets it (:func:`reproducible_mkl`) before any subcommand imports
-torch, unless ``MKL_CBWR`` is already set. A script of your own that trains with torch sets it
+reproducibility (``MKL_CBWR=AUTO,STRICT``) fixes the path; MKL reads it once, before its first
+product, so the ``sergeant-major`` command sets it (:func:`reproducible_mkl`) before any
+subcommand imports torch, unless ``MKL_CBWR`` is already set. A script of your own that trains with torch sets it
 in the environment before Python starts.
 """
 
