@@ -74,10 +74,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: unknown command {name!r}; commands: {', '.join(COMMANDS)} "
               f"({PROG} --help)", file=sys.stderr)
         return 2
+    return guarded(name, lambda: _command(name, rest))
+
+
+def _command(name: str, argv: list[str]) -> int:
+    """Subcommand ``name``'s module imported and run (under :func:`guarded`, imports included)."""
     from ..agents.torch_setup import reproducible_mkl
 
     reproducible_mkl()  # before a subcommand imports torch: the same weights run after run
-    return guarded(name, lambda: importlib.import_module(COMMANDS[name][0]).main(rest))
+    return importlib.import_module(COMMANDS[name][0]).main(argv)
 
 
 def guarded(name: str, command: Callable[[], int]) -> int:
