@@ -78,9 +78,8 @@ SEARCH = "pimc:rollout=learned"
 """The spec of ``search``: the strongest search measured (docs/results.md, "Search with the
 learned policy": +9.53 points a game over ``pimc`` head to head, 120 games, with the
 ``learned`` of round 2 (2026-12-06); +10.03 with round 1's, +10.53 with the PPO policy of
-2026-12-01). Benchmarks name
-``search`` to mean "the best search" without its options; when a stronger configuration is
-measured, this line changes."""
+2026-12-01). Benchmarks name ``search`` to mean "the best search" without its options; when a
+stronger configuration is measured, this line changes."""
 
 
 def make_search_agent():

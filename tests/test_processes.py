@@ -96,10 +96,10 @@ def test_workers_share_the_cores_for_the_kernels_threads():
     its share of the cores, so the workers together use each core once."""
     from sergeant_major_env import jit
 
-    workers = 2
+    workers, own = 2, jit.threads()
     assert set(run_jobs(_threads_of_worker, list(range(4)), workers)) == {max(1, min(available_cpus() // workers,
-                                                                                  jit.threads()))}
-    assert jit.threads() == min(jit._cores(), jit._limit or jit._cores())  # this process keeps its own
+                                                                                  own))}
+    assert jit.threads() == own  # this process keeps its own
 
 
 def _fails_on_five(job, on_deals):

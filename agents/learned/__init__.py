@@ -15,7 +15,7 @@ This folder holds three files, all plain data (nothing in them can run code):
 ``learned-ppo`` is the policy PPO trained (the shipped ``learned`` up to version 0.2.0), kept in
 :data:`PPO_FOLDER` (``ppo/``, the same three files): the distillation started from it (version
 0.3.0's ``learned`` was fitted to labels of the search with it inside; the ``learned`` shipped
-since is one round of ``distill rounds`` on from that one), and head-to-head tables measure
+since is two rounds of ``distill rounds`` on from that one), and head-to-head tables measure
 against it.
 
 ``make_agent("learned")`` returns an :class:`sergeant_major_env.agents.ppo.PPOAgent` named ``learned`` whose
