@@ -169,13 +169,17 @@ def _miss_row(i, scored, unseen, played, talon, given, exchange_done, role, know
     entries[i] = _count(scored[i])
 
 
-@kernel
+@kernel(ahead="game", seconds=2.5, signature=(
+        "uint64[::1], uint64[::1], uint64[:, ::1], uint64[::1], uint64[::1], int16[:, ::1], int8[:, ::1], "
+        "float64[::1], float64[:, ::1], int64[::1]"))
 def _miss_serial(scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries):
     for i in range(scored.shape[0]):
         _miss_row(i, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries)
 
 
-@kernel
+@kernel(ahead="threads", seconds=3, signature=(
+        "int64, int64, uint64[::1], uint64[::1], uint64[:, ::1], uint64[::1], uint64[::1], int16[:, ::1], "
+        "int8[:, ::1], float64[::1], float64[:, ::1], int64[::1]"))
 def _miss_chunk(start, stop, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries):
     """:func:`_miss_serial` of the games start..stop-1 (a chunk of ``jit.spread``'s threads)."""
     for i in range(start, stop):
@@ -248,7 +252,9 @@ def _sums_row(i, scored, unseen, talon, given, exchange_done, role, log_miss, lo
                     lower_arg[e, f] = upto - logs[f, card]
 
 
-@kernel
+@kernel(ahead="game", seconds=1, signature=(
+        "uint64[::1], uint64[::1], uint64[::1], uint64[::1], int16[:, ::1], int8[:, ::1], float64[:, ::1], "
+        "float64[::1], int64[::1], float64[:, :, ::1], float64[:, ::1], float64[:, ::1]"))
 def _sums_serial(scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
                  void_arg, higher_arg, lower_arg):
     logs = np.empty((2, 52))
@@ -257,7 +263,9 @@ def _sums_serial(scored, unseen, talon, given, exchange_done, role, log_miss, lo
                   void_arg, higher_arg, lower_arg, logs)
 
 
-@kernel
+@kernel(ahead="threads", seconds=1.5, signature=(
+        "int64, int64, uint64[::1], uint64[::1], uint64[::1], uint64[::1], int16[:, ::1], int8[:, ::1], "
+        "float64[:, ::1], float64[::1], int64[::1], float64[:, :, ::1], float64[:, ::1], float64[:, ::1]"))
 def _sums_chunk(start_row, stop_row, scored, unseen, talon, given, exchange_done, role, log_miss, log_known,
                 start, void_arg, higher_arg, lower_arg):
     """:func:`_sums_serial` of the games start..stop-1 (a chunk of ``jit.spread``'s threads)."""
@@ -433,7 +441,10 @@ def _choose_row(i, hand, unseen, legal, trick, mode_of, decision_of, position_of
     actions[i] = chosen
 
 
-@kernel
+@kernel(ahead="game", seconds=5.5, signature=(
+        "uint64[::1], uint64[::1], uint64[::1], int64[:, ::1], int64[::1], int64[::1], int64[::1], float64[:, "
+        ":, ::1], float64[:, ::1], float64[:, ::1], int64[::1], float64[::1], float64[::1], float64[::1], "
+        "int64[::1]"))
 def _choose_serial(hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
                    rank_tie, actions):
     for i in range(hand.shape[0]):
@@ -441,7 +452,10 @@ def _choose_serial(hand, unseen, legal, trick, mode, decision, position, void, h
                     rank_tie, actions)
 
 
-@kernel
+@kernel(ahead="threads", seconds=6.5, signature=(
+        "int64, int64, uint64[::1], uint64[::1], uint64[::1], int64[:, ::1], int64[::1], int64[::1], "
+        "int64[::1], float64[:, :, ::1], float64[:, ::1], float64[:, ::1], int64[::1], float64[::1], "
+        "float64[::1], float64[::1], int64[::1]"))
 def _choose_chunk(start_row, stop_row, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start,
                   p, tie, rank_tie, actions):
     """:func:`_choose_serial` of the games start..stop-1 (a chunk of ``jit.spread``'s threads)."""

@@ -158,7 +158,7 @@ import numpy as np
 
 from sergeant_major_env import engine
 from sergeant_major_env.cards import MODE_ACTION_OFFSET, NUM_ACTIONS, bits_to_bool, cards_to_bits, count, lowest
-from sergeant_major_env.jit import spread, threads
+from sergeant_major_env.jit import compile_ahead, spread, threads
 from sergeant_major_env.limits import check_count, check_fits, shorten
 from sergeant_major_env.observation import observe
 from sergeant_major_env.policies import decide, is_deterministic
@@ -408,6 +408,7 @@ class PIMCAgent:
         searched = np.flatnonzero(count(legal) > 1)
         if searched.size == 0:
             return actions
+        compile_ahead("search", "the search's kernels")
         # Games where the seat knows exactly the same get the same search: do it once. (In a
         # duplicate table with two copies of one opponent, the two seatings that swap the
         # copies are the same game.)

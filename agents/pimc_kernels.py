@@ -191,7 +191,11 @@ def _advance_k(s, live, pending, seat, decisions, horizon, rules, points, status
     return n_asked, n_net
 
 
-@kernel
+@kernel(ahead="search", seconds=35, signature=(
+        "uint8[::1], int64[::1], int64[::1], int64, int64[::1], int64[::1], int64, int64, float64[::1], "
+        "int64[::1], uint64[::1], int64[::1], int64, float64[::1], float64[::1], float64[::1], float64[::1], "
+        "float64[::1], int64[::1], float32[:, ::1], float32[::1], float32[::1], float32[::1], int64[:, ::1], "
+        "float32[:, ::1], float32[::1], int64, int64"))
 def _rollouts_k(buffer, live, pending, n_live, seat, decisions, horizon, rules, points, status, legal_out, cut, n_cut,
                 params, tie, rank_tie, known_mass, log_known, by_network, first, first_bias, hidden, hidden_bias,
                 shapes, output, output_bias, activation, width):

@@ -68,7 +68,7 @@ from pettingzoo.utils import wrappers
 from . import engine, options as env_options, records
 from .cards import NUM_ACTIONS
 from .observation import OBSERVATION_SIZE, observation_bounds, observe
-from .one_game import OneGame
+from .one_game import OneGame, compile_kernels
 from .render import referee_view, seat_view
 from .rules import Rules
 from .seeding import check_seed
@@ -279,6 +279,7 @@ class raw_env(AECEnv):
         elif self._np_random is None:
             self._np_random = np.random.default_rng()
         game_seed = seed if seed is not None else int(self._np_random.integers(2**63))
+        compile_kernels()  # a first run: the one-game kernels, not the batched game's (init's)
         self.engine_state = engine.init([game_seed], self.rules)
         self._game = OneGame(self.engine_state)
         self._actions = []

@@ -90,7 +90,7 @@ def bits_to_bool(bits: np.ndarray, width: int = NUM_CARDS) -> np.ndarray:
     return out
 
 
-@kernel
+@kernel(ahead="game", seconds=0.1, signature="uint64[::1], boolean[:, ::1]")
 def _bits_to_bool_k(bits, out):
     one = np.uint64(1)
     for i in range(bits.size):

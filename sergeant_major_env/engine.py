@@ -61,7 +61,7 @@ import numba
 import numpy as np
 
 from .cards import MINIMUM, MODE_ACTION_OFFSET, MODE_NAMES, NUM_ACTIONS, SUIT_MASKS, action_name, bits_to_bool, card_list
-from .jit import PARALLEL_SAFE, announce_compiling, contiguous, kernel, prange, spread, use_threads
+from .jit import PARALLEL_SAFE, announce_compiling, compile_ahead, contiguous, kernel, prange, spread, use_threads
 from .rules import Rules
 from .limits import check_count, check_fits, shorten
 from .seeding import check_seed_span
@@ -563,7 +563,7 @@ def _legal_of_k(s, games, subset, i, rules):
     return _legal_game_k(s[PHASE], s[TO_ACT], s[HANDS], s[MODES_USED], s[TRICK], s[MODE_], g, rules)
 
 
-@kernel
+@kernel(ahead="game", seconds=5.5, signature="uint8[::1], int64[::1], boolean, int64")
 def _legal_serial(buffer, games, subset, rules):
     s = _state_k(buffer)
     n = games.size if subset else s[PHASE].size
@@ -937,7 +937,8 @@ def _first_refused_k(refused):
     return first, bad
 
 
-@kernel
+@kernel(ahead="game", seconds=12.5, signature=(
+        "uint8[::1], int64[::1], int64[::1], boolean, uint64[::1], boolean, boolean, int64"))
 def _step_serial(buffer, actions, games, subset, legal, have_legal, autoreset, rules):
     """:func:`step` of the listed games (all with ``subset`` false): checks every action, and
     returns (index of the first illegal one, how many) untouched, or applies them: (-1, 0)."""
@@ -974,14 +975,16 @@ def _step_parallel(buffer, actions, games, subset, legal, have_legal, autoreset,
     return first, bad
 
 
-@kernel
+@kernel(ahead="threads", seconds=4, signature=(
+        "uint8[::1], int64[::1], int64[::1], boolean, uint64[::1], boolean, int64, int64, boolean[::1], int64"))
 def _check_chunk(buffer, actions, games, subset, legal, have_legal, start, stop, refused, rules):
     """The check of :func:`_step_serial` for the games start..stop-1 of the step, into
     ``refused`` (a chunk of :func:`_step_threads`; it changes no game)."""
     _check_range_k(_state_k(buffer), actions, games, subset, legal, have_legal, start, stop, refused, rules)
 
 
-@kernel
+@kernel(ahead="threads", seconds=10, signature=(
+        "uint8[::1], int64[::1], int64[::1], boolean, int64, int64, boolean, int64"))
 def _apply_chunk(buffer, actions, games, subset, start, stop, autoreset, rules):
     """The application of :func:`_step_serial` to the (checked) games start..stop-1 of the step
     (a chunk of :func:`_step_threads`)."""
@@ -989,7 +992,8 @@ def _apply_chunk(buffer, actions, games, subset, start, stop, autoreset, rules):
                    np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64))
 
 
-@kernel
+@kernel(ahead="threads", seconds=5.5, signature=(
+        "uint8[::1], int64[::1], boolean, int64, int64, uint64[::1], int64"))
 def _legal_chunk(buffer, games, subset, start, stop, out, rules):
     """:func:`_legal_serial` of the games start..stop-1 into ``out`` (a chunk of :func:`legal_bits`)."""
     s = _state_k(buffer)
@@ -1011,7 +1015,7 @@ def _step_threads(buffer, actions, games, subset, legal, have_legal, autoreset, 
     return first, bad
 
 
-@kernel
+@kernel(ahead=("game", "one game"), seconds=10, signature="uint8[::1], int64[::1], int64, int64")
 def _start_games_k(buffer, games, what, rules):
     """What ``init`` (``what`` 0: new games) and ``set_cards`` (1: the deal's cards are in
     ``dealt`` and ``talon_cards``) do to each of ``games``."""
@@ -1045,12 +1049,9 @@ def _classes_k(trick, mode, cards, rules):
 
 # ----------------------------------------------------------------------------- the public rules
 
-def _serial_kernels() -> tuple:
-    return _start_games_k, _legal_serial, _step_serial  # what every program that plays a game compiles
-
-
 def _start_game(state: State, games: np.ndarray) -> None:
-    announce_compiling(_serial_kernels(), "the engine's kernels")
+    # What a program that plays games compiles (on a first run), unless a one-game view said so first.
+    compile_ahead("game", "the game's kernels", unless=("one game",))
     _start_games_k(state.buffer, contiguous(games, np.intp), 0, state.rule_code)
 
 
@@ -1149,7 +1150,7 @@ def legal_bits(state: State, games: np.ndarray | None = None) -> np.ndarray:
         rows, subset = _game_numbers(games, state.batch_size, "engine.legal_bits"), True
         n = rows.size
     if n >= _PARALLEL_FROM:  # one test for small batches, the one-game case above all
-        if _threads(n, _LEGAL_THREADS_FROM):
+        if use_threads(n, _LEGAL_THREADS_FROM):
             out = np.empty(n, dtype=np.uint64)
             spread(lambda start, stop: _legal_chunk(state.buffer, rows, subset, start, stop, out, state.rule_code), n)
             return out
@@ -1167,15 +1168,6 @@ def _parallel(games: int) -> bool:
     if games < _PARALLEL_FROM or not PARALLEL_SAFE or numba.get_num_threads() < 2:
         return False
     announce_compiling((_legal_parallel, _step_parallel), "the engine's parallel kernels")
-    return True
-
-
-def _threads(games: int, from_games: int) -> bool:
-    """Whether ``games`` games run on every core on :func:`jit.spread`'s threads: from
-    ``from_games`` games, where the ``prange`` kernels are not safe (:func:`jit.use_threads`)."""
-    if not use_threads(games, from_games):
-        return False
-    announce_compiling((_check_chunk, _apply_chunk, _legal_chunk), "the engine's threaded kernels")
     return True
 
 
@@ -1216,7 +1208,7 @@ def step(state: State, actions, autoreset: bool = False, legal: np.ndarray | Non
     # Negative ids (and uint64 ones from 2**63) become negative int64s: refused as out of range.
     kernel_ = _step_serial
     if n >= _PARALLEL_FROM:
-        kernel_ = _step_threads if _threads(n, _STEP_THREADS_FROM) else _step_parallel if _parallel(n) else _step_serial
+        kernel_ = _step_threads if use_threads(n, _STEP_THREADS_FROM) else _step_parallel if _parallel(n) else _step_serial
     first, bad = kernel_(state.buffer, contiguous(actions, np.int64), games, subset, legal, legal is not _NO_LEGAL,
                          autoreset is True or bool(autoreset), state.rule_code)
     if bad:

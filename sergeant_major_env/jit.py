@@ -14,6 +14,15 @@ Every kernel of the package is declared with :func:`kernel`: ``numba.njit`` with
 - ``nogil=True``: a kernel releases the GIL, so Python threads run kernels on every core;
 - ``error_model="numpy"``: division follows numpy (no Python exception checks in the loop).
 
+A first run (or the first after an edit) compiles: about 45 s of CPU for the kernels a game
+with the heuristic needs. The entry kernels (those Python calls) declare their signatures and
+a group (``@kernel(ahead="game", signature=...)``), and the first use of a group compiles
+its cold kernels on every core at once (:func:`compile_ahead`: this process and a helper
+process per other core), so that a cold ``evaluate`` takes about half as long. The groups:
+``"game"`` (the engine, observation and heuristic kernels a batched game calls; at the first
+``engine.init``), ``"one game"`` (the one-game views' kernel), ``"threads"`` (the chunk
+kernels of big batches) and ``"search"`` (pimc's worlds and rollouts).
+
 Big batches run on every core, in one of two ways:
 
 - ``parallel=True`` kernels spread a batch over the cores with ``numba.prange``, where
@@ -46,6 +55,7 @@ from typing import Any, Callable
 
 import numba
 import numpy as np
+from numba.core import sigutils
 
 prange = numba.prange
 
@@ -70,25 +80,46 @@ kernels side by side: they release the GIL)."""
 
 
 def kernel(function: Callable | None = None, *, parallel: bool = False, inline: bool = False,
-           counted: bool = True) -> Any:
+           counted: bool = True, ahead: str | tuple[str, ...] = (), signature: str | None = None,
+           seconds: float = 1.0) -> Any:
     """``numba.njit`` with the project's settings (module docstring); usable bare
     (``@kernel``) or with options (``@kernel(parallel=True)``). ``inline=True`` marks a small
     helper that numba inlines into its callers (a helper called per card or per game).
     ``counted=False`` compiles without numba's reference counting: for a helper that only
     reads and writes the arrays its caller holds (it allocates none), many times a game; each
-    array taken from a tuple otherwise costs two atomic operations (about 13x slower rules)."""
+    array taken from a tuple otherwise costs two atomic operations (about 13x slower rules).
+
+    ``ahead`` names the groups of :func:`compile_ahead` an entry kernel (one that Python calls)
+    belongs to, ``signature`` the argument types Python calls it with, in numba's notation
+    (``"uint8[::1], int64[::1], boolean, int64"``: C-contiguous arrays, then scalars), and
+    ``seconds`` about how long it takes to compile (measured here; it orders the work between
+    the cores). ``tests/test_jit.py`` checks each signature against the calls programs make."""
     options = dict(cache=True, nogil=True, error_model="numpy", parallel=parallel)
     if inline:
         options["inline"] = "always"
     if not counted:
         options["_nrt"] = False
+    groups = (ahead,) if isinstance(ahead, str) else tuple(ahead)
+    if groups and not signature:
+        raise ValueError("kernel: a kernel compiled ahead (ahead=...) needs its signature")
 
     def compiled(f: Callable) -> Any:
         dispatcher = numba.njit(**options)(f)
         _stamp_cache(dispatcher)
+        if groups:
+            arguments = sigutils.normalize_signature(f"({signature},)")[0]
+            _AHEAD_KERNELS[(f.__module__, f.__qualname__)] = (dispatcher, arguments, float(seconds))
+            for group in groups:
+                _AHEAD_GROUPS.setdefault(group, []).append((f.__module__, f.__qualname__))
         return dispatcher
 
     return compiled if function is None else compiled(function)
+
+
+_AHEAD_KERNELS: dict[tuple[str, str], tuple[Any, tuple, float]] = {}
+"""(module, name) of each kernel declared with ``ahead``: its dispatcher, argument types, seconds."""
+_AHEAD_GROUPS: dict[str, list[tuple[str, str]]] = {}
+"""The kernels of each :func:`compile_ahead` group, of the modules imported so far."""
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
@@ -147,20 +178,171 @@ def contiguous(array: np.ndarray, dtype) -> np.ndarray:
 _announced: set[str] = set()
 
 
+def _cold(dispatcher: Any) -> bool:
+    """Whether ``dispatcher`` has no machine code in numba's disk cache (missing or stale)."""
+    return not dispatcher._cache._cache_file._load_index()
+
+
 def announce_compiling(kernels: tuple, what: str) -> None:
     """Print one line to stderr, once per process and ``what``, when any of ``kernels`` has no
     machine code in the disk cache yet (a first run, or the source changed), so that the
-    pause of compiling them (seconds to a minute) is explained; silent when the cache is warm."""
+    pause of compiling them (seconds to a minute) is explained; silent when the cache is warm.
+    The kernels compile when first called (:func:`compile_ahead` compiles a group at once)."""
     if what in _announced:
         return
     _announced.add(what)
     try:  # numba's cache index: empty when missing or stale
-        cold = [k for k in kernels if not k._cache._cache_file._load_index()]
+        cold = [k for k in kernels if _cold(k)]
         where = kernels[0]._cache._cache_path
     except Exception:  # another numba version: say nothing rather than fail
         return
     if cold:
         print(f"compiling {what} (once; cached in {where})", file=sys.stderr, flush=True)
+
+
+# ----------------------------------------------------------------------------- compiling ahead
+
+AHEAD = True
+"""Whether :func:`compile_ahead` compiles a cold group before its first use (on every core);
+False leaves each kernel to compile when it is first called (the tests use it to see which
+signatures programs call)."""
+
+_ahead_done: set[str] = set()
+
+
+def _cold_signature(dispatcher: Any, arguments: tuple) -> bool:
+    """Whether ``dispatcher`` has neither loaded nor cached machine code for ``arguments``."""
+    if arguments in dispatcher.overloads:
+        return False
+    cache = dispatcher._cache
+    return cache._index_key(arguments, dispatcher.targetctx.codegen()) not in cache._cache_file._load_index()
+
+
+def compile_ahead(group: str, what: str, *, unless: tuple[str, ...] = ()) -> None:
+    """Compiles the kernels of ``group`` (those declared ``@kernel(ahead=group, ...)`` in the
+    modules imported so far) that the disk cache lacks, before the program needs them: on a
+    first run (or after an edit) the group compiles on every core at once instead of one kernel
+    after another as the program reaches them. This process compiles its share and starts one
+    helper process (``python -c``, this interpreter and ``sys.path``) per other core for the rest;
+    each writes the machine code to numba's cache, from where this process loads it at the
+    kernel's first call. The work is shared out by each kernel's ``seconds``.
+
+    Once per process and group; nothing when the cache is warm (the check reads numba's cache
+    index: a millisecond), or once ``unless`` names a group already compiled ahead in this
+    process (the one-game views say ``"one game"`` before starting their game, which would
+    otherwise compile the batched game's kernels). Prints one line on stderr while compiling.
+    Each kernel is compiled under a lock file beside its cache, so processes started together
+    (evaluate's workers) compile it once and the others wait for it. Anything unexpected (a
+    helper that cannot start or fails, a numba that keeps its cache otherwise, no ``fcntl``)
+    leaves the kernels to compile at their first call, as without this function."""
+    if group in _ahead_done or _ahead_done.intersection(unless):
+        return
+    _ahead_done.add(group)
+    try:
+        jobs = [_AHEAD_KERNELS[name] for name in _AHEAD_GROUPS.get(group, ())]
+        jobs = [job for job in jobs if _cold_signature(job[0], job[1])]
+        where = jobs[0][0]._cache._cache_path if jobs else ""
+    except Exception:  # another numba version: the kernels compile when called
+        return
+    if not jobs:
+        return
+    helpers = min(_cores(), len(jobs)) - 1 if AHEAD and _can_start_helpers() else 0
+    cores = f" on {helpers + 1} cores" if helpers else ""
+    print(f"compiling {what}{cores} (once; cached in {where})", file=sys.stderr, flush=True)
+    if not AHEAD:
+        return
+    shares = _shares(jobs, helpers + 1)
+    started = [_start_helper(share) for share in shares[1:]]
+    finished = False
+    try:
+        _compile_here(shares[0])
+        finished = True
+    finally:
+        for helper in started:
+            if helper is not None:
+                if not finished:  # interrupted: the helpers stop too
+                    helper.kill()
+                helper.wait()
+
+
+def _can_start_helpers() -> bool:
+    try:
+        import fcntl  # noqa: F401  (the lock files; Windows has none: one process compiles)
+    except ImportError:
+        return False
+    return bool(sys.executable) and not getattr(sys, "frozen", False)
+
+
+def _shares(jobs: list, count: int) -> list[list]:
+    """``jobs`` split into ``count`` shares of nearly equal seconds (the longest first, each to
+    the share with the fewest seconds so far); the first share is this process's."""
+    shares: list[list] = [[] for _ in range(count)]
+    loads = [0.0] * count
+    for job in sorted(jobs, key=lambda job: -job[2]):
+        k = loads.index(min(loads))
+        shares[k].append(job)
+        loads[k] += job[2]
+    return shares
+
+
+_HELPER = """
+import importlib, json, sys
+request = json.loads(sys.argv[1])
+sys.path[:] = request["path"]
+from sergeant_major_env import jit
+jit._compile_here([jit._AHEAD_KERNELS[(module, name)] for module, name in request["kernels"]
+                   if getattr(importlib.import_module(module), name, None) is not None])
+"""
+
+
+def _start_helper(share: list):
+    """A process that compiles ``share`` into the disk cache (its output discarded: a kernel it
+    fails on compiles again, and says why, where the program calls it); None if it cannot start."""
+    import json
+    import subprocess
+
+    names = [[job[0].py_func.__module__, job[0].py_func.__qualname__] for job in share]
+    if any(module == "__main__" for module, _ in names):  # not importable by the helper
+        _compile_here(share)
+        return None
+    request = json.dumps({"path": sys.path, "kernels": names})
+    try:
+        return subprocess.Popen([sys.executable, "-c", _HELPER, request], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:
+        _compile_here(share)
+        return None
+
+
+def _compile_here(share: list) -> None:
+    """Compiles each job of ``share`` in this process (into the disk cache), under its lock."""
+    for dispatcher, arguments, _ in share:
+        with _kernel_lock(dispatcher):
+            try:
+                if _cold_signature(dispatcher, arguments):
+                    dispatcher.compile(arguments)
+            except Exception:  # the kernel compiles (and says why it cannot) where it is called
+                pass
+
+
+@contextlib.contextmanager
+def _kernel_lock(dispatcher: Any):
+    """An exclusive lock on a file beside ``dispatcher``'s cache index, held while it compiles."""
+    try:
+        import fcntl
+
+        dispatcher._cache._impl.locator.ensure_cache_path()
+        handle = open(os.path.join(dispatcher._cache._cache_path,
+                                   dispatcher._cache._cache_file._index_name + ".lock"), "a")
+    except Exception:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 # ----------------------------------------------------------------------------- threads
@@ -233,8 +415,12 @@ def one_core():
 
 def use_threads(games: int, from_games: int) -> bool:
     """Whether a batch of ``games`` goes to :func:`spread`: from ``from_games`` games on, with
-    two threads or more, where the ``parallel=True`` kernels are not safe (no tbb)."""
-    return games >= from_games and not PARALLEL_SAFE and threads() >= 2
+    two threads or more, where the ``parallel=True`` kernels are not safe (no tbb). The first
+    such batch of a process compiles the threaded kernels ahead (:func:`compile_ahead`)."""
+    if games >= from_games and not PARALLEL_SAFE and threads() >= 2:
+        compile_ahead("threads", "the threaded kernels")
+        return True
+    return False
 
 
 def _executor() -> ThreadPoolExecutor:

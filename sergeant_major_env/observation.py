@@ -307,7 +307,7 @@ def _observe_row(g, seat, fields, row, card_sets, planes):
         _spread(planes, row)
 
 
-@kernel
+@kernel(ahead="game", seconds=8, signature="int64[::1], float32[:, ::1], uint64[:, ::1], uint8[::1]")
 def _observe_serial(seats, out, card_sets, buffer) -> bool:
     """Every game's observation into ``out`` (float32[B, OBSERVATION_SIZE]; or float32[B,
     OBSERVATION_SIZE - CARD_SETS_WIDTH] and the card sets into ``card_sets``, uint64[B, 14],
@@ -334,7 +334,7 @@ def _observe_parallel(seats, out, card_sets, buffer) -> bool:
     return True
 
 
-@kernel
+@kernel(ahead="threads", seconds=10, signature="int64[::1], float32[:, ::1], uint64[:, ::1], int64, int64, uint8[::1]")
 def _observe_chunk(seats, out, card_sets, start, stop, buffer) -> bool:
     """:func:`_observe_serial` of the games start..stop-1 (a chunk of :func:`jit.spread`'s
     threads); every chunk checks every seat first, so a bad one writes nothing anywhere."""

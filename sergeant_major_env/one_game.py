@@ -35,7 +35,7 @@ import numpy as np
 from .cards import NUM_ACTIONS
 from .engine import (MODES_USED, OVER, PHASE, TO_ACT, TRICK, HANDS, MODE_, IllegalActionError, State,
                      _apply_k, _illegal_message, _legal_game_k, _state_k)
-from .jit import announce_compiling, kernel
+from .jit import compile_ahead, kernel
 from .observation import OBSERVATION_SIZE, _fields, _observe_row
 
 
@@ -46,7 +46,7 @@ _MASK = _OBSERVATION + 4 * OBSERVATION_SIZE
 _SCRATCH_BYTES = _MASK + NUM_ACTIONS
 
 
-@kernel
+@kernel(ahead="one game", seconds=30, signature="int64, uint8[::1], uint8[::1], boolean, int64, int64")
 def _one_step_k(action, buffer, scratch, autoreset, rules, view_seat) -> bool:
     """Game 0 of ``buffer``: with ``action`` >= 0, refuse it (False, nothing changed) unless
     the game is over or the legal actions in ``scratch`` hold it, else apply it; then the
@@ -72,6 +72,14 @@ def _one_step_k(action, buffer, scratch, autoreset, rules, view_seat) -> bool:
     return True
 
 
+def compile_kernels() -> None:
+    """Compiles what a one-game view needs (the start of a game and :func:`_one_step_k`) where
+    the disk cache lacks it, on every core at once (:func:`jit.compile_ahead`; once per process,
+    one line on stderr). A view calls it before ``engine.init`` makes its first game, which would
+    otherwise compile the batched game's kernels."""
+    compile_ahead("one game", "the one-game kernels")
+
+
 class OneGame:
     """A batch-of-one engine state with its decision's legal actions, mask and observation,
     advanced by one compiled call a decision (module docstring).
@@ -93,7 +101,7 @@ class OneGame:
         self.legal = self._scratch[_LEGAL:_PLANES].view(np.uint64)
         self.observation = self._scratch[_OBSERVATION:_MASK].view(np.float32)
         self.mask = self._scratch[_MASK:].view(np.int8)
-        announce_compiling((_one_step_k,), "the one-game kernel")
+        compile_kernels()
         self.refresh()
 
     def __getstate__(self) -> dict:

@@ -185,7 +185,8 @@ def _kinds_k(unseen, allowed_a, allowed_b, allowed_p):
     return a & ~b & ~p, b & ~a & ~p, a & b & ~p, p & ~a & ~b, a & p & ~b, b & p & ~a, a & b & p
 
 
-@kernel
+@kernel(ahead="search", seconds=0.5, signature=(
+        "uint64[::1], uint64[:, ::1], int64[:, ::1], float64[::1], float64[:, ::1]"))
 def _log_weights_k(unseen, allowed, capacity, log_factorial, log_w):
     """Fills ``log_w[G, 225]``: for each game the log of the number of assignments of its unseen
     cards that put ``d_ap`` cards of kind ap and ``d_bp`` of kind bp on the pile (``d_abp``
@@ -267,7 +268,10 @@ def _assign_k(i, g, unseen, allowed, capacity, log_w, gumbel, pile_keys, hand_ke
     return hand_a, u & ~on_pile & ~hand_a, on_pile
 
 
-@kernel
+@kernel(ahead="search", seconds=7, signature=(
+        "uint8[::1], int64, uint64[::1], uint64[:, ::1], int64[:, ::1], uint64[:, ::1], int64[::1], "
+        "int64[::1], boolean[::1], boolean[::1], float64[:, ::1], float64[:, ::1], float64[:, ::1], "
+        "float64[:, ::1], float64[:, ::1], uint64[::1]"))
 def _worlds_k(buffer, worlds, unseen, allowed, capacity, fixed, seat, playmaker, choosing, talon_shown, log_w, gumbel,
               pile_keys, hand_keys, own_keys, seeds):
     """Makes the worlds in ``buffer`` (``worlds`` copies of each game, row ``i`` a copy of game

@@ -15,7 +15,8 @@ pytestmark = pytest.mark.slow  # pytest -m "not slow" leaves this file out (issu
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = sorted(p.name for p in (ROOT / "benchmarks").glob("*.py"))
-UNSEEDED = {"exploit_table.py": "reads finished exploit runs; plays no game"}
+UNSEEDED = {"exploit_table.py": "reads finished exploit runs; plays no game",
+            "first_run.py": "times a command, which takes its own --seed"}
 """The scripts without a --seed (and why)."""
 
 

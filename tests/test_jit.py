@@ -95,3 +95,123 @@ def test_a_change_to_any_kernel_module_makes_every_cached_kernel_stale(tmp_path)
         runs[0].stderr[-2000:]
     compiled = [run.stderr.startswith("compiling the stamped kernel") for run in runs]
     assert compiled == [True, False, True, False]
+
+
+GROUPED = '''
+from sergeant_major_env.jit import kernel
+
+@kernel(ahead="tiny", seconds=2, signature="float64[::1], float64")
+def add(a, b):
+    for i in range(a.size):
+        a[i] += b
+
+@kernel(ahead="tiny", seconds=1, signature="float64[::1], float64")
+def scale(a, b):
+    for i in range(a.size):
+        a[i] *= b
+'''
+
+RUN_GROUPED = '''
+import sys
+import numpy as np
+import grouped_kernels as g
+from sergeant_major_env import jit
+if sys.argv[1] == "no-helpers":
+    sys.executable = "/no/such/python"  # a helper cannot start: this process compiles alone
+jit.compile_ahead("tiny", "the tiny group")
+a = np.ones(3)
+g.add(a, 2.0)
+if sys.argv[1] == "both":
+    g.scale(a, 2.0)
+args = jit._AHEAD_KERNELS[("grouped_kernels", "scale")][1]
+print(a.sum(), jit._cold_signature(g.scale, args), len(g.scale.overloads),
+      sum(g.add.stats.cache_misses.values()) + sum(g.scale.stats.cache_misses.values()))
+'''
+
+
+def _grouped(tmp_path):
+    (tmp_path / "grouped_kernels.py").write_text(GROUPED)
+    (tmp_path / "run_grouped.py").write_text(RUN_GROUPED)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": os.pathsep.join(
+        [str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    return lambda *argv: subprocess.Popen([sys.executable, str(tmp_path / "run_grouped.py"), *argv], env=env,
+                                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_compile_ahead_compiles_a_cold_group_on_every_core_and_later_runs_load_it(tmp_path):
+    """A cold group compiles at once, the work shared between this process and a helper
+    process per other core (by each kernel's seconds: ``add`` here, ``scale`` in the helper);
+    both land in the disk cache although the program called only ``add``; the next run loads
+    both without compiling and prints nothing."""
+    from sergeant_major_env import jit
+
+    start = _grouped(tmp_path)
+    out, err = start("add").communicate(timeout=600)
+    total, scale_cold, scale_here, compiled = out.split()
+    assert (total, scale_cold) == ("9.0", "False"), err[-2000:]  # scale compiled ahead, into the cache
+    line, = err.strip().splitlines()
+    cores = min(jit._cores(), 2)
+    assert line.startswith(f"compiling the tiny group{f' on {cores} cores' if cores > 1 else ''} "
+                           f"(once; cached in {tmp_path / 'cache'}")
+    if cores > 1 and jit._can_start_helpers():
+        assert scale_here == "0"  # the helper compiled it: this process only loads it when called
+    out, err = start("both").communicate(timeout=600)
+    assert out.split() == ["18.0", "False", "1", "0"] and err == ""  # warm: loaded, nothing compiled
+
+
+def test_compile_ahead_without_helpers_and_in_processes_started_together(tmp_path):
+    """Where no helper can start, the process compiles the whole group itself; two cold
+    processes at once (evaluate's workers) share the kernels through their lock files and
+    both give the right results."""
+    start = _grouped(tmp_path)
+    out, err = start("no-helpers").communicate(timeout=600)
+    assert out.split() == ["9.0", "False", "1", "2"], err[-2000:]  # both compiled here
+    (tmp_path / "grouped_kernels.py").write_text(GROUPED + "\n# edited: every cached kernel is stale\n")
+    runs = [start("both"), start("both")]
+    results = [run.communicate(timeout=600) for run in runs]
+    assert [out.split()[:3] for out, _ in results] == [["18.0", "False", "1"]] * 2, results
+
+
+def test_each_kernel_compiled_ahead_is_called_with_its_declared_signature():
+    """The signatures of ``@kernel(ahead=..., signature=...)`` are the types the programs call
+    the kernels with (a wrong one would only cost a second compile, at the first call): a
+    game with the heuristic and pimc, the AEC env, and big batches on threads, with compiling
+    ahead off so that only the calls compile or load."""
+    code = textwrap.dedent("""
+        import numpy as np
+        from sergeant_major_env import jit
+        jit.AHEAD = False
+        jit._cores = lambda: 2  # the threaded kernels run on any machine
+        from sergeant_major_env import Rules, engine, observation, sergeant_major_v0
+        from sergeant_major_env.agents import make_agent
+        from sergeant_major_env.cli import main
+
+        try:
+            main(["evaluate", "--agents", "heuristic,pimc:worlds=2,random", "--games", "6", "--option",
+                  "num_deals=1", "--workers", "1", "--no-progress"])
+        except SystemExit:
+            pass
+        env = sergeant_major_v0.env()
+        env.reset(seed=0)
+        for agent in env.agent_iter(40):
+            obs, _, done, cut, _ = env.last()
+            env.step(None if done or cut else int(np.flatnonzero(obs["action_mask"])[-1]))
+        state = engine.init(engine.game_seeds(0, 32768), Rules(num_deals=1))  # step and legal on threads
+        for _ in range(12):
+            engine.step(state, np.argmax(engine.legal_action_mask(state), axis=1))
+        heuristic = make_agent("heuristic")
+        heuristic.act(observation.observe(state, state.to_act), engine.legal_action_mask(state),
+                      np.random.default_rng(0))
+        missing = []
+        for (module, name), (dispatcher, arguments, _) in sorted(jit._AHEAD_KERNELS.items()):
+            if jit.PARALLEL_SAFE and name.endswith("_chunk"):
+                continue  # with tbb the big batches run on the prange kernels instead
+            if arguments not in dispatcher.signatures:
+                missing.append(f"{module}.{name}: declared {arguments}, called with {dispatcher.signatures}")
+        print("\\n".join(missing) or "all declared", len(jit._AHEAD_KERNELS))
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=1200)
+    assert run.returncode == 0, run.stderr[-3000:]
+    last = run.stdout.strip().splitlines()[-1]
+    assert last.startswith("all declared"), run.stdout[-3000:]
+    assert int(last.split()[-1]) >= 19  # the groups' kernels were all imported and checked
