@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import importlib.metadata
 import io
 import json
 import os
@@ -288,9 +289,18 @@ def test_a_fit_records_the_labels_command_that_makes_its_labels_again(tiny_label
     assert fit["label_commands"] == [TINY.command(tiny_labels)]
     assert TINY.command("x") == ("sergeant-major distill labels --out x --games 4 --seed 7 --teacher "
                                  f"{FAST_TEACHER} --player heuristic --shard-games 2 --option num_deals=1")
-    training = json.loads((out / "policy.json").read_text())["training"]
+    metadata = json.loads((out / "policy.json").read_text())
+    training = metadata["training"]
     assert training["distilled"]["label_commands"] == fit["label_commands"]
     assert training["labels_made_by"] == fit["label_commands"]  # beside the command that names the folders
+    # The packages of this fit, not of the policy it started from; that policy's own record beside.
+    assert metadata["packages"]["sergeant-major-env"] == importlib.metadata.version("sergeant-major-env")
+    assert metadata["packages"]["numpy"] == importlib.metadata.version("numpy")
+    from sergeant_major_env.agents.learned import load_learned
+    start = load_learned().policy_metadata["training"]  # --init learned: its record, then its own start's
+    assert training["distilled"]["lineage"][0] == {**start, "distilled": {
+        key: value for key, value in start["distilled"].items() if key != "lineage"}}
+    assert training["distilled"]["lineage"][1:] == start["distilled"].get("lineage", [])
 
 
 @pytest.mark.slow

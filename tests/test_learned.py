@@ -230,6 +230,12 @@ def test_learned_records_its_teacher_labels_and_the_commands_that_make_it_again(
     assert labels.startswith("sergeant-major distill labels --out runs/rounds/round-2/labels ")
     assert f"--init {distilled['from']}" in learned.metadata["training"]["command"]
     assert learned.policy_metadata["training"] == learned.metadata["training"]
+    # The policies it started from, back to the one distilled from learned-ppo (0.3.0's learned):
+    # round 1's fit from that one, then that one's own fit.
+    first, second = distilled["lineage"]
+    assert first["command"] == f"sergeant-major distill fit --labels {previous}/labels --init learned --out {previous}"
+    assert second["distilled"]["from"] == "learned-ppo" and second["command"].startswith("sergeant-major distill fit ")
+    assert learned.metadata["packages"]["sergeant-major-env"] != "0.1.0"  # the fit's, not the first policy's
 
 
 def test_learned_says_beside_its_command_how_to_make_the_labels_it_names(learned):

@@ -396,9 +396,7 @@ def _fit_command(args: FitCommandOptions, fit: FitOptions, parser: argparse.Argu
     try:
         out.mkdir(parents=True, exist_ok=True)
         # Beside the command, the commands that make its --labels folders: no one else has them.
-        training = {"command": command, "labels_made_by": label_commands, "distilled": made}
-        save_network(network, out, metadata["network"], {"rules": plans[0].rules.to_dict(), "training": training,
-                                                         "packages": metadata.get("packages")})
+        save_network(network, out, metadata["network"], distill.fitted_metadata(metadata, plans[0].rules, command, made))
         files.write_json(out / "fit.json", made)
     except OSError as error:
         print(f"{PROG}: error: cannot write {out}: {error.strerror or error}", file=sys.stderr)

@@ -643,6 +643,27 @@ def check_held_out(labels: dict[str, np.ndarray], options: FitOptions) -> None:
                          f"make labels of more games, use more of them, or lower --holdout")
 
 
+def fitted_metadata(init_metadata: dict, rules: Rules, command: str, made: dict) -> dict:
+    """policy.json's metadata of a policy fitted to labels (``distill fit``, a round of ``distill
+    rounds``): the rules, the packages of this fit (not the starting policy's), and under
+    ``training`` the fit's command, the commands that make its labels and ``made`` (what the fit
+    read and did) with ``lineage``: the training records of the policy it started from, of the one
+    that one started from, and so on, newest first (a flat list however many rounds), so that
+    the commands back to the first policy are all in the file."""
+    from .export import package_versions
+
+    start = dict(init_metadata.get("training") or {})
+    lineage = []
+    if start:
+        earlier = dict(start.get("distilled") or {})
+        lineage = [start, *earlier.pop("lineage", [])]
+        if "distilled" in start:
+            start["distilled"] = earlier
+    return {"rules": rules.to_dict(), "packages": package_versions(),
+            "training": {"command": command, "labels_made_by": made["label_commands"],
+                         "distilled": {**made, "lineage": lineage}}}
+
+
 def fit_policy(network, labels: dict[str, np.ndarray], options: FitOptions,
                on_epoch: Callable[[dict[str, float]], None] = lambda row: None) -> list[dict[str, float]]:
     """Fit ``network`` (a :class:`~sergeant_major_env.agents.policy_file.PolicyNetwork`) to the

@@ -204,9 +204,8 @@ def run_rounds(plan: RoundsPlan, out: Path, workers: int | None = None, progress
                     "label_commands": [label_plan.command(labels_folder(out, k))], "teachers": [label_plan.teacher],
                     "players": [label_plan.player], "options": dataclasses.asdict(plan.fit), "history": history}
             command = plan.fit_command(out, k)
-            save_network(network, round_folder(out, k), metadata["network"], {
-                "rules": plan.rules.to_dict(), "packages": metadata.get("packages"),
-                "training": {"command": command, "labels_made_by": made["label_commands"], "distilled": made}})
+            save_network(network, round_folder(out, k), metadata["network"],
+                         distill.fitted_metadata(metadata, plan.rules, command, made))
             record(k, "fit", {"command": command, "label_count": made["label_count"],
                               "holdout_agreement": history[-1]["holdout_agreement"] if history else None,
                               "seconds": time.perf_counter() - start})
