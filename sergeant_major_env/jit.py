@@ -223,7 +223,8 @@ def compile_ahead(group: str, what: str, *, unless: tuple[str, ...] = ()) -> Non
     modules imported so far) that the disk cache lacks, before the program needs them: on a
     first run (or after an edit) the group compiles on every core at once instead of one kernel
     after another as the program reaches them. This process compiles its share and starts one
-    helper process (``python -c``, this interpreter and ``sys.path``) per other core for the rest;
+    helper process (``python -c``, this interpreter and ``sys.path``) per other core it may use
+    (:func:`threads`: ``SERGEANT_MAJOR_THREADS=1`` keeps it to one) for the rest;
     each writes the machine code to numba's cache, from where this process loads it at the
     kernel's first call. The work is shared out by each kernel's ``seconds``.
 
@@ -246,7 +247,7 @@ def compile_ahead(group: str, what: str, *, unless: tuple[str, ...] = ()) -> Non
         return
     if not jobs:
         return
-    helpers = min(_cores(), len(jobs)) - 1 if AHEAD and _can_start_helpers() else 0
+    helpers = min(threads(), len(jobs)) - 1 if AHEAD and _can_start_helpers() else 0
     cores = f" on {helpers + 1} cores" if helpers else ""
     print(f"compiling {what}{cores} (once; cached in {where})", file=sys.stderr, flush=True)
     if not AHEAD:
@@ -315,19 +316,35 @@ def _start_helper(share: list):
 
 
 def _compile_here(share: list) -> None:
-    """Compiles each job of ``share`` in this process (into the disk cache), under its lock."""
-    for dispatcher, arguments, _ in share:
-        with _kernel_lock(dispatcher):
-            try:
-                if _cold_signature(dispatcher, arguments):
-                    dispatcher.compile(arguments)
-            except Exception:  # the kernel compiles (and says why it cannot) where it is called
-                pass
+    """Compiles each job of ``share`` in this process (into the disk cache), under its lock.
+    A job whose lock another process holds (it is compiling that kernel) is taken up after the
+    others, waiting for the lock then: processes that work through the same jobs at once
+    (evaluate's workers, each on its share of the cores) so share them out."""
+    busy = [job for job in share if not _compile_job(job, wait=False)]
+    for job in busy:
+        _compile_job(job, wait=True)
+
+
+def _compile_job(job: tuple, wait: bool) -> bool:
+    """Compiles ``job``'s kernel if it is still cold, under its lock; False (nothing done) when
+    ``wait`` is False and another process holds the lock."""
+    dispatcher, arguments, _ = job
+    with _kernel_lock(dispatcher, wait) as locked:
+        if not locked:
+            return False
+        try:
+            if _cold_signature(dispatcher, arguments):
+                dispatcher.compile(arguments)
+        except Exception:  # the kernel compiles (and says why it cannot) where it is called
+            pass
+    return True
 
 
 @contextlib.contextmanager
-def _kernel_lock(dispatcher: Any):
-    """An exclusive lock on a file beside ``dispatcher``'s cache index, held while it compiles."""
+def _kernel_lock(dispatcher: Any, wait: bool):
+    """An exclusive lock on a file beside ``dispatcher``'s cache index, held while it compiles:
+    yields True once held (at once when no lock file can be made), False when ``wait`` is
+    False and another process holds it."""
     try:
         import fcntl
 
@@ -335,12 +352,19 @@ def _kernel_lock(dispatcher: Any):
         handle = open(os.path.join(dispatcher._cache._cache_path,
                                    dispatcher._cache._cache_file._index_name + ".lock"), "a")
     except Exception:
-        yield
+        yield True
         return
     with handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
         try:
-            yield
+            fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        except OSError:  # a file system without locks: compile without one
+            yield True
+            return
+        try:
+            yield True
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
 

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 
 def test_one_line_while_compiling_and_silence_once_cached(tmp_path):
     module = tmp_path / "tiny_kernels.py"
@@ -129,11 +131,11 @@ print(a.sum(), jit._cold_signature(g.scale, args), len(g.scale.overloads),
 '''
 
 
-def _grouped(tmp_path):
+def _grouped(tmp_path, **variables):
     (tmp_path / "grouped_kernels.py").write_text(GROUPED)
     (tmp_path / "run_grouped.py").write_text(RUN_GROUPED)
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": os.pathsep.join(
-        [str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+        [str(tmp_path), os.environ.get("PYTHONPATH", "")]), **variables}
     return lambda *argv: subprocess.Popen([sys.executable, str(tmp_path / "run_grouped.py"), *argv], env=env,
                                           cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -150,7 +152,7 @@ def test_compile_ahead_compiles_a_cold_group_on_every_core_and_later_runs_load_i
     total, scale_cold, scale_here, compiled = out.split()
     assert (total, scale_cold) == ("9.0", "False"), err[-2000:]  # scale compiled ahead, into the cache
     line, = err.strip().splitlines()
-    cores = min(jit._cores(), 2)
+    cores = min(jit.threads(), 2)
     assert line.startswith(f"compiling the tiny group{f' on {cores} cores' if cores > 1 else ''} "
                            f"(once; cached in {tmp_path / 'cache'}")
     if cores > 1 and jit._can_start_helpers():
@@ -159,17 +161,21 @@ def test_compile_ahead_compiles_a_cold_group_on_every_core_and_later_runs_load_i
     assert out.split() == ["18.0", "False", "1", "0"] and err == ""  # warm: loaded, nothing compiled
 
 
-def test_compile_ahead_without_helpers_and_in_processes_started_together(tmp_path):
+@pytest.mark.parametrize("threads", ["1", ""])
+def test_compile_ahead_without_helpers_and_in_processes_started_together(tmp_path, threads):
     """Where no helper can start, the process compiles the whole group itself; two cold
-    processes at once (evaluate's workers) share the kernels through their lock files and
-    both give the right results."""
-    start = _grouped(tmp_path)
+    processes at once (evaluate's workers; with ``SERGEANT_MAJOR_THREADS=1`` each without
+    helpers) share the kernels through their lock files and both give the right results,
+    each kernel compiled once between them."""
+    start = _grouped(tmp_path, SERGEANT_MAJOR_THREADS=threads)
     out, err = start("no-helpers").communicate(timeout=600)
     assert out.split() == ["9.0", "False", "1", "2"], err[-2000:]  # both compiled here
     (tmp_path / "grouped_kernels.py").write_text(GROUPED + "\n# edited: every cached kernel is stale\n")
     runs = [start("both"), start("both")]
     results = [run.communicate(timeout=600) for run in runs]
     assert [out.split()[:3] for out, _ in results] == [["18.0", "False", "1"]] * 2, results
+    if threads == "1":  # no helpers: what the two processes compiled adds up to the two kernels
+        assert sum(int(out.split()[3]) for out, _ in results) == 2, results
 
 
 def test_each_kernel_compiled_ahead_is_called_with_its_declared_signature():
