@@ -41,7 +41,8 @@ def timed_run(tree: Path, args: list[str], cache: str) -> float:
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     seconds = time.perf_counter() - start
     if run.returncode != 0:
-        sys.exit(f"first_run: the command failed in {tree}: {run.stderr.strip().splitlines()[-1:]}")
+        last = (run.stderr.strip().splitlines() or ["no message"])[-1]
+        sys.exit(f"first_run: the command failed (status {run.returncode}) in {tree}: {last}")
     return seconds
 
 
