@@ -975,7 +975,7 @@ def _step_parallel(buffer, actions, games, subset, legal, have_legal, autoreset,
     return first, bad
 
 
-@kernel(ahead="threads", seconds=4, signature=(
+@kernel(ahead="threads", seconds=4.5, signature=(
         "uint8[::1], int64[::1], int64[::1], boolean, uint64[::1], boolean, int64, int64, boolean[::1], int64"))
 def _check_chunk(buffer, actions, games, subset, legal, have_legal, start, stop, refused, rules):
     """The check of :func:`_step_serial` for the games start..stop-1 of the step, into
@@ -983,7 +983,7 @@ def _check_chunk(buffer, actions, games, subset, legal, have_legal, start, stop,
     _check_range_k(_state_k(buffer), actions, games, subset, legal, have_legal, start, stop, refused, rules)
 
 
-@kernel(ahead="threads", seconds=10, signature=(
+@kernel(ahead="threads", seconds=9.5, signature=(
         "uint8[::1], int64[::1], int64[::1], boolean, int64, int64, boolean, int64"))
 def _apply_chunk(buffer, actions, games, subset, start, stop, autoreset, rules):
     """The application of :func:`_step_serial` to the (checked) games start..stop-1 of the step
@@ -992,7 +992,7 @@ def _apply_chunk(buffer, actions, games, subset, start, stop, autoreset, rules):
                    np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64))
 
 
-@kernel(ahead="threads", seconds=5.5, signature=(
+@kernel(ahead="threads", seconds=4.5, signature=(
         "uint8[::1], int64[::1], boolean, int64, int64, uint64[::1], int64"))
 def _legal_chunk(buffer, games, subset, start, stop, out, rules):
     """:func:`_legal_serial` of the games start..stop-1 into ``out`` (a chunk of :func:`legal_bits`)."""
