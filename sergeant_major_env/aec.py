@@ -68,7 +68,7 @@ from pettingzoo.utils import wrappers
 from . import engine, options as env_options, records
 from .cards import NUM_ACTIONS
 from .observation import OBSERVATION_SIZE, observation_bounds, observe
-from .one_game import OneGame, compile_kernels
+from .one_game import DEAL_ENDED, OneGame, compile_kernels
 from .render import referee_view, seat_view
 from .rules import Rules
 from .seeding import check_seed
@@ -329,7 +329,7 @@ class raw_env(AECEnv):
         if type(action) is not int or not 0 <= action < NUM_ACTIONS:  # the common case costs one test
             action = env_options.check_action(action, f"{type(self).__name__}.step({agent})")
         try:  # refused: IllegalActionError (a ValueError), and the engine state is unchanged
-            self._game.step(action)
+            status = self._game.step(action)  # who acts next, the phase, a deal's end (one_game.REFUSED)
         except engine.IllegalActionError:
             if self.illegal_action == "raise":
                 raise
@@ -340,8 +340,8 @@ class raw_env(AECEnv):
         if self._rewarded:
             self._clear_rewards()
             self._rewarded = False
-        seat, phase = int(state.to_act[0]), int(state.phase[0])
-        if state.deal_ended[0]:
+        seat, phase = (status & 3) - 1, status >> 2 & 7
+        if status & DEAL_ENDED:
             self._end_deal()
         elif seat != self._info_seat or phase != self._info_phase:  # new infos for the two changed
             self.infos[AGENTS[self._info_seat]] = self._info(self._info_seat, phase, seat)

@@ -61,7 +61,8 @@ import numba
 import numpy as np
 
 from .cards import MINIMUM, MODE_ACTION_OFFSET, MODE_NAMES, NUM_ACTIONS, SUIT_MASKS, action_name, bits_to_bool, card_list
-from .jit import PARALLEL_SAFE, announce_compiling, compile_ahead, contiguous, kernel, prange, spread, use_threads
+from .jit import (PARALLEL_SAFE, announce_compiling, buffer_view, compile_ahead, contiguous, kernel, prange, spread,
+                  use_threads)
 from .rules import Rules
 from .limits import check_count, check_fits, shorten
 from .seeding import check_seed_span
@@ -341,56 +342,51 @@ assert all(globals().get(name.upper() + "_", globals().get(name.upper())) == k f
 
 
 @kernel(inline=True, counted=False)
-def _region_k(buffer, b, k):
-    """The bytes of field ``k`` of a ``b``-game buffer (the packed layout above)."""
-    return buffer[b * _STARTS[k]: b * (_STARTS[k] + _NBYTES[k])]
-
-
-@kernel(inline=True, counted=False)
 def _state_k(buffer):
-    """The tuple ``s`` of a state's arrays (State's fields in order) as views of its buffer."""
+    """The tuple ``s`` of a state's arrays (State's fields in order) as views of its buffer
+    (:func:`jit.buffer_view`: a few ns an array; the layout puts each in bounds and aligned)."""
     b = buffer.size // PACKED_BYTES
-    return (_region_k(buffer, b, SEED).view(np.uint64),
-            _region_k(buffer, b, EPISODE).view(np.uint32),
-            _region_k(buffer, b, FIRST_DEALER).view(np.int8),
-            _region_k(buffer, b, DEAL).view(np.int8),
-            _region_k(buffer, b, DEALER).view(np.int8),
-            _region_k(buffer, b, PHASE).view(np.int8),
-            _region_k(buffer, b, TO_ACT).view(np.int8),
-            _region_k(buffer, b, HANDS).view(np.uint64).reshape((b, 3)),
-            _region_k(buffer, b, DEALT).view(np.int8).reshape((b, 3, 16)),
-            _region_k(buffer, b, FIRST_SIX).view(np.uint64),
-            _region_k(buffer, b, TALON_CARDS).view(np.int8).reshape((b, 4)),
-            _region_k(buffer, b, TALON).view(np.uint64),
-            _region_k(buffer, b, MODE_).view(np.int8),
-            _region_k(buffer, b, MODES_USED).view(np.uint8).reshape((b, 3)),
-            _region_k(buffer, b, EXCHANGE_GIVER).view(np.int8).reshape((b, 2)),
-            _region_k(buffer, b, EXCHANGE_RECEIVER).view(np.int8).reshape((b, 2)),
-            _region_k(buffer, b, EXCHANGE_DUE).view(np.int8).reshape((b, 3, 3)),
-            _region_k(buffer, b, EXCHANGE_PAIR).view(np.int8),
-            _region_k(buffer, b, EXCHANGE_DONE).view(np.int8).reshape((b, 3, 3)),
-            _region_k(buffer, b, EXCHANGE_TRUMP).view(np.int8),
-            _region_k(buffer, b, GIVEN).view(np.uint64).reshape((b, 3)),
-            _region_k(buffer, b, RECEIVED).view(np.uint64).reshape((b, 3)),
-            _region_k(buffer, b, DISCARDS).view(np.uint64),
-            _region_k(buffer, b, PLAYED).view(np.uint64).reshape((b, 3)),
-            _region_k(buffer, b, SHOWN_OUT).view(np.uint64).reshape((b, 3)),
-            _region_k(buffer, b, TRICK).view(np.int8).reshape((b, 3)),
-            _region_k(buffer, b, PAST_TRICKS).view(np.int8).reshape((b, 16, 3)),
-            _region_k(buffer, b, TRICK_LEADERS).view(np.int8).reshape((b, 16)),
-            _region_k(buffer, b, CARD_TRICK).view(np.int8).reshape((b, 52)),
-            _region_k(buffer, b, LEADER).view(np.int8),
-            _region_k(buffer, b, TRICKS_WON).view(np.int8).reshape((b, 3)),
-            _region_k(buffer, b, PREV_POINTS).view(np.int8).reshape((b, 3)),
-            _region_k(buffer, b, SCORES).view(np.int16).reshape((b, 3)),
-            _region_k(buffer, b, LAST_RETURNED).view(np.int8),
-            _region_k(buffer, b, LAST_TRICK).view(np.int8).reshape((b, 3)),
-            _region_k(buffer, b, LAST_TRICK_LEADER).view(np.int8),
-            _region_k(buffer, b, LAST_TRICK_WINNER).view(np.int8),
-            _region_k(buffer, b, DEAL_ENDED).view(np.bool_),
-            _region_k(buffer, b, DEAL_POINTS_).view(np.int8).reshape((b, 3)),
-            _region_k(buffer, b, GAME_ENDED).view(np.bool_),
-            _region_k(buffer, b, FINAL_SCORES).view(np.int16).reshape((b, 3)))
+    return (buffer_view(buffer, b * _STARTS[SEED], np.uint64, b),
+            buffer_view(buffer, b * _STARTS[EPISODE], np.uint32, b),
+            buffer_view(buffer, b * _STARTS[FIRST_DEALER], np.int8, b),
+            buffer_view(buffer, b * _STARTS[DEAL], np.int8, b),
+            buffer_view(buffer, b * _STARTS[DEALER], np.int8, b),
+            buffer_view(buffer, b * _STARTS[PHASE], np.int8, b),
+            buffer_view(buffer, b * _STARTS[TO_ACT], np.int8, b),
+            buffer_view(buffer, b * _STARTS[HANDS], np.uint64, (b, 3)),
+            buffer_view(buffer, b * _STARTS[DEALT], np.int8, (b, 3, 16)),
+            buffer_view(buffer, b * _STARTS[FIRST_SIX], np.uint64, b),
+            buffer_view(buffer, b * _STARTS[TALON_CARDS], np.int8, (b, 4)),
+            buffer_view(buffer, b * _STARTS[TALON], np.uint64, b),
+            buffer_view(buffer, b * _STARTS[MODE_], np.int8, b),
+            buffer_view(buffer, b * _STARTS[MODES_USED], np.uint8, (b, 3)),
+            buffer_view(buffer, b * _STARTS[EXCHANGE_GIVER], np.int8, (b, 2)),
+            buffer_view(buffer, b * _STARTS[EXCHANGE_RECEIVER], np.int8, (b, 2)),
+            buffer_view(buffer, b * _STARTS[EXCHANGE_DUE], np.int8, (b, 3, 3)),
+            buffer_view(buffer, b * _STARTS[EXCHANGE_PAIR], np.int8, b),
+            buffer_view(buffer, b * _STARTS[EXCHANGE_DONE], np.int8, (b, 3, 3)),
+            buffer_view(buffer, b * _STARTS[EXCHANGE_TRUMP], np.int8, b),
+            buffer_view(buffer, b * _STARTS[GIVEN], np.uint64, (b, 3)),
+            buffer_view(buffer, b * _STARTS[RECEIVED], np.uint64, (b, 3)),
+            buffer_view(buffer, b * _STARTS[DISCARDS], np.uint64, b),
+            buffer_view(buffer, b * _STARTS[PLAYED], np.uint64, (b, 3)),
+            buffer_view(buffer, b * _STARTS[SHOWN_OUT], np.uint64, (b, 3)),
+            buffer_view(buffer, b * _STARTS[TRICK], np.int8, (b, 3)),
+            buffer_view(buffer, b * _STARTS[PAST_TRICKS], np.int8, (b, 16, 3)),
+            buffer_view(buffer, b * _STARTS[TRICK_LEADERS], np.int8, (b, 16)),
+            buffer_view(buffer, b * _STARTS[CARD_TRICK], np.int8, (b, 52)),
+            buffer_view(buffer, b * _STARTS[LEADER], np.int8, b),
+            buffer_view(buffer, b * _STARTS[TRICKS_WON], np.int8, (b, 3)),
+            buffer_view(buffer, b * _STARTS[PREV_POINTS], np.int8, (b, 3)),
+            buffer_view(buffer, b * _STARTS[SCORES], np.int16, (b, 3)),
+            buffer_view(buffer, b * _STARTS[LAST_RETURNED], np.int8, b),
+            buffer_view(buffer, b * _STARTS[LAST_TRICK], np.int8, (b, 3)),
+            buffer_view(buffer, b * _STARTS[LAST_TRICK_LEADER], np.int8, b),
+            buffer_view(buffer, b * _STARTS[LAST_TRICK_WINNER], np.int8, b),
+            buffer_view(buffer, b * _STARTS[DEAL_ENDED], np.bool_, b),
+            buffer_view(buffer, b * _STARTS[DEAL_POINTS_], np.int8, (b, 3)),
+            buffer_view(buffer, b * _STARTS[GAME_ENDED], np.bool_, b),
+            buffer_view(buffer, b * _STARTS[FINAL_SCORES], np.int16, (b, 3)))
 
 
 _ZERO, _ONE64, _ALL = np.uint64(0), np.uint64(1), np.uint64((1 << 52) - 1)

@@ -221,3 +221,40 @@ def test_each_kernel_compiled_ahead_is_called_with_its_declared_signature():
     last = run.stdout.strip().splitlines()[-1]
     assert last.startswith("all declared"), run.stdout[-3000:]
     assert int(last.split()[-1]) >= 19  # the groups' kernels were all imported and checked
+
+
+def test_buffer_view_is_the_views_numpy_makes_sharing_the_buffer():
+    """jit.buffer_view (engine._state_k's views of a state's one buffer) gives the array of
+    ``buffer[start:].view(dtype).reshape(shape)``: same numbers, shape and strides, and writes
+    through it land in the buffer."""
+    import numba
+    import numpy as np
+
+    from sergeant_major_env import Rules, engine
+    from sergeant_major_env.jit import buffer_view
+
+    @numba.njit
+    def views(buffer, start):
+        flat = buffer_view(buffer, start, np.uint64, 3)
+        table = buffer_view(buffer, start, np.int16, (2, np.int64(3)))
+        cube = buffer_view(buffer, start + 8, np.int8, (2, 2, 2))
+        cube[1, 1, 1] = -7
+        return flat.copy(), table.copy(), table.strides, cube.strides
+
+    buffer = np.arange(64, dtype=np.uint8)
+    flat, table, table_strides, cube_strides = views(buffer, 16)
+    assert flat.tolist() == buffer[16:40].view(np.uint64).tolist()
+    assert table.tolist() == buffer[16:28].view(np.int16).reshape(2, 3).tolist()
+    assert (table_strides, cube_strides) == ((6, 2), (4, 2, 1))
+    assert buffer[8 + 16 + 7].view(np.int8) == -7
+
+    # The engine's kernels read a state's fields through it: the state's own numpy views.
+    @numba.njit
+    def fields(buffer):
+        s = engine._state_k(buffer)
+        return s[engine.HANDS].copy(), s[engine.CARD_TRICK].copy(), s[engine.SCORES].copy(), s[engine.SEED].copy()
+
+    state = engine.init([3, 4, 5], Rules(num_deals=2))
+    hands, card_trick, scores, seeds = fields(state.buffer)
+    assert (hands == state.hands).all() and (card_trick == state.card_trick).all()
+    assert (scores == state.scores).all() and (seeds == state.seed).all()

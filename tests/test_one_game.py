@@ -15,7 +15,7 @@ import pytest
 from sergeant_major_env import Rules, engine
 from sergeant_major_env.cards import NUM_ACTIONS, bits_to_bool, random_member
 from sergeant_major_env.observation import observe
-from sergeant_major_env.one_game import OneGame
+from sergeant_major_env.one_game import DEAL_ENDED, OneGame
 
 RULE_SETS = [Rules(num_deals=2), Rules(num_deals=2, must_overtake=True, must_overtrump=True),
              Rules(num_deals=3, exchanges=False, dealer_builds_talon=True)]
@@ -42,8 +42,10 @@ def test_one_game_plays_the_batched_engines_games(rules, seat):
             legal = engine.legal_bits(state)
             action = int(random_member(legal, rng)[0])
             engine.step(state, np.array([action]), legal=legal)
-            game.step(action)
+            status = game.step(action)
             assert mine.buffer.tobytes() == state.buffer.tobytes()
+            assert ((status & 3) - 1, status >> 2 & 7, bool(status & DEAL_ENDED)) == (
+                state.to_act[0], state.phase[0], state.deal_ended[0])
         assert_views_equal(game, state, seat)
         game.step(0)  # a finished game ignores its actions, as engine.step does
         assert mine.buffer.tobytes() == state.buffer.tobytes()
