@@ -58,6 +58,29 @@ def test_take_copy_put_keep_the_buffer(games):
         np.testing.assert_array_equal(value[index], getattr(state, name)[index], err_msg=name)
 
 
+@pytest.mark.parametrize("games", [np.array([-1, 4, 4, 0], dtype=np.int8), np.array([2, -5], dtype=np.int32),
+                                   np.array([1, 3], dtype=np.uint16), np.array([4, 1], dtype=np.uint64)])
+def test_take_is_numpys_take_for_every_index_numpy_takes(games):
+    """State.take: numpy's rows for negative, repeated and unsigned indices of any width, in a
+    state of its own."""
+    state = played(4, 5, 25)
+    part = state.take(games)
+    assert_packed(part)
+    for name, value in part.arrays().items():
+        np.testing.assert_array_equal(value, getattr(state, name).take(games, axis=0), err_msg=name)
+
+
+@pytest.mark.parametrize("games", [[5], [-6], np.array([0, 2**63 + 1], dtype=np.uint64), [0.5], [[0, 1]]])
+def test_take_refuses_what_numpys_take_refuses(games):
+    """An index out of range, too large for int64, not an integer or not 1-D: numpy's own error,
+    the state unchanged."""
+    state = played(5, 5, 10)
+    before = state.buffer.tobytes()
+    with pytest.raises((IndexError, TypeError, ValueError)):
+        state.take(games)
+    assert state.buffer.tobytes() == before
+
+
 def test_assigning_a_field_writes_into_the_buffer():
     state = played(4, 3, 10)
     state.scores = np.array([[1, 2, 3]] * 3, dtype=np.int16)
