@@ -39,15 +39,24 @@ worlds) and ``belief`` (weighting them by a belief model) do not apply and are r
 ``belief`` (``pimc:belief=learned``). A belief model (:mod:`sergeant_major_env.agents.belief`,
 trained by ``sergeant-major distill belief`` on the project's own games, where the true hands
 are known) reads the seat's observation and gives each unseen card's probability of being in
-the left hand, the right hand or the pile. ``candidates`` x ``worlds`` uniform worlds are drawn
-and ``worlds`` kept by weight: a world's log-weight is ``belief_power`` times the sum, over the
-unseen cards, of log p - log u for the bin the world put the card in, p the model's
-probability and u the share of the candidates putting it there (uniform worlds already follow
-what the seat knows; :meth:`~sergeant_major_env.agents.belief.Belief.world_log_weights`). With
-``infer`` too, the two log-weights add. At ``belief_power`` 1 so few distinct worlds are kept
-that the search plays worse than on uniform ones; 0.25 was the best measured (docs/results.md). The candidates come from the exact sampler, so every world kept is
-consistent with what the seat knows (voids, shown cards, exchanges); the model reads the
-seat's observation only, never a hidden card.
+the left hand, the right hand or the pile. The ``worlds`` worlds are drawn by it: the exact
+sampler picks each card for the pile and for the left hand by a key that adds ``belief_power``
+times the card's log-odds in the model (pile against the hands, the left hand against the
+right) to its random draw (:func:`~sergeant_major_env.worlds.sample_worlds`' ``log_probs``: a
+Gumbel top-k draw), so every world is a fresh draw near the model's placements, consistent
+with what the seat knows (voids, shown cards, exchanges), and none is kept twice. The model
+reads the seat's observation only, never a hidden card, once a decision. At ``belief_power``
+0.25 to 0.35 the search is ahead of ``pimc`` at equal worlds; at 1 it is behind
+(docs/results.md).
+
+``belief_draw=false`` weights uniform worlds instead (the first way, kept for comparison):
+``candidates`` x ``worlds`` uniform worlds are drawn and ``worlds`` kept by weight, a world's
+log-weight ``belief_power`` times the sum, over the unseen cards, of log p - log u for the bin
+the world put the card in, p the model's probability and u the share of the candidates
+putting it there (:meth:`~sergeant_major_env.agents.belief.Belief.world_log_weights`); with
+``infer`` too, the two log-weights add (with a drawing belief, ``infer`` weights the drawn
+candidates). At ``belief_power`` 1 so few distinct worlds are kept that the search plays worse
+than on uniform ones; at 0.25, the best measured, it is level with ``pimc``.
 
 Speed. All the games handed to one ``act_on_state`` call (evaluate.py hands it every game
 of the table where this agent is to act) are searched together: their worlds x actions x
@@ -117,13 +126,13 @@ infer       none       a policy with action probabilities (learned, ppo:RUN) to 
                        ``worlds`` of them kept by weight (likelihood ** ``infer_power``).
                        ``auto``: the others' or the rollout policy's probabilities
 infer_power 0.5        how much the likelihood counts (0: uniform worlds)
-belief      none       a belief model weighting the worlds by where it puts each unseen
+belief      none       a belief model drawing the worlds by where it puts each unseen
                        card (agents.belief): ``learned`` (the shipped one) or a belief
-                       file or folder (``distill belief --out``); ``candidates`` x
-                       ``worlds`` are drawn, ``worlds`` kept by weight
-belief_power 0.25      how much the belief counts (0: uniform worlds); measured best of
-                       0.125, 0.25, 0.5 and 1 (docs/results.md: at 1 the worlds kept
-                       are too few and too sure, 16 points a game behind ``pimc``)
+                       file or folder (``distill belief --out``)
+belief_power 0.25      how much the belief counts (0: uniform worlds); drawing, 0.25 and
+                       0.35 measured best of 0.2 to 1 (docs/results.md); weighting,
+                       0.25 of 0.125 to 1 (at 1 the worlds kept are too few and too
+                       sure, 16 points a game behind ``pimc``)
 prior       none       a policy with action probabilities (learned, ppo:RUN) whose log-
                        probabilities at the decision are added to the values, times
                        ``prior_weight``. ``auto``: the rollout policy's, if it has any
@@ -131,7 +140,11 @@ prior       none       a policy with action probabilities (learned, ppo:RUN) who
                        at weight 0.5 made the search play much like the policy itself,
                        8.6 points per game behind ``pimc`` head to head (README, "Search")
 prior_weight 0.5       points of value per unit of log-probability of the prior
-candidates  4          worlds drawn per world kept, with inference or a belief
+belief_draw true       draw the worlds' cards by the belief (each card's keys biased by
+                       its log-odds times ``belief_power``); ``false``: draw
+                       ``candidates`` x ``worlds`` uniform worlds and keep ``worlds`` by
+                       the belief's weight (level with ``pimc`` at best, docs/results.md)
+candidates  4          worlds drawn per world kept, with inference or a weighting belief
 max_rows    60000      most rollout games advanced together (memory bound)
 seed        0          seeds the worlds (with the seat's observation, see above)
 cheat       false      a flag (``pimc:cheat``): search the true deal, SEEING EVERY HIDDEN
@@ -253,13 +266,16 @@ class PIMCSettings:
     uniform worlds"""
     belief_power: float = 0.25
     """how much the belief counts (0: uniform worlds; the best of those measured)"""
+    belief_draw: bool = True
+    """draw the worlds' cards by the belief (sample_worlds' ``log_probs``); false: weight uniform
+    candidates by it instead"""
     prior: str | object = "none"
     """a policy with action probabilities whose log-probabilities are added to the values;
     ``auto``: the rollout policy's, if it has any; ``none``: no prior"""
     prior_weight: float = 0.5
     """points of value per unit of log-probability of the prior"""
     candidates: int = 4
-    """worlds drawn per world kept, with inference or a belief"""
+    """worlds drawn per world kept, with inference or a weighting belief"""
     max_rows: int = 60_000
     """most rollout games advanced together (memory bound)"""
     seed: int = 0
@@ -295,6 +311,9 @@ class PIMCSettings:
         if not isinstance(self.cheat, (bool, np.bool_)):
             raise ValueError(f"pimc: cheat must be true or false, got {shorten(self.cheat)}")
         object.__setattr__(self, "cheat", bool(self.cheat))
+        if not isinstance(self.belief_draw, (bool, np.bool_)):
+            raise ValueError(f"pimc: belief_draw must be true or false, got {shorten(self.belief_draw)}")
+        object.__setattr__(self, "belief_draw", bool(self.belief_draw))
         if isinstance(self.belief, str) and not (self.belief and len(self.belief) <= 1000 and "\n" not in self.belief):
             raise ValueError(f"pimc: belief must be none, learned or a belief file or folder, got {shorten(self.belief)}")
         if self.cheat and not (isinstance(self.infer, str) and self.infer == "none"):
@@ -340,7 +359,7 @@ class PIMCAgent:
         same = others == "rollout" or (isinstance(others, str) and others == settings.rollout)
         self.others_policy = self.rollout_policy if same else _policy(others)
         self._log_probs = self._inference_model(settings.infer)
-        self.belief_power = settings.belief_power
+        self.belief_power, self.belief_draw = settings.belief_power, settings.belief_draw
         self._belief = _belief_model(settings.belief)
         self._prior = self._prior_model(settings.prior)
         self._plan = plan_values()
@@ -534,28 +553,38 @@ class PIMCAgent:
         return later
 
     def _worlds(self, state: engine.State, games: np.ndarray, streams: list[np.random.Generator]) -> engine.State:
-        """``worlds`` worlds per game (row ``i * worlds + w``). With inference or a belief,
-        ``candidates`` times as many are drawn uniformly, weighted by how well they explain the
-        other seats' plays (agents.inference, raised to ``infer_power``) and by the belief model
-        (agents.belief, raised to ``belief_power``), and ``worlds`` drawn by weight.
+        """``worlds`` worlds per game (row ``i * worlds + w``), drawn by the belief model if there
+        is one (agents.belief; ``belief_draw``), else uniformly. With inference, or a belief that
+        weights (``belief_draw=false``), ``candidates`` times as many are drawn, weighted by how
+        well they explain the other seats' plays (agents.inference, raised to ``infer_power``)
+        and by the belief model (raised to ``belief_power``), and ``worlds`` drawn by weight.
         ``cheat``: copies of the real games, the hidden cards as they are."""
         if self.cheats:
             return state.take(np.repeat(games, self.worlds))
-        if self._log_probs is None and self._belief is None:
-            return self._sample_worlds(state, games, streams, self.worlds)
+        drawing = self._belief is not None and self.belief_draw
+        log_p = self.belief_log_probs(state, games) if drawing else None
+        if self._log_probs is None and (self._belief is None or drawing):
+            return self._sample_worlds(state, games, streams, self.worlds, log_p, self.belief_power)
         drawn = self.worlds * self.candidates
-        pool = self._sample_worlds(state, games, streams, drawn)
+        pool = self._sample_worlds(state, games, streams, drawn, log_p, self.belief_power)
         observer = np.repeat(state.to_act[games].astype(np.intp), drawn)
         playing = np.repeat(state.phase[games] == engine.PLAY, drawn)
         weights = np.zeros(pool.batch_size)
         if self._log_probs is not None and playing.any():
             rows = np.flatnonzero(playing)
             weights[rows] = self.infer_power * play_log_likelihoods(self._log_probs, pool.take(rows), observer[rows])
-        if self._belief is not None:
+        if self._belief is not None and not drawing:
             weights += self.belief_power * self.belief_log_weights(state, games, pool, drawn)
         chosen = [i * drawn + resample(weights[i * drawn:(i + 1) * drawn], self.worlds, stream)
                   for i, stream in enumerate(streams)]
         return pool.take(np.concatenate(chosen))
+
+    def belief_log_probs(self, state: engine.State, games: np.ndarray) -> np.ndarray:
+        """float64[G, 52, 3]: the belief model's log-probability of each card in the left hand, the
+        right hand and the pile, from the observation of the seat to act in each of ``games``
+        (what it knows; agents.belief)."""
+        view = state.take(games)
+        return self._belief.log_probs(observe(view, view.to_act))
 
     def belief_log_weights(self, state: engine.State, games: np.ndarray, pool: engine.State,
                            per_game: int) -> np.ndarray:
@@ -568,10 +597,11 @@ class PIMCAgent:
 
     @staticmethod
     def _sample_worlds(state: engine.State, games: np.ndarray, streams: list[np.random.Generator],
-                       per_game: int) -> engine.State:
-        """``per_game`` uniform worlds per game (row ``i * per_game + w``), each game's from its own
-        stream: one sampler call for all the games, the same worlds as one call per game."""
-        return sample_worlds(state, games, per_game, _StreamPerGame(streams, per_game))
+                       per_game: int, log_probs: np.ndarray | None = None, power: float = 1.0) -> engine.State:
+        """``per_game`` worlds per game (row ``i * per_game + w``), uniform or drawn by a belief's
+        ``log_probs`` (sample_worlds), each game's from its own stream: one sampler call for all
+        the games, the same worlds as one call per game."""
+        return sample_worlds(state, games, per_game, _StreamPerGame(streams, per_game), log_probs, power)
 
     def _roll_out(self, sims: engine.State, seat: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """float[R]: the deal's points for ``seat`` in each rollout game, played to the deal's end:

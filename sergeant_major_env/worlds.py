@@ -121,7 +121,8 @@ def knowledge(state: State, games: np.ndarray) -> dict[str, np.ndarray]:
             "talon_shown": talon_shown}
 
 
-def sample_worlds(state: State, games, worlds: int, rng: np.random.Generator) -> State:
+def sample_worlds(state: State, games, worlds: int, rng: np.random.Generator, log_probs: np.ndarray | None = None,
+                  power: float = 1.0) -> State:
     """``worlds`` worlds for each of ``games`` (row ``i * worlds + w`` is world w of ``games[i]``),
     consistent with what the seat to act knows and uniform among such (module docstring).
 
@@ -132,13 +133,23 @@ def sample_worlds(state: State, games, worlds: int, rng: np.random.Generator) ->
 
     The random numbers are drawn here, with numpy, all before the worlds are made: a Gumbel
     noise per row and choice of pile counts, three rows of 52 uniform keys, a seed per world
-    (in that order); the kernel :func:`_worlds_k` then builds every world from them."""
+    (in that order); the kernel :func:`_worlds_k` then builds every world from them.
+
+    ``log_probs`` (float64[len(games), 52, 3], a belief model's log-probability of each card
+    being in the left hand, the right hand or the pile, for each game) draws the cards
+    themselves by it instead of uniformly: each card's keys get the Gumbel of its uniform draw
+    plus ``power`` times its log-odds (pile against the hands; the left hand against the right),
+    so the cards the model puts on the pile or in the left hand are picked first, without
+    repeats (Gumbel top-k); the counts of each kind keep their exact uniform weights. The worlds
+    stay consistent with what the seat knows; ``power`` 0 gives the uniform worlds, bit for bit."""
     games = _checked_games(state, games)
     worlds = check_count(worlds, "sample_worlds: worlds")
     if not all(callable(getattr(rng, draw, None)) for draw in ("random", "gumbel", "integers")):
         raise ValueError(f"sample_worlds: rng must be a numpy Generator (np.random.default_rng(seed)), got "
                          f"{shorten(rng)}")
     check_batch_fits(games.size * worlds, f"sample_worlds: {games.size:,} games x {worlds:,} worlds, a batch")
+    if log_probs is not None:
+        log_probs = _checked_log_probs(log_probs, games.size, power)
     known = knowledge(state, games)
     unseen, allowed = known["unseen"], np.ascontiguousarray(known["allowed"])
     capacity = np.ascontiguousarray(known["capacity"], dtype=np.int64)
@@ -150,11 +161,33 @@ def sample_worlds(state: State, games, worlds: int, rng: np.random.Generator) ->
     gumbel = rng.gumbel(size=(r, _CHOICES))  # Gumbel-max: each choice of pile counts by its exact weight
     pile_keys, hand_keys, own_keys = rng.random((r, 52)), rng.random((r, 52)), rng.random((r, 52))
     seeds = rng.integers(0, 2**63, size=r, dtype=np.int64).astype(np.uint64)
+    if log_probs is not None and power:
+        log_p = np.repeat(log_probs, worlds, axis=0)
+        with np.errstate(divide="ignore"):  # a key of 0.0 is a Gumbel of -inf: picked last
+            pile_keys = -(power * (log_p[..., 2] - np.logaddexp(log_p[..., 0], log_p[..., 1]))
+                          - np.log(-np.log(pile_keys)))
+            hand_keys = -(power * (log_p[..., 0] - log_p[..., 1]) - np.log(-np.log(hand_keys)))
     out = state.take(np.repeat(games, worlds))
     _worlds_k(out.buffer, worlds, unseen, allowed, capacity, np.ascontiguousarray(known["fixed"]),
               known["seat"].astype(np.int64), known["playmaker"].astype(np.int64), known["choosing"],
               known["talon_shown"], log_w, gumbel, pile_keys, hand_keys, own_keys, seeds)
     return out
+
+
+def _checked_log_probs(log_probs, games: int, power) -> np.ndarray:
+    """``log_probs`` as float64[games, 52, 3] of finite numbers, and ``power`` a finite number >= 0,
+    or one ValueError line naming what is wrong (sample_worlds)."""
+    try:
+        array = np.asarray(log_probs, dtype=np.float64)
+    except (TypeError, ValueError):
+        array = None
+    if array is None or array.shape != (games, 52, 3) or not np.isfinite(array).all():
+        raise ValueError(f"sample_worlds: log_probs must be {games} x 52 x 3 finite log-probabilities (a game's "
+                         f"cards in the left hand, the right hand, the pile), got {shorten(log_probs)}")
+    if isinstance(power, bool) or not isinstance(power, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(power) or power < 0:
+        raise ValueError(f"sample_worlds: power must be a finite number >= 0, got {shorten(power)}")
+    return array
 
 
 # ----------------------------------------------------------------------------- kernels

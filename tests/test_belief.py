@@ -146,6 +146,9 @@ def test_a_pickle_in_place_of_the_tensors_is_refused_without_running_it(tmp_path
 # ============================================================================ the worlds
 
 def _weighted(model: Path, **options) -> PIMCAgent:
+    """The search weighting uniform candidates by the belief (``belief_draw=false``), or drawing
+    its worlds by it with ``belief_draw=True``."""
+    options.setdefault("belief_draw", False)
     return PIMCAgent(worlds=3, candidates=4, belief=str(model), rollout="greedy", **options)
 
 
@@ -186,6 +189,26 @@ def test_the_worlds_kept_are_the_likelier_ones_under_the_belief(model):
     state, live = next(_positions(3, every=40))
     pool = sample_worlds(state, live, 4, np.random.default_rng(0))
     assert np.ptp(flat.belief_power * flat.belief_log_weights(state, live, pool, 4)) == 0
+
+
+def test_worlds_drawn_by_the_belief_keep_what_the_seat_knows_and_are_likelier(model):
+    """``belief_draw``: the worlds come from the exact sampler with the cards' keys biased by the
+    model, so they keep what the seat knows (tests/test_worlds.py's checks) and the model finds
+    them likelier than uniform worlds; with belief_power 0 they are the uniform worlds."""
+    pimc = _weighted(model, belief_power=2.0, belief_draw=True)
+    gained = []
+    for rules in (Rules(num_deals=2), Rules(num_deals=2, must_overtake=True, must_overtrump=True)):
+        for state, live in _positions(2, rules=rules):
+            w = pimc._worlds(state, live, pimc.streams(state, live))
+            assert_worlds_keep_what_the_seat_knows(state, live, w, pimc.worlds)
+            uniform = pimc._sample_worlds(state, live, pimc.streams(state, live), pimc.worlds)
+            gained.append(_log_likelihood(pimc._belief, state, live, w, pimc.worlds).mean()
+                          - _log_likelihood(pimc._belief, state, live, uniform, pimc.worlds).mean())
+    assert np.mean(gained) > 0
+    flat = _weighted(model, belief_power=0.0, belief_draw=True)
+    state, live = next(_positions(3, every=40))
+    np.testing.assert_array_equal(flat._worlds(state, live, flat.streams(state, live)).buffer,
+                                  flat._sample_worlds(state, live, flat.streams(state, live), flat.worlds).buffer)
 
 
 def test_the_belief_reads_only_what_the_seat_knows(model):
@@ -231,6 +254,7 @@ def test_pimc_with_the_shipped_belief_plays_legally_and_is_deterministic():
     ("pimc:belief=nowhere/model", r"^pimc: belief: 'nowhere/model' is not a belief file: give a "
                                   r"\.safetensors file, its \.json or a folder holding belief\.safetensors$"),
     ("pimc:belief=learned:belief=none", r"^pimc: option belief given twice"),
+    ("pimc:belief=learned:belief_draw=maybe", r"^pimc: belief_draw must be true or false"),
 ])
 def test_bad_belief_options_are_one_line(spec, message):
     with pytest.raises(ValueError, match=message):
@@ -242,6 +266,9 @@ def test_the_belief_options_parse_and_default_to_uniform_worlds():
     assert (agent.settings.belief, agent.belief_power, agent.candidates) == ("learned", 0.5, 2)
     assert make_agent("pimc")._belief is None and make_agent("pimc").settings.belief == "none"
     assert make_agent("pimc:belief=learned").belief_power == 0.25  # the best measured (docs/results.md)
+    drawn = make_agent("pimc:belief=learned:belief_power=0.5")  # the worlds drawn by the belief, by default
+    assert drawn.belief_draw and drawn.settings.belief_draw is True
+    assert make_agent("pimc:belief=learned:belief_draw=false").belief_draw is False
 
 
 # ============================================================================ training and shipping

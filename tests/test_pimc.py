@@ -695,7 +695,7 @@ def test_pimc_cheat_is_a_flag_option(spec, cheats):
     ("pimc:cheat=true:worlds=2:cheat=false", r"^pimc: option cheat given twice"),
     ("pimc:cheat=maybe", r"^pimc: cheat must be true or false \(or cheat alone for true\), got 'maybe'$"),
     ("pimc:cheats", r"^pimc: bad option 'cheats'; expected NAME=VALUE with NAME one of worlds, .*, cheat "
-                    r"\(or a flag alone: cheat\)$"),
+                    r"\(or a flag alone: belief_draw, cheat\)$"),
     ("pimc:worlds", r"^pimc: bad option 'worlds'; expected NAME=VALUE"),  # only flags stand alone
     ("pimc:cheat:infer=auto", r"^pimc: cheat searches the true deal; infer \(weighting sampled worlds\) does not "
                               r"apply to it$"),

@@ -252,6 +252,50 @@ def test_world_frequencies_match_exact_enumeration(seat_is_playmaker, tricks_don
     assert chi2 < dof + 5 * np.sqrt(2 * dof), (chi2, dof)
 
 
+@FAST
+@given(seed=seed_strategy, rules=rules_strategy)
+def test_worlds_drawn_by_a_belief_keep_everything_the_seat_to_act_knows(seed, rules):
+    """A belief drawing the cards (``log_probs``: here random ones, strong) changes which
+    consistent worlds come, never their consistency."""
+    rng, beliefs = np.random.default_rng(seed), np.random.default_rng(seed + 1)
+    for state, live in _states_along_games(seed, 12, rules):
+        log_probs = np.log(beliefs.dirichlet([0.3, 0.3, 0.3], size=(live.size, 52)))
+        w = sample_worlds(state, live, 3, rng, log_probs=log_probs, power=2.0)
+        assert_worlds_keep_what_the_seat_knows(state, live, w, 3)
+
+
+def test_a_belief_at_power_zero_draws_the_uniform_worlds_and_otherwise_moves_the_cards():
+    """``power`` 0 is the uniform sampler bit for bit; a belief that puts a card in the left
+    hand puts it there more often than the uniform worlds, and one that puts it on the right
+    less often, the worlds still consistent (exact enumeration's outcomes only)."""
+    state = _late_position(1, 12, False, Rules())
+    exact = _exact_distribution(state)
+    known = knowledge(state, np.array([0]))
+    free = int(known["allowed"][0, 0] & known["allowed"][0, 1] & known["unseen"][0])
+    card = card_list(free)[0]  # a card either hand may hold
+    left_bias = np.full((1, 52, 3), np.log(1 / 3))
+    left_bias[0, card] = np.log([0.9, 0.05, 0.05])
+    right_bias = np.full((1, 52, 3), np.log(1 / 3))
+    right_bias[0, card] = np.log([0.05, 0.9, 0.05])
+    n = 3000
+    uniform = sample_worlds(state, [0], n, np.random.default_rng(3))
+    zero = sample_worlds(state, [0], n, np.random.default_rng(3), log_probs=left_bias, power=0.0)
+    assert zero.buffer.tobytes() == uniform.buffer.tobytes()
+    seat = int(state.to_act[0])
+    left, right = (seat + 1) % 3, (seat + 2) % 3
+    fixed = known["fixed"][0]
+
+    def in_left(w) -> float:
+        for o in zip((w.hands[:, left] & ~fixed[left]).tolist(), (w.hands[:, right] & ~fixed[right]).tolist(),
+                     w.discards.tolist()):
+            assert o in exact, "a world outside the consistent deals"
+        return float(((w.hands[:, left] >> np.uint64(card)) & np.uint64(1)).mean())
+
+    share = in_left(uniform)
+    assert in_left(sample_worlds(state, [0], n, np.random.default_rng(4), log_probs=left_bias)) > share + 0.1
+    assert in_left(sample_worlds(state, [0], n, np.random.default_rng(4), log_probs=right_bias)) < share - 0.1
+
+
 def test_worlds_play_out_in_the_engine():
     """Worlds are ordinary engine states: random play takes them to the end of the game."""
     rng = np.random.default_rng(0)
@@ -292,6 +336,23 @@ def test_bad_games_rng_and_sizes_are_one_line_before_anything_is_drawn(games, wo
     assert generator.random() == np.random.default_rng(0).random()  # nothing drawn
     for name, value in before.arrays().items():
         np.testing.assert_array_equal(value, getattr(state, name), err_msg=name)
+
+
+@pytest.mark.parametrize("log_probs, power, message", [
+    (np.zeros((2, 52, 3)), 1.0, r"log_probs must be 1 x 52 x 3 finite log-probabilities .*, got "),
+    (np.full((1, 52, 3), np.nan), 1.0, r"log_probs must be 1 x 52 x 3 finite"),
+    (np.full((1, 52, 3), -np.inf), 1.0, r"log_probs must be 1 x 52 x 3 finite"),
+    ("abc", 1.0, r"log_probs must be 1 x 52 x 3 finite log-probabilities .*, got 'abc'$"),
+    (np.zeros((1, 52, 3)), float("inf"), r"power must be a finite number >= 0, got inf$"),
+    (np.zeros((1, 52, 3)), -1, r"power must be a finite number >= 0, got -1$"),
+    (np.zeros((1, 52, 3)), "1", r"power must be a finite number >= 0, got '1'$"),
+])
+def test_a_bad_belief_for_the_worlds_is_one_line_before_anything_is_drawn(log_probs, power, message):
+    state = engine.init([0])
+    generator = np.random.default_rng(0)
+    with pytest.raises(ValueError, match=r"^sample_worlds: " + message):
+        sample_worlds(state, [0], 2, generator, log_probs=log_probs, power=power)
+    assert generator.random() == np.random.default_rng(0).random()  # nothing drawn
 
 
 # Fields a world redraws or blanks because the seat to act may not know them; every other
