@@ -133,8 +133,8 @@ def buffer_view(typingctx, buffer, start, dtype, shape):
         return None
     if isinstance(shape, types.Integer):
         ndim = 1
-    elif isinstance(shape, types.UniTuple) and isinstance(shape.dtype, types.Integer):
-        ndim = len(shape)
+    elif isinstance(shape, types.BaseTuple) and all(isinstance(size, types.Integer) for size in shape.types):
+        ndim = len(shape)  # (b, 3): a literal beside a variable may type as a Tuple, not a UniTuple
     else:
         return None
     result = types.Array(dtype.dtype, ndim, "C")
