@@ -15,8 +15,9 @@ name          agent
               ``learned`` up to version 0.2.0)
 ``pimc``      :class:`PIMCAgent`: determinized Monte Carlo search on sampled deals
               (``pimc:worlds=32:rollout=greedy``; needs the engine state)
-``search``    the strongest search configuration measured, by one name: ``pimc:rollout=learned``
-              (:data:`SEARCH`; docs/results.md, "Search with the learned policy")
+``search``    the strongest search configuration measured, by one name:
+              ``pimc:rollout=learned:belief=learned`` (:data:`SEARCH`; docs/results.md, "Search
+              with the learned policy")
 ``pimc:cheat`` pimc on the true deal: it SEES EVERY HIDDEN CARD, for measuring the value of
               perfect inference only (refused at a table with a person)
 ``ismcts``    OpenSpiel's IS-MCTS bot (agents/ismcts.py; the ``openspiel`` extra), on worlds from
@@ -74,12 +75,14 @@ register_agent("pimc", PIMCAgent, options=PIMC_OPTIONS, policy_options=PIMC_POLI
                variants={"pimc:cheat": "NOT A FAIR PLAYER: pimc on the true deal, it sees every hidden card; for "
                                        "measuring the value of perfect inference only (refused against a person)"})
 
-SEARCH = "pimc:rollout=learned"
+SEARCH = "pimc:rollout=learned:belief=learned"
 """The spec of ``search``: the strongest search measured (docs/results.md, "Search with the
-learned policy": +9.53 points a game over ``pimc`` head to head, 120 games, with the
-``learned`` of round 2 (2026-12-06); +10.03 with round 1's, +10.53 with the PPO policy of
-2026-12-01). Benchmarks name ``search`` to mean "the best search" without its options; when a
-stronger configuration is measured, this line changes."""
+learned policy"): the shipped belief model draws pimc's 16 worlds, the ``learned`` policy rolls
+out the seat's own moves. +17.22 points a game over ``pimc`` head to head (120 games, seed 0;
+``pimc:rollout=learned``, the ``search`` before it: +9.53 on the same games) and +4.04 [+1.93,
++6.15] head to head over ``pimc:rollout=learned`` (600 games; 2026-12-06). Benchmarks name
+``search`` to mean "the best search" without its options; when a stronger configuration is
+measured, this line changes."""
 
 
 def make_search_agent():
@@ -88,9 +91,9 @@ def make_search_agent():
 
 
 register_agent("search", make_search_agent,
-               help=f"the strongest search measured, {SEARCH}: pimc's 16 sampled deals a decision, the learned "
-                    f"policy rolling out the seat's own moves, the heuristic the others' (+9.5 points a game "
-                    f"over pimc head to head: the docs' Results page, Search)")
+               help=f"the strongest search measured, {SEARCH}: pimc's 16 deals a decision drawn by the belief "
+                    f"model, the learned policy rolling out the seat's own moves, the heuristic the others' "
+                    f"(+17 points a game over pimc head to head: the docs' Results page, Search)")
 
 
 RLLIB_UNSAFE_NAME = "rllib-unsafe-pickle"
