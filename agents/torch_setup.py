@@ -8,6 +8,11 @@ what makes a training run reproducible (floating-point sums in a fixed order).
 
 So train.py, the ``ppo:`` agent and the RLlib agent all call :func:`use_torch_threads`.
 Set ``OMP_NUM_THREADS`` to choose another count: it is then left to torch, which follows it.
+PPO's gradient updates are the exception: minibatches of a thousand rows through every layer,
+forward and backward, which two threads do in about half the time; train.py gives them
+``--update-threads`` threads (2 by default) and the rollouts one (:class:`UpdateThreads`). The
+count is part of a run's bits: a run is reproduced by its own command on a machine with at least
+that many cores (on one core, two threads give one thread's run).
 
 One thread is not enough for the same bits run after run: torch's CPU matrix products are
 Intel MKL's, whose code path may depend on how each array happens to be aligned in memory, so
@@ -43,3 +48,23 @@ def use_torch_threads() -> int:
     if not os.environ.get("OMP_NUM_THREADS"):
         torch.set_num_threads(TORCH_THREADS)
     return torch.get_num_threads()
+
+
+class UpdateThreads:
+    """Torch's threads for PPO's gradient updates (``count``) and for everything else (the count
+    :func:`use_torch_threads` set): :meth:`updating` before an update, :meth:`rolling_out` after it.
+    Nothing changes where ``OMP_NUM_THREADS`` is set (torch follows it throughout)."""
+
+    def __init__(self, count: int) -> None:
+        import torch
+
+        self.torch, self.count, self.others = torch, count, torch.get_num_threads()
+        self.active = not os.environ.get("OMP_NUM_THREADS") and count != self.others
+
+    def updating(self) -> None:
+        if self.active:
+            self.torch.set_num_threads(self.count)
+
+    def rolling_out(self) -> None:
+        if self.active:
+            self.torch.set_num_threads(self.others)

@@ -432,6 +432,38 @@ def test_resume_checks_a_crafted_run_json_as_the_command_line_before_writing(run
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
 
 
+def test_updates_run_on_their_own_threads_the_rollouts_on_one(tmp_path, monkeypatch):
+    """PPO's gradient updates get --update-threads torch threads (2 by default), the rollouts
+    and evaluations the one of use_torch_threads; a run that did not record the option (made
+    before it existed) resumes with 1; OMP_NUM_THREADS leaves torch alone."""
+    import torch
+
+    from sergeant_major_env.agents import torch_setup
+    from sergeant_major_env.cli.train_options import OPTIONS_BEFORE_THEY_EXISTED
+    from sergeant_major_env.training import callbacks
+    from sergeant_major_env.training.config import TrainConfig
+
+    assert TrainConfig().update_threads == 2
+    assert TrainConfig.from_stored({}, {}, "run.json", before=OPTIONS_BEFORE_THEY_EXISTED).update_threads == 1
+    seen = []
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    for hook in ("_on_rollout_start", "_on_rollout_end", "_on_training_end"):
+        original = getattr(callbacks.TrainingCallback, hook)
+        monkeypatch.setattr(callbacks.TrainingCallback, hook,
+                            lambda self, original=original, hook=hook: (original(self),
+                                                                        seen.append((hook, torch.get_num_threads()))))
+    train.train(["--total-timesteps", "256", "--eval-every", "0", "--update-threads", "3", *TINY,
+                 "--out", str(tmp_path / "run")])
+    assert seen[0] == ("_on_rollout_start", 1) and ("_on_rollout_end", 3) in seen
+    assert seen[-1] == ("_on_training_end", 1) and torch.get_num_threads() == 1
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["options"]["update_threads"] == 3
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    threads = torch_setup.UpdateThreads(4)
+    threads.updating()
+    assert torch.get_num_threads() == 1 and not threads.active
+
+
 def test_a_run_json_option_given_again_with_its_own_value_is_accepted():
     """The command line and run.json give the same typed values (a list in JSON is the tuple the parser makes)."""
     from sergeant_major_env.training.config import TrainConfig
@@ -462,7 +494,7 @@ def test_the_parser_is_built_from_the_config_every_option_with_its_default(tmp_p
         if field.metadata["kind"] in ("value", "list") and field.default not in (None, ()):
             shown = ",".join(map(str, field.default)) if isinstance(field.default, tuple) else str(field.default)
             assert f"default {shown}" in text, field.name
-    assert len(dataclasses.fields(config.TrainConfig)) == 44
+    assert len(dataclasses.fields(config.TrainConfig)) == 45
     with pytest.raises(dataclasses.FrozenInstanceError):
         config.TrainConfig().seed = 1
 

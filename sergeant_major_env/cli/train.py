@@ -1,6 +1,6 @@
 """Train a 3-5-8 player with MaskablePPO (sb3-contrib) over the batched SergeantMajorVecEnv.
 
-    sergeant-major train                                    # the default run: beats the heuristic, ~12 min on 2 cores
+    sergeant-major train                                    # the default run: beats the heuristic, ~6 min on 2 cores
     sergeant-major train --name quick --total-timesteps 200000 --imitate-steps 100000 --option num_deals=3 \\
         --eval-games 60 --final-eval-games 60   # about 40 s, 1.2 GB (docs: Speed and results)
     sergeant-major train --opponents heuristic=1,self=1 --no-curriculum

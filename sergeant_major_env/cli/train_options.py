@@ -38,9 +38,10 @@ from ..arguments import OneLineParser
 
 RESUME_MAY_CHANGE = {"total_timesteps", "eval_every", "eval_games", "final_eval_games", "checkpoint_every"}
 """The run's options a resumed run may change; any other one given again must equal the run's."""
-OPTIONS_BEFORE_THEY_EXISTED = {"activation": "tanh"}
+OPTIONS_BEFORE_THEY_EXISTED = {"activation": "tanh", "update_threads": 1}
 """What a run recorded before an option existed had instead: a run.json without the option
-resumes with this value (its checkpoint holds SB3's tanh networks), not today's default."""
+resumes with this value (its checkpoint holds SB3's tanh networks; its updates ran on one
+thread), not today's default."""
 
 
 @dataclasses.dataclass(frozen=True)

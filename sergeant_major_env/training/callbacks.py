@@ -4,7 +4,9 @@ At each rollout boundary (after the PPO update of the previous rollout), in this
 league snapshot every --snapshot-every updates, the opponent pool's weights for the run's
 progress (curriculum), an evaluation every --eval-every timesteps, a checkpoint every
 --checkpoint-every timesteps. After every env step: the learner's game scores per kind of
-opponent (``rollout/ep_rew_vs_<opponent>``), the progress bar and the stop request.
+opponent (``rollout/ep_rew_vs_<opponent>``), the progress bar and the stop request. Torch's
+threads: --update-threads from a rollout's end (PPO's update follows), one again from the next
+rollout's start and at the end of training (agents.torch_setup.UpdateThreads).
 
 Needs the train extra at import (SB3); train.py imports it after checking that it is there.
 """
@@ -17,6 +19,7 @@ from pathlib import Path
 from stable_baselines3.common.callbacks import BaseCallback
 
 from sergeant_major_env.agents import PPOAgent, policy_file
+from sergeant_major_env.agents.torch_setup import UpdateThreads
 from sergeant_major_env import files
 
 from . import run_folder
@@ -41,6 +44,7 @@ class TrainingCallback(BaseCallback):
         self.next_checkpoint = 0
         self.eval_seconds = self.checkpoint_seconds = 0.0
         self.bar = None
+        self.threads = UpdateThreads(config.update_threads)
 
     def _on_training_start(self) -> None:
         t = self.num_timesteps
@@ -56,6 +60,7 @@ class TrainingCallback(BaseCallback):
                             dynamic_ncols=True, desc="train")
 
     def _on_rollout_start(self) -> None:  # after the update of the previous rollout
+        self.threads.rolling_out()
         t, config = self.num_timesteps, self.config
         updates = t // self.rollout
         if "self" in config.pool and t > self.start_timesteps and updates % config.snapshot_every == 0:
@@ -67,6 +72,9 @@ class TrainingCallback(BaseCallback):
         if t >= self.next_checkpoint:
             self.checkpoint(t)
             self.next_checkpoint = (t // config.checkpoint_every + 1) * config.checkpoint_every
+
+    def _on_rollout_end(self) -> None:  # PPO's update of this rollout comes next
+        self.threads.updating()
 
     def set_pool(self, t: int) -> None:
         """The env's opponent pool for the games that start from now (its weights logged)."""
@@ -146,5 +154,6 @@ class TrainingCallback(BaseCallback):
         return path
 
     def _on_training_end(self) -> None:
+        self.threads.rolling_out()  # the final evaluation plays as the rollouts do
         if self.bar is not None:
             self.bar.close()

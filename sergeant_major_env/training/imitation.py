@@ -104,11 +104,12 @@ def imitate(model, config, logger, stop, earlier: dict | None = None) -> dict:
     cross-entropy of its masked logits against the teacher's moves and the value network the
     squared error to each deciding seat's discounted return (bootstrapped with its own value at
     the chunk's end), ``config.imitate_epochs`` passes in shuffled minibatches of
-    ``config.batch_size``, with a learning rate falling linearly from ``config.imitate_lr`` to 0 over
-    ``config.imitate_steps`` decisions. Rounds, not chunks: minibatches drawn from many games and
-    deal phases at once, and the falling rate, agreed with the teacher on 86.6% of held-out
-    decisions against 81% (chunk by chunk, constant rate) at the same cost. ``config`` is
-    the run's :class:`~.config.TrainConfig`; ``logger`` gets imitation/* records.
+    ``config.batch_size`` on ``config.update_threads`` torch threads, with a learning rate falling
+    linearly from ``config.imitate_lr`` to 0 over ``config.imitate_steps`` decisions. Rounds, not
+    chunks: minibatches drawn from many games and deal phases at once, and the falling rate,
+    agreed with the teacher on 86.6% of held-out decisions against 81% (chunk by chunk, constant
+    rate) at the same cost. ``config`` is the run's :class:`~.config.TrainConfig`; ``logger``
+    gets imitation/* records.
 
     A stop signal (``stop.requested``) ends it after the current pass (the record says
     ``complete: false``); ``earlier`` (that record, on --resume) continues it with the steps
@@ -116,7 +117,9 @@ def imitate(model, config, logger, stop, earlier: dict | None = None) -> dict:
     import torch
 
     from sergeant_major_env.agents import make_agent
+    from sergeant_major_env.agents.torch_setup import UpdateThreads
 
+    threads = UpdateThreads(config.update_threads)
     steps_before = (earlier or {}).get("steps", 0)
     policy = model.policy
 
@@ -143,7 +146,11 @@ def imitate(model, config, logger, stop, earlier: dict | None = None) -> dict:
             break
         policy.set_training_mode(True)
         rate = LinearRate(optimizer, config.imitate_lr, done_steps, len(labels.actions), config.imitate_steps)
-        fit = fit_round(policy, optimizer, labels, config, rate, stop)
+        threads.updating()  # the fit on --update-threads, as PPO's updates
+        try:
+            fit = fit_round(policy, optimizer, labels, config, rate, stop)
+        finally:
+            threads.rolling_out()
         done_steps += len(labels.actions)
         for name in ("policy_loss", "value_loss", "accuracy"):
             logger.record(f"imitation/{name}", fit[name])
