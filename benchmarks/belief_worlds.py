@@ -56,7 +56,7 @@ def main(argv=None) -> None:
     try:
         check_seed_span(args.seed, args.games)
         rules = Rules(num_deals=args.num_deals)
-        engine.check_batch_fits(args.games * args.worlds * 40, f"--games {args.games} x --worlds {args.worlds}")
+        engine.check_batch_fits(args.games * args.worlds, f"--games {args.games} x --worlds {args.worlds}: the worlds")
         searcher = make_agent(f"pimc:belief={args.belief}")
     except ValueError as error:
         parser.error(str(error))

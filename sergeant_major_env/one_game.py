@@ -57,7 +57,7 @@ phase (``engine.DECISIONS``' index, ``engine.OVER``), ``status & DEAL_ENDED`` wh
 ended a deal (``state.deal_ended``): what a view reads after every step, without three numpy
 reads of the state."""
 DEAL_ENDED = 32
-"""The bit of a status (:data:`REFUSED`) set when the step ended a deal."""
+"""The bit set in a status (the statuses: :data:`REFUSED`) when the step ended a deal."""
 
 
 @kernel(ahead="one game", seconds=30, signature="int64, uint8[::1], uint8[::1]")
