@@ -8,11 +8,14 @@ what makes a training run reproducible (floating-point sums in a fixed order).
 
 So train.py, the ``ppo:`` agent and the RLlib agent all call :func:`use_torch_threads`.
 Set ``OMP_NUM_THREADS`` to choose another count: it is then left to torch, which follows it.
-PPO's gradient updates are the exception: minibatches of a thousand rows through every layer,
-forward and backward, which two threads do in about half the time; train.py gives them
-``--update-threads`` threads (2 by default) and the rollouts one (:class:`UpdateThreads`). The
-count is part of a run's bits: a run is reproduced by its own command on a machine with at least
-that many cores (on one core, two threads give one thread's run).
+The learner of a training run is the exception: PPO's gradient updates are minibatches of a
+thousand rows through every layer, forward and backward, which two threads do in about half
+the time, and its forward passes over the run's 512 games gain a third; train.py gives the
+learner (updates, rollouts' forward passes, the imitation's fit) ``--update-threads`` threads
+(2 by default) and its evaluations one, as the ``ppo:`` agent plays (:class:`UpdateThreads`).
+The count is part of a run's bits (the updates sum in another order; a forward pass gives the
+same numbers on one thread or two): a run is reproduced by its own command on a machine with at
+least that many cores (on one core, two threads give one thread's run).
 
 One thread is not enough for the same bits run after run: torch's CPU matrix products are
 Intel MKL's, whose code path may depend on how each array happens to be aligned in memory, so
@@ -26,7 +29,9 @@ in the environment before Python starts.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from typing import Iterator
 
 TORCH_THREADS = 1
 """Torch CPU threads used unless ``OMP_NUM_THREADS`` says otherwise."""
@@ -51,9 +56,11 @@ def use_torch_threads() -> int:
 
 
 class UpdateThreads:
-    """Torch's threads for PPO's gradient updates (``count``) and for everything else (the count
-    :func:`use_torch_threads` set): :meth:`updating` before an update, :meth:`rolling_out` after it.
-    Nothing changes where ``OMP_NUM_THREADS`` is set (torch follows it throughout)."""
+    """Torch's threads for a training run's learner (``count``: PPO's rollouts and updates, the
+    imitation's fit) and for its evaluations (the count :func:`use_torch_threads` set, as the
+    ``ppo:`` agent plays): :meth:`learning` when the learner starts, :meth:`evaluating` around
+    an evaluation and when training ends. Nothing changes where ``OMP_NUM_THREADS`` is set
+    (torch follows it throughout)."""
 
     def __init__(self, count: int) -> None:
         import torch
@@ -61,10 +68,39 @@ class UpdateThreads:
         self.torch, self.count, self.others = torch, count, torch.get_num_threads()
         self.active = not os.environ.get("OMP_NUM_THREADS") and count != self.others
 
-    def updating(self) -> None:
+    def learning(self) -> None:
         if self.active:
             self.torch.set_num_threads(self.count)
 
-    def rolling_out(self) -> None:
+    @contextlib.contextmanager
+    def evaluating(self) -> Iterator[None]:
+        """Within: the evaluations' count; after: the count that was set before."""
+        before = self.torch.get_num_threads()
         if self.active:
             self.torch.set_num_threads(self.others)
+        try:
+            yield
+        finally:
+            if self.active:
+                self.torch.set_num_threads(before)
+
+    def done(self) -> None:
+        """Training has ended: the evaluations' count from now on."""
+        if self.active:
+            self.torch.set_num_threads(self.others)
+
+
+@contextlib.contextmanager
+def unchecked_distributions() -> Iterator[None]:
+    """Within: torch's distributions skip their argument checks (``validate_args``). SB3's masked
+    categorical builds three distributions a forward pass and checks each (its logits finite,
+    its probabilities a simplex): a tenth of a training run's rollout forward passes, with the
+    same numbers without the checks. Restores torch's default after."""
+    from torch.distributions import Distribution
+
+    before = Distribution._validate_args
+    Distribution.set_default_validate_args(False)
+    try:
+        yield
+    finally:
+        Distribution.set_default_validate_args(before)

@@ -432,11 +432,13 @@ def test_resume_checks_a_crafted_run_json_as_the_command_line_before_writing(run
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
 
 
-def test_updates_run_on_their_own_threads_the_rollouts_on_one(tmp_path, monkeypatch):
-    """PPO's gradient updates get --update-threads torch threads (2 by default), the rollouts
-    and evaluations the one of use_torch_threads; a run that did not record the option (made
-    before it existed) resumes with 1; OMP_NUM_THREADS leaves torch alone."""
+def test_the_learner_runs_on_update_threads_its_evaluations_on_one(tmp_path, monkeypatch):
+    """The learner (the rollouts' forward passes and PPO's updates) gets --update-threads torch
+    threads (2 by default), each evaluation and the end of training the one of use_torch_threads;
+    torch's distributions skip their checks during the run only; a run that did not record the
+    option (made before it existed) resumes with 1; OMP_NUM_THREADS leaves torch alone."""
     import torch
+    from torch.distributions import Distribution
 
     from sergeant_major_env.agents import torch_setup
     from sergeant_major_env.cli.train_options import OPTIONS_BEFORE_THEY_EXISTED
@@ -446,21 +448,28 @@ def test_updates_run_on_their_own_threads_the_rollouts_on_one(tmp_path, monkeypa
     assert TrainConfig().update_threads == 2
     assert TrainConfig.from_stored({}, {}, "run.json", before=OPTIONS_BEFORE_THEY_EXISTED).update_threads == 1
     seen = []
+    checks = Distribution._validate_args
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     for hook in ("_on_rollout_start", "_on_rollout_end", "_on_training_end"):
         original = getattr(callbacks.TrainingCallback, hook)
         monkeypatch.setattr(callbacks.TrainingCallback, hook,
-                            lambda self, original=original, hook=hook: (original(self),
-                                                                        seen.append((hook, torch.get_num_threads()))))
-    train.train(["--total-timesteps", "256", "--eval-every", "0", "--update-threads", "3", *TINY,
-                 "--out", str(tmp_path / "run")])
-    assert seen[0] == ("_on_rollout_start", 1) and ("_on_rollout_end", 3) in seen
-    assert seen[-1] == ("_on_training_end", 1) and torch.get_num_threads() == 1
+                            lambda self, original=original, hook=hook: (
+                                original(self), seen.append((hook, torch.get_num_threads(), Distribution._validate_args))))
+    evaluate = callbacks.evaluate
+    monkeypatch.setattr(callbacks, "evaluate", lambda *args: (
+        seen.append(("evaluate", torch.get_num_threads(), Distribution._validate_args)), evaluate(*args))[1])
+    train.train([*TINY, "--total-timesteps", "256", "--update-threads", "3", "--out", str(tmp_path / "run")])
+    assert ("_on_rollout_start", 3, False) in seen and ("_on_rollout_end", 3, False) in seen
+    evaluations = [threads for hook, threads, _ in seen if hook == "evaluate"]
+    assert len(evaluations) >= 2 and set(evaluations) == {1}, seen
+    assert ("_on_training_end", 1, False) in seen and seen[-1][0] == "evaluate"  # the final one
+    assert torch.get_num_threads() == 1
+    assert Distribution._validate_args == checks  # torch's default again
     assert json.loads((tmp_path / "run" / "run.json").read_text())["options"]["update_threads"] == 3
 
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     threads = torch_setup.UpdateThreads(4)
-    threads.updating()
+    threads.learning()
     assert torch.get_num_threads() == 1 and not threads.active
 
 

@@ -147,7 +147,7 @@ try:  # The train extra (torch, SB3). Missing, it is reported after parsing (req
     # so that --help and usage errors work without it.
     from stable_baselines3.common.logger import configure
 
-    from sergeant_major_env.agents.torch_setup import use_torch_threads
+    from sergeant_major_env.agents.torch_setup import unchecked_distributions, use_torch_threads
     from sergeant_major_env import SergeantMajorVecEnv  # an SB3 VecEnv
     from sergeant_major_env.training import export, learner
     from sergeant_major_env.training.callbacks import TrainingCallback
@@ -233,7 +233,7 @@ def train(argv=None, continue_command: str | None = None) -> dict:
     with write_failures(plan, out, created, model):
         with run_folder.removed_on_failure(out, created):  # a failed start leaves no folder behind
             league, history, earlier_imitation = start_run(plan, out, model, resumed_from)
-        with StopSignals() as stop:
+        with StopSignals() as stop, unchecked_distributions():  # the same numbers, without torch's checks
             callback = TrainingCallback(config, env, opponents, league, out, history, stop)
             callback.init_callback(model)
             callback.set_pool(model.num_timesteps)

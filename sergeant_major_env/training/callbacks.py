@@ -5,8 +5,8 @@ league snapshot every --snapshot-every updates, the opponent pool's weights for 
 progress (curriculum), an evaluation every --eval-every timesteps, a checkpoint every
 --checkpoint-every timesteps. After every env step: the learner's game scores per kind of
 opponent (``rollout/ep_rew_vs_<opponent>``), the progress bar and the stop request. Torch's
-threads: --update-threads from a rollout's end (PPO's update follows), one again from the next
-rollout's start and at the end of training (agents.torch_setup.UpdateThreads).
+threads: --update-threads for the learner's rollouts and updates, one for each evaluation and
+after training (agents.torch_setup.UpdateThreads).
 
 Needs the train extra at import (SB3); train.py imports it after checking that it is there.
 """
@@ -58,9 +58,9 @@ class TrainingCallback(BaseCallback):
 
             self.bar = tqdm(total=self.config.total_timesteps, initial=t, unit="step", unit_scale=True,
                             dynamic_ncols=True, desc="train")
+        self.threads.learning()
 
     def _on_rollout_start(self) -> None:  # after the update of the previous rollout
-        self.threads.rolling_out()
         t, config = self.num_timesteps, self.config
         updates = t // self.rollout
         if "self" in config.pool and t > self.start_timesteps and updates % config.snapshot_every == 0:
@@ -72,9 +72,6 @@ class TrainingCallback(BaseCallback):
         if t >= self.next_checkpoint:
             self.checkpoint(t)
             self.next_checkpoint = (t // config.checkpoint_every + 1) * config.checkpoint_every
-
-    def _on_rollout_end(self) -> None:  # PPO's update of this rollout comes next
-        self.threads.updating()
 
     def set_pool(self, t: int) -> None:
         """The env's opponent pool for the games that start from now (its weights logged)."""
@@ -106,7 +103,7 @@ class TrainingCallback(BaseCallback):
         start = time.perf_counter()
         learner = agent if agent is not None else PPOAgent.from_sb3(self.model, "learner")
         try:
-            with self.stop.abandonable():
+            with self.stop.abandonable(), self.threads.evaluating():
                 result = evaluate(learner, games or self.config.eval_games, self.config.eval_seed, self.config.rules,
                                   self.config.eval_tables)
         except TrainingStopped:
@@ -154,6 +151,6 @@ class TrainingCallback(BaseCallback):
         return path
 
     def _on_training_end(self) -> None:
-        self.threads.rolling_out()  # the final evaluation plays as the rollouts do
+        self.threads.done()  # the final evaluation plays as the ppo: agent does
         if self.bar is not None:
             self.bar.close()

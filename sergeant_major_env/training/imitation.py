@@ -114,12 +114,21 @@ def imitate(model, config, logger, stop, earlier: dict | None = None) -> dict:
     A stop signal (``stop.requested``) ends it after the current pass (the record says
     ``complete: false``); ``earlier`` (that record, on --resume) continues it with the steps
     still to do, on new games and with a new optimizer. Returns the record of summary.json."""
-    import torch
-
-    from sergeant_major_env.agents import make_agent
     from sergeant_major_env.agents.torch_setup import UpdateThreads
 
     threads = UpdateThreads(config.update_threads)
+    threads.learning()  # the teacher's games' values and the fit, as PPO's rollouts and updates
+    try:
+        return _imitate(model, config, logger, stop, earlier)
+    finally:
+        threads.done()
+
+
+def _imitate(model, config, logger, stop, earlier: dict | None) -> dict:
+    import torch
+
+    from sergeant_major_env.agents import make_agent
+
     steps_before = (earlier or {}).get("steps", 0)
     policy = model.policy
 
@@ -146,11 +155,7 @@ def imitate(model, config, logger, stop, earlier: dict | None = None) -> dict:
             break
         policy.set_training_mode(True)
         rate = LinearRate(optimizer, config.imitate_lr, done_steps, len(labels.actions), config.imitate_steps)
-        threads.updating()  # the fit on --update-threads, as PPO's updates
-        try:
-            fit = fit_round(policy, optimizer, labels, config, rate, stop)
-        finally:
-            threads.rolling_out()
+        fit = fit_round(policy, optimizer, labels, config, rate, stop)
         done_steps += len(labels.actions)
         for name in ("policy_loss", "value_loss", "accuracy"):
             logger.record(f"imitation/{name}", fit[name])
