@@ -68,9 +68,10 @@ import itertools
 
 import numpy as np
 
-from .heuristic_kernels import PARAM_ORDER, card_actions
+from sergeant_major_env.jit import contiguous
+
+from .heuristic_kernels import PARAM_ORDER, card_actions, give_actions
 from .view import (
-    CARD_RANK,
     GIVE_DECISION,
     MIN,
     MODE_DECISION,
@@ -80,10 +81,7 @@ from .view import (
     card_bools,
     ensure_legal,
     legal_sets,
-    pick,
 )
-
-_RANK = CARD_RANK.astype(np.float64)
 
 DEFAULT_PARAMS = {
     "lam": 0.8,             # trumps: weight of a card's future value when following
@@ -192,7 +190,6 @@ def plan_values(coefs: np.ndarray = MODE_COEFS) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- the cards scored
 
-_GIVE_TRUMP = -10.0 - _RANK       # exchanges: a trump is given only when nothing else is held, the lowest first
 
 
 # ----------------------------------------------------------------------------- the agent
@@ -266,30 +263,9 @@ class HeuristicAgent:
     # ------------------------------------------------------------------ exchange gives
 
     def _give(self, v: View, legal: np.ndarray, mask: np.ndarray, rng) -> np.ndarray:
-        p = self.params["give_p"]  # P(a given unseen card is with the receiver): 16 of the 36 unseen
-        n = v.n
-        # One unpacking for the six card sets read here: [n, 6, 4, 13].
-        sets = card_bools(np.array([v.hand, v.unseen, v.received, v.given, v.trumps, legal]).T).reshape(n, 6, 4, 13)
-        mine, unseen, received, given = sets[:, 0], sets[:, 1], sets[:, 2], sets[:, 3]
-        ranks = np.arange(13)
-        # A suit given in already: the receiver's top card came back, it holds nothing higher
-        # than the highest card received in that suit (this exchange phase).
-        cap = np.where(given.any(axis=2) & received.any(axis=2), 12 - np.argmax(received[:, :, ::-1], axis=2), 13)
-        # Expected value of the returned card: the receiver's highest unseen card of the suit,
-        # worth a trick if nothing unseen is above it, less otherwise.
-        lowest_mine = np.argmax(mine, axis=2)  # [n, 4]
-        is_out = unseen & (ranks > lowest_mine[:, :, None]) & (ranks < cap[:, :, None])
-        top_down = unseen[:, :, ::-1].cumsum(axis=2)[:, :, ::-1]
-        above_r_unseen = top_down - unseen  # unseen cards of the suit above each rank
-        worth = np.where(above_r_unseen == 0, 1.0, np.where(above_r_unseen == 1, 0.4, 0.1 * (ranks >= 9)))
-        # P(no unseen card above rank r is with the receiver), multiplied from the top down.
-        miss = np.where(is_out, 1 - p, 1.0)[:, :, ::-1]
-        none_above = np.concatenate([np.ones((n, 4, 1)), miss.cumprod(axis=2)[:, :, :-1]], axis=2)[:, :, ::-1]
-        terms = np.where(is_out, none_above * p * worth, 0.0)
-        gain = terms[:, :, ::-1].cumsum(axis=2)[:, :, -1]  # summed from the top down
-        score = np.full((n, 52), -np.inf)
-        rows, suits = np.nonzero(mine.any(axis=2))
-        score[rows, 13 * suits + lowest_mine[rows, suits]] = gain[rows, suits] - 0.01 * lowest_mine[rows, suits]
-        # Trumps are given only when nothing else is held (the receiver would return its worst card).
-        score = np.where(sets[:, 4].reshape(n, 52), _GIVE_TRUMP, score)
-        return pick(score, sets[:, 5].reshape(n, 52))
+        """The exchange give (see the module docstring): compiled (agents.heuristic_kernels).
+        ``give_p``: P(a given unseen card is with the receiver), 16 of the 36 unseen."""
+        actions = np.empty(v.n, dtype=np.int64)
+        give_actions(*(contiguous(sets, np.uint64) for sets in (v.hand, v.unseen, v.received, v.given, v.trumps, legal)),
+                     float(self.params["give_p"]), actions)
+        return actions

@@ -43,7 +43,7 @@ PARAM_ORDER = ("lam", "lam_nt", "mu", "nt_length_discard", "nt_length_follow", "
                "short_lead", "guard_lead", "lead_win", "second_risk", "danger_lead", "min_short", "fv_trump",
                "fv_k1", "fv_k2")
 """The heuristic's weights (``heuristic.DEFAULT_PARAMS``) the card kernels read, in the order
-of their float64 vector (``give_p`` is the give's, which stays numpy)."""
+of their float64 vector (``give_p`` is the give's, an argument of :func:`give_actions`)."""
 (_LAM, _LAM_NT, _MU, _NT_LENGTH_DISCARD, _NT_LENGTH_FOLLOW, _DRAW_MASTER, _DRAW_LONG, _SHORT_LEAD, _GUARD_LEAD,
  _LEAD_WIN, _SECOND_RISK, _DANGER_LEAD, _MIN_SHORT, _FV_TRUMP, _FV_K1, _FV_K2) = range(len(PARAM_ORDER))
 
@@ -470,6 +470,61 @@ def _choose_parallel(hand, unseen, legal, trick, mode, decision, position, void,
     for i in prange(hand.shape[0]):
         _choose_row(i, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
                     rank_tie, actions)
+
+
+# ----------------------------------------------------------------------------- exchange gives
+
+@kernel(ahead="game", seconds=1, signature=(
+        "uint64[::1], uint64[::1], uint64[::1], uint64[::1], uint64[::1], uint64[::1], float64, int64[::1]"))
+def give_actions(hand, unseen, received, given, trumps, legal, p, actions):
+    """The exchange give of each game (``heuristic.HeuristicAgent._give`` documents the rule),
+    into ``actions``: the legal card of the highest score, the lowest on ties (card 0 when no
+    legal card scores; the agent's ``ensure_legal`` then takes the first legal action). A held
+    side suit scores at its lowest card: what the receiver's forced return of its highest card
+    of the suit is worth (each unseen card above that one and below the highest card it
+    returned in this suit before is with the receiver with probability ``p``, and worth a trick
+    if no unseen card is above it, 0.4 if one is, 0.1 for a ten or higher), less a hundredth a
+    rank; a trump scores -10 less its rank. The numbers of 0.3.0's numpy, operation by
+    operation (summed and multiplied from the top rank down)."""
+    for i in range(hand.size):
+        best, choice = -np.inf, 0
+        for suit in range(4):
+            base = 13 * suit
+            lowest = 0  # the lowest held rank (0 when none is held: the suit then scores nothing)
+            while lowest < 12 and not (hand[i] >> np.uint64(base + lowest)) & np.uint64(1):
+                lowest += 1
+            held = (hand[i] >> np.uint64(base)) & np.uint64(0x1FFF) != 0
+            cap = 13  # the receiver holds nothing above the highest card it returned in this suit
+            came_back = (received[i] >> np.uint64(base)) & np.uint64(0x1FFF)
+            if (given[i] >> np.uint64(base)) & np.uint64(0x1FFF) and came_back:
+                cap = 12
+                while not (came_back >> np.uint64(cap)) & np.uint64(1):
+                    cap -= 1
+            gain, none_above, unseen_above = 0.0, 1.0, 0
+            for rank in range(12, -1, -1):
+                is_unseen = (unseen[i] >> np.uint64(base + rank)) & np.uint64(1) != 0
+                if is_unseen and lowest < rank < cap:
+                    if unseen_above == 0:
+                        worth = 1.0
+                    elif unseen_above == 1:
+                        worth = 0.4
+                    else:
+                        worth = 0.1 if rank >= 9 else 0.0
+                    gain += none_above * p * worth
+                    none_above *= 1 - p
+                unseen_above += is_unseen
+            for rank in range(13):
+                card = base + rank
+                bit = np.uint64(1) << np.uint64(card)
+                if (trumps[i] & bit) != 0:
+                    score = -10.0 - rank
+                elif held and rank == lowest:
+                    score = gain - 0.01 * lowest
+                else:
+                    continue
+                if (legal[i] & bit) != 0 and score > best:
+                    best, choice = score, card
+        actions[i] = choice
 
 
 # ----------------------------------------------------------------------------- the decision
