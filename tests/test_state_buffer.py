@@ -58,6 +58,24 @@ def test_take_copy_put_keep_the_buffer(games):
         np.testing.assert_array_equal(value[index], getattr(state, name)[index], err_msg=name)
 
 
+def test_a_taken_state_makes_each_view_at_its_first_use():
+    """take and copy hand over a buffer; a field's view is made when it is first read, and
+    is then the same array (writes through it land in the buffer); anything else is an
+    AttributeError, as for any object."""
+    state = played(6, 5, 20)
+    part = state.take([4, 1])
+    assert set(vars(part)) == {"rules", "buffer", "rule_code"} and part.batch_size == 2
+    hands = part.hands
+    assert part.hands is hands and np.shares_memory(hands, part.buffer)
+    before = state.hands[4, 0]
+    hands[0, 0] = before ^ np.uint64(1)
+    assert part.hands[0, 0] == before ^ np.uint64(1) and state.hands[4, 0] == before  # a copy of its own
+    np.testing.assert_array_equal(part.scores, state.scores[[4, 1]])
+    with pytest.raises(AttributeError, match="'State' object has no attribute 'hand'"):
+        part.hand  # noqa: B018
+    assert not hasattr(part, "buffers")
+
+
 @pytest.mark.parametrize("games", [np.array([-1, 4, 4, 0], dtype=np.int8), np.array([2, -5], dtype=np.int32),
                                    np.array([1, 3], dtype=np.uint16), np.array([4, 1], dtype=np.uint64)])
 def test_take_is_numpys_take_for_every_index_numpy_takes(games):

@@ -211,7 +211,7 @@ class TrainConfig:
     device: str = opt("cpu", Text(), RUN, run=False)
     """torch device of the learner: cpu, cuda, cuda:N, mps or auto"""
     update_threads: int = opt(2, Integer(1, 256), RUN, metavar="N")
-    """torch CPU threads of PPO's gradient updates and the imitation's fit (the rollouts' forward passes keep one); part of the run's bits"""
+    """torch CPU threads of the learner: PPO's rollouts and gradient updates, the imitation (evaluations keep one); part of the run's bits"""
     no_progress: bool = arguments.no_progress(RUN, run=False)
 
     opponents: str = opt("heuristic=1", Pool(), OPPONENTS, metavar="NAME=W,...")
