@@ -12,8 +12,9 @@ import functools
 
 import numpy as np
 
-from sergeant_major_env.cards import SUIT_MASKS, TRUMPS, above, bits_to_bool, highest
+from sergeant_major_env.cards import SUIT_MASKS, TRUMPS, above, bits_to_bool
 from sergeant_major_env.engine import trick_winner_position
+from sergeant_major_env.jit import contiguous, kernel
 from sergeant_major_env.observation import CARD_SETS_WIDTH, SCALES, SEGMENTS
 
 MODE_DECISION, GIVE_DECISION, RETURN_DECISION, DISCARD_DECISION, PLAY_DECISION = range(5)
@@ -26,6 +27,9 @@ ABOVE = above(np.arange(52))
 """ABOVE[c]: the cards of c's suit higher than c."""
 BELOW = np.array([SUIT_MASKS[c // 13] & ~ABOVE[c] & ~np.uint64(1 << c) for c in range(52)], dtype=np.uint64)
 """BELOW[c]: the cards of c's suit lower than c."""
+
+_DECISIONS = SEGMENTS["decision"].stop - SEGMENTS["decision"].start
+_MODES = SEGMENTS["mode"].stop - SEGMENTS["mode"].start
 
 # The 11 card planes come first, 52 wide each, in this order.
 _PLANES = ("hand", "played0", "played1", "played2", "trick0", "trick1", "trick2", "talon", "discards",
@@ -42,6 +46,43 @@ def _scaled_segment(name: str, column: int | None = None) -> functools.cached_pr
         return ints if column is None else ints[:, column]
     decode.__doc__ = f"int16: the observation's {name!r} in natural units."
     return functools.cached_property(decode)
+
+
+@kernel(ahead="game", seconds=0.5, signature="uint64[:, ::1], float32[:, ::1], int64, int64")
+def _decoded_k(planes, numbers, decision_column, mode_column):
+    """(trick, decision, mode, trumps, position, gone, unseen) of :meth:`View._setup`, each game
+    in one pass: ``planes`` the card sets (uint64[B, >= 11]), ``numbers`` the entries after
+    them, whose columns ``decision_column`` and ``mode_column`` start those one-hot segments."""
+    n = planes.shape[0]
+    trick = np.full((n, 3), -1, dtype=np.int64)
+    decision = np.full(n, -1, dtype=np.int8)
+    mode = np.full(n, -1, dtype=np.int64)
+    trumps = np.zeros(n, dtype=np.uint64)
+    position = np.zeros(n, dtype=np.int64)
+    gone = np.zeros(n, dtype=np.uint64)
+    unseen = np.zeros(n, dtype=np.uint64)
+    for g in range(n):
+        for k in range(_DECISIONS):
+            if numbers[g, decision_column + k] > 0.5:
+                decision[g] = k
+                break
+        for k in range(_MODES):
+            if numbers[g, mode_column + k] > 0.5:
+                mode[g] = k
+                break
+        trumps[g] = TRUMPS[mode[g] if mode[g] >= 0 else 6]
+        out = planes[g, 1] | planes[g, 2] | planes[g, 3] | planes[g, 8]
+        for p in range(3):
+            cards = planes[g, 4 + p]
+            out |= cards
+            for c in range(57, -1, -1):
+                if (cards >> np.uint64(c)) & np.uint64(1):
+                    trick[g, p] = c
+                    position[g] += 1
+                    break
+        gone[g] = out
+        unseen[g] = ALL_CARDS & ~planes[g, 0] & ~out
+    return trick, decision, mode, trumps, position, gone, unseen
 
 
 def _one_hot_index(block: np.ndarray) -> np.ndarray:
@@ -84,21 +125,18 @@ class View:
         self.hand = planes[:, 0]
         self.played = planes[:, 1:4]          # by relative seat
         self.trick_sets = planes[:, 4:7]      # by position
-        self.trick = highest(self.trick_sets).astype(np.int64)  # card ids by position, -1 empty
         self.talon = planes[:, 7]
         self.discards = planes[:, 8]
         self.given = planes[:, 9]
         self.received = planes[:, 10]
-        self.decision = _one_hot_index(self._segment("decision") > 0.5)
-        self.mode = _one_hot_index(self._segment("mode") > 0.5).astype(np.int64)
-        self.trumps = TRUMPS[np.where(self.mode >= 0, self.mode, 6)]  # trump set, 0 if none
-        self.position = (self.trick >= 0).sum(axis=1)  # my position in the current trick
-        played_all = np.bitwise_or.reduce(self.played, axis=1)
-        trick_all = np.bitwise_or.reduce(self.trick_sets, axis=1)
-        self.gone = played_all | trick_all | self.discards
-        """Cards out of play or on the table (and my own discards)."""
-        self.unseen = ALL_CARDS & ~self.hand & ~self.gone
-        """Cards that other seats may still hold (or the playmaker discarded)."""
+        decision, mode = SEGMENTS["decision"].start - first_column, SEGMENTS["mode"].start - first_column
+        # One compiled pass for the numbers every decision reads (_decoded_k: numpy's numbers).
+        self.trick, self.decision, self.mode, self.trumps, self.position, self.gone, self.unseen = _decoded_k(
+            contiguous(planes, np.uint64), contiguous(numbers, np.float32), decision, mode)
+        # trick: card ids by position, -1 empty; decision, mode: -1 when none; trumps: the trump
+        # set, 0 if none; position: mine in the current trick; gone: cards out of play or on the
+        # table (and my own discards); unseen: cards that other seats may still hold (or the
+        # playmaker discarded).
 
     def _segment(self, name: str) -> np.ndarray:
         """This view's rows of one observation segment (one after the card planes)."""

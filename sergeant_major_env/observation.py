@@ -420,6 +420,40 @@ def observe_card_sets(state: State, seat) -> tuple[np.ndarray, np.ndarray]:
     return card_sets, rest
 
 
+def acting_card_sets(state: State, games: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`observe_card_sets` of the seat to act in each of the games ``games`` (int64
+    indices into ``state``), row i for game ``games[i]``, read in place: what ``observe_card_sets(
+    state.take(games), ...)`` gives, without copying the games out (a vector env's opponents
+    decide in a subset of its games each round). A batch big enough for threads takes that
+    copy and :func:`observe_card_sets`'s threads. ValueError (one line) for an index out of
+    range or a game with no seat to act."""
+    games = np.ascontiguousarray(games, dtype=np.int64)
+    if games.size >= (_PARALLEL_FROM if _PARALLEL_SAFE else _THREADS_FROM):
+        part = state.take(games)
+        return observe_card_sets(part, part.to_act)
+    card_sets = np.empty((games.size, 14), dtype=np.uint64)
+    rest = np.empty((games.size, _REST_WIDTH), dtype=np.float32)
+    bad = _acting_serial(games, rest, card_sets, state.buffer)
+    if bad >= 0:
+        raise ValueError(f"acting_card_sets: game {games[bad]} of {state.batch_size} has no seat to act "
+                         f"(indices are 0..{state.batch_size - 1}, of games in progress)")
+    return card_sets, rest
+
+
+@kernel(ahead="game", seconds=8, signature="int64[::1], float32[:, ::1], uint64[:, ::1], uint8[::1]")
+def _acting_serial(games, rest, card_sets, buffer) -> int:
+    """:func:`acting_card_sets`: row i the view of the seat to act in game ``games[i]``; -1, or
+    the position of the first game out of range or with no seat to act (nothing written)."""
+    fields = _fields(buffer)
+    to_act = fields[2]
+    for i in range(games.size):
+        if games[i] < 0 or games[i] >= to_act.size or to_act[games[i]] < 0:
+            return i
+    for i in range(games.size):
+        _observe_game(games[i], to_act[games[i]], fields, card_sets[i], rest[i])
+    return -1
+
+
 def observation_bounds(num_deals: int = 18) -> tuple[np.ndarray, np.ndarray]:
     """float32 (low, high) of every entry, for observation spaces: each segment's natural range
     divided by its scale, computed in float32 as :func:`observe` scales them. ``scores`` span

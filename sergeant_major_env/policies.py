@@ -61,7 +61,7 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from .observation import OBSERVATION_SIZE, observe, observe_card_sets
+from .observation import OBSERVATION_SIZE, acting_card_sets, observe, observe_card_sets
 
 
 @runtime_checkable
@@ -121,15 +121,16 @@ def decide(policy: object, state, games: np.ndarray, legal_mask: np.ndarray,
         actions = policy.act_on_state(state, games, rng)
     elif not needs_observations(policy):
         actions = policy.act(zeros_observations(games.size), legal_mask, rng)
+    elif games.size > 1 and callable(getattr(policy, "act_on_card_sets", None)):
+        # (One game takes the float path: observe has a faster path for a batch of one.)
+        whole = games.size == state.batch_size  # all the games, in order (else a subset, read in place)
+        sets = observe_card_sets(state, state.to_act) if whole else acting_card_sets(state, games)
+        actions = policy.act_on_card_sets(*sets, legal_mask, rng)
     else:
         # All the games: observe in place; else a copy of the subset, cheaper to observe than
         # slicing a full observation.
         view = state if games.size == state.batch_size else state.take(games)
-        if games.size > 1 and callable(getattr(policy, "act_on_card_sets", None)):
-            # (One game takes the float path: observe has a faster path for a batch of one.)
-            actions = policy.act_on_card_sets(*observe_card_sets(view, view.to_act), legal_mask, rng)
-        else:
-            actions = policy.act(observe(view, view.to_act), legal_mask, rng)
+        actions = policy.act(observe(view, view.to_act), legal_mask, rng)
     return checked_actions(policy, actions, games.size)
 
 

@@ -578,3 +578,31 @@ def test_observe_card_sets_rejects_bad_seats_as_observe_does():
     for bad in (3, -1, [0], [0, 1, 2]):
         with pytest.raises(ValueError, match="seat must be 0, 1 or 2"):
             observation.observe_card_sets(state, bad)
+
+
+def test_acting_card_sets_are_the_taken_games_observed():
+    """acting_card_sets (a vector env's opponents, decide) reads a subset of games in place: the
+    card sets and entries of observe_card_sets on the subset taken out, for the seat to act,
+    in every phase of 2-deal games; an index out of range or a finished game is one line."""
+    from sergeant_major_env.cards import random_member
+
+    state = engine.init(engine.game_seeds(11, 64), Rules(num_deals=2))
+    rng = np.random.default_rng(11)
+    for step in range(400):
+        if step % 7 == 0:
+            games = rng.choice(64, size=int(rng.integers(2, 40)))  # repeats too
+            part = state.take(games)
+            if (part.to_act >= 0).all():
+                expected = observation.observe_card_sets(part, part.to_act)
+                for got, want in zip(observation.acting_card_sets(state, games), expected):
+                    np.testing.assert_array_equal(got, want)
+        legal = engine.legal_bits(state)
+        if not legal.any():
+            break
+        engine.step(state, np.maximum(random_member(legal, rng), 0), legal=legal)
+    over = np.flatnonzero(state.to_act < 0)
+    for games in ([0, 64], [-1], over[:1]):
+        if len(games):
+            with pytest.raises(ValueError, match="has no seat to act") as error:
+                observation.acting_card_sets(state, np.asarray(games))
+            assert "\n" not in str(error.value)
