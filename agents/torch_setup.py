@@ -59,7 +59,7 @@ class UpdateThreads:
     """Torch's threads for a training run's learner (``count``: PPO's rollouts and updates, the
     imitation's fit) and for its evaluations (the count :func:`use_torch_threads` set, as the
     ``ppo:`` agent plays): :meth:`learning` when the learner starts, :meth:`evaluating` around
-    an evaluation and when training ends. Nothing changes where ``OMP_NUM_THREADS`` is set
+    an evaluation, :meth:`done` when training ends. Nothing changes where ``OMP_NUM_THREADS`` is set
     (torch follows it throughout)."""
 
     def __init__(self, count: int) -> None:

@@ -13,7 +13,7 @@ import functools
 import numpy as np
 
 from sergeant_major_env.cards import SUIT_MASKS, TRUMPS, above, bits_to_bool
-from sergeant_major_env.engine import trick_winner_position
+from sergeant_major_env.engine import _highest_k, trick_winner_position
 from sergeant_major_env.jit import contiguous, kernel
 from sergeant_major_env.observation import CARD_SETS_WIDTH, SCALES, SEGMENTS
 
@@ -73,13 +73,9 @@ def _decoded_k(planes, numbers, decision_column, mode_column):
         trumps[g] = TRUMPS[mode[g] if mode[g] >= 0 else 6]
         out = planes[g, 1] | planes[g, 2] | planes[g, 3] | planes[g, 8]
         for p in range(3):
-            cards = planes[g, 4 + p]
-            out |= cards
-            for c in range(57, -1, -1):
-                if (cards >> np.uint64(c)) & np.uint64(1):
-                    trick[g, p] = c
-                    position[g] += 1
-                    break
+            out |= planes[g, 4 + p]
+            trick[g, p] = _highest_k(planes[g, 4 + p])
+            position[g] += trick[g, p] >= 0
         gone[g] = out
         unseen[g] = ALL_CARDS & ~planes[g, 0] & ~out
     return trick, decision, mode, trumps, position, gone, unseen
