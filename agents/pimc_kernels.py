@@ -216,6 +216,8 @@ def _rollouts_k(buffer, live, pending, n_live, seat, decisions, horizon, rules, 
     planes, rest = np.empty(14, dtype=np.uint64), np.empty(_REST_WIDTH, dtype=np.float32)
     h, h2 = np.empty(width, dtype=np.float32), np.empty(width, dtype=np.float32)
     logits = np.empty(output_bias.shape[0], dtype=np.float32)
+    rows, values = np.empty(max(OBSERVATION_SIZE, width), dtype=np.int64), np.empty(max(OBSERVATION_SIZE, width),
+                                                                                    dtype=np.float32)
     net_asked = np.empty(n, dtype=np.int64)
     keys, order = np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64)
     asked, q_action = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
@@ -238,7 +240,7 @@ def _rollouts_k(buffer, live, pending, n_live, seat, decisions, horizon, rules, 
             g = live[i]
             _observe_game(g, np.int64(to_act[g]), fields, planes, rest)
             pending[i] = network_action_k(planes, rest, legal_out[i], first, first_bias, hidden, hidden_bias, shapes,
-                                          output, output_bias, activation, h, h2, logits)
+                                          output, output_bias, activation, h, h2, logits, rows, values)
         if asking:
             _heuristic_cards_k(asking, q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role,
                                q_trick, q_mode, q_decision, q_position, q_miss, q_entries, q_start, logs, params, tie,
