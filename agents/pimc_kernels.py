@@ -191,6 +191,21 @@ def _advance_k(s, live, pending, seat, decisions, horizon, rules, points, status
     return n_asked, n_net
 
 
+@kernel(counted=False)
+def _network_round_k(net_asked, live, to_act, fields, legal_out, pending, planes, rest, first, first_bias, hidden,
+                     hidden_bias, shapes, output, output_bias, activation, h, h2, logits, rows, values):
+    """The network's moves of a round of :func:`_rollouts_k`: for each rollout game listed in
+    ``net_asked`` (rows of ``live``), the deciding seat's observation and the network's action,
+    written to ``pending``. Without reference counting: the observation reads some twenty
+    arrays from ``fields``, each of which would otherwise cost two atomic operations a decision."""
+    for k in range(net_asked.size):
+        i = net_asked[k]
+        g = live[i]
+        _observe_game(g, np.int64(to_act[g]), fields, planes, rest)
+        pending[i] = network_action_k(planes, rest, legal_out[i], first, first_bias, hidden, hidden_bias, shapes,
+                                      output, output_bias, activation, h, h2, logits, rows, values)
+
+
 @kernel(ahead="search", seconds=35, signature=(
         "uint8[::1], int64[::1], int64[::1], int64, int64[::1], int64[::1], int64, int64, float64[::1], "
         "int64[::1], uint64[::1], int64[::1], int64, float64[::1], float64[::1], float64[::1], float64[::1], "
@@ -235,12 +250,10 @@ def _rollouts_k(buffer, live, pending, n_live, seat, decisions, horizon, rules, 
                                    status, legal_out, asked, net_asked, by_network, q_hand, q_unseen, q_played,
                                    q_talon, q_given, q_legal, q_exchange_done, q_role, q_trick, q_mode, q_decision,
                                    q_position, keys, order)
-        for k in range(n_net):
-            i = net_asked[k]
-            g = live[i]
-            _observe_game(g, np.int64(to_act[g]), fields, planes, rest)
-            pending[i] = network_action_k(planes, rest, legal_out[i], first, first_bias, hidden, hidden_bias, shapes,
-                                          output, output_bias, activation, h, h2, logits, rows, values)
+        if n_net:
+            _network_round_k(net_asked[:n_net], live, to_act, fields, legal_out, pending, planes, rest, first,
+                             first_bias, hidden, hidden_bias, shapes, output, output_bias, activation, h, h2, logits,
+                             rows, values)
         if asking:
             _heuristic_cards_k(asking, q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role,
                                q_trick, q_mode, q_decision, q_position, q_miss, q_entries, q_start, logs, params, tie,
