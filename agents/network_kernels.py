@@ -13,9 +13,8 @@ it (``observation._observe_game``: 14 card sets and the other entries):
   of the rest (a 919-wide observation has about seventy non-zero entries), for the later ones
   the hidden units a relu left above zero. The non-zero inputs are listed without a branch
   (:func:`_non_zero_k`) and eight rows go through the sums in one vectorised pass
-  (:func:`_add_rows_k`), each sum rounded as one row at a time would round it: 2.6 us a
-  decision of ``learned`` against 3.7 us adding one row at a time with a branch per input
-  (2026-12-06, the 2-core machine);
+  (:func:`_add_rows_k`), each sum rounded as one row at a time would round it (a pass per row
+  is bound by writing the sums, a branch per input by its mispredictions);
 * the activation (tanh or relu) as plain loops over float32; the first of the largest legal
   logits is the action (:func:`agents.policy_file.most_likely_legal`, the deterministic
   choice of MaskablePPO).

@@ -98,3 +98,49 @@ def test_only_a_policy_file_playing_its_most_likely_action_is_compiled():
     path = make_agent("learned").path
     assert PPOAgent(path).compiled_network() is not None
     assert PPOAgent(path, sample=True).compiled_network() is None
+
+
+def _logits_row_by_row(weights, card_sets: np.ndarray, rest: np.ndarray) -> np.ndarray:
+    """float32 logits of one observation summed as the kernel promises: each layer's bias plus
+    its non-zero inputs' weight rows one at a time, in ascending order of the input (numpy's
+    float32 products and sums, each rounded once)."""
+    entries = np.concatenate([bits_to_bool(card_sets[None, :], 52)[0].reshape(-1).astype(np.float32), rest])
+    def layer(x, matrix, bias):
+        h = bias.copy()
+        for i in np.flatnonzero(x):
+            h = h + x[i] * matrix[i]
+        return h
+    def activate(h):
+        return np.maximum(h, np.float32(0)) if weights.activation == RELU else np.tanh(h)
+    h = activate(layer(entries, weights.first, weights.first_bias))
+    at = bias_at = 0
+    for n_in, n_out in weights.shapes:
+        matrix = weights.hidden[at:at + n_in * n_out].reshape(n_in, n_out)
+        h = activate(layer(h, matrix, weights.hidden_bias[bias_at:bias_at + n_out]))
+        at, bias_at = at + n_in * n_out, bias_at + n_out
+    return layer(h, weights.output, weights.output_bias)
+
+
+def test_the_compiled_sums_are_those_of_one_row_at_a_time():
+    """Eight weight rows a pass (``_add_rows_k``) round every sum as adding one row at a time
+    does: the logits of ``learned`` on positions of every kind equal, bit for bit (a zero's sign
+    aside), those of the one-row-at-a-time sums."""
+    from sergeant_major_env.agents.network_kernels import network_action_k
+
+    weights = network_weights(load_policy(make_agent("learned").path)[0])
+    width = max(OBSERVATION_SIZE, weights.width)
+    h, h2 = np.empty(weights.width, np.float32), np.empty(weights.width, np.float32)
+    logits = np.empty(NUM_ACTIONS, np.float32)
+    rows, values = np.empty(width, np.int64), np.empty(width, np.float32)
+    checked = 0
+    for k, (view, legal) in enumerate(_positions(seed=5, batch=20)):
+        if k % 7:
+            continue
+        card_sets, rest = observe_card_sets(view, view.to_act)
+        for g in range(view.batch_size):
+            network_action_k(card_sets[g], rest[g], legal[g], *weights[:7], weights.activation, h, h2, logits, rows,
+                             values)
+            want = _logits_row_by_row(weights, card_sets[g], rest[g])
+            assert np.array_equal(logits, want), (k, g)
+            checked += 1
+    assert checked > 200
