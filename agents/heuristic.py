@@ -69,8 +69,9 @@ import itertools
 import numpy as np
 
 from sergeant_major_env.jit import contiguous
+from sergeant_major_env.observation import acting_card_sets
 
-from .heuristic_kernels import PARAM_ORDER, card_actions, give_actions
+from .heuristic_kernels import PARAM_ORDER, card_actions, give_actions, state_actions
 from .view import (
     GIVE_DECISION,
     MIN,
@@ -225,6 +226,30 @@ class HeuristicAgent:
         without the float card planes (sergeant_major_env.policies)."""
         return self._act(View.from_card_sets(card_sets, rest), legal_mask, rng)
 
+    def _card_weights(self) -> np.ndarray:
+        """The weights the card kernels read (``heuristic_kernels.PARAM_ORDER``), from ``params``."""
+        return np.array([self.params[name] for name in PARAM_ORDER], dtype=np.float64)
+
+    def act_from_state(self, state, games: np.ndarray, legal_mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``act`` for the seats to act in ``games`` of the engine ``state`` (``legal_mask``: their
+        rows; ``sergeant_major_env.policies``): the same actions. The inputs of the card
+        decisions and the gives are read in place, what the seat to act knows
+        (``heuristic_kernels.state_actions``); the mode choices go through ``act``'s path."""
+        legal_mask = contiguous(legal_mask, np.bool_)
+        games = contiguous(games, np.int64).reshape(-1)
+        actions = np.zeros(games.size, dtype=np.int64)
+        rows, chosen = state_actions(state, games, legal_mask, self._card_weights(), float(self.params["give_p"]))
+        actions[rows] = chosen
+        if rows.size < games.size:
+            others = np.ones(games.size, dtype=bool)
+            others[rows] = False
+            others &= state.to_act[games] >= 0  # a finished game: action 0, as act gives it
+            others = np.flatnonzero(others)
+            if others.size:
+                view = View.from_card_sets(*acting_card_sets(state, games[others]))
+                actions[others] = self._act(view, legal_mask[others], rng)
+        return ensure_legal(actions, legal_mask)
+
     def _act(self, v: View, legal_mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         legal_mask = np.asarray(legal_mask, dtype=bool)
         actions = np.zeros(v.n, dtype=np.int64)
@@ -258,7 +283,7 @@ class HeuristicAgent:
     def _card_decisions(self, v: View, legal: np.ndarray, mask: np.ndarray, rng) -> np.ndarray:
         """Free returns, discards and play (see the module docstring): compiled, one loop over the
         games (agents.heuristic_kernels)."""
-        return card_actions(v, legal, np.array([self.params[name] for name in PARAM_ORDER], dtype=np.float64))
+        return card_actions(v, legal, self._card_weights())
 
     # ------------------------------------------------------------------ exchange gives
 

@@ -25,8 +25,13 @@ The kernels receive checked arrays of fixed dtypes (:func:`card_actions` convert
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
+from sergeant_major_env.cards import TRUMPS
+from sergeant_major_env.engine import (DEALER, DISCARD, DISCARDS, EXCHANGE_DONE, GIVE, GIVEN, HANDS, MODE_, PHASE, PLAY,
+                                       PLAYED, RECEIVED, TALON, TO_ACT, TRICK, _state_k)
 from sergeant_major_env.jit import PARALLEL_SAFE, contiguous, kernel, prange, spread, use_threads
 
 PARALLEL_ROWS = 8192
@@ -527,6 +532,91 @@ def give_actions(hand, unseen, received, given, trumps, legal, p, actions):
         actions[i] = choice
 
 
+# ----------------------------------------------------------------------------- read from the engine state
+
+_ALL_CARDS = np.uint64((1 << 52) - 1)
+_ONE, _NONE = np.uint64(1), np.uint64(0)
+_PAIR_GIVERS = np.array([0, 0, 1, 1, 2, 2], dtype=np.int64)  # observation's exchange pairs, relative seats
+_PAIR_RECEIVERS = np.array([1, 2, 0, 2, 0, 1], dtype=np.int64)
+
+
+@kernel(inline=True)
+def _gather_k(k, g, bits, phase, to_act, dealer, hands, talon, mode, exchange_done, given, discards, played, trick,
+              q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role, q_trick, q_mode,
+              q_decision, q_position):
+    """Row ``k`` of the heuristic's inputs: game ``g`` seen by its seat to act, the fields of
+    ``view.View`` of ``observe_card_sets`` (hand, unseen cards, played by relative seat, the
+    talon once shown, own exchange cards, the pairs' exchange counts, relative roles, the
+    trick, mode, decision, position in the trick); ``bits``: its legal actions."""
+    seat, dl, ph = np.int64(to_act[g]), np.int64(dealer[g]), np.int64(phase[g])
+    hand = hands[g, seat]
+    gone = discards[g] if seat == (dl + 1) % 3 else _NONE  # the playmaker's own discards (section 5)
+    for r in range(3):
+        q_played[k, r] = played[g, (seat + r) % 3]
+        gone |= q_played[k, r]
+    position = 0
+    for r in range(3):
+        card = np.int64(trick[g, r])
+        q_trick[k, r] = card
+        if card >= 0:
+            gone |= _ONE << np.uint64(card)
+            position += 1
+    q_hand[k] = hand
+    q_unseen[k] = _ALL_CARDS & ~hand & ~gone
+    q_talon[k] = talon[g] if ph >= DISCARD else _NONE  # shown once taken (section 5, step 4)
+    q_given[k] = given[g, seat]
+    q_legal[k] = bits
+    for p in range(6):
+        q_exchange_done[k, p] = exchange_done[g, (seat + _PAIR_GIVERS[p]) % 3, (seat + _PAIR_RECEIVERS[p]) % 3]
+    for r in range(3):
+        q_role[k, r] = ((seat + r) % 3 - dl + 3) % 3
+    q_mode[k] = mode[g]
+    q_decision[k] = ph
+    q_position[k] = position
+
+
+@kernel(ahead="game", seconds=1.5, signature=(
+        "uint8[::1], int64[::1], boolean[:, ::1], uint64[::1], uint64[::1], uint64[:, ::1], uint64[::1], uint64[::1], "
+        "uint64[::1], uint64[::1], uint64[::1], int16[:, ::1], int8[:, ::1], int64[:, ::1], int64[::1], int64[::1], "
+        "int64[::1], int64[::1]"))
+def gather_decisions(buffer, games, legal_mask, hand, unseen, played, talon, given, received, trumps, scored,
+                     exchange_done, role, trick, mode, decision, position, rows):
+    """The heuristic's inputs (``view.View``'s fields) of the games ``games`` of an engine state
+    (its ``buffer``), read in place: those whose seat to act decides a free return, a discard
+    or a play (what :func:`card_actions` reads) in rows 0, 1, ... of the outputs, those that
+    decide an exchange give (what :func:`give_actions` reads) in the last rows, n-1, n-2, ...;
+    ``rows[k]``: the position in ``games`` of row k's game, ``scored``: its legal cards (the
+    card columns of its row of ``legal_mask``). Returns the numbers of each; the other games
+    (a mode choice, a finished game) are left to the caller."""
+    s = _state_k(buffer)
+    phase, to_act, dealer, hands, talon_of, mode_of = s[PHASE], s[TO_ACT], s[DEALER], s[HANDS], s[TALON], s[MODE_]
+    exchange_of, given_of, discards, played_of, trick_of = s[EXCHANGE_DONE], s[GIVEN], s[DISCARDS], s[PLAYED], s[TRICK]
+    received_of = s[RECEIVED]
+    n = games.size
+    cards_found = gives_found = 0
+    for j in range(n):
+        g = games[j]
+        ph = phase[g]
+        if to_act[g] < 0 or ph < GIVE or ph > PLAY:
+            continue
+        k = n - 1 - gives_found if ph == GIVE else cards_found
+        cards = _NONE
+        for card in range(52):
+            if legal_mask[j, card]:
+                cards |= _ONE << np.uint64(card)
+        _gather_k(k, g, cards, phase, to_act, dealer, hands, talon_of, mode_of, exchange_of, given_of, discards,
+                  played_of, trick_of, hand, unseen, played, talon, given, scored, exchange_done, role, trick, mode,
+                  decision, position)
+        received[k] = received_of[g, to_act[g]]
+        trumps[k] = TRUMPS[mode_of[g] if mode_of[g] >= 0 else 6]
+        rows[k] = j
+        if ph == GIVE:
+            gives_found += 1
+        else:
+            cards_found += 1
+    return cards_found, gives_found
+
+
 # ----------------------------------------------------------------------------- the decision
 
 def card_actions(v, legal: np.ndarray, params: np.ndarray) -> np.ndarray:
@@ -541,6 +631,37 @@ def card_actions(v, legal: np.ndarray, params: np.ndarray) -> np.ndarray:
          contiguous(v.decision, np.int64), contiguous(v.position, np.int64), void, higher, lower, start,
          contiguous(params, np.float64), TIE, RANK_TIE, actions)
     return actions
+
+
+def state_actions(state, games: np.ndarray, legal_mask: np.ndarray, params: np.ndarray,
+                  give_p: float) -> tuple[np.ndarray, np.ndarray]:
+    """The heuristic's free returns, discards, plays and exchange gives for the games ``games``
+    (int64) of the engine ``state`` whose seat to act has one of those decisions: ``(rows,
+    actions)``, ``actions[k]`` for ``games[rows[k]]``. ``legal_mask``: bool[len(games), 58],
+    C-contiguous, their legal actions; ``params``: the card weights, ``give_p``: the give's.
+    The same actions as :func:`card_actions` and :func:`give_actions` of those games'
+    observations (``heuristic.HeuristicAgent``): the view's fields read in place by
+    :func:`gather_decisions`, what the seat to act knows, instead of written into an
+    observation and decoded."""
+    n = games.size
+    inputs = types.SimpleNamespace(
+        hand=np.empty(n, np.uint64), unseen=np.empty(n, np.uint64), played=np.empty((n, 3), np.uint64),
+        talon=np.empty(n, np.uint64), given=np.empty(n, np.uint64), received=np.empty(n, np.uint64),
+        trumps=np.empty(n, np.uint64), legal=np.empty(n, np.uint64), exchange_done=np.empty((n, 6), np.int16),
+        role=np.empty((n, 3), np.int8), trick=np.empty((n, 3), np.int64), mode=np.empty(n, np.int64),
+        decision=np.empty(n, np.int64), position=np.empty(n, np.int64))
+    rows = np.empty(n, np.int64)
+    n_cards, n_gives = gather_decisions(state.buffer, games, legal_mask, *vars(inputs).values(), rows)
+    actions = np.empty(n, np.int64)
+    if n_cards:
+        cards = types.SimpleNamespace(n=n_cards, **{name: array[:n_cards] for name, array in vars(inputs).items()})
+        actions[:n_cards] = card_actions(cards, cards.legal, params)
+    if n_gives:
+        first = n - n_gives
+        give_actions(inputs.hand[first:], inputs.unseen[first:], inputs.received[first:], inputs.given[first:],
+                     inputs.trumps[first:], inputs.legal[first:], give_p, actions[first:])
+    found = np.r_[0:n_cards, n - n_gives:n]
+    return rows[found], actions[found]
 
 
 def card_reading(v, legal: np.ndarray, sets: dict | None = None, scored: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
@@ -562,10 +683,15 @@ def card_reading(v, legal: np.ndarray, sets: dict | None = None, scored: np.ndar
     log_miss = np.log(miss)
     start = np.cumsum(entries) - entries
     total = int(start[-1] + entries[-1]) if n else 0
-    void_arg, higher_arg, lower_arg = np.empty((n, 2, 4)), np.empty((total, 2)), np.empty((total, 2))
+    # The three kinds of exp arguments in one buffer: one np.exp (the same numbers element by element).
+    arguments = np.empty(8 * n + 4 * total)
+    void_arg = arguments[:8 * n].reshape(n, 2, 4)
+    higher_arg = arguments[8 * n:8 * n + 2 * total].reshape(total, 2)
+    lower_arg = arguments[8 * n + 2 * total:].reshape(total, 2)
     _run(n, parallel, _sums_serial, _sums_parallel, _sums_chunk, scored, unseen, talon, given, exchange_done, role,
          log_miss, LOG_MISS_KNOWN, start, void_arg, higher_arg, lower_arg)
-    return np.exp(void_arg), np.exp(higher_arg), np.exp(lower_arg), start
+    np.exp(arguments, out=arguments)
+    return void_arg, higher_arg, lower_arg, start
 
 
 def _card_sets(v, legal: np.ndarray) -> dict:

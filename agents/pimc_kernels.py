@@ -45,7 +45,7 @@ from sergeant_major_env.engine import (DEAL_ENDED, DEAL_POINTS_, DEALER, DISCARD
 from sergeant_major_env.jit import kernel
 from sergeant_major_env.observation import CARD_SETS_WIDTH, OBSERVATION_SIZE, _fields, _observe_game
 
-from .heuristic_kernels import _choose_row, _count, _miss_row, _sums_row
+from .heuristic_kernels import _choose_row, _count, _gather_k, _miss_row, _sums_row
 from .network_kernels import lowest_bit_k, network_action_k
 
 DONE, CUT, ASK_CARDS, ASK_POLICY = range(4)
@@ -56,8 +56,6 @@ _ALL_CARDS = np.uint64((1 << 52) - 1)
 _RANK_0 = np.uint64(sum(1 << (13 * suit) for suit in range(4)))
 _ONE, _NONE = np.uint64(1), np.uint64(0)
 _TARGETS, _MIN_TARGETS = TARGETS.copy(), MIN_TARGETS.copy()
-_PAIR_GIVERS = np.array([0, 0, 1, 1, 2, 2], dtype=np.int64)  # observation's exchange pairs, relative seats
-_PAIR_RECEIVERS = np.array([1, 2, 0, 2, 0, 1], dtype=np.int64)
 _REST_WIDTH = OBSERVATION_SIZE - CARD_SETS_WIDTH
 
 
@@ -89,41 +87,6 @@ def _final_points_k(g, action, seat, dealer, mode, trick, leader, tricks_won):
     won = np.int64(tricks_won[g, seat]) + (1 if winner == seat else 0)
     role = (seat - dealer[g]) % 3
     return np.int64(_MIN_TARGETS[role]) - won if mode[g] == MINIMUM else won - np.int64(_TARGETS[role])
-
-
-@kernel(inline=True)
-def _gather_k(k, g, bits, phase, to_act, dealer, hands, talon, mode, exchange_done, given, discards, played, trick,
-              q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role, q_trick, q_mode,
-              q_decision, q_position):
-    """Row ``k`` of the heuristic's inputs: game ``g`` seen by its seat to act, the fields of
-    ``view.View`` of ``observe_card_sets`` (hand, unseen cards, played by relative seat, the
-    talon once shown, own exchange cards, the pairs' exchange counts, relative roles, the
-    trick, mode, decision, position in the trick); ``bits``: its legal actions."""
-    seat, dl, ph = np.int64(to_act[g]), np.int64(dealer[g]), np.int64(phase[g])
-    hand = hands[g, seat]
-    gone = discards[g] if seat == (dl + 1) % 3 else _NONE  # the playmaker's own discards (section 5)
-    for r in range(3):
-        q_played[k, r] = played[g, (seat + r) % 3]
-        gone |= q_played[k, r]
-    position = 0
-    for r in range(3):
-        card = np.int64(trick[g, r])
-        q_trick[k, r] = card
-        if card >= 0:
-            gone |= _ONE << np.uint64(card)
-            position += 1
-    q_hand[k] = hand
-    q_unseen[k] = _ALL_CARDS & ~hand & ~gone
-    q_talon[k] = talon[g] if ph >= DISCARD else _NONE  # shown once taken (section 5, step 4)
-    q_given[k] = given[g, seat]
-    q_legal[k] = bits
-    for p in range(6):
-        q_exchange_done[k, p] = exchange_done[g, (seat + _PAIR_GIVERS[p]) % 3, (seat + _PAIR_RECEIVERS[p]) % 3]
-    for r in range(3):
-        q_role[k, r] = ((seat + r) % 3 - dl + 3) % 3
-    q_mode[k] = mode[g]
-    q_decision[k] = ph
-    q_position[k] = position
 
 
 @kernel(counted=False)

@@ -188,11 +188,30 @@ def ensure_legal(actions: np.ndarray, legal_mask: np.ndarray) -> np.ndarray:
 
     A safety net: with a consistent observation and mask the rules above never need it, but an
     agent must answer legally even for a row whose observation does not match its mask."""
-    rows = np.arange(actions.shape[0])
-    bad = ~legal_mask[rows, np.clip(actions, 0, legal_mask.shape[1] - 1)]
-    if bad.any():
-        actions = np.where(bad, legal_mask.argmax(axis=1), actions)
-    return actions
+    actions = contiguous(actions, np.int64)
+    mask = contiguous(legal_mask, np.bool_)
+    if mask.ndim != 2 or mask.shape[0] != actions.shape[0] or mask.shape[1] == 0:
+        raise ValueError(f"ensure_legal: {actions.shape[0]} actions need a legal mask of shape "
+                         f"({actions.shape[0]}, actions), got {mask.shape}")
+    out = actions.copy()
+    _ensure_legal_k(out, mask)
+    return out
+
+
+@kernel(ahead="game", seconds=0.3, signature="int64[::1], boolean[:, ::1]")
+def _ensure_legal_k(actions, mask):
+    """:func:`ensure_legal` in place: an action out of range or not legal becomes the row's first
+    legal action (0 where none is)."""
+    width = mask.shape[1]
+    for i in range(actions.shape[0]):
+        a = actions[i]
+        if a < 0 or a >= width or not mask[i, a]:
+            first = 0
+            for j in range(width):
+                if mask[i, j]:
+                    first = j
+                    break
+            actions[i] = first
 
 
 def card_bools(sets: np.ndarray) -> np.ndarray:

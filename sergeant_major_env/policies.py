@@ -41,6 +41,13 @@ Optional attributes, read with ``getattr`` and a default:
   such a policy (:func:`refuse_cheats`) and ``evaluate``
   prints a note under its report.
 
+* ``act_from_state(state, games, legal_mask, rng) -> int64[len(games)]``: the same
+  decisions as ``act``, for the seats to act in the games ``games`` of the engine ``state``
+  (``legal_mask`` their rows), read by the policy's own compiled code from the state
+  instead of from observations: what each seat to act knows, no more (the heuristic, whose
+  card decisions read their inputs in place). :func:`decide` prefers it to the two forms
+  below.
+
 * ``act_on_card_sets(card_sets, rest, legal_mask, rng) -> int64[B]``: the same decisions
   as ``act``, from the observation in the form
   :func:`~sergeant_major_env.observation.observe_card_sets` gives it (the card planes as
@@ -114,11 +121,13 @@ def decide(policy: object, state, games: np.ndarray, legal_mask: np.ndarray,
            rng: np.random.Generator) -> np.ndarray:
     """``int64[len(games)]``: ``policy``'s actions for the seats to act in ``games`` (indices into
     the engine ``state``; ``legal_mask`` holds their rows). Search policies get the state,
-    those with ``act_on_card_sets`` the observations in that form, the others the float
+    those with ``act_from_state`` too, those with ``act_on_card_sets`` the observations in that form, the others the float
     observations (zeros for a policy that skips them); every environment, the tournaments
     and the terminal game ask their policies through here."""
     if searches_state(policy):
         actions = policy.act_on_state(state, games, rng)
+    elif callable(getattr(policy, "act_from_state", None)):
+        actions = policy.act_from_state(state, games, legal_mask, rng)
     elif not needs_observations(policy):
         actions = policy.act(zeros_observations(games.size), legal_mask, rng)
     elif games.size > 1 and callable(getattr(policy, "act_on_card_sets", None)):

@@ -3,8 +3,9 @@
 ``tests/reference_heuristic_030.py`` is the agent of 0.3.0 (numpy over the batch), frozen;
 ``agents.heuristic`` computes its card decisions (free returns, discards, play) in compiled
 kernels (``agents.heuristic_kernels``). Both are asked for the same positions, from the
-float observation (``act``) and from the card-set form (``act_on_card_sets``, the way
-``policies.decide`` and pimc's rollouts ask), in batches of 1, 7 and 300 (the serial and
+float observation (``act``), from the card-set form (``act_on_card_sets``, the way pimc's
+rollouts ask) and from the engine state itself (``act_from_state``, the way
+``policies.decide`` asks: the vec env's opponents, the tournaments), in batches of 1, 7 and 300 (the serial and
 the parallel kernels), and must choose the same action everywhere. The positions are every
 decision of whole games under several rule options (RULES.md section 9), played by the
 reference mixed with random moves (the odd positions), a trump handed over in every other
@@ -51,14 +52,22 @@ def parallel_from_256_games(monkeypatch):
 @functools.lru_cache(maxsize=None)
 def _positions(rules_name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(observations, card sets, rest, masks) of every decision of GAMES whole games under the rules."""
+    return _played(rules_name)[0]
+
+
+@functools.lru_cache(maxsize=None)
+def _played(rules_name: str) -> tuple[tuple[np.ndarray, ...], list]:
+    """:func:`_positions`, and the engine states of those decisions: a copy of the live games
+    before each move (their rows of the positions in order, one state after another)."""
     rules = RULE_SETS[rules_name]
     player = reference.HeuristicAgent()
     rng = np.random.default_rng(100 + sorted(RULE_SETS).index(rules_name))
     state = engine.init(engine.game_seeds(2000, GAMES), rules)
     random_share = np.resize(RANDOM_SHARES, GAMES)
-    observations, card_sets, rests, masks = [], [], [], []
+    observations, card_sets, rests, masks, states = [], [], [], [], []
     while (live := np.flatnonzero(state.phase != engine.OVER)).size:
         part = state.take(live)
+        states.append(part.copy())
         legal = engine.legal_bits(part)
         mask = bits_to_bool(legal, NUM_ACTIONS)
         obs = observe(part, part.to_act)
@@ -71,7 +80,7 @@ def _positions(rules_name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
         actions = np.where(give_trump, random_member(trumps, rng), actions)
         engine.step(part, actions, legal=legal)
         state.put(live, part)
-    return tuple(np.concatenate(parts) for parts in (observations, card_sets, rests, masks))
+    return tuple(np.concatenate(parts) for parts in (observations, card_sets, rests, masks)), states
 
 
 def _all_positions() -> tuple[np.ndarray, ...]:
@@ -144,6 +153,58 @@ def test_heuristic_matches_030_when_masks_do_not_match():
     odd_obs[5::23], odd_sets[5::23], odd_rest[5::23] = 0.0, 0, 0.0
     for card_sets in (False, True):
         _assert_same_actions((odd_obs, odd_sets, odd_rest, odd_mask), SIZES, seed=8, card_sets=card_sets)
+
+
+@pytest.mark.parametrize("rules_name", sorted(RULE_SETS))
+def test_heuristic_from_the_state_matches_030(rules_name):
+    """``act_from_state`` (the inputs of the card decisions and gives read in place from the
+    engine state, ``heuristic_kernels.gather_decisions``) chooses 0.3.0's actions from the
+    observations: every game of each position's state at once (mode choices, gives and card
+    decisions mixed), then the odd games only, then games one at a time, then in reverse
+    order with masks shuffled between the games (the kernels read a game's legal cards from
+    its row of the mask, as ``act`` does)."""
+    (obs, _, _, mask), states = _played(rules_name)
+    new, old = HeuristicAgent(), reference.HeuristicAgent()
+    first = 0
+    for k, state in enumerate(states):
+        rows = np.arange(first, first + state.batch_size)
+        first = rows[-1] + 1
+        games = np.arange(state.batch_size)
+        subsets = [games, games[1::2], games[k % games.size:][:1], games[::-1]]
+        for j, subset in enumerate(subsets):
+            subset_mask = mask[rows[subset]]
+            if j == 3:
+                subset_mask = subset_mask[np.random.default_rng(k).permutation(subset.size)]
+            want = old.act(obs[rows[subset]], subset_mask, np.random.default_rng(k))
+            got = new.act_from_state(state, subset, subset_mask, np.random.default_rng(k))
+            assert got.dtype == np.int64 and got.shape == want.shape
+            differ = np.flatnonzero(got != want)
+            assert differ.size == 0, (f"state {k}, games {subset.tolist()}: game {subset[differ[0]]} chose "
+                                      f"{got[differ[0]]}, 0.3.0 {want[differ[0]]} (phase "
+                                      f"{state.phase[subset[differ[0]]]})")
+    assert first == len(obs)
+
+
+def test_heuristic_from_the_state_in_big_batches():
+    """Hundreds of games in one ``act_from_state`` call (the parallel kernels at this module's
+    threshold), each rule set: 600 games played on by a mix of the heuristic and random moves,
+    every game at once and a shuffled half every few moves, against 0.3.0 on observations."""
+    new, old = HeuristicAgent(), reference.HeuristicAgent()
+    for seed, rules_name in enumerate(sorted(RULE_SETS)):
+        rng = np.random.default_rng(50 + seed)
+        state = engine.init(engine.game_seeds(3000 + 1000 * seed, 600), RULE_SETS[rules_name])
+        for move in range(160):
+            legal = engine.legal_bits(state)
+            mask = bits_to_bool(legal, NUM_ACTIONS)
+            obs = observe(state, state.to_act)
+            games = np.arange(state.batch_size) if move % 2 else rng.permutation(state.batch_size)[:300]
+            want = old.act(obs[games], mask[games], np.random.default_rng(move))
+            if move % 4 < 2:
+                got = new.act_from_state(state, games, mask[games], np.random.default_rng(move))
+                np.testing.assert_array_equal(got, want, err_msg=f"{rules_name}, move {move}")
+            actions = old.act(obs, mask, rng)
+            actions = np.where(rng.random(state.batch_size) < 0.2, random_member(legal, rng), actions)
+            engine.step(state, actions, legal=legal, autoreset=True)
 
 
 @pytest.mark.parametrize("obs_dtype", [np.float32, np.float64, np.float16, np.int64, bool])
