@@ -68,6 +68,8 @@ import itertools
 
 import numpy as np
 
+from sergeant_major_env import engine
+from sergeant_major_env.cards import NUM_ACTIONS
 from sergeant_major_env.jit import contiguous
 from sergeant_major_env.observation import acting_card_sets
 
@@ -235,8 +237,11 @@ class HeuristicAgent:
         rows; ``sergeant_major_env.policies``): the same actions. The inputs of the card
         decisions and the gives are read in place, what the seat to act knows
         (``heuristic_kernels.state_actions``); the mode choices go through ``act``'s path."""
+        games = contiguous(engine._game_numbers(games, state.batch_size, "HeuristicAgent.act_from_state"), np.int64)
         legal_mask = contiguous(legal_mask, np.bool_)
-        games = contiguous(games, np.int64).reshape(-1)
+        if legal_mask.shape != (games.size, NUM_ACTIONS):
+            raise ValueError(f"HeuristicAgent.act_from_state: legal_mask must have shape ({games.size}, {NUM_ACTIONS}), "
+                             f"one row per game, got {legal_mask.shape}")
         actions = np.zeros(games.size, dtype=np.int64)
         rows, chosen = state_actions(state, games, legal_mask, self._card_weights(), float(self.params["give_p"]))
         actions[rows] = chosen

@@ -86,6 +86,8 @@ def test_benchmarks_take_rule_options_like_the_other_clis(script, argv):
     ("fit_modes.py", ["--out", "nosuchfolder/samples.npz"], "folder 'nosuchfolder' does not exist"),
     ("vec_env.py", ["--json", "nosuchfolder/results.json"], "folder 'nosuchfolder' does not exist"),
     ("vec_env.py", ["--sizes", "0"], "--sizes must be positive integers"),
+    ("vec_env.py", ["--opponents", "heuristic", "--observing-opponents"], "it needs --opponents random"),
+    ("vec_env.py", ["--opponents", "pimc"], "invalid choice: 'pimc'"),
     ("gym_vector.py", ["--sizes", "0"], "--sizes must be positive integers"),
     ("gym_vector.py", ["--json", "nosuchfolder/results.json"], "folder 'nosuchfolder' does not exist"),
 ])
@@ -130,6 +132,14 @@ def test_seconds_outside_0_01_to_3600_is_one_usage_line(script, seconds):
 def test_the_smallest_seconds_runs():
     done = run_benchmark("engine.py", ["--batch", "2", "--seconds", "0.01", "--repeats", "1", "--json"])
     assert done.returncode == 0, done.stderr
+
+
+def test_the_vec_env_benchmark_against_the_heuristic_with_its_breakdown():
+    """train.py's default opponents: the opponents' share of a step under policies.decide."""
+    done = run_benchmark("vec_env.py", ["--opponents", "heuristic", "--sizes", "3", "--dummy-envs", "1",
+                                        "--num-deals", "1", "--seconds", "0.01", "--repeats", "1", "--breakdown"])
+    assert done.returncode == 0, done.stderr
+    assert "opponents: heuristic" in done.stdout and "policies.decide (opponents)" in done.stdout
 
 
 def test_the_gym_vector_benchmark_measures_both_modes_in_one_run():

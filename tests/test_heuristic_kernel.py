@@ -207,6 +207,20 @@ def test_heuristic_from_the_state_in_big_batches():
             engine.step(state, actions, legal=legal, autoreset=True)
 
 
+@pytest.mark.parametrize("games, mask_shape, message", [
+    ([0, 24], (2, NUM_ACTIONS), "games must be game numbers 0..23"),
+    ([[0, 1]], (2, NUM_ACTIONS), "games must be game numbers 0..23"),
+    ([0, 1], (2, 52), "legal_mask must have shape (2, 58)"),
+    ([0, 1], (3, NUM_ACTIONS), "legal_mask must have shape (2, 58)"),
+])
+def test_heuristic_from_the_state_refuses_bad_games_and_masks(games, mask_shape, message):
+    """The kernel never sees a game number out of range or a mask of another shape: one line."""
+    state = engine.init(engine.game_seeds(9, 24), Rules(num_deals=1))
+    with pytest.raises(ValueError, match="^HeuristicAgent.act_from_state: ") as caught:
+        HeuristicAgent().act_from_state(state, np.array(games), np.ones(mask_shape, bool), np.random.default_rng(0))
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
 @pytest.mark.parametrize("obs_dtype", [np.float32, np.float64, np.float16, np.int64, bool])
 @pytest.mark.parametrize("mask_dtype", [bool, np.int8, np.int64, np.float32])
 @pytest.mark.parametrize("size", [1, 300])
