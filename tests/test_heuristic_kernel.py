@@ -257,3 +257,21 @@ def test_card_model_is_030s_bit_for_bit():
         np.testing.assert_array_equal(higher, old.no_higher)
         np.testing.assert_array_equal(lower, old.no_lower)
         np.testing.assert_array_equal(start, np.searchsorted(cards.row, np.arange(len(part))))
+
+
+def test_the_sparse_sums_are_the_sums_of_every_card(monkeypatch):
+    """``_sums_row`` skips the cards whose log is +0.0 (neither unseen nor placed); with
+    ``log_known[0]`` = -0.0 those logs are -0.0 and it adds every card, as numpy did: the card
+    model is the same to the last bit either way (a zero's sign aside, which exp drops)."""
+    obs, _, _, mask = _all_positions()
+    view = HeuristicView(obs)
+    rows = np.flatnonzero(view.decision >= reference.RETURN_DECISION)
+    legal = reference.legal_sets(mask[rows])
+    sparse = heuristic_kernels.card_reading(view.rows(rows), legal)
+    every_card = heuristic_kernels.LOG_MISS_KNOWN.copy()
+    every_card[0] = -0.0
+    monkeypatch.setattr(heuristic_kernels, "LOG_MISS_KNOWN", every_card)
+    full = heuristic_kernels.card_reading(view.rows(rows), legal)
+    for got, want in zip(sparse, full):
+        np.testing.assert_array_equal(got.view(np.uint64) if got.dtype == np.float64 else got,
+                                      want.view(np.uint64) if want.dtype == np.float64 else want)
