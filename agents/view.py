@@ -191,8 +191,8 @@ def ensure_legal(actions: np.ndarray, legal_mask: np.ndarray) -> np.ndarray:
     actions = contiguous(actions, np.int64)
     mask = contiguous(legal_mask, np.bool_)
     if mask.ndim != 2 or mask.shape[0] != actions.shape[0] or mask.shape[1] == 0:
-        raise ValueError(f"ensure_legal: {actions.shape[0]} actions need a legal mask of shape "
-                         f"({actions.shape[0]}, actions), got {mask.shape}")
+        raise ValueError(f"ensure_legal: {actions.shape[0]} actions need a legal mask with one row each "
+                         f"and a column per action id, got shape {mask.shape}")
     out = actions.copy()
     _ensure_legal_k(out, mask)
     return out

@@ -121,9 +121,9 @@ def decide(policy: object, state, games: np.ndarray, legal_mask: np.ndarray,
            rng: np.random.Generator) -> np.ndarray:
     """``int64[len(games)]``: ``policy``'s actions for the seats to act in ``games`` (indices into
     the engine ``state``; ``legal_mask`` holds their rows). Search policies get the state,
-    those with ``act_from_state`` too, those with ``act_on_card_sets`` the observations in that form, the others the float
-    observations (zeros for a policy that skips them); every environment, the tournaments
-    and the terminal game ask their policies through here."""
+    those with ``act_from_state`` too, those with ``act_on_card_sets`` the observations in
+    that form, the others the float observations (zeros for a policy that skips them); every
+    environment, the tournaments and the terminal game ask their policies through here."""
     if searches_state(policy):
         actions = policy.act_on_state(state, games, rng)
     elif callable(getattr(policy, "act_from_state", None)):

@@ -9,11 +9,12 @@ same actions, in every phase (mode R9, exchanges R17-R22, discards, play R12-R16
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from conftest import every_kth_state, rules_strategy, seed_strategy
 from sergeant_major_env.agents import HeuristicAgent
-from sergeant_major_env.agents.view import View
+from sergeant_major_env.agents.view import View, ensure_legal
 from sergeant_major_env import Rules, engine
 from sergeant_major_env.observation import observe, observe_card_sets
 from sergeant_major_env.policies import decide
@@ -68,3 +69,15 @@ def test_heuristic_acts_the_same_on_card_sets_and_on_the_float_observation(seed,
             np.testing.assert_array_equal(decide(agent, s, games, mask[games], None), expected)
             decisions += games.size
     assert decisions > 100
+
+
+def test_ensure_legal_replaces_illegal_and_out_of_range_actions_only():
+    """The agents' safety net (a kernel): a legal action stays, an illegal or out-of-range one
+    becomes the row's first legal action, 0 where none is legal; the caller's array is kept."""
+    mask = np.zeros((5, 58), dtype=bool)
+    mask[0, [3, 9]] = mask[1, [3, 9]] = mask[2, 52] = mask[3, [4, 57]] = True  # row 4: nothing legal
+    actions = np.array([9, 5, -1, 58, 7])
+    np.testing.assert_array_equal(ensure_legal(actions, mask), [9, 3, 52, 4, 0])
+    np.testing.assert_array_equal(actions, [9, 5, -1, 58, 7])
+    with pytest.raises(ValueError, match="^ensure_legal: 5 actions need a legal mask with one row each"):
+        ensure_legal(actions, mask[:4])
