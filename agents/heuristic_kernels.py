@@ -25,7 +25,6 @@ The kernels receive checked arrays of fixed dtypes (:func:`card_actions` convert
 
 from __future__ import annotations
 
-import math
 import types
 
 import numpy as np
@@ -216,18 +215,6 @@ def _miss_parallel(scored, unseen, played, talon, given, exchange_done, role, kn
 
 
 @kernel(inline=True)
-def _log_miss(f, card, other, log_q, t, g, log_known):
-    """log P(opponent f does not hold ``card``): from the chance for cards of unknown place
-    (``other``), from the known mass for the placed ones (t, g), 0 for cards not unseen."""
-    x = (1.0 if _has(other, card) else 0.0) * log_q
-    if _has(g, card):
-        return x + log_known[2]
-    if _has(t, card):
-        return x + log_known[1]
-    return x + log_known[0]
-
-
-@kernel(inline=True)
 def _lowest_card(x):
     """The lowest card of the non-empty uint64 set ``x``."""
     return _count((x & (~x + np.uint64(1))) - np.uint64(1))
@@ -235,17 +222,19 @@ def _lowest_card(x):
 
 @kernel(inline=True)
 def _sums_row(i, scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
-              void_arg, higher_arg, lower_arg, logs):
+              void_arg, higher_arg, lower_arg):
     """Game ``i``: the arguments of the ``exp`` that give P(opponent f holds none of a suit)
     (``void_arg[i, f, suit]``) and, for each entry e (a card of ``scored[i]``, numbered from
     ``start[i]`` in card order), P(f holds no unseen card above / below it in its suit)
     (``higher_arg[e, f]``, ``lower_arg[e, f]``): sums of the logs up the ranks of the suit, in
-    rank order as np.cumsum adds them. ``logs``: float64[2, 52], scratch space.
+    rank order as np.cumsum adds them.
 
-    A card that is neither unseen nor placed has the log ``0 * log_q + log_known[0]``; when
-    that is +0.0 (``log_known[0]`` is log(1), as the agent's), adding it changes no sum, so the
-    sums run over the suit's unseen and scored cards only (the same numbers, bit for bit, in
-    about half the time); otherwise every card is added, as numpy did."""
+    The log of a card is ``log_q`` (``log_miss[i, f]``) for an unseen card of unknown place, or
+    ``0 * log_q + log_known[k]`` (k: 2 handed over by this seat, 1 the talon's, 0 any other
+    card). ``log_known[0]`` is 0.0 (log 1: no mass placed; :data:`LOG_MISS_KNOWN`), so a card
+    neither unseen nor placed has the log +0.0 and changes no sum: the sums run over the suit's
+    unseen and scored cards only (:func:`_sparse_sums`), the numbers of numpy's sums over all
+    13 to the last bit (tests/test_heuristic_kernel.py) in about half the time."""
     t0, g0 = _placed(unseen[i], talon[i], given[i], exchange_done[i], role[i], 0)
     t1, g1 = _placed(unseen[i], talon[i], given[i], exchange_done[i], role[i], 1)
     other = unseen[i] & ~(t0 | g0 | t1 | g1)
@@ -253,26 +242,8 @@ def _sums_row(i, scored, unseen, talon, given, exchange_done, role, log_miss, lo
     for f in range(2):
         t, g = (t0, g0) if f == 0 else (t1, g1)
         log_q = log_miss[i, f]
-        rest = 0.0 * log_q + log_known[0]  # the log of a card neither unseen nor placed
-        if rest == 0.0 and math.copysign(1.0, rest) > 0.0:
-            _sparse_sums(i, f, other | t | g, t, g, cards, log_q + log_known[0], 0.0 * log_q + log_known[1],
-                         0.0 * log_q + log_known[2], start, void_arg, higher_arg, lower_arg)
-            continue
-        for card in range(52):
-            logs[f, card] = _log_miss(f, card, other, log_q, t, g, log_known)
-        for suit in range(4):
-            first = 13 * suit
-            total = logs[f, first]
-            for card in range(first + 1, first + 13):
-                total = total + logs[f, card]
-            void_arg[i, f, suit] = total
-            upto = 0.0
-            for card in range(first, first + 13):
-                upto = logs[f, card] if card == first else upto + logs[f, card]
-                if _has(cards, card):
-                    e = start[i] + _count(cards & ((np.uint64(1) << np.uint64(card)) - np.uint64(1)))
-                    higher_arg[e, f] = total - upto
-                    lower_arg[e, f] = upto - logs[f, card]
+        _sparse_sums(i, f, other | t | g, t, g, cards, log_q + log_known[0], 0.0 * log_q + log_known[1],
+                     0.0 * log_q + log_known[2], start, void_arg, higher_arg, lower_arg)
 
 
 @kernel(inline=True)
@@ -312,10 +283,9 @@ def _sparse_sums(i, f, live, t, g, cards, log_other, log_talon, log_given, start
         "float64[::1], int64[::1], float64[:, :, ::1], float64[:, ::1], float64[:, ::1]"))
 def _sums_serial(scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
                  void_arg, higher_arg, lower_arg):
-    logs = np.empty((2, 52))
     for i in range(scored.shape[0]):
         _sums_row(i, scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
-                  void_arg, higher_arg, lower_arg, logs)
+                  void_arg, higher_arg, lower_arg)
 
 
 @kernel(ahead="threads", seconds=1.5, signature=(
@@ -324,10 +294,9 @@ def _sums_serial(scored, unseen, talon, given, exchange_done, role, log_miss, lo
 def _sums_chunk(start_row, stop_row, scored, unseen, talon, given, exchange_done, role, log_miss, log_known,
                 start, void_arg, higher_arg, lower_arg):
     """:func:`_sums_serial` of the games start..stop-1 (a chunk of ``jit.spread``'s threads)."""
-    logs = np.empty((2, 52))
     for i in range(start_row, stop_row):
         _sums_row(i, scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
-                  void_arg, higher_arg, lower_arg, logs)
+                  void_arg, higher_arg, lower_arg)
 
 
 @kernel(parallel=True)
@@ -335,7 +304,7 @@ def _sums_parallel(scored, unseen, talon, given, exchange_done, role, log_miss, 
                    void_arg, higher_arg, lower_arg):
     for i in prange(scored.shape[0]):
         _sums_row(i, scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
-                  void_arg, higher_arg, lower_arg, np.empty((2, 52)))
+                  void_arg, higher_arg, lower_arg)
 
 
 # ----------------------------------------------------------------------------- scores
@@ -625,7 +594,7 @@ def _gather_k(k, g, bits, phase, to_act, dealer, hands, talon, mode, exchange_do
     q_position[k] = position
 
 
-@kernel(ahead="game", seconds=1.5, signature=(
+@kernel(ahead="game", seconds=1.8, signature=(
         "uint8[::1], int64[::1], boolean[:, ::1], uint64[::1], uint64[::1], uint64[:, ::1], uint64[::1], uint64[::1], "
         "uint64[::1], uint64[::1], uint64[::1], int16[:, ::1], int8[:, ::1], int64[:, ::1], int64[::1], int64[::1], "
         "int64[::1], int64[::1]"))

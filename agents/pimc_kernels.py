@@ -207,7 +207,6 @@ def _rollouts_k(buffer, live, pending, n_live, seat, decisions, horizon, rules, 
     q_exchange_done, q_role = np.empty((n, 6), dtype=np.int16), np.empty((n, 3), dtype=np.int8)
     q_mode, q_decision, q_position = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     q_miss, q_entries, q_start = np.empty((n, 2)), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    logs = np.empty((2, 52))
     while n_live > 0:
         asking, n_net = _advance_k(s, live[:n_live], pending[:n_live], seat, decisions, horizon, rules, points,
                                    status, legal_out, asked, net_asked, by_network, q_hand, q_unseen, q_played,
@@ -219,7 +218,7 @@ def _rollouts_k(buffer, live, pending, n_live, seat, decisions, horizon, rules, 
                              rows, values)
         if asking:
             _heuristic_cards_k(asking, q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role,
-                               q_trick, q_mode, q_decision, q_position, q_miss, q_entries, q_start, logs, params, tie,
+                               q_trick, q_mode, q_decision, q_position, q_miss, q_entries, q_start, params, tie,
                                rank_tie, known_mass, log_known, q_action)
             for k in range(asking):
                 pending[asked[k]] = q_action[k]
@@ -242,7 +241,7 @@ def _rollouts_k(buffer, live, pending, n_live, seat, decisions, horizon, rules, 
 
 @kernel
 def _heuristic_cards_k(rows, hand, unseen, played, talon, given, legal, exchange_done, role, trick, mode, decision,
-                       position, miss, entries, start, logs, params, tie, rank_tie, known_mass, log_known, actions):
+                       position, miss, entries, start, params, tie, rank_tie, known_mass, log_known, actions):
     """The heuristic's cards for rows 0..rows-1 of the gathered inputs: the steps of
     ``heuristic_kernels.card_actions_of_sets`` (its kernels' per-game routines), with the
     compiled ``log`` and ``exp`` between them (module docstring), the ``exp`` once over the
@@ -261,7 +260,7 @@ def _heuristic_cards_k(rows, hand, unseen, played, talon, given, legal, exchange
     lower_arg = arguments[8 * rows + 2 * total:].reshape((total, 2))
     for k in range(rows):
         _sums_row(k, legal, unseen, talon, given, exchange_done, role, log_miss, log_known, start, void_arg,
-                  higher_arg, lower_arg, logs)
+                  higher_arg, lower_arg)
     values = np.empty_like(arguments)
     for k in range(arguments.size):
         values[k] = np.exp(arguments[k])
