@@ -15,9 +15,10 @@ it (``observation._observe_game``: 14 card sets and the other entries):
   (:func:`_non_zero_k`) and eight rows go through the sums in one vectorised pass
   (:func:`_add_rows_k`), each sum rounded as one row at a time would round it (a pass per row
   is bound by writing the sums, a branch per input by its mispredictions);
-* the activation (tanh or relu) as plain loops over float32; the first of the largest legal
-  logits is the action (:func:`agents.policy_file.most_likely_legal`, the deterministic
-  choice of MaskablePPO).
+* the activation (tanh or relu) as plain loops over float32; the output layer sums the legal
+  actions' logits only (a few of the 58), four at a time (:func:`_four_logits_k`), each in the
+  same order and so to the same bits; the first of the largest is the action
+  (:func:`agents.policy_file.most_likely_legal`, the deterministic choice of MaskablePPO).
 
 The sums run in another order than torch's matrix products, so a logit can differ from
 torch's in its last bits (about 1e-7 of its size): the chosen action is the same except where
@@ -50,8 +51,9 @@ class NetworkWeights(NamedTuple):
     """A policy network's actor as contiguous float32 arrays, the layout the kernels read:
     ``first`` [OBSERVATION_SIZE, H1] (the first layer transposed: one row per observation
     entry), ``hidden`` the later hidden layers' transposed matrices one after another, flat
-    (``shapes`` int64[L, 2]: each one's inputs and outputs), ``output`` [H, NUM_ACTIONS] (the
-    last layer transposed)."""
+    (``shapes`` int64[L, 2]: each one's inputs and outputs), ``output`` [NUM_ACTIONS, H] (the
+    last layer as torch keeps it: a row per action, so that a legal action's logit reads one
+    row)."""
 
     first: np.ndarray
     first_bias: np.ndarray
@@ -89,9 +91,9 @@ def network_weights(network) -> NetworkWeights:
               else np.zeros(0, dtype=np.float32))
     hidden_bias = np.concatenate([bias(layer) for layer in later]) if later else np.zeros(0, dtype=np.float32)
     shapes = np.array([[layer.in_features, layer.out_features] for layer in later], dtype=np.int64).reshape(-1, 2)
-    output = np.ascontiguousarray(weight(network.action_net).T)
-    if output.shape[1] != NUM_ACTIONS:
-        raise ValueError(f"a compiled network has {NUM_ACTIONS} actions, this one {output.shape[1]}")
+    output = np.ascontiguousarray(weight(network.action_net))
+    if output.shape[0] != NUM_ACTIONS:
+        raise ValueError(f"a compiled network has {NUM_ACTIONS} actions, this one {output.shape[0]}")
     width = max(layer.out_features for layer in linears)
     return NetworkWeights(first, bias(linears[0]), np.ascontiguousarray(hidden, dtype=np.float32), hidden_bias,
                           shapes, output, bias(network.action_net), RELU if "ReLU" in kinds else TANH, width)
@@ -179,18 +181,33 @@ def _non_zero_k(x, n, offset, rows, values, count):
     return count
 
 
+@kernel(inline=True)
+def _four_logits_k(output, output_bias, a0, a1, a2, a3, rows, values, count, logits):
+    """``logits[a] = output_bias[a] + values[k] * output[a, rows[k]]`` summed over k in order, for
+    the four actions a0..a3: the terms of each sum in the order :func:`_add_rows_k` adds the
+    rows, so each logit is rounded as there; four independent sums in one pass over the inputs,
+    so that an addition does not wait for the one before it."""
+    w0, w1, w2, w3 = output[a0], output[a1], output[a2], output[a3]
+    s0, s1, s2, s3 = output_bias[a0], output_bias[a1], output_bias[a2], output_bias[a3]
+    for k in range(count):
+        r, x = rows[k], values[k]
+        s0, s1, s2, s3 = s0 + x * w0[r], s1 + x * w1[r], s2 + x * w2[r], s3 + x * w3[r]
+    logits[a0], logits[a1], logits[a2], logits[a3] = s0, s1, s2, s3
+
+
 @kernel(counted=False)
 def network_action_k(planes, rest, legal, first, first_bias, hidden, hidden_bias, shapes, output, output_bias,
                      activation, h, h2, logits, rows, values):
     """The most likely legal action (the first of the largest logits) of the observation
     given as its 14 card sets ``planes`` (uint64) and its entries ``rest`` (float32, from
     ``decision`` on); ``legal`` the legal actions as bits (non-empty); ``h``, ``h2`` float32
-    scratch of the widest layer, ``logits`` float32[NUM_ACTIONS], ``rows`` int64 and
-    ``values`` float32 scratch of OBSERVATION_SIZE entries (each layer's non-zero inputs). The
-    weights are :class:`NetworkWeights`'s fields. Each layer adds the weight rows of its
-    non-zero inputs to the bias in ascending order of the input (:func:`_add_rows_k`): an
-    input of zero adds nothing, so the sums are those of the whole product but for the sign
-    of a zero."""
+    scratch of the widest layer, ``logits`` float32[NUM_ACTIONS] (the legal actions' logits are
+    left there, the others untouched), ``rows`` int64 and ``values`` float32 scratch of
+    OBSERVATION_SIZE entries (each layer's non-zero inputs). The weights are
+    :class:`NetworkWeights`'s fields. Each layer adds the weight rows of its non-zero inputs to
+    the bias in ascending order of the input (:func:`_add_rows_k`; the output layer's legal
+    logits :func:`_four_logits_k`): an input of zero adds nothing, so the sums are those of the
+    whole product but for the sign of a zero."""
     count = 0
     for p in range(14):  # the card sets: each card an entry 1.0
         bits = planes[p]
@@ -218,17 +235,22 @@ def network_action_k(planes, rest, legal, first, first_bias, hidden, hidden_bias
         at += n_in * n_out
         bias_at += n_out
         n = n_out
-    for a in range(logits.shape[0]):
-        logits[a] = output_bias[a]
     count = _non_zero_k(h, n, 0, rows, values, 0)
-    _add_rows_k(logits, logits.shape[0], output, rows, values, count)
     best, best_logit = -1, np.float32(0)
     remaining = legal
-    while remaining:
-        action = lowest_bit_k(remaining)
+    while remaining:  # the legal actions' logits only, four at a time, in ascending order
+        a0 = lowest_bit_k(remaining)
         remaining &= remaining - _ONE
-        if best < 0 or logits[action] > best_logit:
-            best, best_logit = action, logits[action]
+        a1 = lowest_bit_k(remaining) if remaining else a0  # past the last legal action: a repeat
+        remaining &= remaining - _ONE
+        a2 = lowest_bit_k(remaining) if remaining else a1
+        remaining &= remaining - _ONE
+        a3 = lowest_bit_k(remaining) if remaining else a2
+        remaining &= remaining - _ONE
+        _four_logits_k(output, output_bias, a0, a1, a2, a3, rows, values, count, logits)
+        for action in (a0, a1, a2, a3):  # a repeat is not larger than itself: the first of the largest
+            if best < 0 or logits[action] > best_logit:
+                best, best_logit = action, logits[action]
     return best
 
 

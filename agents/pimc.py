@@ -738,7 +738,7 @@ class _CompiledRollouts(NamedTuple):
 _NO_PARAMS = np.zeros(len(PARAM_ORDER))
 _NO_NETWORK = NetworkWeights(np.zeros((0, 1), dtype=np.float32), np.zeros(0, dtype=np.float32),
                              np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32),
-                             np.zeros((0, 2), dtype=np.int64), np.zeros((1, 0), dtype=np.float32),
+                             np.zeros((0, 2), dtype=np.int64), np.zeros((0, 1), dtype=np.float32),
                              np.zeros(0, dtype=np.float32), 0, 1)
 
 

@@ -118,13 +118,14 @@ def _logits_row_by_row(weights, card_sets: np.ndarray, rest: np.ndarray) -> np.n
         matrix = weights.hidden[at:at + n_in * n_out].reshape(n_in, n_out)
         h = activate(layer(h, matrix, weights.hidden_bias[bias_at:bias_at + n_out]))
         at, bias_at = at + n_in * n_out, bias_at + n_out
-    return layer(h, weights.output, weights.output_bias)
+    return layer(h, weights.output.T, weights.output_bias)
 
 
 def test_the_compiled_sums_are_those_of_one_row_at_a_time():
-    """Eight weight rows a pass (``_add_rows_k``) round every sum as adding one row at a time
-    does: the logits of ``learned`` on positions of every kind equal, bit for bit (a zero's sign
-    aside), those of the one-row-at-a-time sums."""
+    """Eight weight rows a pass (``_add_rows_k``) and four legal logits a pass
+    (``_four_logits_k``) round every sum as adding one row at a time does: the legal logits of
+    ``learned`` on positions of every kind equal, bit for bit (a zero's sign aside), those of the
+    one-row-at-a-time sums, and the action is the first of the largest."""
     from sergeant_major_env.agents.network_kernels import network_action_k
 
     weights = network_weights(load_policy(make_agent("learned").path)[0])
@@ -138,9 +139,12 @@ def test_the_compiled_sums_are_those_of_one_row_at_a_time():
             continue
         card_sets, rest = observe_card_sets(view, view.to_act)
         for g in range(view.batch_size):
-            network_action_k(card_sets[g], rest[g], legal[g], *weights[:7], weights.activation, h, h2, logits, rows,
-                             values)
+            logits[:] = np.nan
+            action = network_action_k(card_sets[g], rest[g], legal[g], *weights[:7], weights.activation, h, h2,
+                                      logits, rows, values)
             want = _logits_row_by_row(weights, card_sets[g], rest[g])
-            assert np.array_equal(logits, want), (k, g)
+            allowed = bits_to_bool(legal[g:g + 1], NUM_ACTIONS)[0]
+            assert np.array_equal(logits[allowed], want[allowed]), (k, g)  # the legal logits, summed alike
+            assert action == np.flatnonzero(allowed)[np.argmax(want[allowed])], (k, g)  # the first of the largest
             checked += 1
     assert checked > 200
