@@ -25,7 +25,7 @@ def test_readme_starts_with_two_commands_install_and_run_then_install_and_test()
     assert len(commands) == 2
     for command in commands:
         assert command.startswith("pip install torch==2.13.0 && pip install -e "), command
-    assert commands[1].endswith("python -m pytest -q")
+    assert commands[1].endswith("python -m pytest -q -n 2")
 
 
 def test_ci_runs_the_readme_test_command_verbatim():
