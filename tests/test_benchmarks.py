@@ -90,6 +90,10 @@ def test_benchmarks_take_rule_options_like_the_other_clis(script, argv):
     ("vec_env.py", ["--opponents", "pimc"], "invalid choice: 'pimc'"),
     ("gym_vector.py", ["--sizes", "0"], "--sizes must be positive integers"),
     ("gym_vector.py", ["--json", "nosuchfolder/results.json"], "folder 'nosuchfolder' does not exist"),
+    ("labels_speed.py", ["--teacher", "heuristic"], "the teacher must be a pimc search bot"),
+    ("labels_speed.py", ["--player", "nosuchagent"], "unknown agent 'nosuchagent'"),
+    ("labels_speed.py", ["--games", "0"], "--games: must be an integer of at least 1, got '0'"),
+    ("labels_speed.py", ["--against", "nosuchfolder"], "--against: nosuchfolder is not a checkout"),
 ])
 def test_benchmark_bad_arguments_are_one_line_before_any_work(script, argv, message):
     done = subprocess.run([sys.executable, f"benchmarks/{script}", *argv], cwd=ROOT, capture_output=True,
@@ -177,3 +181,17 @@ def test_agents_speed_times_the_heuristic_of_030_in_the_same_run():
     lines = done.stdout.splitlines()
     assert [line.split(" B=")[0].strip() for line in lines] == ["heuristic"] * 2 + ["heuristic-0.3.0"] * 2, lines
     assert all("decisions/s" in line for line in lines), lines
+
+
+def test_labels_speed_times_two_checkouts_alternately_and_compares_their_labels():
+    """--against this same checkout: each run's labels a second, each round's ratio and whether
+    the two runs' labels are the same (they are: the same code), then the medians (issue 28)."""
+    done = run_benchmark("labels_speed.py", ["--teacher", "pimc:worlds=2", "--player", "random", "--games", "1",
+                                              "--against", str(ROOT), "--repeat", "2"])
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    runs = [line for line in lines if " labels/s" in line and line.startswith("  round ")]
+    assert len(runs) == 4 and all(re.search(r"[\d,]+ labels, +[\d.]+ labels/s$", line) for line in runs), lines
+    rounds = [line for line in lines if "ratio" in line and line.startswith("  round ")]
+    assert len(rounds) == 2 and all(line.endswith("the labels: the same") for line in rounds), lines
+    assert re.search(r"^ratio: [\d.]+x \(median of the rounds' [\d.]+x, [\d.]+x;", lines[-2]), lines
