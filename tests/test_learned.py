@@ -210,7 +210,7 @@ def test_ship_bad_arguments_are_one_line_usage_errors_before_any_game(arguments,
 
 
 def test_ship_plays_pimc_games_against_pimc_under_any_name():
-    """``search`` is pimc (pimc:rollout=learned:belief=learned): as slow, so it plays --pimc-games like pimc:...."""
+    """``search`` is pimc (``agents.SEARCH``): as slow, so it plays --pimc-games like pimc:...."""
     import types
 
     args = types.SimpleNamespace(opponents="search,pimc:worlds=4,heuristic", games=600, pimc_games=120, seed=0)

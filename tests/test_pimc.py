@@ -715,15 +715,17 @@ def test_pimc_cheat_has_its_own_help_line_saying_it_sees_every_hidden_card():
     assert "sees every hidden card" in PIMCAgent.__doc__.replace("SEES EVERY HIDDEN CARD", "sees every hidden card")
 
 
-def test_search_is_pimc_with_the_belief_and_learned_rollouts_by_one_name():
+def test_search_is_pimc_with_the_belief_learned_rollouts_and_prior_by_one_name():
     """``search`` names the strongest search measured: the same agent as
-    ``pimc:rollout=learned:belief=learned`` (its repr, settings and decisions), listed with its
-    parts; it takes no options, and no search rolls out a search."""
+    ``pimc:rollout=learned:belief=learned:prior=learned:prior_weight=0.2`` (its repr, settings and
+    decisions), listed with its parts; it takes no options, and no search rolls out a search."""
     from sergeant_major_env.agents import SEARCH, agent_help
 
-    search, spelled = make_agent("search"), make_agent("pimc:rollout=learned:belief=learned")
-    assert SEARCH == "pimc:rollout=learned:belief=learned" and SEARCH in agent_help()["search"]
+    spec = "pimc:rollout=learned:belief=learned:prior=learned:prior_weight=0.2"
+    search, spelled = make_agent("search"), make_agent(spec)
+    assert SEARCH == spec and SEARCH in agent_help()["search"]
     assert search.settings.belief == "learned" and search.settings.belief_draw and search.settings.worlds == 16
+    assert search.settings.prior == "learned" and search.settings.prior_weight == 0.2 and search._prior is not None
     assert repr(search) == repr(spelled) and search.settings == spelled.settings and not search.cheats
     state, live = next(_positions(6, batch=3, every=25))
     np.testing.assert_array_equal(search.act_on_state(state, live, np.random.default_rng(1)),

@@ -49,6 +49,16 @@ def test_pimc_searches_the_same_in_worker_processes():
     assert _table(agents, 2, games=12, rules=Rules(num_deals=1)) == expected
 
 
+def test_search_plays_the_same_games_in_any_batch_and_worker_processes():
+    """``search`` adds the learned policy's log-probabilities (torch, over the batch of games it
+    searches) to the actions' values, where equal values are common: the same games and records
+    with one worker, two, and batches of three games."""
+    agents = "search,heuristic,greedy"
+    expected = _table(agents, 1, games=12, rules=Rules(num_deals=1))
+    assert _table(agents, 2, games=12, rules=Rules(num_deals=1)) == expected
+    assert _table(agents, 1, games=12, rules=Rules(num_deals=1), batch_size=3) == expected
+
+
 def test_agents_say_whether_their_games_may_be_played_apart():
     for name in ("heuristic", "greedy", "learned", "pimc", "pimc:rollout=learned", "pimc:rollout=greedy"):
         assert is_deterministic(make_agent(name)), name
