@@ -77,11 +77,12 @@ register_agent("pimc", PIMCAgent, options=PIMC_OPTIONS, policy_options=PIMC_POLI
 
 SEARCH = "pimc:rollout=learned:belief=learned:prior=learned:prior_weight=0.2"
 """The spec of ``search``: the strongest search measured (docs/results.md, "Search: pimc"): the
-shipped belief model draws pimc's 16 worlds, the ``learned`` policy rolls out the seat's own
+shipped belief model draws pimc's 16 worlds (exactly, each in proportion to the product of its
+probabilities to the power 0.5: pimc's defaults), the ``learned`` policy rolls out the seat's own
 moves, and its log-probabilities, 0.2 points a unit, are added to the actions' values (a prior).
-+23.25 [+18.39, +28.11] points a game over ``pimc`` head to head (120 games, seed 0; without the
-prior, the ``search`` before it: +17.22 on the same games) and +22.79 [+20.65, +24.93] over 600
-games of seed 100000 (without the prior: +13.03); 2026-12-07. Benchmarks name ``search`` to mean
++27.19 [+22.85, +31.54] points a game over ``pimc`` head to head (120 games, seed 0; with the
+worlds drawn by keys, the draw before: +23.25 on the same games) and +26.59 [+24.54, +28.63]
+over 600 games of seed 100000 (by keys: +22.79); 2026-12-07. Benchmarks name ``search`` to mean
 "the best search" without its options; when a stronger configuration is measured, this line
 changes."""
 
@@ -94,7 +95,7 @@ def make_search_agent():
 register_agent("search", make_search_agent,
                help=f"the strongest search measured, {SEARCH}: pimc's 16 deals a decision drawn by the belief "
                     f"model, the learned policy rolling out the seat's own moves and weighing the actions "
-                    f"(a prior), the heuristic the others' (+23 points a game over pimc head to head: the "
+                    f"(a prior), the heuristic the others' (+27 points a game over pimc head to head: the "
                     f"docs' Results page, Search)")
 
 

@@ -39,15 +39,22 @@ worlds) and ``belief`` (weighting them by a belief model) do not apply and are r
 ``belief`` (``pimc:belief=learned``). A belief model (:mod:`sergeant_major_env.agents.belief`,
 trained by ``sergeant-major distill belief`` on the project's own games, where the true hands
 are known) reads the seat's observation and gives each unseen card's probability of being in
-the left hand, the right hand or the pile. The ``worlds`` worlds are drawn by it: the exact
-sampler picks each card for the pile and for the left hand by a key that adds ``belief_power``
-times the card's log-odds in the model (pile against the hands, the left hand against the
-right) to its random draw (:func:`~sergeant_major_env.worlds.sample_worlds`' ``log_probs``: a
-Gumbel top-k draw), so every world is a fresh draw near the model's placements, consistent
-with what the seat knows (voids, shown cards, exchanges), and none is kept twice. The model
-reads the seat's observation only, never a hidden card, once a decision. At ``belief_power``
-0.25 to 0.35 the search is ahead of ``pimc`` at equal worlds; at 1 it is behind
-(docs/results.md).
+the left hand, the right hand or the pile. The ``worlds`` worlds are drawn by it, exactly
+(:func:`~sergeant_major_env.worlds.sample_worlds`' ``exact``): among the worlds consistent with
+what the seat knows (voids, shown cards, exchanges, hand sizes), each with a probability
+proportional to the product, over the unseen cards, of the model's probability of the place
+the world puts it, raised to ``belief_power``. Every world is a fresh draw, and at power 1 the
+worlds' marginals are the model's. The model reads the seat's observation only, never a
+hidden card, once a decision. At ``belief_power`` 0.5 (the default) the search closes about 30%
+of the gap between ``pimc`` and ``pimc:cheat`` at equal worlds (29% to 32% on three sets of 600
+games); at 0.75 and 1 it is ahead of ``pimc`` too, by less (docs/results.md).
+
+``belief_exact=false`` draws the worlds the way before it (2026-12-06): the sampler picks each
+card for the pile and for the left hand by a key that adds ``belief_power`` times the card's
+log-odds in the model (pile against the hands, the left hand against the right) to its random
+draw (a Gumbel top-k draw), the counts of each kind of card on the pile by their uniform
+weights. Its worlds are sharper than the model where it is sure and miss what it knows
+elsewhere; it plays best at ``belief_power`` 0.25 to 0.35, a fifth of the gap.
 
 ``belief_draw=false`` weights uniform worlds instead (the first way, kept for comparison):
 ``candidates`` x ``worlds`` uniform worlds are drawn and ``worlds`` kept by weight, a world's
@@ -129,8 +136,9 @@ infer_power 0.5        how much the likelihood counts (0: uniform worlds)
 belief      none       a belief model drawing the worlds by where it puts each unseen
                        card (agents.belief): ``learned`` (the shipped one) or a belief
                        file or folder (``distill belief --out``)
-belief_power 0.25      how much the belief counts (0: uniform worlds); drawing, 0.25 and
-                       0.35 measured best of 0.2 to 1 (docs/results.md); weighting,
+belief_power 0.5       how much the belief counts (0: uniform worlds); drawn exactly,
+                       0.5 measured best of 0.5, 0.75 and 1 (docs/results.md); by keys
+                       (``belief_exact=false``), 0.25 and 0.35 of 0.2 to 1; weighting,
                        0.25 of 0.125 to 1 (at 1 the worlds kept are too few and too
                        sure, 16 points a game behind ``pimc``)
 prior       none       a policy with action probabilities (learned, ppo:RUN) whose log-
@@ -140,10 +148,12 @@ prior       none       a policy with action probabilities (learned, ppo:RUN) who
                        at weight 0.5 made the search play much like the policy itself,
                        8.6 points per game behind ``pimc`` head to head (README, "Search")
 prior_weight 0.5       points of value per unit of log-probability of the prior
-belief_draw true       draw the worlds' cards by the belief (each card's keys biased by
-                       its log-odds times ``belief_power``); ``false``: draw
-                       ``candidates`` x ``worlds`` uniform worlds and keep ``worlds`` by
-                       the belief's weight (level with ``pimc`` at best, docs/results.md)
+belief_draw true       draw the worlds by the belief; ``false``: draw ``candidates`` x
+                       ``worlds`` uniform worlds and keep ``worlds`` by the belief's
+                       weight (level with ``pimc`` at best, docs/results.md)
+belief_exact true      drawing, each world in proportion to the product of the belief's
+                       probabilities (to ``belief_power``); ``false``: each card by a key
+                       biased by its log-odds (the draw of 2026-12-06)
 candidates  4          worlds drawn per world kept, with inference or a weighting belief
 max_rows    60000      most rollout games advanced together (memory bound)
 seed        0          seeds the worlds (with the seat's observation, see above)
@@ -264,11 +274,15 @@ class PIMCSettings:
     """a belief model weighting the worlds by where it puts each unseen card (agents.belief):
     ``learned`` (the shipped one), a belief file or folder, or a loaded ``Belief``; ``none``:
     uniform worlds"""
-    belief_power: float = 0.25
-    """how much the belief counts (0: uniform worlds; the best of those measured)"""
+    belief_power: float = 0.5
+    """how much the belief counts (0: uniform worlds; the best of those measured for the exact draw)"""
     belief_draw: bool = True
     """draw the worlds' cards by the belief (sample_worlds' ``log_probs``); false: weight uniform
     candidates by it instead"""
+    belief_exact: bool = True
+    """drawing, each world with a probability proportional to the product of the belief's
+    probabilities of its placements (sample_worlds' ``exact``); false: each card by a key biased
+    by its log-odds"""
     prior: str | object = "none"
     """a policy with action probabilities whose log-probabilities are added to the values;
     ``auto``: the rollout policy's, if it has any; ``none``: no prior"""
@@ -311,9 +325,10 @@ class PIMCSettings:
         if not isinstance(self.cheat, (bool, np.bool_)):
             raise ValueError(f"pimc: cheat must be true or false, got {shorten(self.cheat)}")
         object.__setattr__(self, "cheat", bool(self.cheat))
-        if not isinstance(self.belief_draw, (bool, np.bool_)):
-            raise ValueError(f"pimc: belief_draw must be true or false, got {shorten(self.belief_draw)}")
-        object.__setattr__(self, "belief_draw", bool(self.belief_draw))
+        for label in ("belief_draw", "belief_exact"):
+            if not isinstance(getattr(self, label), (bool, np.bool_)):
+                raise ValueError(f"pimc: {label} must be true or false, got {shorten(getattr(self, label))}")
+            object.__setattr__(self, label, bool(getattr(self, label)))
         if isinstance(self.belief, str) and not (self.belief and len(self.belief) <= 1000 and "\n" not in self.belief):
             raise ValueError(f"pimc: belief must be none, learned or a belief file or folder, got {shorten(self.belief)}")
         if self.cheat and not (isinstance(self.infer, str) and self.infer == "none"):
@@ -360,6 +375,7 @@ class PIMCAgent:
         self.others_policy = self.rollout_policy if same else _policy(others)
         self._log_probs = self._inference_model(settings.infer)
         self.belief_power, self.belief_draw = settings.belief_power, settings.belief_draw
+        self.belief_exact = settings.belief_exact
         self._belief = _belief_model(settings.belief)
         self._prior = self._prior_model(settings.prior)
         self._plan = plan_values()
@@ -564,9 +580,9 @@ class PIMCAgent:
         drawing = self._belief is not None and self.belief_draw
         log_p = self.belief_log_probs(state, games) if drawing else None
         if self._log_probs is None and (self._belief is None or drawing):
-            return self._sample_worlds(state, games, streams, self.worlds, log_p, self.belief_power)
+            return self._sample_worlds(state, games, streams, self.worlds, log_p, self.belief_power, self.belief_exact)
         drawn = self.worlds * self.candidates
-        pool = self._sample_worlds(state, games, streams, drawn, log_p, self.belief_power)
+        pool = self._sample_worlds(state, games, streams, drawn, log_p, self.belief_power, self.belief_exact)
         observer = np.repeat(state.to_act[games].astype(np.intp), drawn)
         playing = np.repeat(state.phase[games] == engine.PLAY, drawn)
         weights = np.zeros(pool.batch_size)
@@ -597,11 +613,12 @@ class PIMCAgent:
 
     @staticmethod
     def _sample_worlds(state: engine.State, games: np.ndarray, streams: list[np.random.Generator],
-                       per_game: int, log_probs: np.ndarray | None = None, power: float = 1.0) -> engine.State:
+                       per_game: int, log_probs: np.ndarray | None = None, power: float = 1.0,
+                       exact: bool = False) -> engine.State:
         """``per_game`` worlds per game (row ``i * per_game + w``), uniform or drawn by a belief's
         ``log_probs`` (sample_worlds), each game's from its own stream: one sampler call for all
         the games, the same worlds as one call per game."""
-        return sample_worlds(state, games, per_game, _StreamPerGame(streams, per_game), log_probs, power)
+        return sample_worlds(state, games, per_game, _StreamPerGame(streams, per_game), log_probs, power, exact)
 
     def _roll_out(self, sims: engine.State, seat: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """float[R]: the deal's points for ``seat`` in each rollout game, played to the deal's end:

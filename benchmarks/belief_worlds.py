@@ -6,12 +6,15 @@
 Plays ``--games`` heuristic games (seeds ``--seed`` on, ``--num-deals`` deals each). At every
 third engine step, at each game whose seat to act has a real choice, it reads where every
 unseen card really is (the seat knows it may be in more than one place: the left hand, the
-right hand, the pile) and compares three ways of placing it: the belief model's probabilities,
-and the marginals of ``--worlds`` worlds drawn by ``sample_worlds`` with the model's log-odds at
-each power (power 0: uniform worlds). For each it prints the mean probability given to the true
+right hand, the pile) and compares the ways of placing it: the belief model's probabilities,
+and at each power (power 0: uniform worlds) the marginals of ``--worlds`` worlds drawn by
+``sample_worlds`` both ways: by keys biased by the model's log-odds (``belief_exact=false``)
+and exactly, each world in proportion to the product of the model's probabilities
+(``exact=True``, pimc's default). For each it prints the mean probability given to the true
 place and the Brier score (lower is better; the worlds' marginals carry the sampling noise of
-``--worlds`` draws, about 0.01 at 48). The search (docs/results.md, "Worlds drawn by the
-belief") plays best at powers 0.25-0.35, where the worlds carry less than the model knows.
+``--worlds`` draws, about 0.01 at 48). The exact draw at power 1 carries what the model knows
+(its Brier score the model's); the keys' draw never does. The search (docs/results.md) plays
+best on exact worlds at power 0.5, and on the keys' at 0.25-0.35.
 """
 
 from __future__ import annotations
@@ -41,8 +44,8 @@ def main(argv=None) -> None:
                         help="worlds drawn at each position and power (default 48)")
     parser.add_argument("--seed", type=seed_argument, default=7_000_000, metavar="S",
                         help="game g plays seed S+g (default 7000000, apart from the belief's and evaluations' deals)")
-    parser.add_argument("--powers", default="0,0.25,0.35,0.5,0.75,1", metavar="P,P,...",
-                        help="belief powers, numbers >= 0 separated by commas (default 0,0.25,0.35,0.5,0.75,1)")
+    parser.add_argument("--powers", default="0,0.25,0.5,0.75,1", metavar="P,P,...",
+                        help="belief powers, numbers >= 0 separated by commas (default 0,0.25,0.5,0.75,1)")
     args = parser.parse_args(argv)
     for name in ("games", "worlds"):
         if getattr(args, name) < 1:
@@ -64,7 +67,8 @@ def main(argv=None) -> None:
     state = engine.init(engine.game_seeds(args.seed, args.games), rules)
     heuristic = make_agent("heuristic")
     rng = np.random.default_rng(1)
-    sums = {name: np.zeros(3) for name in ["model", *powers]}  # true place's probability, Brier, cards
+    draws = [(power, exact) for power in powers for exact in (False, True)]
+    sums = {name: np.zeros(3) for name in ["model", *draws]}  # true place's probability, Brier, cards
     step = 0
     while (live := np.flatnonzero(state.phase != engine.OVER)).size:
         legal = engine.legal_bits(state, live)
@@ -84,18 +88,18 @@ def main(argv=None) -> None:
             log_probs = searcher.belief_log_probs(state, games)
             model = np.where(allowed, np.exp(log_probs), 0.0)
             add("model", model / np.maximum(model.sum(-1, keepdims=True), 1e-30))
-            for power in powers:
-                worlds = sample_worlds(state, games, args.worlds, rng, log_probs, power)
+            for power, exact in draws:
+                worlds = sample_worlds(state, games, args.worlds, rng, log_probs, power, exact)
                 placed = positions(worlds, np.arange(worlds.batch_size))["truth"].reshape(games.size, args.worlds, 52)
-                add(power, np.stack([(placed == b).mean(axis=1) for b in range(3)], axis=-1))
+                add((power, exact), np.stack([(placed == b).mean(axis=1) for b in range(3)], axis=-1))
         actions = np.zeros(state.batch_size, dtype=np.int64)
         actions[live] = decide(heuristic, state, live, bits_to_bool(legal, NUM_ACTIONS), rng)
         engine.step(state, actions)
     print(f"{int(sums['model'][2]):,} unseen cards that could be in more than one place")
-    print("placed by                 true place's probability   Brier score")
+    print("placed by                          true place's probability   Brier score")
     for name, (p, brier, n) in sums.items():
-        label = "the belief model" if name == "model" else f"worlds, power {name:g}"
-        print(f"{label:<26}{p / n:>24.4f}{brier / n:>14.4f}")
+        label = "the belief model" if name == "model" else f"worlds, {'exact' if name[1] else 'keys'}, power {name[0]:g}"
+        print(f"{label:<35}{p / n:>24.4f}{brier / n:>14.4f}")
 
 
 if __name__ == "__main__":

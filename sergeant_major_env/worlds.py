@@ -31,7 +31,10 @@ the above. The unseen cards go to at most three places: the two other hands and 
 own mode choice its ten unseen cards plus the talon). Each card may go to some of them;
 the number of assignments is a sum over how many cards of each kind go to the pile of
 products of binomial coefficients, so the sampler draws those counts with their exact
-weights, then the cards themselves uniformly (see :func:`_assign_k`).
+weights, then the cards themselves uniformly (see :func:`_assign_k`). Given a belief model's
+probability of each unseen card's place, ``exact=True`` draws each consistent assignment
+with a probability proportional to the product of the probabilities of its placements (a
+table over the cards and the hands' counts, then one draw a card: :func:`_product_splits_k`).
 
 Worlds get fresh random seeds (the real seed would reveal the next deals) and keep, of the
 other seats' exchanges, only what the seat to act took part in (``last_returned``, the card
@@ -122,7 +125,7 @@ def knowledge(state: State, games: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def sample_worlds(state: State, games, worlds: int, rng: np.random.Generator, log_probs: np.ndarray | None = None,
-                  power: float = 1.0) -> State:
+                  power: float = 1.0, exact: bool = False) -> State:
     """``worlds`` worlds for each of ``games`` (row ``i * worlds + w`` is world w of ``games[i]``),
     consistent with what the seat to act knows and uniform among such (module docstring).
 
@@ -141,13 +144,21 @@ def sample_worlds(state: State, games, worlds: int, rng: np.random.Generator, lo
     plus ``power`` times its log-odds (pile against the hands; the left hand against the right),
     so the cards the model puts on the pile or in the left hand are picked first, without
     repeats (Gumbel top-k); the counts of each kind keep their exact uniform weights. The worlds
-    stay consistent with what the seat knows; ``power`` 0 gives the uniform worlds, bit for bit."""
+    stay consistent with what the seat knows; ``power`` 0 gives the uniform worlds, bit for bit.
+
+    ``exact=True`` (True or False; with ``log_probs``) draws each world instead with a probability proportional
+    to the product, over the unseen cards, of the model's probability of the place the world
+    puts it, raised to ``power``, among the worlds consistent with what the seat knows (a
+    conditional draw: :func:`_product_splits_k`). It draws a uniform key per card and world
+    where the key draw draws its Gumbel noise and keys, so its worlds are other worlds."""
     games = _checked_games(state, games)
     worlds = check_count(worlds, "sample_worlds: worlds")
     if not all(callable(getattr(rng, draw, None)) for draw in ("random", "gumbel", "integers")):
         raise ValueError(f"sample_worlds: rng must be a numpy Generator (np.random.default_rng(seed)), got "
                          f"{shorten(rng)}")
     check_batch_fits(games.size * worlds, f"sample_worlds: {games.size:,} games x {worlds:,} worlds, a batch")
+    if not isinstance(exact, (bool, np.bool_)):
+        raise ValueError(f"sample_worlds: exact must be True or False, got {shorten(exact)}")
     if log_probs is not None:
         log_probs = _checked_log_probs(log_probs, games.size, power)
     known = knowledge(state, games)
@@ -158,19 +169,30 @@ def sample_worlds(state: State, games, worlds: int, rng: np.random.Generator, lo
     if problem:
         raise ValueError(_PROBLEMS[problem])
     r = games.size * worlds
-    gumbel = rng.gumbel(size=(r, _CHOICES))  # Gumbel-max: each choice of pile counts by its exact weight
-    pile_keys, hand_keys, own_keys = rng.random((r, 52)), rng.random((r, 52)), rng.random((r, 52))
-    seeds = rng.integers(0, 2**63, size=r, dtype=np.int64).astype(np.uint64)
-    if log_probs is not None and power:
-        log_p = np.repeat(log_probs, worlds, axis=0)
-        with np.errstate(divide="ignore"):  # a key of 0.0 is a Gumbel of -inf: picked last
-            pile_keys = -(power * (log_p[..., 2] - np.logaddexp(log_p[..., 0], log_p[..., 1]))
-                          - np.log(-np.log(pile_keys)))
-            hand_keys = -(power * (log_p[..., 0] - log_p[..., 1]) - np.log(-np.log(hand_keys)))
+    splits = np.empty((r, 3), dtype=np.uint64)
+    if exact and log_probs is not None:
+        card_keys, own_keys = rng.random((r, 52)), rng.random((r, 52))
+        seeds = rng.integers(0, 2**63, size=r, dtype=np.int64).astype(np.uint64)
+        scaled = power * log_probs
+        # Each card's largest weight 1, none below exp(-700): a weight never underflows to 0.
+        weights = np.exp(np.maximum(scaled - scaled.max(axis=2, keepdims=True), -700.0))
+        problem = _product_splits_k(worlds, unseen, allowed, capacity, weights, card_keys, splits)
+        if problem:
+            raise ValueError(_PROBLEMS[problem] if problem != 2 else _TOO_SURE)
+    else:
+        gumbel = rng.gumbel(size=(r, _CHOICES))  # Gumbel-max: each choice of pile counts by its exact weight
+        pile_keys, hand_keys, own_keys = rng.random((r, 52)), rng.random((r, 52)), rng.random((r, 52))
+        seeds = rng.integers(0, 2**63, size=r, dtype=np.int64).astype(np.uint64)
+        if log_probs is not None and power:
+            log_p = np.repeat(log_probs, worlds, axis=0)
+            with np.errstate(divide="ignore"):  # a key of 0.0 is a Gumbel of -inf: picked last
+                pile_keys = -(power * (log_p[..., 2] - np.logaddexp(log_p[..., 0], log_p[..., 1]))
+                              - np.log(-np.log(pile_keys)))
+                hand_keys = -(power * (log_p[..., 0] - log_p[..., 1]) - np.log(-np.log(hand_keys)))
+        _key_splits_k(worlds, unseen, allowed, capacity, log_w, gumbel, pile_keys, hand_keys, splits)
     out = state.take(np.repeat(games, worlds))
-    _worlds_k(out.buffer, worlds, unseen, allowed, capacity, np.ascontiguousarray(known["fixed"]),
-              known["seat"].astype(np.int64), known["playmaker"].astype(np.int64), known["choosing"],
-              known["talon_shown"], log_w, gumbel, pile_keys, hand_keys, own_keys, seeds)
+    _worlds_k(out.buffer, worlds, np.ascontiguousarray(known["fixed"]), known["seat"].astype(np.int64),
+              known["playmaker"].astype(np.int64), known["choosing"], known["talon_shown"], splits, own_keys, seeds)
     return out
 
 
@@ -200,6 +222,8 @@ _SIDE = 15  # a kind of cards put on the pile: 0..14 of them (at most 14 unseen 
 _CHOICES = _SIDE * _SIDE  # the choices (d_ap, d_bp), row-major: d_ap = choice // 15, d_bp = choice % 15
 _PROBLEMS = {1: "inconsistent knowledge: an unseen card may go nowhere",
              2: "inconsistent knowledge: no assignment fits the hand sizes"}
+_TOO_SURE = ("sample_worlds: the belief's probabilities, to this power, leave no consistent world a weight above 0 "
+             "(give a smaller power)")
 _NEG_INF = -np.inf
 
 
@@ -301,15 +325,103 @@ def _assign_k(i, g, unseen, allowed, capacity, log_w, gumbel, pile_keys, hand_ke
     return hand_a, u & ~on_pile & ~hand_a, on_pile
 
 
+@kernel(ahead="search", seconds=2, signature=(
+        "int64, uint64[::1], uint64[:, ::1], int64[:, ::1], float64[:, ::1], float64[:, ::1], float64[:, ::1], "
+        "float64[:, ::1], uint64[:, ::1]"))
+def _key_splits_k(worlds, unseen, allowed, capacity, log_w, gumbel, pile_keys, hand_keys, splits):
+    """Fills ``splits[r, 3]`` (the left hand's, the right hand's and the pile's unseen cards of
+    each world, row ``i`` a world of game ``i // worlds``) by :func:`_assign_k`."""
+    members = np.empty(52, dtype=np.int64)
+    for i in range(splits.shape[0]):
+        hand_a, hand_b, pile = _assign_k(i, i // worlds, unseen, allowed, capacity, log_w, gumbel, pile_keys,
+                                         hand_keys, members)
+        splits[i, 0], splits[i, 1], splits[i, 2] = hand_a, hand_b, pile
+
+
+@kernel(ahead="search", seconds=2, signature=(
+        "int64, uint64[::1], uint64[:, ::1], int64[:, ::1], float64[:, :, ::1], float64[:, ::1], uint64[:, ::1]"))
+def _product_splits_k(worlds, unseen, allowed, capacity, weights, keys, splits):
+    """Fills ``splits[r, 3]`` as :func:`_key_splits_k` does, each world of game g drawn with a
+    probability proportional to the product over g's unseen cards of ``weights[g, card, bin]``
+    for the bin it puts the card in, among the splits that put each card where it is allowed
+    and give each bin its capacity. Returns 0, or 2 when no split fits (_PROBLEMS).
+
+    Forward, over the unseen cards in ascending order, ``table[k, a, b]`` sums the products of
+    the splits of the first k cards that put a of them in the left hand and b in the right (the
+    rest on the pile), each layer scaled to a largest entry of 1 (the draws use ratios within a
+    layer). Backward, from the full split, each card from the last to the first goes to a bin
+    with a probability proportional to its weight there times the table's entry that bin leaves
+    for the cards before it (``keys[i, card]`` the uniform draw)."""
+    cards = np.empty(52, dtype=np.int64)
+    for g in range(unseen.size):
+        n = 0
+        for card in range(52):
+            if (unseen[g] >> np.uint64(card)) & _ONE:
+                cards[n] = card
+                n += 1
+        cap_a, cap_b, cap_p = capacity[g, 0], capacity[g, 1], capacity[g, 2]
+        if cap_a < 0 or cap_b < 0 or cap_p < 0 or cap_a + cap_b + cap_p != n:
+            return 2
+        table = np.zeros((n + 1, cap_a + 1, cap_b + 1))
+        table[0, 0, 0] = 1.0
+        for k in range(n):
+            w_a, w_b, w_p = _bin_weights_k(g, cards[k], allowed, weights)
+            top = 0.0
+            for a in range(min(k + 1, cap_a) + 1):
+                for b in range(min(k + 1 - a, cap_b) + 1):
+                    v = 0.0
+                    if a >= 1:
+                        v += table[k, a - 1, b] * w_a
+                    if b >= 1:
+                        v += table[k, a, b - 1] * w_b
+                    if 1 <= k + 1 - a - b <= cap_p:
+                        v += table[k, a, b] * w_p
+                    table[k + 1, a, b] = v
+                    top = max(top, v)
+            if top == 0.0:
+                return 2
+            table[k + 1] /= top
+        if table[n, cap_a, cap_b] == 0.0:
+            return 2
+        for i in range(g * worlds, (g + 1) * worlds):
+            a, b = cap_a, cap_b
+            hand_a, hand_b, pile = _ZERO, _ZERO, _ZERO
+            for k in range(n, 0, -1):
+                card = cards[k - 1]
+                w_a, w_b, w_p = _bin_weights_k(g, card, allowed, weights)
+                t_a = table[k - 1, a - 1, b] * w_a if a >= 1 else 0.0
+                t_b = table[k - 1, a, b - 1] * w_b if b >= 1 else 0.0
+                t_p = table[k - 1, a, b] * w_p if k - a - b >= 1 else 0.0
+                x = keys[i, card] * (t_a + t_b + t_p)
+                bit = _ONE << np.uint64(card)
+                if t_p > 0.0 and (x >= t_a + t_b or t_a + t_b == 0.0):
+                    pile |= bit
+                elif t_b > 0.0 and (x >= t_a or t_a == 0.0):
+                    hand_b |= bit
+                    b -= 1
+                else:
+                    hand_a |= bit
+                    a -= 1
+            splits[i, 0], splits[i, 1], splits[i, 2] = hand_a, hand_b, pile
+    return 0
+
+
+@kernel(inline=True)
+def _bin_weights_k(g, card, allowed, weights):
+    """(left, right, pile): ``weights[g, card]``, 0 in a bin the card may not go to."""
+    bit = _ONE << np.uint64(card)
+    return (weights[g, card, 0] if allowed[g, 0] & bit else 0.0, weights[g, card, 1] if allowed[g, 1] & bit else 0.0,
+            weights[g, card, 2] if allowed[g, 2] & bit else 0.0)
+
+
 @kernel(ahead="search", seconds=7, signature=(
-        "uint8[::1], int64, uint64[::1], uint64[:, ::1], int64[:, ::1], uint64[:, ::1], int64[::1], "
-        "int64[::1], boolean[::1], boolean[::1], float64[:, ::1], float64[:, ::1], float64[:, ::1], "
-        "float64[:, ::1], float64[:, ::1], uint64[::1]"))
-def _worlds_k(buffer, worlds, unseen, allowed, capacity, fixed, seat, playmaker, choosing, talon_shown, log_w, gumbel,
-              pile_keys, hand_keys, own_keys, seeds):
+        "uint8[::1], int64, uint64[:, ::1], int64[::1], int64[::1], boolean[::1], boolean[::1], uint64[:, ::1], "
+        "float64[:, ::1], uint64[::1]"))
+def _worlds_k(buffer, worlds, fixed, seat, playmaker, choosing, talon_shown, splits, own_keys, seeds):
     """Makes the worlds in ``buffer`` (``worlds`` copies of each game, row ``i`` a copy of game
-    ``i // worlds``): their unseen cards redrawn (:func:`_assign_k`), the rest of what the seat
-    to act does not know cleared (module docstring)."""
+    ``i // worlds``): their unseen cards placed as ``splits[i]`` says (the left hand's, the
+    right hand's, the pile's), the rest of what the seat to act does not know cleared (module
+    docstring)."""
     s = _state_k(buffer)
     hands, dealt, first_six, talon_cards, talon = s[HANDS], s[DEALT], s[FIRST_SIX], s[TALON_CARDS], s[TALON]
     given, received, discards, last_returned, seed = s[GIVEN], s[RECEIVED], s[DISCARDS], s[LAST_RETURNED], s[SEED]
@@ -317,7 +429,7 @@ def _worlds_k(buffer, worlds, unseen, allowed, capacity, fixed, seat, playmaker,
     for i in range(seeds.size):
         g = i // worlds
         me, pm = seat[g], playmaker[g]
-        hand_a, hand_b, pile = _assign_k(i, g, unseen, allowed, capacity, log_w, gumbel, pile_keys, hand_keys, members)
+        hand_a, hand_b, pile = splits[i, 0], splits[i, 1], splits[i, 2]
         # While the playmaker chooses its mode, ten pile cards are its own unseen ones.
         own_unseen = _lowest_by_key_k(pile, 10, own_keys[i], members) if choosing[g] else _ZERO
         pile &= ~own_unseen

@@ -191,11 +191,14 @@ def test_the_worlds_kept_are_the_likelier_ones_under_the_belief(model):
     assert np.ptp(flat.belief_power * flat.belief_log_weights(state, live, pool, 4)) == 0
 
 
-def test_worlds_drawn_by_the_belief_keep_what_the_seat_knows_and_are_likelier(model):
-    """``belief_draw``: the worlds come from the exact sampler with the cards' keys biased by the
-    model, so they keep what the seat knows (tests/test_worlds.py's checks) and the model finds
-    them likelier than uniform worlds; with belief_power 0 they are the uniform worlds."""
-    pimc = _weighted(model, belief_power=2.0, belief_draw=True)
+@pytest.mark.parametrize("exact", [True, False])
+def test_worlds_drawn_by_the_belief_keep_what_the_seat_knows_and_are_likelier(model, exact):
+    """``belief_draw``: the worlds come from the sampler drawing by the model (exactly, each world
+    by the product of its probabilities; or by the cards' keys biased by it), so they keep what
+    the seat knows (tests/test_worlds.py's checks) and the model finds them likelier than
+    uniform worlds; by keys at belief_power 0 they are the uniform worlds, bit for bit (the
+    exact draw at 0 is uniform too, other worlds: tests/test_worlds.py)."""
+    pimc = _weighted(model, belief_power=2.0, belief_draw=True, belief_exact=exact)
     gained = []
     for rules in (Rules(num_deals=2), Rules(num_deals=2, must_overtake=True, must_overtrump=True)):
         for state, live in _positions(2, rules=rules):
@@ -205,7 +208,9 @@ def test_worlds_drawn_by_the_belief_keep_what_the_seat_knows_and_are_likelier(mo
             gained.append(_log_likelihood(pimc._belief, state, live, w, pimc.worlds).mean()
                           - _log_likelihood(pimc._belief, state, live, uniform, pimc.worlds).mean())
     assert np.mean(gained) > 0
-    flat = _weighted(model, belief_power=0.0, belief_draw=True)
+    if exact:
+        return
+    flat = _weighted(model, belief_power=0.0, belief_draw=True, belief_exact=False)
     state, live = next(_positions(3, every=40))
     np.testing.assert_array_equal(flat._worlds(state, live, flat.streams(state, live)).buffer,
                                   flat._sample_worlds(state, live, flat.streams(state, live), flat.worlds).buffer)
@@ -255,6 +260,7 @@ def test_pimc_with_the_shipped_belief_plays_legally_and_is_deterministic():
                                   r"\.safetensors file, its \.json or a folder holding belief\.safetensors$"),
     ("pimc:belief=learned:belief=none", r"^pimc: option belief given twice"),
     ("pimc:belief=learned:belief_draw=maybe", r"^pimc: belief_draw must be true or false"),
+    ("pimc:belief=learned:belief_exact=2", r"^pimc: belief_exact must be true or false"),
 ])
 def test_bad_belief_options_are_one_line(spec, message):
     with pytest.raises(ValueError, match=message):
@@ -265,10 +271,11 @@ def test_the_belief_options_parse_and_default_to_uniform_worlds():
     agent = make_agent("pimc:belief=learned:belief_power=0.5:candidates=2")
     assert (agent.settings.belief, agent.belief_power, agent.candidates) == ("learned", 0.5, 2)
     assert make_agent("pimc")._belief is None and make_agent("pimc").settings.belief == "none"
-    assert make_agent("pimc:belief=learned").belief_power == 0.25  # the best measured (docs/results.md)
-    drawn = make_agent("pimc:belief=learned:belief_power=0.5")  # the worlds drawn by the belief, by default
-    assert drawn.belief_draw and drawn.settings.belief_draw is True
+    assert make_agent("pimc:belief=learned").belief_power == 0.5  # the best measured (docs/results.md)
+    drawn = make_agent("pimc:belief=learned:belief_power=0.25")  # the worlds drawn exactly by the belief, by default
+    assert drawn.belief_draw and drawn.settings.belief_draw is True and drawn.belief_exact is True
     assert make_agent("pimc:belief=learned:belief_draw=false").belief_draw is False
+    assert make_agent("pimc:belief=learned:belief_exact=false").belief_exact is False  # the keys' draw
 
 
 # ============================================================================ training and shipping

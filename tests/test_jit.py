@@ -197,6 +197,11 @@ def test_each_kernel_compiled_ahead_is_called_with_its_declared_signature():
                   "num_deals=1", "--workers", "1", "--no-progress"])
         except SystemExit:
             pass
+        try:  # the belief's exact draw of the worlds
+            main(["evaluate", "--agents", "pimc:worlds=2:belief=learned:belief_exact=true,heuristic,random", "--games",
+                  "3", "--option", "num_deals=1", "--workers", "1", "--no-progress"])
+        except SystemExit:
+            pass
         try:  # a second deal: the exchanges' gives (R19)
             main(["evaluate", "--agents", "heuristic,heuristic,random", "--games", "6", "--option", "num_deals=2",
                   "--workers", "1", "--no-progress"])

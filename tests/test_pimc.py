@@ -695,7 +695,7 @@ def test_pimc_cheat_is_a_flag_option(spec, cheats):
     ("pimc:cheat=true:worlds=2:cheat=false", r"^pimc: option cheat given twice"),
     ("pimc:cheat=maybe", r"^pimc: cheat must be true or false \(or cheat alone for true\), got 'maybe'$"),
     ("pimc:cheats", r"^pimc: bad option 'cheats'; expected NAME=VALUE with NAME one of worlds, .*, cheat "
-                    r"\(or a flag alone: belief_draw, cheat\)$"),
+                    r"\(or a flag alone: belief_draw, belief_exact, cheat\)$"),
     ("pimc:worlds", r"^pimc: bad option 'worlds'; expected NAME=VALUE"),  # only flags stand alone
     ("pimc:cheat:infer=auto", r"^pimc: cheat searches the true deal; infer \(weighting sampled worlds\) does not "
                               r"apply to it$"),
@@ -725,6 +725,7 @@ def test_search_is_pimc_with_the_belief_learned_rollouts_and_prior_by_one_name()
     search, spelled = make_agent("search"), make_agent(spec)
     assert SEARCH == spec and SEARCH in agent_help()["search"]
     assert search.settings.belief == "learned" and search.settings.belief_draw and search.settings.worlds == 16
+    assert search.settings.belief_exact and search.settings.belief_power == 0.5  # the exact draw, at its best power
     assert search.settings.prior == "learned" and search.settings.prior_weight == 0.2 and search._prior is not None
     assert repr(search) == repr(spelled) and search.settings == spelled.settings and not search.cheats
     state, live = next(_positions(6, batch=3, every=25))

@@ -296,6 +296,87 @@ def test_a_belief_at_power_zero_draws_the_uniform_worlds_and_otherwise_moves_the
     assert in_left(sample_worlds(state, [0], n, np.random.default_rng(4), log_probs=right_bias)) < share - 0.1
 
 
+@FAST
+@given(seed=seed_strategy, rules=rules_strategy)
+def test_worlds_drawn_exactly_by_a_belief_keep_everything_the_seat_to_act_knows(seed, rules):
+    """The exact draw (``exact=True``: each world by the product of a belief's probabilities)
+    keeps every world consistent at every decision kind, with strong random beliefs."""
+    rng, beliefs = np.random.default_rng(seed), np.random.default_rng(seed + 1)
+    for state, live in _states_along_games(seed, 12, rules):
+        log_probs = np.log(beliefs.dirichlet([0.3, 0.3, 0.3], size=(live.size, 52)))
+        w = sample_worlds(state, live, 3, rng, log_probs=log_probs, power=2.0, exact=True)
+        assert_worlds_keep_what_the_seat_knows(state, live, w, 3)
+
+
+def _observed_splits(state: engine.State, w: engine.State, seat_is_playmaker: bool) -> list[tuple[int, int, int]]:
+    """Each world's unseen cards as (left hand, right hand, pile), as :func:`_exact_distribution` lists them."""
+    seat = int(state.to_act[0])
+    left, right = (seat + 1) % 3, (seat + 2) % 3
+    fixed = knowledge(state, np.array([0]))["fixed"][0]
+    pile = np.zeros(w.batch_size, dtype=np.uint64) if seat_is_playmaker else w.discards
+    return list(zip((w.hands[:, left] & ~fixed[left]).tolist(), (w.hands[:, right] & ~fixed[right]).tolist(),
+                    pile.tolist()))
+
+
+def _product_distribution(exact: dict, log_probs: np.ndarray, power: float) -> dict[tuple[int, int, int], float]:
+    """The consistent splits weighted by the product over their cards of p(bin) ** power, normalised."""
+    weights = {}
+    for split in exact:
+        weights[split] = np.exp(power * sum(log_probs[card, b] for b in range(3) for card in card_list(split[b])))
+    total = sum(weights.values())
+    return {split: weight / total for split, weight in weights.items()}
+
+
+@pytest.mark.parametrize("seat_is_playmaker, tricks_done, power", [(True, 12, 1.0), (False, 13, 1.0), (False, 13, 0.5),
+                                                                   (True, 12, 0.0)])
+def test_exact_belief_worlds_come_in_proportion_to_the_product_of_the_beliefs(seat_is_playmaker, tricks_done, power):
+    """``exact=True`` draws each consistent split of the unseen cards with a probability
+    proportional to the product of the belief's probabilities of its placements (to
+    ``power``; 0: uniform): the worlds' frequencies against the enumerated splits so weighted,
+    by a chi-square test, with a strong random belief."""
+    state = _late_position(1, tricks_done, seat_is_playmaker, Rules())
+    log_probs = np.log(np.random.default_rng(tricks_done).dirichlet([2.0, 2.0, 2.0], size=52))
+    expected = _product_distribution(_exact_distribution(state), log_probs, power)
+    n = 30 * len(expected) + 3000
+    w = sample_worlds(state, [0], n, np.random.default_rng(8), log_probs=log_probs[None], power=power, exact=True)
+    counts = {split: 0 for split in expected}
+    for split in _observed_splits(state, w, seat_is_playmaker):
+        assert split in counts, "a world outside the consistent deals"
+        counts[split] += 1
+    likely = [split for split, q in expected.items() if q * n >= 5]  # the chi-square's cells; the rare ones pooled
+    rare = n * (1 - sum(expected[split] for split in likely))
+    chi2 = sum((counts[split] - n * expected[split]) ** 2 / (n * expected[split]) for split in likely)
+    if rare >= 5:
+        chi2 += (n - sum(counts[split] for split in likely) - rare) ** 2 / rare
+    dof = len(likely) - (rare < 5)
+    assert len(likely) > 5
+    assert chi2 < dof + 5 * np.sqrt(2 * dof), (chi2, dof)
+
+
+def test_exact_belief_worlds_are_deterministic_and_need_a_belief():
+    """The same generator gives the same exact worlds; the draw needs its belief (``exact``
+    without ``log_probs`` is the uniform sampler, bit for bit)."""
+    state = _late_position(1, 12, False, Rules())
+    log_probs = np.log(np.random.default_rng(0).dirichlet([1, 1, 1], size=(1, 52)))
+    first = sample_worlds(state, [0, 0], 50, np.random.default_rng(5), log_probs=np.repeat(log_probs, 2, 0), exact=True)
+    again = sample_worlds(state, [0, 0], 50, np.random.default_rng(5), log_probs=np.repeat(log_probs, 2, 0), exact=True)
+    assert first.buffer.tobytes() == again.buffer.tobytes()
+    uniform = sample_worlds(state, [0], 50, np.random.default_rng(5))
+    assert sample_worlds(state, [0], 50, np.random.default_rng(5), exact=True).buffer.tobytes() == \
+        uniform.buffer.tobytes()
+
+
+def test_exact_belief_worlds_survive_a_belief_sure_against_the_facts():
+    """A belief that puts every card in the left hand with certainty (log-probability -1e9
+    elsewhere, as an extreme file could) still draws consistent worlds: each card's weights are
+    floored, so no consistent world is left at 0."""
+    state = _late_position(1, 5, False, Rules())
+    sure = np.tile(np.array([0.0, -1e9, -1e9]), (1, 52, 1))
+    for power in (0.5, 1.0, 4.0):
+        w = sample_worlds(state, [0], 4, np.random.default_rng(0), log_probs=sure, power=power, exact=True)
+        assert_worlds_keep_what_the_seat_knows(state, np.array([0]), w, 4)
+
+
 def test_worlds_play_out_in_the_engine():
     """Worlds are ordinary engine states: random play takes them to the end of the game."""
     rng = np.random.default_rng(0)
@@ -352,6 +433,15 @@ def test_a_bad_belief_for_the_worlds_is_one_line_before_anything_is_drawn(log_pr
     generator = np.random.default_rng(0)
     with pytest.raises(ValueError, match=r"^sample_worlds: " + message):
         sample_worlds(state, [0], 2, generator, log_probs=log_probs, power=power)
+    assert generator.random() == np.random.default_rng(0).random()  # nothing drawn
+
+
+@pytest.mark.parametrize("exact", ["yes", 1, None, np.array([True])])
+def test_a_bad_exact_is_one_line_before_anything_is_drawn(exact):
+    state = engine.init([0])
+    generator = np.random.default_rng(0)
+    with pytest.raises(ValueError, match=r"^sample_worlds: exact must be True or False, got "):
+        sample_worlds(state, [0], 2, generator, log_probs=np.zeros((1, 52, 3)), exact=exact)
     assert generator.random() == np.random.default_rng(0).random()  # nothing drawn
 
 
