@@ -127,23 +127,33 @@ def _mass(talon, given, card, known_mass):
 
 
 @kernel(inline=True)
-def _pairwise_sum(values):
-    """The sum of float64[52] ``values`` as numpy's ``sum`` adds them (its pairwise summation: eight
-    running sums over the first 48, joined in pairs, then the last four one by one)."""
-    r0, r1, r2, r3 = values[0], values[1], values[2], values[3]
-    r4, r5, r6, r7 = values[4], values[5], values[6], values[7]
+def _mass_of(card, ta, ga, tb, gb, both, known_mass):
+    """P(``card`` is with opponent a, :func:`_mass`), plus P(it is with opponent b) if ``both``."""
+    mass = _mass(ta, ga, card, known_mass)
+    return mass + _mass(tb, gb, card, known_mass) if both else mass
+
+
+@kernel(inline=True)
+def _pairwise_mass(ta, ga, tb, gb, both, known_mass):
+    """The sum of :func:`_mass_of` over the 52 cards as numpy's ``sum`` adds an array of them (its
+    pairwise summation: eight running sums over the first 48, joined in pairs, then the last four
+    one by one), without the array: no allocation a decision."""
+    r0, r1 = _mass_of(0, ta, ga, tb, gb, both, known_mass), _mass_of(1, ta, ga, tb, gb, both, known_mass)
+    r2, r3 = _mass_of(2, ta, ga, tb, gb, both, known_mass), _mass_of(3, ta, ga, tb, gb, both, known_mass)
+    r4, r5 = _mass_of(4, ta, ga, tb, gb, both, known_mass), _mass_of(5, ta, ga, tb, gb, both, known_mass)
+    r6, r7 = _mass_of(6, ta, ga, tb, gb, both, known_mass), _mass_of(7, ta, ga, tb, gb, both, known_mass)
     for i in range(8, 48, 8):
-        r0 += values[i]
-        r1 += values[i + 1]
-        r2 += values[i + 2]
-        r3 += values[i + 3]
-        r4 += values[i + 4]
-        r5 += values[i + 5]
-        r6 += values[i + 6]
-        r7 += values[i + 7]
+        r0 += _mass_of(i, ta, ga, tb, gb, both, known_mass)
+        r1 += _mass_of(i + 1, ta, ga, tb, gb, both, known_mass)
+        r2 += _mass_of(i + 2, ta, ga, tb, gb, both, known_mass)
+        r3 += _mass_of(i + 3, ta, ga, tb, gb, both, known_mass)
+        r4 += _mass_of(i + 4, ta, ga, tb, gb, both, known_mass)
+        r5 += _mass_of(i + 5, ta, ga, tb, gb, both, known_mass)
+        r6 += _mass_of(i + 6, ta, ga, tb, gb, both, known_mass)
+        r7 += _mass_of(i + 7, ta, ga, tb, gb, both, known_mass)
     total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
     for i in range(48, 52):
-        total += values[i]
+        total += _mass_of(i, ta, ga, tb, gb, both, known_mass)
     return total
 
 
@@ -161,15 +171,11 @@ def _miss_row(i, scored, unseen, played, talon, given, exchange_done, role, know
             q = min(max((16.0 - np.float64(_count(played[i, f + 1]))) / n_unseen, 0.0), 1.0)
             miss[i, f] = min(max(1.0 - q, 1e-6), 1.0)
     else:
-        values = np.empty(52)
-        for c in range(52):
-            values[c] = _mass(t0, g0, c, known_mass) + _mass(t1, g1, c, known_mass)
-        free = max(n_unseen - _pairwise_sum(values), 1.0)
+        free = max(n_unseen - _pairwise_mass(t0, g0, t1, g1, True, known_mass), 1.0)
         for f in range(2):
-            for c in range(52):
-                values[c] = _mass(t0, g0, c, known_mass) if f == 0 else _mass(t1, g1, c, known_mass)
+            t, g = (t0, g0) if f == 0 else (t1, g1)
             held = 16.0 - np.float64(_count(played[i, f + 1]))
-            q = min(max((held - _pairwise_sum(values)) / free, 0.0), 1.0)
+            q = min(max((held - _pairwise_mass(t, g, t, g, False, known_mass)) / free, 0.0), 1.0)
             miss[i, f] = min(max(1.0 - q, 1e-6), 1.0)
     entries[i] = _count(scored[i])
 

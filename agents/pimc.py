@@ -45,9 +45,9 @@ what the seat knows (voids, shown cards, exchanges, hand sizes), each with a pro
 proportional to the product, over the unseen cards, of the model's probability of the place
 the world puts it, raised to ``belief_power``. Every world is a fresh draw, and at power 1 the
 worlds' marginals are the model's. The model reads the seat's observation only, never a
-hidden card, once a decision. At ``belief_power`` 0.5 (the default) the search closes about 30%
-of the gap between ``pimc`` and ``pimc:cheat`` at equal worlds (29% to 32% on three sets of 600
-games); at 0.75 and 1 it is ahead of ``pimc`` too, by less (docs/results.md).
+hidden card, once a decision. At ``belief_power`` 0.5 (the default) the search closes about 29%
+of the gap between ``pimc`` and ``pimc:cheat`` at equal worlds (25% to 32% on four sets of 600
+games), 38% inside ``search``; at 0.75 and 1 it is ahead of ``pimc`` too, by less (docs/results.md).
 
 ``belief_exact=false`` draws the worlds the way before it (2026-12-06): the sampler picks each
 card for the pile and for the left hand by a key that adds ``belief_power`` times the card's

@@ -123,6 +123,18 @@ def cut_middle(text: str, limit: int) -> str:
     return f"{text[:limit - 3 - tail]}...{text[len(text) - tail:]}"
 
 
+def count_argument(text: str) -> int:
+    """An ``argparse`` ``type=`` for a benchmark's counts (games, rounds, resamples): an integer
+    of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer of at least 1, got {shorten(text)}")
+    return value
+
+
 def seconds_argument(text: str) -> float:
     """An ``argparse`` ``type=`` for a benchmark's ``--seconds``: a finite number of seconds from
     :data:`MIN_SECONDS` to :data:`MAX_SECONDS` (NaN, infinity and 1e-9 are usage errors)."""

@@ -94,6 +94,9 @@ def test_benchmarks_take_rule_options_like_the_other_clis(script, argv):
     ("labels_speed.py", ["--player", "nosuchagent"], "unknown agent 'nosuchagent'"),
     ("labels_speed.py", ["--games", "0"], "--games: must be an integer of at least 1, got '0'"),
     ("labels_speed.py", ["--against", "nosuchfolder"], "--against: nosuchfolder is not a checkout"),
+    ("gap_share.py", ["nosuchfile", "--agent", "a", "--base", "b", "--bound", "c"], "nosuchfile is not a file"),
+    ("gap_share.py", ["README.md", "--agent", "a", "--base", "a", "--bound", "c"], "must be three different agents"),
+    ("gap_share.py", ["README.md", "--agent", "a", "--base", "b", "--bound", "c"], "README.md line 1: not a game record"),
 ])
 def test_benchmark_bad_arguments_are_one_line_before_any_work(script, argv, message):
     done = subprocess.run([sys.executable, f"benchmarks/{script}", *argv], cwd=ROOT, capture_output=True,
@@ -195,3 +198,28 @@ def test_labels_speed_times_two_checkouts_alternately_and_compares_their_labels(
     rounds = [line for line in lines if "ratio" in line and line.startswith("  round ")]
     assert len(rounds) == 2 and all(line.endswith("the labels: the same") for line in rounds), lines
     assert re.search(r"^ratio: [\d.]+x \(median of the rounds' [\d.]+x, [\d.]+x;", lines[-2]), lines
+
+
+def test_gap_share_reads_an_evaluate_tables_records(tmp_path):
+    """The share of the gap and its bootstrap interval from `evaluate --record` (issue 29): the
+    margins are the per-group averages evaluate's head to head prints, and the share their ratio."""
+    import json
+
+    from sergeant_major_env.agents import make_agent
+    from sergeant_major_env.evaluation import TablePlan, play_tables
+
+    records = tmp_path / "games.jsonl"
+    result = play_tables("greedy,random,heuristic", TablePlan(games=12, seed=3, record=str(records), progress=False,
+                                                              workers=1), make_agent=make_agent)
+    done = run_benchmark("gap_share.py", [str(records), "--agent", "greedy", "--base", "random",
+                                          "--bound", "heuristic", "--samples", "200"])
+    assert done.returncode == 0, done.stderr
+    margins = {(h.a, h.b): h.margin for h in result.head_to_head}
+    greedy, heuristic = margins[("greedy", "random")], -margins[("random", "heuristic")]
+    first, second = done.stdout.splitlines()
+    assert first == (f"2 groups: greedy over random {greedy:+.2f}, heuristic over random {heuristic:+.2f} "
+                     "points a game"), first
+    assert second.startswith(f"greedy closes {greedy / heuristic:.1%} of the gap [95% bootstrap over the groups, "
+                             "200 resamples: "), second
+    lines = records.read_text().splitlines()
+    assert len(lines) == 12 and {"seed", "players", "scores"} <= json.loads(lines[0]).keys()
