@@ -137,7 +137,7 @@ belief      none       a belief model drawing the worlds by where it puts each u
                        card (agents.belief): ``learned`` (the shipped one) or a belief
                        file or folder (``distill belief --out``)
 belief_power 0.5       how much the belief counts (0: uniform worlds); drawn exactly,
-                       0.5 measured best of 0.5, 0.75 and 1 (docs/results.md); by keys
+                       0.5 measured best of 0.35, 0.5, 0.75 and 1 (docs/results.md); by keys
                        (``belief_exact=false``), 0.25 and 0.35 of 0.2 to 1; weighting,
                        0.25 of 0.125 to 1 (at 1 the worlds kept are too few and too
                        sure, 16 points a game behind ``pimc``)
