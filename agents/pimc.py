@@ -47,7 +47,11 @@ the world puts it, raised to ``belief_power``. Every world is a fresh draw, and 
 worlds' marginals are the model's. The model reads the seat's observation only, never a
 hidden card, once a decision. At ``belief_power`` 0.5 (the default) the search closes about 29%
 of the gap between ``pimc`` and ``pimc:cheat`` at equal worlds (25% to 32% on four sets of 600
-games), 38% inside ``search``; at 0.75 and 1 it is ahead of ``pimc`` too, by less (docs/results.md).
+games), 26% inside ``search`` (16% and 38% on two sets); at 0.75 and 1 it is ahead of ``pimc``
+too, by less (docs/results.md). Most of that gap is the cheat's rollouts replaying the
+heuristic seat's moves (its cards known, the heuristic deterministic); at a table of three
+searches, where no moves are replayed, the belief closes 97% [52%, 177%] of the gap over 1,200
+games.
 
 ``belief_exact=false`` draws the worlds the way before it (2026-12-06): the sampler picks each
 card for the pile and for the left hand by a key that adds ``belief_power`` times the card's

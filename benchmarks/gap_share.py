@@ -2,6 +2,7 @@
 
     sergeant-major evaluate --agents search,BASE,BASE:cheat --games 600 --seed 100000 --record games.jsonl
     python benchmarks/gap_share.py games.jsonl --agent search --base BASE --bound BASE:cheat
+    python benchmarks/gap_share.py set1.jsonl set2.jsonl --agent search --base BASE --bound BASE:cheat  # pooled
 
 Issue 29 asks how much of the gap between a search and the same search that sees every card
 (``:cheat``, perfect inference) the belief model closes. At one table of the three, the agent's
@@ -12,9 +13,10 @@ duplicate groups (the games of one seed; ``--samples`` resamples, drawn by ``--s
 evaluate's ratings' intervals are.
 
 Reads the JSON Lines that ``evaluate --record`` writes (Rule book, section 11: each game's
-``seed``, ``players`` and ``scores``); nothing in the file is run. Prints the games and groups,
-both margins (points a game, the mean over groups of each group's average, as evaluate's head to
-head) and the share with its interval.
+``seed``, ``players`` and ``scores``); nothing in the file is run. Several files are pooled: the
+games of one seed make one group, whichever file holds them. Prints the groups, both margins
+(points a game, the mean over groups of each group's average, as evaluate's head to head) and
+the share with its interval.
 """
 
 from __future__ import annotations
@@ -36,11 +38,22 @@ MAX_SAMPLES = 1_000_000
 """The most bootstrap resamples (drawn a few thousand at a time; their shares are kept)."""
 
 
-def group_margins(path: Path, agent: str, base: str, bound: str) -> np.ndarray:
+def group_margins(paths: list[Path], agent: str, base: str, bound: str) -> np.ndarray:
     """float[groups, 2]: each duplicate group's average of the agent's and the bound's points
-    minus the base's, over the group's games (the games in which all three sat). A one-line
-    ValueError naming the line for anything that is not such a record."""
+    minus the base's, over the group's games (the games in which all three sat), from one file
+    of records or several. A one-line ValueError naming the file and line for anything that is
+    not such a record."""
     sums: dict[int, list[float]] = {}
+    for path in paths:
+        _add_records(path, agent, base, bound, sums)
+    if not sums:
+        names = ", ".join(str(path) for path in paths)
+        raise ValueError(f"{names}: no game with {agent}, {base} and {bound} at one table")
+    return np.array([[a / n, b / n] for a, b, n in sums.values()])
+
+
+def _add_records(path: Path, agent: str, base: str, bound: str, sums: dict[int, list[float]]) -> None:
+    """Adds the records of ``path`` to ``sums`` (seed: [agent's, bound's margin summed, games])."""
     with open(path, encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -63,14 +76,12 @@ def group_margins(path: Path, agent: str, base: str, bound: str) -> np.ndarray:
             entry[0] += points[agent] - points[base]
             entry[1] += points[bound] - points[base]
             entry[2] += 1
-    if not sums:
-        raise ValueError(f"{path}: no game with {agent}, {base} and {bound} at one table")
-    return np.array([[a / n, b / n] for a, b, n in sums.values()])
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("records", type=Path, help="the game records (JSON Lines) of evaluate --record")
+    parser.add_argument("records", type=Path, nargs="+",
+                        help="the game records (JSON Lines) of evaluate --record; several are pooled")
     parser.add_argument("--agent", required=True, help="the agent whose share is measured (default: none, required)")
     parser.add_argument("--base", required=True, help="the agent the gap starts from (default: none, required)")
     parser.add_argument("--bound", required=True,
@@ -83,8 +94,9 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--samples: at most {MAX_SAMPLES:,}, got {options.samples:,}")
     if len({options.agent, options.base, options.bound}) < 3:
         parser.error("--agent, --base and --bound must be three different agents")
-    if not options.records.is_file():
-        parser.error(f"records: {options.records} is not a file")
+    for path in options.records:
+        if not path.is_file():
+            parser.error(f"records: {path} is not a file")
     try:
         margins = group_margins(options.records, options.agent, options.base, options.bound)
     except (ValueError, OSError, UnicodeDecodeError) as error:

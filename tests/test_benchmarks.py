@@ -223,3 +223,14 @@ def test_gap_share_reads_an_evaluate_tables_records(tmp_path):
                              "200 resamples: "), second
     lines = records.read_text().splitlines()
     assert len(lines) == 12 and {"seed", "players", "scores"} <= json.loads(lines[0]).keys()
+    # Two files are pooled: the same groups, so the same figures as the one file.
+    halves = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    halves[0].write_text("\n".join(lines[:5]) + "\n")
+    halves[1].write_text("\n".join(lines[5:]) + "\n")
+    pooled = run_benchmark("gap_share.py", [str(halves[0]), str(halves[1]), "--agent", "greedy", "--base", "random",
+                                            "--bound", "heuristic", "--samples", "200"])
+    assert pooled.returncode == 0 and pooled.stdout == done.stdout, (pooled.stdout, pooled.stderr)
+    missing = run_benchmark("gap_share.py", [str(halves[0]), "nosuchfile", "--agent", "greedy", "--base", "random",
+                                             "--bound", "heuristic"])
+    assert missing.returncode == 2 and missing.stderr.strip().splitlines()[-1].endswith(
+        "records: nosuchfile is not a file"), missing.stderr
