@@ -86,9 +86,12 @@ engine game, legality is :func:`engine.legal_bits`, observations are
 * **C++ search bots.** pyspiel's ``MCTSBot`` and ``ISMCTSBot`` crash the interpreter
   (signal 11) on Python games (OpenSpiel's own ``python_tic_tac_toe`` and
   ``python_kuhn_poker`` too, open_spiel 2.0.x), so importing this module makes them refuse
-  this game in one ``SpielError`` line instead: ``MCTSBot`` when built, ``ISMCTSBot`` (built
-  without a game) at ``step``. The Python bots (``open_spiel.python.algorithms.mcts``,
-  ``ismcts``) run on it.
+  this game in one ``SpielError`` line instead: ``MCTSBot`` when built, both at ``step`` and
+  ``step_with_policy``, and ``pyspiel.evaluate_bots`` when handed either with a state of
+  this game (its C++ loop calls the bots without Python). The guards are patched into
+  pyspiel's own classes, so ``from pyspiel import MCTSBot`` before this import is guarded
+  too; only ``from pyspiel import evaluate_bots`` before it keeps the unguarded function.
+  The Python bots (``open_spiel.python.algorithms.mcts``, ``ismcts``) run on it.
 * **Refusals.** Every action that is not in ``legal_actions()`` (at a chance node: not an
   outcome of ``chance_outcomes()``), and any action on a terminal state, raises
   :class:`IllegalActionError`, one line naming the action and what is allowed, and leaves
@@ -985,39 +988,79 @@ def _who(player: int) -> str:
 
 _CPP_BOT = ("OpenSpiel's C++ {} cannot search a Python game such as " + SHORT_NAME + " (pyspiel crashes the "
             "interpreter, on its own python_ games too); use open_spiel.python.algorithms.{}")
+_CPP_SEARCH_BOTS = {"MCTSBot": "mcts.MCTSBot", "ISMCTSBot": "ismcts.ISMCTSBot"}
+"""pyspiel's C++ search bots and the Python bot to use instead (module docstring, "C++ search bots")."""
 
 
-class _GuardedMCTSBot(pyspiel.MCTSBot):
-    """``pyspiel.MCTSBot`` that refuses this game in one line before the bot is built (the C++
-    bot would crash the interpreter: module docstring, "C++ search bots")."""
-
-    def __init__(self, game, *args, **kwargs) -> None:
-        if isinstance(game, SergeantMajorGame):
-            raise pyspiel.SpielError(_CPP_BOT.format("MCTSBot", "mcts.MCTSBot"))
-        super().__init__(game, *args, **kwargs)
-
-
-class _GuardedISMCTSBot(pyspiel.ISMCTSBot):
-    """``pyspiel.ISMCTSBot`` that refuses a state of this game in one line before it searches
-    (it takes no game when built, so the check is at ``step``)."""
-
-    def step(self, state):
-        _refuse_cpp_search(state)
-        return super().step(state)
-
-    def step_with_policy(self, state):
-        _refuse_cpp_search(state)
-        return super().step_with_policy(state)
+def _is_this_game(game: Any) -> bool:
+    """Whether ``game`` is a ``python_sergeant_major`` game (by name: a reloaded module's class
+    is another class, and the guards installed first stay)."""
+    try:
+        return isinstance(game, pyspiel.Game) and game.get_type().short_name == SHORT_NAME
+    except Exception:  # a game whose type cannot be read is not this one
+        return False
 
 
-def _refuse_cpp_search(state: Any) -> None:
-    if isinstance(state, SergeantMajorState):
-        raise pyspiel.SpielError(_CPP_BOT.format("ISMCTSBot", "ismcts.ISMCTSBot"))
+def _refuse_cpp_search(bot: Any, game: Any) -> None:
+    """One SpielError line if ``bot`` is one of pyspiel's C++ search bots and ``game`` this game."""
+    for name, python_bot in _CPP_SEARCH_BOTS.items():
+        if isinstance(bot, getattr(pyspiel, name)) and _is_this_game(game):
+            raise pyspiel.SpielError(_CPP_BOT.format(name, python_bot))
 
 
-if not issubclass(pyspiel.MCTSBot, _GuardedMCTSBot):  # (a reloaded module keeps the first guard)
-    pyspiel.MCTSBot = _GuardedMCTSBot
-if not issubclass(pyspiel.ISMCTSBot, _GuardedISMCTSBot):
-    pyspiel.ISMCTSBot = _GuardedISMCTSBot
+def _guard_cpp_search_bots() -> None:
+    """Make pyspiel's C++ search bots refuse this game in one line instead of crashing.
 
+    The guards are patched into pyspiel's own classes (not subclasses), so a name imported
+    before this module (`from pyspiel import MCTSBot`) is guarded too: `MCTSBot` when built
+    (it takes the game), both bots at `step` / `step_with_policy`, and `pyspiel.evaluate_bots`,
+    whose C++ loop calls the bots' C++ `Step` without going through Python (an `ISMCTSBot`
+    there failed with `ResampleFromInfostate() not implemented.`). A reloaded module keeps the
+    guards installed first."""
+    if getattr(pyspiel, "_sergeant_major_guards", False):
+        return
+    build = pyspiel.MCTSBot.__init__
+
+    def guarded_init(self, game, *args, **kwargs):
+        _refuse_cpp_search(self, game)
+        build(self, game, *args, **kwargs)
+
+    pyspiel.MCTSBot.__init__ = guarded_init
+    for name in _CPP_SEARCH_BOTS:
+        for method in ("step", "step_with_policy"):
+            _guard_step(getattr(pyspiel, name), method)
+    pyspiel.evaluate_bots = _guarded_evaluate_bots(pyspiel.evaluate_bots)
+    pyspiel._sergeant_major_guards = True
+
+
+def _guard_step(cls: type, method: str) -> None:
+    """``cls.method(state)`` refuses a state of this game (:func:`_refuse_cpp_search`)."""
+    search = getattr(cls, method)
+
+    def guarded(self, state, *args, **kwargs):
+        _refuse_cpp_search(self, _game_of(state))
+        return search(self, state, *args, **kwargs)
+
+    guarded.__name__, guarded.__doc__ = method, search.__doc__
+    setattr(cls, method, guarded)
+
+
+def _guarded_evaluate_bots(evaluate_bots):
+    """``pyspiel.evaluate_bots`` that first refuses a C++ search bot on a state of this game."""
+
+    def guarded(state, bots, *args, **kwargs):
+        for bot in bots:
+            _refuse_cpp_search(bot, _game_of(state))
+        return evaluate_bots(state, bots, *args, **kwargs)
+
+    guarded.__name__, guarded.__doc__ = "evaluate_bots", evaluate_bots.__doc__
+    return guarded
+
+
+def _game_of(state: Any) -> Any:
+    """The game of a pyspiel state, None for anything else."""
+    return state.get_game() if isinstance(state, pyspiel.State) else None
+
+
+_guard_cpp_search_bots()
 pyspiel.register_game(GAME_TYPE, SergeantMajorGame)

@@ -719,6 +719,42 @@ def test_cpp_search_bots_refuse_the_game_in_one_line_instead_of_crashing():
     assert cpp.step(tic_tac_toe.new_initial_state()) in range(9)
 
 
+
+def test_evaluate_bots_refuses_a_cpp_search_bot_on_the_game_in_the_guards_line():
+    """Issue 50: pyspiel.evaluate_bots's C++ loop calls ISMCTSBot's C++ Step directly, which
+    failed with "ResampleFromInfostate() not implemented."; it now gives the guard's line."""
+    state = dealt_game()
+    bots = [pyspiel.ISMCTSBot(seed, pyspiel.RandomRolloutEvaluator(1, seed), 2.0, 10) for seed in range(3)]
+    with pytest.raises(pyspiel.SpielError, match="^OpenSpiel's C.. ISMCTSBot cannot search a Python game .*"
+                                                 "use open_spiel.python.algorithms.ismcts.ISMCTSBot$"):
+        pyspiel.evaluate_bots(state, bots, 0)
+    assert state.history() == [0, *range(52)]
+    tic_tac_toe = pyspiel.load_game("tic_tac_toe")
+    mcts_bot = pyspiel.MCTSBot(tic_tac_toe, pyspiel.RandomRolloutEvaluator(1, 0), 2.0, 10, 100, False, 0, False)
+    with pytest.raises(pyspiel.SpielError, match="^OpenSpiel's C.. MCTSBot cannot search"):
+        pyspiel.evaluate_bots(state, [mcts_bot] * 3, 0)
+    with pytest.raises(pyspiel.SpielError, match="^OpenSpiel's C.. MCTSBot cannot search"):
+        mcts_bot.step(state)  # built for another game, handed this one
+    random_bots = [pyspiel.make_uniform_random_bot(seat, seat) for seat in range(3)]
+    assert sum(pyspiel.evaluate_bots(pyspiel.load_game("python_sergeant_major(num_deals=1)").new_initial_state(),
+                                     random_bots, 0)) == 0  # other C++ bots still play it
+    assert len(pyspiel.evaluate_bots(tic_tac_toe.new_initial_state(), [mcts_bot, mcts_bot], 0)) == 2
+
+
+def test_the_cpp_bot_guards_are_in_pyspiels_own_classes():
+    """Issue 50: `from pyspiel import MCTSBot` before importing the package kept the unguarded
+    class (exit 139 at its first step); the guards are now patched into pyspiel's classes, the
+    ones pybind11 registered (found here through their base class, not pyspiel's names)."""
+    registered = {cls.__name__: cls for cls in pyspiel.Bot.__subclasses__()}
+    game = pyspiel.load_game("python_sergeant_major(num_deals=1,reward=score)")
+    assert registered["MCTSBot"] is pyspiel.MCTSBot and registered["ISMCTSBot"] is pyspiel.ISMCTSBot
+    with pytest.raises(pyspiel.SpielError, match="^OpenSpiel's C.. MCTSBot cannot search"):
+        registered["MCTSBot"](game, pyspiel.RandomRolloutEvaluator(1, 0), 2.0, 10, 100, False, 0, False)
+    bot = registered["ISMCTSBot"](0, pyspiel.RandomRolloutEvaluator(1, 0), 2.0, 10)
+    with pytest.raises(pyspiel.SpielError, match="^OpenSpiel's C.. ISMCTSBot cannot search"):
+        bot.step_with_policy(dealt_game())
+
+
 # ----------------------------------------------------------------------------- records
 
 def test_game_record_of_a_finished_state_passes_records_check():
