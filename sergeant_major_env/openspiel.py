@@ -103,8 +103,12 @@ engine game, legality is :func:`engine.legal_bits`, observations are
   test. A player id that is not a seat in ``information_state_string`` /
   ``information_state_tensor`` is one ``SpielError`` line. Bad parameters are one
   ``ValueError`` line (:class:`rules.Rules`, :func:`options.check_reward`); pyspiel checks
-  their types and names itself, and refuses an
-  integer beyond C++ ``int`` (such as ``2**63``) while converting it, before the game sees it.
+  their types and names itself. Two things the game cannot see, as it is handed the
+  parameters parsed and converted: a parameter named twice in a game string (pyspiel keeps
+  the last), and an integer beyond C++ ``int`` (such as ``2**63``: pybind11's "Unable to
+  cast" error). Importing this module wraps ``pyspiel.load_game`` to check both for this game
+  first (:func:`check_load_game`), as one ``ValueError`` line; a ``load_game`` imported from
+  pyspiel before this module, and C++ callers, go without that check.
 * ``game_record(state)`` is the RULES.md section 11 record of a finished state, replayed
   from its history through a :class:`records.Recorder`; ``records check`` accepts it.
 
@@ -125,7 +129,7 @@ import numpy as np
 import pyspiel
 
 from . import engine
-from .cards import MODE_ACTION_OFFSET, NUM_ACTIONS, NUM_CARDS, action_name, card_name
+from .cards import MODE_ACTION_OFFSET, NUM_ACTIONS, NUM_CARDS, RANKS, action_name, card_name
 from .observation import CARD_SETS_WIDTH, OBSERVATION_SIZE, SCALES, SEGMENTS, observe, observe_card_sets
 from .options import DEFAULT_REWARD, check_reward, rank_rewards
 from .limits import shorten
@@ -542,12 +546,12 @@ class SergeantMajorState(pyspiel.State):
         if self._dealing():
             lines.append(f"dealing: {len(self._deal)} of 52 cards dealt")
         for seat in range(NUM_PLAYERS):
-            lines.append(f"seat {seat}: {hand_text(int(state.hands[0, seat]))}")
-        talon = [card_text(c) for c in state.talon_cards[0] if c >= 0]
+            lines.append(f"seat {seat}: {hand_text(int(state.hands[0, seat]), RANKS)}")
+        talon = [card_text(c, RANKS) for c in state.talon_cards[0] if c >= 0]
         if talon and state.phase[0] < engine.DISCARD:
             lines.append(f"talon: {' '.join(talon)}")
         if state.discards[0]:
-            lines.append(f"discards: {hand_text(int(state.discards[0]))}")
+            lines.append(f"discards: {hand_text(int(state.discards[0]), RANKS)}")
         mode = int(state.mode[0])
         if mode >= 0:
             lines.append(f"mode {action_name(MODE_ACTION_OFFSET + mode)[5:]}, tricks {state.tricks_won[0].tolist()}")
@@ -604,7 +608,7 @@ class SergeantMajorObserver:
         lines = []
         if state._dealing():
             lines.append(f"dealing deal {int(engine_state.deal[0]) + 1}: {len(state._deal)} of 52 cards dealt (R10)")
-        lines.append(seat_view(engine_state, player, SEAT_NAMES))
+        lines.append(seat_view(engine_state, player, SEAT_NAMES, ranks=RANKS))  # R3's letters: T, not 10
         tricks = tricks_text(engine_state)
         if tricks:
             lines.append(tricks)
@@ -617,7 +621,7 @@ def tricks_text(state: engine.State) -> str:
     tricks = []
     for t in range(done):
         leader = int(state.trick_leaders[0, t])
-        cards = " ".join(card_text(c) for c in state.past_tricks[0, t])
+        cards = " ".join(card_text(c, RANKS) for c in state.past_tricks[0, t])
         winner = int(state.trick_leaders[0, t + 1]) if t + 1 < 16 else -1
         tricks.append(f"{t + 1}. seat {leader} {cards}" + (f" > seat {winner}" if winner >= 0 else ""))
     return "tricks: " + "; ".join(tricks) if tricks else ""
@@ -1017,8 +1021,6 @@ def _guard_cpp_search_bots() -> None:
     whose C++ loop calls the bots' C++ `Step` without going through Python (an `ISMCTSBot`
     there failed with `ResampleFromInfostate() not implemented.`). A reloaded module keeps the
     guards installed first."""
-    if getattr(pyspiel, "_sergeant_major_guards", False):
-        return
     build = pyspiel.MCTSBot.__init__
 
     def guarded_init(self, game, *args, **kwargs):
@@ -1062,5 +1064,80 @@ def _game_of(state: Any) -> Any:
     return state.get_game() if isinstance(state, pyspiel.State) else None
 
 
-_guard_cpp_search_bots()
+# ============================================================================ pyspiel.load_game
+
+CPP_INT = (-2**31, 2**31 - 1)
+"""The range of a game parameter's integer in pyspiel (C++ ``int``); beyond it pybind11 fails
+with "Unable to cast Python instance of type <class 'int'>", before the game sees the value."""
+
+
+def check_load_game(game: Any, params: Any = None) -> None:
+    """The checks of this game's parameters that pyspiel skips or fails unclearly, before
+    ``pyspiel.load_game(game, params)`` (module docstring, "Refusals"), one ValueError line each:
+    a parameter named twice in a game string (pyspiel's parser keeps the last one, and the game
+    only sees the result), and an integer beyond C++ ``int`` (pybind11's cast error), refused by
+    the game's own checks. Anything else is left to pyspiel and the game."""
+    if not isinstance(game, str) or game.partition("(")[0].strip() != SHORT_NAME:
+        return
+    wide = {}
+    if isinstance(params, dict):
+        wide = {name: value for name, value in params.items() if _beyond_cpp_int(value)}
+    elif "(" in game and game.rstrip().endswith(")"):
+        wide = _wide_integers(_named_once(game.partition("(")[2].rstrip()[:-1]))
+    if wide:
+        rules_from_params(wide)
+        reward_from_params(wide)
+
+
+def _named_once(body: str) -> dict[str, str]:
+    """``name: value`` text of a game string's parameters (split at the commas outside
+    parentheses), one ValueError line for a name given twice."""
+    items, depth, start = [], 0, 0
+    for i, char in enumerate(body + ","):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            items.append(body[start:i])
+            start = i + 1
+    given: dict[str, str] = {}
+    for item in filter(str.strip, items):
+        name, _, value = item.partition("=")
+        name = name.strip()
+        if name in given:
+            raise ValueError(f"{SHORT_NAME}: parameter {shorten(name)} given twice ({shorten(name + '=' + given[name])} "
+                             f"and {shorten(item.strip())}); give each parameter once")
+        given[name] = value.strip()
+    return given
+
+
+def _wide_integers(given: dict[str, str]) -> dict[str, int]:
+    """The parameters whose text is an integer beyond C++ ``int``."""
+    wide = {}
+    for name, text in given.items():
+        digits = text.lstrip("+-")
+        if digits.isascii() and digits.isdigit() and len(digits) <= 4000:
+            value = int(text)
+            if _beyond_cpp_int(value):
+                wide[name] = value
+    return wide
+
+
+def _beyond_cpp_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and not CPP_INT[0] <= value <= CPP_INT[1]
+
+
+def _guarded_load_game(load_game):
+    """``pyspiel.load_game`` that runs :func:`check_load_game` first."""
+
+    def guarded(*args, **kwargs):
+        if args:
+            check_load_game(*args[:2])
+        return load_game(*args, **kwargs)
+
+    guarded.__name__, guarded.__doc__ = "load_game", load_game.__doc__
+    return guarded
+
+
+if not getattr(pyspiel, "_sergeant_major_guards", False):  # (a reloaded module keeps the first guards)
+    pyspiel.load_game = _guarded_load_game(pyspiel.load_game)
+    _guard_cpp_search_bots()
 pyspiel.register_game(GAME_TYPE, SergeantMajorGame)
