@@ -15,7 +15,10 @@ Conventions used throughout the tests:
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import importlib.util
+import re
 import signal
 from typing import Iterator, Sequence
 
@@ -48,6 +51,67 @@ NT, MIN = 4, 5
 # Every field of State that holds cards (as ids or as uint64 sets).
 CARD_ID_FIELDS = ("dealt", "talon_cards", "trick", "past_tricks", "last_trick", "last_returned", "exchange_trump")
 CARD_SET_FIELDS = ("hands", "first_six", "talon", "discards", "given", "received", "played")
+
+
+# ----------------------------------------------------------------------------- optional packages
+
+EXTRA_OF = {
+    "torch": "train", "stable_baselines3": "train", "sb3_contrib": "train", "safetensors": "train",
+    "matplotlib": "train", "tqdm": "train", "tensorboard": "train", "cloudpickle": "train",
+    "pyspiel": "openspiel", "open_spiel": "openspiel", "scipy": "openspiel",
+    "ray": "rllib",
+    "torchrl": "interop", "tianshou": "interop",
+    "mkdocs": "docs", "material": "docs", "mkdocstrings": "docs", "mkdocstrings_handlers": "docs",
+    "yaml": "docs",
+    "playwright": "test", "hypothesis": "test",
+}
+"""The extra of pyproject.toml that brings each optional package (its import name); scipy comes
+with open_spiel, PyYAML with mkdocs, cloudpickle with stable-baselines3. The one place a test
+finds which extra it needs."""
+_NO_MODULE = re.compile(r"No module named '([\w.]+)'|\b([\w.]+) is not installed")
+"""How Python and the package's own messages name a module that is not installed."""
+
+
+def extra_reason(module: str) -> str:
+    """The one line a test that needs ``module`` skips with where it is missing."""
+    extra = EXTRA_OF[module.split(".")[0]]
+    return f"needs the {extra} extra (pip install -e '.[{extra}]')"
+
+
+def needs(module: str):
+    """``module`` imported, or the test (or the test module) skipped naming the extra that brings it."""
+    return pytest.importorskip(module, reason=extra_reason(module))
+
+
+def _installed(module: str) -> bool:
+    return importlib.util.find_spec(module.split(".")[0]) is not None
+
+
+def missing_extra(modules) -> str | None:
+    """The skip line of the first of ``modules`` that an extra brings and is not installed, or None."""
+    for module in modules:
+        if module.split(".")[0] in EXTRA_OF and not _installed(module):
+            return extra_reason(module)
+    return None
+
+
+def imported_modules(code: str) -> list[str]:
+    """The modules a piece of Python source imports (``import a.b``, ``from a.b import c``), in order."""
+    modules = []
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            modules += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            modules.append(node.module)
+    return modules
+
+
+def missing_extra_of_code(code: str, stderr: str = "") -> str | None:
+    """The skip line of an example (a docs or README block) that needs an extra that is not
+    installed: one its code imports, or (``stderr`` of its run) one a module it uses imported
+    (an agent by name, an env built on stable-baselines3)."""
+    named = [one or other for one, other in _NO_MODULE.findall(stderr)]
+    return missing_extra([*imported_modules(code), *named])
 
 
 # ----------------------------------------------------------------------------- child processes
@@ -477,7 +541,7 @@ def tiny_maskable_ppo(obs_size: int, n_actions: int):
     """A MaskablePPO model (8 hidden units) of an env with these spaces and nothing else: for tests
     of model files and their spaces. Skips the test where the train extra is not installed."""
     gymnasium = pytest.importorskip("gymnasium")
-    contrib = pytest.importorskip("sb3_contrib")
+    contrib = needs("sb3_contrib")
 
     class Blank(gymnasium.Env):
         observation_space = gymnasium.spaces.Box(-np.inf, np.inf, (obs_size,), np.float32)

@@ -9,7 +9,7 @@ import itertools
 import numpy as np
 import pytest
 
-from conftest import tiny_maskable_ppo
+from conftest import needs, tiny_maskable_ppo
 import sergeant_major_env.agents as agents
 from sergeant_major_env.agents import (AECSeat, GreedyAgent, HeuristicAgent, RandomAgent, make_agent, register_agent,
                                     unregister_agent)
@@ -264,7 +264,7 @@ def test_ppo_errors_name_the_path(tmp_path):
             make_agent(f"{name}:{missing}")
     junk = tmp_path / "junk.zip"
     junk.write_text("not a model")
-    pytest.importorskip("sb3_contrib")
+    needs("sb3_contrib")
     with pytest.raises(ValueError, match="junk.zip"):
         make_agent(f"ppo-unsafe-pickle:{junk}")
     with pytest.raises(ValueError, match="junk.zip is an SB3 zip: loading it unpickles"):
@@ -364,7 +364,7 @@ def test_every_agent_with_options_parses_them_the_same_way(spec, message):
     an unknown one or a value of the wrong type is the same one-line refusal (issue 31; ismcts
     silently kept the last of a repeated option before)."""
     if spec.startswith("ismcts"):
-        pytest.importorskip("pyspiel")
+        needs("pyspiel")
     with pytest.raises(ValueError, match=message):
         make_agent(spec)
 

@@ -10,19 +10,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
-from sergeant_major_env import Rules, engine
-from sergeant_major_env.agents import make_agent
-from sergeant_major_env.agents.belief import (BELIEF_FOLDER, FORMAT, Belief, BeliefNetwork, load_belief,
+from conftest import needs
+
+torch = needs("torch")
+
+from sergeant_major_env import Rules, engine  # noqa: E402
+from sergeant_major_env.agents import make_agent  # noqa: E402
+from sergeant_major_env.agents.belief import (BELIEF_FOLDER, FORMAT, Belief, BeliefNetwork, load_belief,  # noqa: E402
                                               save_belief)
-from sergeant_major_env.agents.pimc import PIMCAgent
-from sergeant_major_env.cards import bits_to_bool, random_member
-from sergeant_major_env.engine import OVER
-from sergeant_major_env.evaluation import TablePlan, play_tables
-from sergeant_major_env.observation import observe
-from sergeant_major_env.worlds import knowledge, sample_worlds
-from test_worlds import assert_worlds_keep_what_the_seat_knows
+from sergeant_major_env.agents.pimc import PIMCAgent  # noqa: E402
+from sergeant_major_env.cards import bits_to_bool, random_member  # noqa: E402
+from sergeant_major_env.engine import OVER  # noqa: E402
+from sergeant_major_env.evaluation import TablePlan, play_tables  # noqa: E402
+from sergeant_major_env.observation import observe  # noqa: E402
+from sergeant_major_env.worlds import knowledge, sample_worlds  # noqa: E402
+from test_worlds import assert_worlds_keep_what_the_seat_knows  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

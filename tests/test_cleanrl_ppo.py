@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import needs
+
 pytestmark = pytest.mark.slow  # pytest -m "not slow" leaves this file out (issue 31)
 
-pytest.importorskip("torch")
+needs("torch")
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cleanrl_ppo.py"
 

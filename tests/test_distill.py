@@ -18,7 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("torch")
+from conftest import needs
+
+needs("torch")
 
 from sergeant_major_env import engine  # noqa: E402
 from sergeant_major_env.agents import make_agent  # noqa: E402
@@ -586,7 +588,7 @@ RANDOM_TINY = distill.LabelPlan(teacher=FAST_TEACHER, player="random", epsilon=0
 @pytest.fixture(scope="module")
 def local_ray():
     """One local Ray of 2 CPUs for the module (as tests/test_rllib.py's); its address."""
-    ray = pytest.importorskip("ray")
+    ray = needs("ray")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray.get_runtime_context().gcs_address
     ray.shutdown()
@@ -663,7 +665,7 @@ def test_sigterm_stops_a_ray_run_as_ctrl_c_does(tmp_path):
     """ray.init replaces the process's SIGTERM handler (a C++ stack dump and status 1) and Ray's
     wait raises a signal's exception again as a plain Ctrl-C: still one line naming SIGTERM,
     143, the finished shards kept whole and no temporary file."""
-    pytest.importorskip("ray")
+    needs("ray")
     out = tmp_path / "labels"
     status, stderr = labels_stopped_by_sigterm(out, "--ray")
     assert status == 143, stderr

@@ -2,7 +2,8 @@
 
 * every ```python block of docs/*.md and docs/envs/*.md runs on a fresh interpreter, in its own
   subprocess and a temporary folder (a block preceded by ``<!-- skip-test: reason -->`` is
-  skipped with that reason);
+  skipped with that reason; one that needs an extra that is not installed, by its imports or
+  by what its run could not import, is skipped naming the extra: conftest's ``EXTRA_OF``);
 * ``mkdocs build --strict`` passes (skipped where the ``docs`` extra is not installed);
 * the tables the pages hold are the code's: the observation table covers every index once, in
   the order of ``observation.SEGMENTS``, and the env options' defaults are the constructors'.
@@ -22,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import missing_extra, missing_extra_of_code, needs
 from sergeant_major_env import aec, doc_tables, options as env_options, versions
 from sergeant_major_env.cards import MODE_ACTION_OFFSET, NUM_ACTIONS
 from sergeant_major_env.observation import DERIVED, OBSERVATION_SIZE, SCALES, SEGMENTS, observation_bounds
@@ -33,10 +35,6 @@ DOCS = ROOT / "docs"
 PAGES = sorted([*DOCS.glob("*.md"), *DOCS.glob("envs/*.md")])
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 _SKIP = re.compile(r"<!--\s*skip-test:\s*(.+?)\s*-->\s*$")
-# Optional packages a block may need (the extra that brings them): skipped without them.
-_NEEDS = {"sb3_contrib": ("sb3_contrib",), "stable_baselines3": ("stable_baselines3",),
-          "SergeantMajorVecEnv": ("stable_baselines3",), '"learned"': ("torch", "safetensors"),
-          "import ray": ("ray",), "playwright": ("playwright",)}
 # System programs a block may need: skipped where they are missing.
 _PROGRAMS = {"/usr/bin/chromium": "/usr/bin/chromium"}
 
@@ -69,25 +67,49 @@ def test_the_docs_have_python_examples_on_the_main_pages():
 def test_docs_python_block_runs_as_written(page, line, code, skip, tmp_path):
     if skip:
         pytest.skip(skip)
-    for marker, modules in _NEEDS.items():
-        if marker in code:
-            for module in modules:
-                pytest.importorskip(module)
+    if missing := missing_extra_of_code(code):
+        pytest.skip(missing)
     for marker, program in _PROGRAMS.items():
         if marker in code and not os.path.exists(program):
             pytest.skip(f"{program} is not installed (apt-get install chromium)")
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True,
                             text=True, timeout=300)
+    if result.returncode and (missing := missing_extra_of_code(code, result.stderr)):
+        pytest.skip(missing)
     assert result.returncode == 0, f"{page} line {line} failed:\n{result.stderr[-3000:]}"
+
+
+def test_a_block_that_needs_a_missing_extra_skips_naming_the_extra(monkeypatch):
+    """Issue 50: after README's first install (the train and test extras) the OpenSpiel pages'
+    blocks failed on "No module named 'pyspiel'"; the extra is read from the block's imports (or
+    from what its run could not import) and named in the skip line."""
+    import conftest
+
+    monkeypatch.setattr(conftest, "_installed", lambda module: module.split(".")[0] not in {"pyspiel", "open_spiel"})
+    openspiel = "needs the openspiel extra (pip install -e '.[openspiel]')"
+    assert missing_extra_of_code("import numpy as np\nimport pyspiel\n") == openspiel
+    assert missing_extra_of_code("from open_spiel.python.algorithms import mcts\n") == openspiel
+    assert missing_extra_of_code("from sergeant_major_env import env\n") is None
+    stderr = "ValueError: cannot make the ismcts agent: ... (No module named 'pyspiel')"
+    assert missing_extra_of_code("make_agent('ismcts')", stderr) == openspiel
+    assert missing_extra_of_code("x", "ModuleNotFoundError: No module named 'torch.nope'") is None  # torch is here
+
+
+def test_every_extra_a_test_names_is_one_of_pyprojects():
+    import tomllib
+
+    import conftest
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert set(conftest.EXTRA_OF.values()) <= set(project["optional-dependencies"])
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     """The site built once with ``mkdocs build --strict`` (its folder); the build must pass."""
-    for module in ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python"):
-        if importlib.util.find_spec(module.split(".")[0]) is None:
-            pytest.skip(f"{module} is not installed (pip install -e '.[docs]')")
+    if missing := missing_extra(("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers")):
+        pytest.skip(missing)
     folder = tmp_path_factory.mktemp("docs") / "site"
     result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(folder)],
                             cwd=ROOT, capture_output=True, text=True, timeout=600,
@@ -202,7 +224,7 @@ def _nav_files(nav) -> list[str]:
 
 
 def test_every_page_of_the_nav_exists_and_every_page_is_in_the_nav():
-    yaml = pytest.importorskip("yaml")
+    yaml = needs("yaml")
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
     nav = _nav_files(config["nav"])
     for name in nav:
@@ -295,7 +317,7 @@ def test_the_env_options_tables_give_the_constructors_defaults():
     # One constructor shape: the keywords every env takes.
     for defaults in (aec_defaults, gym_defaults, gym_vector_defaults):
         assert {"rules", "reward", "illegal_action"} <= set(defaults)
-    pytest.importorskip("stable_baselines3")
+    needs("stable_baselines3")
     from sergeant_major_env.vec_env import SergeantMajorVecEnv
 
     vec_rows = {name: default for name, default, _, _ in doc_tables.env_option_rows("vector")}

@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import needs
+
 from sergeant_major_env import Rules, engine, records
 from sergeant_major_env.engine import places, win_credits
 from sergeant_major_env.evaluation import PERMUTATIONS, TablePlan, make_schedule, play_tables, rules_for_table
@@ -334,7 +336,7 @@ def test_t_quantiles():
     assert t_quantile_95(1) == pytest.approx(12.706)
     assert t_quantile_95(10) == pytest.approx(2.228)
     assert t_quantile_95(10_000) == pytest.approx(1.96, abs=0.001)
-    scipy_stats = pytest.importorskip("scipy.stats")
+    scipy_stats = needs("scipy.stats")
     for df in (1, 2, 5, 19, 29, 35, 50, 75, 99, 150, 500, 5000):
         assert t_quantile_95(df) == pytest.approx(scipy_stats.t.ppf(0.975, df), abs=0.004)
 
@@ -472,8 +474,7 @@ def test_evaluate_prints_the_leaderboard(capsys):
 
 
 def test_evaluate_plot_draws_the_leaderboard_as_its_second_panel(tmp_path):
-    import matplotlib
-
+    matplotlib = needs("matplotlib")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conftest import needs
+
 from sergeant_major_env import Rules, engine
 from sergeant_major_env.policies import RandomPolicy
 from sergeant_major_env.agents import make_agent
@@ -101,7 +103,7 @@ class _Logger:
 
 
 def _imitation_setup(**changes):
-    pytest.importorskip("sb3_contrib")
+    needs("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
     from sergeant_major_env import SergeantMajorVecEnv
@@ -179,7 +181,7 @@ def test_a_stop_while_gathering_drops_the_unlearned_round():
 
 
 def test_the_imitation_rate_falls_linearly_to_zero_over_the_steps():
-    import torch
+    torch = needs("torch")
 
     from sergeant_major_env.training.imitation import LinearRate
 

@@ -9,13 +9,15 @@ import warnings
 import numpy as np
 import pytest
 
+from conftest import needs
+
 from sergeant_major_env import engine, env
 from sergeant_major_env.aec import AGENTS
 
 
 def test_torchrl_pettingzoo_wrapper_with_masks_plays_a_game():
-    torch = pytest.importorskip("torch")
-    torchrl_envs = pytest.importorskip("torchrl.envs")
+    torch = needs("torch")
+    torchrl_envs = needs("torchrl.envs")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # TorchRL warns that it was tested with another PettingZoo
         wrapped = torchrl_envs.PettingZooWrapper(env(num_deals=1), use_mask=True, categorical_actions=True)
@@ -42,7 +44,7 @@ def test_torchrl_pettingzoo_wrapper_with_masks_plays_a_game():
 
 
 def test_tianshou_pettingzoo_env_plays_a_game_and_pays_the_final_scores():
-    pytest.importorskip("tianshou")
+    needs("tianshou")
     from tianshou.env import PettingZooEnv
 
     game = PettingZooEnv(env(num_deals=2))

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import extra_reason
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "sergeant_major_env"
 FORBIDDEN_IN_CORE = (f"{PACKAGE}.agents", f"{PACKAGE}.training", f"{PACKAGE}.cli")
@@ -187,7 +189,7 @@ def test_the_core_list_is_the_package_minus_agents_training_and_commands():
 @pytest.mark.parametrize("name", CORE)
 def test_importing_a_core_module_loads_no_agents_training_or_commands(name):
     if name in OPTIONAL and importlib.util.find_spec(OPTIONAL[name]) is None:
-        pytest.skip(f"{name} needs the optional {OPTIONAL[name]}")
+        pytest.skip(extra_reason(OPTIONAL[name]))
     script = (f"import importlib, json, sys\nimportlib.import_module('{PACKAGE}.{name}')\n"
               f"print(json.dumps(sorted(m for m in sys.modules if m.startswith({FORBIDDEN_IN_CORE!r}))))\n")
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)

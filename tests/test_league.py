@@ -7,8 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("sb3_contrib")
-pytest.importorskip("safetensors")
+from conftest import needs
+
+needs("sb3_contrib")
+needs("safetensors")
 
 from sb3_contrib import MaskablePPO  # noqa: E402
 

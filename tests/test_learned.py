@@ -23,8 +23,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("safetensors")
+from conftest import needs
+
+needs("torch")
+needs("safetensors")
 
 import sergeant_major_env.agents as agents  # noqa: E402
 from sergeant_major_env.agents.learned import (  # noqa: E402

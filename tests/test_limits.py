@@ -17,7 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sergeant_major_env import Rules, SergeantMajorEnv, SergeantMajorVecEnv, engine, limits, records
+from conftest import needs
+
+from sergeant_major_env import Rules, SergeantMajorEnv, engine, limits, records
 from sergeant_major_env.evaluation import TablePlan, check_tournament_fits, make_schedule, play_tables
 from sergeant_major_env.files import json_depth, read_json
 
@@ -116,6 +118,9 @@ def test_engine_init_is_bounded_by_this_machines_memory(small_machine):
 # ---------------------------------------------------------------- environments
 
 def test_vec_env_num_envs_is_checked_before_anything_is_made():
+    needs("stable_baselines3")
+    from sergeant_major_env import SergeantMajorVecEnv
+
     start = time.perf_counter()
     with pytest.raises(ValueError, match=r"^SergeantMajorVecEnv: 1,000,000,000 environments would need about "
                                          r"9,313.2 GiB of memory; this machine has " + AVAILABLE + "; give fewer"):
@@ -234,7 +239,7 @@ def test_read_json_refuses_what_is_not_a_regular_file_without_reading_it(tmp_pat
 
 
 def test_a_deeply_nested_learned_json_is_one_line(tmp_path):
-    pytest.importorskip("safetensors")
+    needs("safetensors")
     from sergeant_major_env.agents import learned
 
     folder = tmp_path / "learned"

@@ -16,6 +16,8 @@ import zipfile
 
 import pytest
 
+from conftest import needs
+
 import sergeant_major_env.agents as agents
 from sergeant_major_env.agents import make_agent
 
@@ -34,8 +36,8 @@ class _CreatesAFile:
 
 def _crafted_zip(tmp_path):
     """A real MaskablePPO zip with one more cloudpickled field in its "data"."""
-    contrib = pytest.importorskip("sb3_contrib")
-    cloudpickle = pytest.importorskip("cloudpickle")
+    contrib = needs("sb3_contrib")
+    cloudpickle = needs("cloudpickle")
     from sergeant_major_env import SergeantMajorVecEnv
 
     model = contrib.MaskablePPO("MlpPolicy", SergeantMajorVecEnv(2, num_deals=1), n_steps=8, batch_size=8,
@@ -105,8 +107,8 @@ def test_rllib_short_name_refuses_before_reading_anything(tmp_path):
 
 
 def test_torch_agents_use_one_thread(tmp_path, monkeypatch):
-    torch = pytest.importorskip("torch")
-    contrib = pytest.importorskip("sb3_contrib")
+    torch = needs("torch")
+    contrib = needs("sb3_contrib")
     from sergeant_major_env.agents.policy_file import save_policy
     from sergeant_major_env import SergeantMajorVecEnv
 

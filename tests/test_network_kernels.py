@@ -7,16 +7,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sergeant_major_env import Rules, engine
-from sergeant_major_env.agents import make_agent
-from sergeant_major_env.agents.network_kernels import RELU, TANH, network_actions, network_weights
-from sergeant_major_env.agents.policy_file import PolicyNetwork, load_policy
-from sergeant_major_env.agents.ppo import PPOAgent
-from sergeant_major_env.cards import NUM_ACTIONS, bits_to_bool, random_member
-from sergeant_major_env.engine import OVER
-from sergeant_major_env.observation import OBSERVATION_SIZE, observe, observe_card_sets
+from conftest import needs
 
-torch = pytest.importorskip("torch")
+torch = needs("torch")
+
+from sergeant_major_env import Rules, engine  # noqa: E402
+from sergeant_major_env.agents import make_agent  # noqa: E402
+from sergeant_major_env.agents.network_kernels import RELU, TANH, network_actions, network_weights  # noqa: E402
+from sergeant_major_env.agents.policy_file import PolicyNetwork, load_policy  # noqa: E402
+from sergeant_major_env.agents.ppo import PPOAgent  # noqa: E402
+from sergeant_major_env.cards import NUM_ACTIONS, bits_to_bool, random_member  # noqa: E402
+from sergeant_major_env.engine import OVER  # noqa: E402
+from sergeant_major_env.observation import OBSERVATION_SIZE, observe, observe_card_sets  # noqa: E402
 
 
 def _positions(seed: int, batch: int = 200, num_deals: int = 2):

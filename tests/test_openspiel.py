@@ -9,9 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pyspiel = pytest.importorskip("pyspiel")
+from conftest import assert_states_equal, needs
 
-from conftest import assert_states_equal  # noqa: E402
+pyspiel = needs("pyspiel")
+
 from sergeant_major_env import engine  # noqa: E402
 from sergeant_major_env import openspiel as smo  # noqa: E402  (registers the game)
 from sergeant_major_env.observation import OBSERVATION_SIZE, SEGMENTS, observe  # noqa: E402

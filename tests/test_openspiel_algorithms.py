@@ -10,7 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pyspiel = pytest.importorskip("pyspiel")
+from conftest import needs
+
+pyspiel = needs("pyspiel")
 
 from open_spiel.python.algorithms import ismcts, mcts  # noqa: E402
 
@@ -95,7 +97,7 @@ def run_rl(agents, env, steps):
 
 @pytest.mark.parametrize("learner", ["dqn", "nfsp"])
 def test_rl_environment_trains_openspiels_pytorch_agents_on_information_states(learner):
-    torch = pytest.importorskip("torch")
+    torch = needs("torch")
     from open_spiel.python import rl_environment
     from open_spiel.python.algorithms import random_agent
 

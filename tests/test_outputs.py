@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import needs
+
 from sergeant_major_env import files
 from sergeant_major_env.cli import evaluate, play
 from sergeant_major_env.cli import records as records_cli
@@ -129,7 +131,7 @@ def test_a_full_disk_names_the_output_that_failed_and_keeps_its_old_file(tmp_pat
 @pytest.mark.parametrize("flag, name", [("--json", "r.json"), ("--plot", "r.png"), ("--record", "r.jsonl")])
 def test_a_full_disk_on_each_evaluate_output_is_one_line_naming_it(tmp_path, monkeypatch, capsys, flag, name):
     if flag == "--plot":
-        pytest.importorskip("matplotlib")
+        needs("matplotlib")
     path = tmp_path / name
     path.write_text(OLD)
     monkeypatch.setattr(files.os, "fsync", _enospc_for(f".{name}."))

@@ -13,8 +13,10 @@ import pickle
 import numpy as np
 import pytest
 
-pytest.importorskip("sb3_contrib")
-pytest.importorskip("safetensors")
+from conftest import needs
+
+needs("sb3_contrib")
+needs("safetensors")
 
 import torch  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402

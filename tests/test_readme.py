@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import missing_extra_of_code
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
@@ -31,11 +33,11 @@ def test_readme_has_python_examples():
 
 @pytest.mark.parametrize("line,code", python_blocks(), ids=[f"README.md:{n}" for n, _ in python_blocks()])
 def test_readme_python_block_runs_as_written(line, code, tmp_path):
-    if "sb3_contrib" in code or "stable_baselines3" in code:
-        pytest.importorskip("sb3_contrib")
-    if "import ray" in code:
-        pytest.importorskip("ray")
+    if missing := missing_extra_of_code(code):
+        pytest.skip(missing)
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True,
                             text=True, timeout=300)
+    if result.returncode and (missing := missing_extra_of_code(code, result.stderr)):
+        pytest.skip(missing)
     assert result.returncode == 0, f"README.md line {line} failed:\n{result.stderr[-3000:]}"

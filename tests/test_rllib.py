@@ -17,8 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ray = pytest.importorskip("ray")
-pytest.importorskip("ray.rllib")
+from conftest import needs
+
+ray = needs("ray")
+needs("ray.rllib")
 
 from sergeant_major_env.agents import make_agent  # noqa: E402
 from sergeant_major_env import Rules, engine  # noqa: E402

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import needs
+
 from sergeant_major_env.rules import Rules
 from sergeant_major_env.training import distill, rounds
 
-pytest.importorskip("torch")
+needs("torch")
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = rounds.RoundsPlan(rounds=1, games=4, teacher="pimc:worlds=2:rollout={policy}", shard_games=2, seed=5,

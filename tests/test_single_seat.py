@@ -8,6 +8,7 @@ import gymnasium
 import numpy as np
 import pytest
 
+from conftest import needs
 import sergeant_major_env
 from sergeant_major_env import RandomPolicy, Rules, SergeantMajorEnv, engine
 from sergeant_major_env.cards import NUM_ACTIONS
@@ -59,7 +60,7 @@ def test_gymnasium_check_env_passes_with_the_default_construction():
 
 
 def test_sb3_check_env_passes_with_the_default_construction():
-    from stable_baselines3.common.env_checker import check_env
+    check_env = needs("stable_baselines3.common.env_checker").check_env
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -20,9 +20,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("sb3_contrib")
+from conftest import default_stop_signals, needs, tiny_maskable_ppo
 
-from conftest import default_stop_signals, tiny_maskable_ppo  # noqa: E402
+needs("sb3_contrib")
+
 from sergeant_major_env import SergeantMajorVecEnv, engine  # noqa: E402
 from sergeant_major_env.observation import OBSERVATION_SIZE  # noqa: E402
 from sergeant_major_env.policies import RandomPolicy  # noqa: E402

@@ -8,7 +8,9 @@ import warnings
 import numpy as np
 import pytest
 
-pytest.importorskip("stable_baselines3")
+from conftest import needs
+
+needs("stable_baselines3")
 
 from stable_baselines3.common.vec_env import VecEnv  # noqa: E402
 

@@ -29,6 +29,8 @@ import threading
 import numpy as np
 import pytest
 
+from conftest import needs
+
 from sergeant_major_env import engine, web
 from sergeant_major_env.policies import RandomPolicy, decide
 from sergeant_major_env.render import card_text
@@ -45,7 +47,7 @@ KINDS = {engine.MODE: "mode", engine.GIVE: "exchange_give", engine.RETURN: "exch
 
 @pytest.fixture(scope="module")
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed")
+    sync_api = needs("playwright.sync_api")
     if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
     with sync_api.sync_playwright() as playwright:
