@@ -32,6 +32,7 @@ import dataclasses
 import math
 from typing import Any, Callable, Sequence
 
+from .limits import is_integer, is_number
 from .processes import available_cpus
 from .rules import RULE_OPTIONS_FLAGS, Rules, rule_options_help
 from .seeding import MAX_SEED, SEED_RULE
@@ -89,10 +90,9 @@ class Integer(Check):
         self.allowed = f"an integer, {low} or more" if high is None else f"an integer from {low} to {high}"
 
     def check(self, value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < self.low or \
-                (self.high is not None and value > self.high):
+        if not is_integer(value) or value < self.low or (self.high is not None and value > self.high):
             raise self.refuse(value)
-        return value
+        return int(value)
 
 
 class Number(Check):
@@ -109,7 +109,7 @@ class Number(Check):
                             else f"a number from {low:g} to {high:g}")
 
     def check(self, value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+        if not is_number(value) or not math.isfinite(value) \
                 or value < self.low or (self.low_open and value == self.low) or value > self.high:
             raise self.refuse(value)
         return float(value)
@@ -121,9 +121,9 @@ class Seed(Check):
     allowed = SEED_RULE
 
     def check(self, value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
+        if not is_integer(value) or not 0 <= value <= MAX_SEED:
             raise self.refuse(value)
-        return value
+        return int(value)
 
     def parse(self, text: str) -> int:
         try:
@@ -203,12 +203,13 @@ class Plain(Check):
     def __init__(self, convert: type) -> None:
         self.convert_to = convert
         self.allowed = "an integer" if convert is int else "a number"
-        self.types = (int,) if convert is int else (int, float)
 
     def check(self, value: Any) -> Any:
-        if isinstance(value, bool) or not isinstance(value, self.types):
+        if not (is_integer if self.convert_to is int else is_number)(value):
             raise self.refuse(value)
-        return value
+        if self.convert_to is int:
+            return int(value)
+        return value if isinstance(value, (int, float)) else float(value)  # numpy's as Python's
 
     def parse(self, text: str) -> Any:
         try:

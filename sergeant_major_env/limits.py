@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import numbers
 import os
 from pathlib import Path
 from typing import Any
@@ -91,13 +92,23 @@ def check_fits(what: str, bytes_needed: float, advice: str = "") -> None:
                          f"{format_bytes(available)} available" + (f"; {advice}" if advice else ""))
 
 
-def check_count(value: Any, what: str, low: int = 1, high: int | None = None) -> int:
-    """``value`` as an int when it is an integer (not a bool) from ``low`` to ``high``; else a
-    one-line ``ValueError`` naming ``what`` and the range."""
-    import numpy as np
+def is_integer(value: Any) -> bool:
+    """Whether ``value`` is an integer: a Python int or any other `numbers.Integral` (numpy's
+    `np.int64(3)` too), never a bool (`True` is no count; numpy's bool is not Integral). The
+    one test of every integer option (rules, env options, command options, counts, seeds)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
-            or value < low or (high is not None and value > high):
+
+def is_number(value: Any) -> bool:
+    """Whether ``value`` is a real number: an integer (`is_integer`) or a float, numpy's
+    too, never a bool. The one test of every option that takes a number."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def check_count(value: Any, what: str, low: int = 1, high: int | None = None) -> int:
+    """``value`` as an int when it is an integer (`is_integer`) from ``low`` to ``high``;
+    else a one-line ``ValueError`` naming ``what`` and the range."""
+    if not is_integer(value) or value < low or (high is not None and value > high):
         span = f"from {low:,} to {high:,}" if high is not None else f">= {low:,}"
         raise ValueError(f"{what} must be an integer {span}, got {shorten(value)}")
     return int(value)

@@ -63,7 +63,6 @@ what was given.
 from __future__ import annotations
 
 import math
-import numbers
 import operator
 from typing import Any, Mapping, Sequence
 
@@ -71,7 +70,7 @@ import numpy as np
 
 from . import engine
 from .cards import NUM_ACTIONS, bits_to_bool
-from .limits import shorten
+from .limits import is_integer, is_number, shorten
 from .policies import RandomPolicy
 from .rules import Rules
 
@@ -122,7 +121,7 @@ def check_illegal_action(value: Any, allowed: Sequence[str], where: str) -> str:
 
 def check_illegal_reward(value: Any, where: str) -> float:
     """A finite real number (not a bool) as a float."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+    if not is_number(value) or not math.isfinite(value):
         raise ValueError(f"{where}: illegal_reward must be a finite number, got {value!r}")
     return float(value)
 
@@ -130,7 +129,7 @@ def check_illegal_reward(value: Any, where: str) -> float:
 def check_learner_seat(value: Any, where: str, allow_none: bool = True) -> int | None:
     if value is None and allow_none:
         return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not 0 <= value <= 2:
+    if not is_integer(value) or not 0 <= value <= 2:
         raise ValueError(f"{where}: learner_seat must be 0, 1, 2{' or None' if allow_none else ''}, got {value!r}")
     return int(value)
 

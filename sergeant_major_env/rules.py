@@ -6,6 +6,8 @@ import argparse
 import dataclasses
 from typing import Any, Mapping, Sequence
 
+from .limits import is_integer
+
 
 @dataclasses.dataclass(frozen=True)
 class Rules:
@@ -38,8 +40,9 @@ class Rules:
         return super().__new__(cls)
 
     def __post_init__(self) -> None:
-        if isinstance(self.num_deals, bool) or not isinstance(self.num_deals, int) or not 1 <= self.num_deals <= 18:
+        if not is_integer(self.num_deals) or not 1 <= self.num_deals <= 18:
             raise ValueError(f"rule option num_deals must be an integer from 1 to 18, got {self.num_deals!r}")
+        object.__setattr__(self, "num_deals", int(self.num_deals))  # numpy's integers kept as Python's
         for field in ("exchanges", "must_overtake", "must_overtrump", "dealer_builds_talon"):
             value = getattr(self, field)
             if not isinstance(value, bool):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import numpy as np
+from .limits import is_integer
 
 MAX_SEED = 2**63 - 1
 SEED_RULE = f"an integer from 0 to 2**63 - 1 ({MAX_SEED})"
@@ -20,7 +20,7 @@ SEED_RULE = f"an integer from 0 to 2**63 - 1 ({MAX_SEED})"
 
 def check_seed(seed: Any, what: str = "seed") -> int:
     """``seed`` as a Python int, or a ``ValueError`` naming ``what`` and the allowed range."""
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) <= MAX_SEED:
+    if not is_integer(seed) or not 0 <= int(seed) <= MAX_SEED:
         raise ValueError(f"{what} must be {SEED_RULE}, got {seed!r}")
     return int(seed)
 

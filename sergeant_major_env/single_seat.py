@@ -220,7 +220,7 @@ class SergeantMajorEnv(gymnasium.Env):
 
     def action_masks(self) -> np.ndarray:
         """bool[58]: the learner's legal actions now (for sb3-contrib's MaskablePPO)."""
-        self._require_state()
+        self._require_state("action_masks()")
         return env_options.action_mask(self._legal)[0]
 
     def _end_by_illegal_action(self):
@@ -242,9 +242,10 @@ class SergeantMajorEnv(gymnasium.Env):
         return self._text()
 
     # ------------------------------------------------------------------ internals
-    def _require_state(self) -> engine.State:
+    def _require_state(self, call: str = "step()") -> engine.State:
+        """The engine state, or a one-line RuntimeError naming ``call``, made before ``reset()``."""
         if self.state is None:
-            raise RuntimeError("call reset() before step()")
+            raise RuntimeError(f"call reset() before {call}")
         return self.state
 
     def _collect(self) -> float:
@@ -284,7 +285,7 @@ class SergeantMajorEnv(gymnasium.Env):
         }
 
     def _text(self) -> str:
-        state = self._require_state()
+        state = self._require_state("render()")
         seat = self.learner_seat
         names = ["learner"] * 3
         for offset, policy in zip((1, 2), self.opponents):  # left, then right of the learner

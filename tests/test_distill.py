@@ -99,6 +99,23 @@ def test_a_resumed_run_gives_the_labels_of_an_uninterrupted_one(tiny_labels, tmp
         sorted(users) and all((folder / name).read_text() == "the user's" for name in users)
 
 
+def test_a_manifest_may_give_an_integer_where_a_number_is_allowed(tmp_path):
+    """Issue 50: a labels manifest with "epsilon": 1 was refused; JSON's integers are numbers
+    (read as floats), its true is not."""
+    def write(epsilon):
+        data = {"format": distill.FORMAT, "format_version": distill.FORMAT_VERSION,
+                "observation_version": distill.OBSERVATION_VERSION, "plan": {**TINY.to_dict(), "epsilon": epsilon}}
+        (tmp_path / distill.MANIFEST).write_text(json.dumps(data))
+
+    write(1)
+    plan = distill.read_manifest(tmp_path)
+    assert plan == dataclasses.replace(TINY, epsilon=1.0) and type(plan.epsilon) is float
+    assert distill.LabelPlan(epsilon=0, games=np.int64(4)).check().to_dict()["games"] == 4
+    write(True)
+    with pytest.raises(ValueError, match="epsilon must be a number in .0, 1., got True$"):
+        distill.read_manifest(tmp_path)
+
+
 def test_more_games_add_shards_to_the_same_labels(tiny_labels, tmp_path):
     folder = tmp_path / "grown"
     distill.make_labels(folder, TINY.__class__(**{**TINY.__dict__, "games": 2}), workers=1)

@@ -174,6 +174,31 @@ def test_every_command_declares_the_rule_options_with_the_one_helper():
     assert RULE_OPTIONS_FLAGS == ("--option", "--options")
 
 
+@pytest.mark.parametrize("integer", [np.int64(3), np.int8(3), np.uint16(3)])
+def test_numpy_integers_are_integers_in_every_integer_check(integer):
+    """Issue 50: Rules(num_deals=np.int64(3)) said "must be an integer from 1 to 18, got
+    np.int64(3)". One test (limits.is_integer) for rules, env options, command options,
+    counts and seeds; each keeps the value as a Python int; bools stay refused."""
+    from sergeant_major_env import arguments, limits, seeding
+
+    rules = Rules(num_deals=integer)
+    assert rules == Rules(num_deals=3) and type(rules.num_deals) is int and rules.to_dict()["num_deals"] == 3
+    checks = [options.check_learner_seat(integer - 1, "w"), limits.check_count(integer, "games"),
+              seeding.check_seed(integer), arguments.Integer(1, 5).check(integer), arguments.Seed().check(integer),
+              arguments.Plain(int).check(integer)]
+    assert checks == [2, 3, 3, 3, 3, 3] and all(type(value) is int for value in checks)
+    assert arguments.Number(0, 5).check(integer) == 3.0 and arguments.Number(0, 5).check(np.float32(0.5)) == 0.5
+    assert options.check_illegal_reward(integer, "w") == 3.0
+    for flag in (True, np.bool_(True)):
+        with pytest.raises(ValueError, match="^rule option num_deals must be an integer from 1 to 18, got "):
+            Rules(num_deals=flag)
+        for check in (arguments.Integer(0, 5).check, arguments.Seed().check, arguments.Plain(int).check,
+                      arguments.Number(0, 5).check, lambda value: limits.check_count(value, "games"),
+                      seeding.check_seed, lambda value: options.check_learner_seat(value, "w")):
+            with pytest.raises(ValueError):
+                check(flag)
+
+
 def test_rules_stay_a_picklable_hashable_frozen_dataclass():
     rules = Rules(num_deals=3, must_overtake=True)
     for protocol in range(pickle.HIGHEST_PROTOCOL + 1):

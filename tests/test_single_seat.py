@@ -414,6 +414,10 @@ def test_two_different_opponents():
 
 def test_render_ansi():
     env = SergeantMajorEnv(num_deals=1, render_mode="ansi")
+    with pytest.raises(RuntimeError, match=r"^call reset\(\) before render\(\)$"):  # issue 50: said step()
+        env.render()
+    with pytest.raises(RuntimeError, match=r"^call reset\(\) before action_masks\(\)$"):
+        env.action_masks()
     env.reset(seed=0)
     text = env.render()
     assert "deal 1/1" in text and "hand:" in text

@@ -122,18 +122,22 @@ class LabelPlan:
     """The rule options of the games (RULES.md section 9)."""
 
     def check(self) -> "LabelPlan":
-        """This plan, or a one-line ValueError naming the option that is out of range."""
-        if not _integer(self.games) or not 1 <= self.games <= MAX_GAMES:
+        """This plan (its numbers as Python's int and float), or a one-line ValueError naming the
+        option that is out of range."""
+        if not limits.is_integer(self.games) or not 1 <= self.games <= MAX_GAMES:
             raise ValueError(f"games must be an integer in 1..{MAX_GAMES:,}, got {limits.shorten(self.games)}")
-        if not _integer(self.shard_games) or not 1 <= self.shard_games <= 10_000:
+        if not limits.is_integer(self.shard_games) or not 1 <= self.shard_games <= 10_000:
             raise ValueError(f"shard games must be an integer in 1..10000, got {limits.shorten(self.shard_games)}")
         for name in ("teacher", "player"):
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"{name} must be an agent name, got {limits.shorten(getattr(self, name))}")
-        if not (isinstance(self.epsilon, float) and 0.0 <= self.epsilon <= 1.0):
+        if not (limits.is_number(self.epsilon) and 0.0 <= self.epsilon <= 1.0):  # an int too (JSON's 1), no bool
             raise ValueError(f"epsilon must be a number in [0, 1], got {self.epsilon!r}")
         check_seed_span(self.seed, self.games)
-        return self
+        plain = dict(games=int(self.games), shard_games=int(self.shard_games), seed=int(self.seed),
+                     epsilon=float(self.epsilon))  # numpy's numbers and JSON's 1 as Python's int and float
+        same = all(type(getattr(self, name)) is type(value) for name, value in plain.items())
+        return self if same else dataclasses.replace(self, **plain)
 
     @property
     def shards(self) -> int:
@@ -164,10 +168,6 @@ def rule_words(rules: Rules) -> list[str]:
     changed = [f"{name}={str(value).lower() if isinstance(value, bool) else value}"
                for name, value in rules.to_dict().items() if value != getattr(Rules(), name)]
     return ["--option", *changed] if changed else []
-
-
-def _integer(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)  # JSON's true is no count of games
 
 
 def shard_path(folder: Path, shard: int) -> Path:
