@@ -86,12 +86,12 @@ engine game, legality is :func:`engine.legal_bits`, observations are
 * **C++ search bots.** pyspiel's ``MCTSBot`` and ``ISMCTSBot`` crash the interpreter
   (signal 11) on Python games (OpenSpiel's own ``python_tic_tac_toe`` and
   ``python_kuhn_poker`` too, open_spiel 2.0.x), so importing this module makes them refuse
-  this game in one ``SpielError`` line instead: ``MCTSBot`` when built, both at ``step`` and
-  ``step_with_policy``, and ``pyspiel.evaluate_bots`` when handed either with a state of
+  this game in one `SpielError` line instead: `MCTSBot` when built, both at `step` and
+  `step_with_policy`, and `pyspiel.evaluate_bots` when handed either with a state of
   this game (its C++ loop calls the bots without Python). The guards are patched into
-  pyspiel's own classes, so ``from pyspiel import MCTSBot`` before this import is guarded
-  too; only ``from pyspiel import evaluate_bots`` before it keeps the unguarded function.
-  The Python bots (``open_spiel.python.algorithms.mcts``, ``ismcts``) run on it.
+  pyspiel's own classes, so `from pyspiel import MCTSBot` before this import is guarded
+  too; only `from pyspiel import evaluate_bots` before it keeps the unguarded function.
+  The Python bots (`open_spiel.python.algorithms.mcts`, `ismcts`) run on it.
 * **Refusals.** Every action that is not in ``legal_actions()`` (at a chance node: not an
   outcome of ``chance_outcomes()``), and any action on a terminal state, raises
   :class:`IllegalActionError`, one line naming the action and what is allowed, and leaves
@@ -105,9 +105,9 @@ engine game, legality is :func:`engine.legal_bits`, observations are
   ``ValueError`` line (:class:`rules.Rules`, :func:`options.check_reward`); pyspiel checks
   their types and names itself. Two things the game cannot see, as it is handed the
   parameters parsed and converted: a parameter named twice in a game string (pyspiel keeps
-  the last), and an integer beyond C++ ``int`` (such as ``2**63``: pybind11's "Unable to
-  cast" error). Importing this module wraps ``pyspiel.load_game`` to check both for this game
-  first (:func:`check_load_game`), as one ``ValueError`` line; a ``load_game`` imported from
+  the last), and an integer beyond C++ `int` (such as `2**63`: pybind11's "Unable to
+  cast" error). Importing this module wraps `pyspiel.load_game` to check both for this game
+  first (`check_load_game`), as one `ValueError` line; a `load_game` imported from
   pyspiel before this module, and C++ callers, go without that check.
 * ``game_record(state)`` is the RULES.md section 11 record of a finished state, replayed
   from its history through a :class:`records.Recorder`; ``records check`` accepts it.
@@ -997,7 +997,7 @@ _CPP_SEARCH_BOTS = {"MCTSBot": "mcts.MCTSBot", "ISMCTSBot": "ismcts.ISMCTSBot"}
 
 
 def _is_this_game(game: Any) -> bool:
-    """Whether ``game`` is a ``python_sergeant_major`` game (by name: a reloaded module's class
+    """Whether `game` is a `python_sergeant_major` game (by name: a reloaded module's class
     is another class, and the guards installed first stay)."""
     try:
         return isinstance(game, pyspiel.Game) and game.get_type().short_name == SHORT_NAME
@@ -1006,7 +1006,7 @@ def _is_this_game(game: Any) -> bool:
 
 
 def _refuse_cpp_search(bot: Any, game: Any) -> None:
-    """One SpielError line if ``bot`` is one of pyspiel's C++ search bots and ``game`` this game."""
+    """One SpielError line if `bot` is one of pyspiel's C++ search bots and `game` this game."""
     for name, python_bot in _CPP_SEARCH_BOTS.items():
         if isinstance(bot, getattr(pyspiel, name)) and _is_this_game(game):
             raise pyspiel.SpielError(_CPP_BOT.format(name, python_bot))
@@ -1036,7 +1036,7 @@ def _guard_cpp_search_bots() -> None:
 
 
 def _guard_step(cls: type, method: str) -> None:
-    """``cls.method(state)`` refuses a state of this game (:func:`_refuse_cpp_search`)."""
+    """`cls.method(state)` refuses a state of this game (`_refuse_cpp_search`)."""
     search = getattr(cls, method)
 
     def guarded(self, state, *args, **kwargs):
@@ -1048,7 +1048,7 @@ def _guard_step(cls: type, method: str) -> None:
 
 
 def _guarded_evaluate_bots(evaluate_bots):
-    """``pyspiel.evaluate_bots`` that first refuses a C++ search bot on a state of this game."""
+    """`pyspiel.evaluate_bots` that first refuses a C++ search bot on a state of this game."""
 
     def guarded(state, bots, *args, **kwargs):
         for bot in bots:
@@ -1067,15 +1067,15 @@ def _game_of(state: Any) -> Any:
 # ============================================================================ pyspiel.load_game
 
 CPP_INT = (-2**31, 2**31 - 1)
-"""The range of a game parameter's integer in pyspiel (C++ ``int``); beyond it pybind11 fails
+"""The range of a game parameter's integer in pyspiel (C++ `int`); beyond it pybind11 fails
 with "Unable to cast Python instance of type <class 'int'>", before the game sees the value."""
 
 
 def check_load_game(game: Any, params: Any = None) -> None:
     """The checks of this game's parameters that pyspiel skips or fails unclearly, before
-    ``pyspiel.load_game(game, params)`` (module docstring, "Refusals"), one ValueError line each:
+    `pyspiel.load_game(game, params)` (module docstring, "Refusals"), one ValueError line each:
     a parameter named twice in a game string (pyspiel's parser keeps the last one, and the game
-    only sees the result), and an integer beyond C++ ``int`` (pybind11's cast error), refused by
+    only sees the result), and an integer beyond C++ `int` (pybind11's cast error), refused by
     the game's own checks. Anything else is left to pyspiel and the game."""
     if not isinstance(game, str) or game.partition("(")[0].strip() != SHORT_NAME:
         return
@@ -1090,7 +1090,7 @@ def check_load_game(game: Any, params: Any = None) -> None:
 
 
 def _named_once(body: str) -> dict[str, str]:
-    """``name: value`` text of a game string's parameters (split at the commas outside
+    """`name: value` text of a game string's parameters (split at the commas outside
     parentheses), one ValueError line for a name given twice."""
     items, depth, start = [], 0, 0
     for i, char in enumerate(body + ","):
@@ -1110,7 +1110,7 @@ def _named_once(body: str) -> dict[str, str]:
 
 
 def _wide_integers(given: dict[str, str]) -> dict[str, int]:
-    """The parameters whose text is an integer beyond C++ ``int``."""
+    """The parameters whose text is an integer beyond C++ `int`."""
     wide = {}
     for name, text in given.items():
         digits = text.lstrip("+-")
@@ -1126,7 +1126,7 @@ def _beyond_cpp_int(value: Any) -> bool:
 
 
 def _guarded_load_game(load_game):
-    """``pyspiel.load_game`` that runs :func:`check_load_game` first."""
+    """`pyspiel.load_game` that runs `check_load_game` first."""
 
     def guarded(*args, **kwargs):
         if args:
