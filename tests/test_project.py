@@ -70,9 +70,9 @@ def test_every_script_has_help(command):
 REPOSITORY_FILE = re.compile(r"\b[\w-]+\.(py|md)\b|\b(docs|examples|benchmarks|agents|training)/")
 """A file or folder of the repository (train.py, RULES.md, docs/web.md, examples/, agents/learned/),
 which a user who installed the wheel does not have."""
-HELP_COMMANDS = ([[name] for name in ("train", "evaluate", "play", "records", "distill", "ship", "agents")]
+HELP_COMMANDS = ([[name] for name in ("train", "evaluate", "play", "records", "distill", "exploit", "ship", "agents")]
                  + [["records", name] for name in ("simulate", "check", "html")]
-                 + [["distill", name] for name in ("labels", "fit", "curve", "belief")])
+                 + [["distill", name] for name in ("labels", "fit", "curve", "belief", "rounds")])
 
 
 def _printed(argv: list[str], capsys) -> str:
@@ -91,6 +91,43 @@ def test_no_help_sends_a_user_to_a_file_of_the_repository(argv, capsys):
     shown = _printed([*argv, "--help"], capsys)
     assert shown.startswith("usage: sergeant-major " + " ".join(argv))
     assert not [line for line in shown.splitlines() if REPOSITORY_FILE.search(line)]
+
+
+def test_the_help_commands_are_every_command_and_subcommand():
+    import argparse
+
+    from sergeant_major_env.cli import COMMANDS, distill, records
+
+    expected = [[name] for name in COMMANDS]
+    for name, parser in (("records", records._parser()), ("distill", distill._parser())):
+        choices = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+        expected += [[name, sub] for sub in choices]
+    assert sorted(HELP_COMMANDS) == sorted(expected)
+
+
+REST_MARKUP = re.compile(r":(mod|func|class|meth|attr|data|exc|obj|ref|doc|term):`|``")
+"""reStructuredText in help (a role, or a literal in double backticks), which a terminal shows raw."""
+
+
+@pytest.mark.parametrize("argv", [[]] + HELP_COMMANDS, ids=lambda argv: " ".join(argv) or "sergeant-major")
+def test_help_is_plain_text_with_no_repository_path(argv, capsys):
+    """Issue 50: distill's and ship's --help showed their module docstrings' reStructuredText
+    (double backticks, module roles) and exploit's named a file of the docs folder, which a
+    wheel user does not have. Every help (the parsers built in this process) is plain text
+    and names a docs page by its title."""
+    from sergeant_major_env import cli
+
+    shown = _printed([*argv, "--help"], capsys) if argv else (cli.main([]), capsys.readouterr().out)[1]
+    assert not REST_MARKUP.search(shown), REST_MARKUP.search(shown).group()
+    assert "docs/" not in shown and ".md" not in shown
+
+
+def test_the_command_list_says_play_runs_in_the_browser_too(capsys):
+    from sergeant_major_env import cli
+
+    assert cli.main(["--help"]) == 0
+    play = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("  play "))
+    assert "--web" in play and "browser" in play
 
 
 def test_the_agent_list_sends_a_user_to_no_file_of_the_repository(capsys):

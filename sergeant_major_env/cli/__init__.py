@@ -39,7 +39,7 @@ PROG = "sergeant-major"
 COMMANDS = {
     "train": ("sergeant_major_env.cli.train", "train an agent with MaskablePPO (needs the train extra)"),
     "evaluate": ("sergeant_major_env.cli.evaluate", "play agents against each other on duplicate deals: points, intervals, ratings"),
-    "play": ("sergeant_major_env.cli.play", "play a game at the terminal against agents"),
+    "play": ("sergeant_major_env.cli.play", "play a game against agents, at the terminal or in your browser (--web)"),
     "records": ("sergeant_major_env.cli.records", "simulate game records, check them by replay, draw one as an HTML page"),
     "distill": ("sergeant_major_env.cli.distill", "distil the search into the policy: label positions, fit to them, curve"),
     "exploit": ("sergeant_major_env.cli.exploit", "train a best response to an agent and measure how far it beats it (needs the train extra)"),

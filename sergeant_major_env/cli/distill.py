@@ -1,4 +1,4 @@
-"""``sergeant-major distill``: label positions with the search, and fit a policy to the labels.
+"""sergeant-major distill: label positions with the search, and fit a policy to the labels.
 
     sergeant-major distill labels --out labels/r1 --games 2000                 # pimc:rollout=learned on learned's games
     sergeant-major distill labels --out labels/r1 --games 4000                 # the same labels, 2000 games more
@@ -10,7 +10,7 @@
     sergeant-major distill belief --out runs/belief                            # a belief model, for pimc:belief=runs/belief
     sergeant-major distill rounds --out runs/rounds --rounds 2                 # search then distil, twice over
 
-``labels`` plays games with --player in every seat and asks --teacher (a pimc spec) for its
+`labels` plays games with --player in every seat and asks --teacher (a pimc spec) for its
 value of every legal action at each decision with a real choice; the labels go to --out in
 shards of --shard-games games, made in --workers processes (one per CPU by default), or with
 --ray as Ray tasks, one a shard, on a local Ray or the cluster at --address (every node needs
@@ -19,7 +19,7 @@ sends its shard back and this process writes it. The labels never depend on --wo
 --ray. Ctrl-C (or a crash) keeps every finished shard: the same command continues with the
 missing ones, and a larger --games adds shards.
 
-``fit`` starts from a policy file (--init: ``learned``, the shipped policy, by default, or a
+`fit` starts from a policy file (--init: `learned`, the shipped policy, by default, or a
 run folder / policy file) and fits it to the labels of one or more --labels folders:
 cross-entropy to the teacher's choice where it beats the policy's own by more than --margin
 points (else to the policy's own choice), or to the softmax of its values at --temperature
@@ -30,28 +30,28 @@ count, and per epoch the held-out agreement with the teacher's choice); any of t
 OUT is replaced only with --overwrite. Every label is checked before the fit (one line naming
 the file, array and row of anything malformed), and a folder given twice is refused.
 
-``curve`` fits the same way to the first N labels for each N of --counts and plays each fit
+`curve` fits the same way to the first N labels for each N of --counts and plays each fit
 at two duplicate tables on deals of its own --seed (head to head against --against, and
 against two heuristics); it writes the fits, curve.json (after every point: the same command
 continues a stopped curve) and curve.png, replacing a file it did not write only with --overwrite.
 
-``belief`` plays --games games with --players at the tables (every mix of them), keeps every
+`belief` plays --games games with --players at the tables (every mix of them), keeps every
 position with a real choice (the seat's observation, and where each unseen card truly is) and
-fits a belief model to them (:mod:`sergeant_major_env.training.belief`): OUT/belief.safetensors
-and OUT/belief.json (code-free; the search uses it as ``pimc:belief=OUT``), each replaced only
+fits a belief model to them (sergeant_major_env.training.belief): OUT/belief.safetensors
+and OUT/belief.json (code-free; the search uses it as `pimc:belief=OUT`), each replaced only
 with --overwrite, checked before any work. It prints the held-out measures of the model and of
 uniform worlds.
 
-``rounds`` repeats search then distil (expert iteration): in round k the policy of round
+`rounds` repeats search then distil (expert iteration): in round k the policy of round
 k-1 (--init in round 1) plays --games games, the search with it inside (--teacher, its
-``{policy}`` the policy) labels them, the policy fitted to those labels is round k's
+`{policy}` the policy) labels them, the policy fitted to those labels is round k's
 (OUT/round-K, play it as ppo:OUT/round-K), and it is measured on fresh deals (--table-seed)
 head to head against round k-1's and against two pimc. OUT/rounds.json records every
 stage's command and result as it finishes (the same command continues a stopped run, and a
 larger --rounds adds rounds); OUT/rounds.png plots them.
 
-The module :mod:`sergeant_major_env.training.distill` holds the machinery and the label format
-(:mod:`sergeant_major_env.training.rounds` the rounds).
+The machinery and the label format are in sergeant_major_env.training.distill (the rounds in
+sergeant_major_env.training.rounds).
 Exit status: 0 done, 2 bad arguments (checked before any work), 1 the work failed, 130, 143
 or 129 stopped by Ctrl-C, SIGTERM or SIGHUP (finished shards are kept; a fit writes nothing).
 """

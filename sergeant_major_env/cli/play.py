@@ -1,4 +1,4 @@
-"""Play 3-5-8 at the terminal against agents.
+"""Play 3-5-8 against agents, at the terminal or in your browser (--web).
 
     sergeant-major play --opponents heuristic,heuristic --seat 0 --seed 1
     sergeant-major play --opponents pimc,pimc                     # the search bot, the strongest here

@@ -1,4 +1,4 @@
-"""Ship a trained policy as the package's ``learned`` agent, with its measured strength.
+"""Ship a trained policy as the package's `learned` agent, with its measured strength.
 
     sergeant-major ship runs/recipe                         # all four opponents: slow (pimc)
     sergeant-major ship runs/recipe --games 60 --opponents random,greedy,heuristic --overwrite
