@@ -380,30 +380,25 @@ class EvaluationResult:
             writer.writerows(rows)
 
     def format_text(self) -> str:
-        """A plain-text table of the agents and the head-to-head margins."""
+        """A plain-text table of the agents, the head-to-head margins and the ratings, each column
+        as wide as its widest cell (`text_columns`)."""
         header = (f"{self.games} games ({self.seatings} seatings, seed {self.seed}, "
                   f"{self.rules.num_deals} deals a game)")
         lines = [header, ""]
-        # Columns as wide as the longest name needs (pimc:rollout=learned), 16 and 28 at least.
-        width = max([16] + [len(s.name) + 2 for s in self.agents])
-        pair_width = max([28] + [len(f"{h.a} vs {h.b}") + 2 for h in self.head_to_head])
-        cols = f"{'agent':<{width}}{'games':>7}{'points/game':>13}{'95% CI':>18}{'win rate':>10}{'place':>7}"
-        lines += [cols, "-" * len(cols)]
-        for s in sorted(self.agents, key=lambda s: -s.mean_points):
-            lines.append(f"{s.name:<{width}}{s.games:>7}{s.mean_points:>+13.2f}{format_ci(s.ci95):>18}"
-                         f"{s.win_rate:>10.1%}{s.mean_place:>7.2f}")
-        lines.append(PLACE_LEGEND)
+        agents = text_columns(("agent", "games", "points/game", "95% CI", "win rate", "place"), [
+            (s.name, str(s.games), f"{s.mean_points:+.2f}", format_ci(s.ci95), f"{s.win_rate:.1%}", f"{s.mean_place:.2f}")
+            for s in sorted(self.agents, key=lambda s: -s.mean_points)])
+        lines += [agents[0], "-" * len(agents[0]), *agents[1:], PLACE_LEGEND]
         lines += self.cheats_notes()
         if self.head_to_head:
-            lines += ["", f"{'head to head':<{pair_width}}{'margin':>9}{'95% CI':>18}{'ahead':>8}"]
-            for h in self.head_to_head:
-                lines.append(f"{h.a + ' vs ' + h.b:<{pair_width}}{h.margin:>+9.2f}{format_ci(h.ci95):>18}"
-                             f"{h.a_ahead:>8.1%}")
+            lines += ["", *text_columns(("head to head", "margin", "95% CI", "ahead"), [
+                (f"{h.a} vs {h.b}", f"{h.margin:+.2f}", format_ci(h.ci95), f"{h.a_ahead:.1%}")
+                for h in self.head_to_head])]
             lines += self.copies_notes()
         if self.ratings:
-            lines += ["", self.ratings_title(), f"{'rank':<6}{'agent':<{width}}{'rating':>8}{'95% CI':>16}"]
-            for rank, r in enumerate(self.ratings, 1):
-                lines.append(f"{rank:<6}{r.name:<{width}}{r.rating:>+8.0f}{format_rating_ci(r.ci95):>16}")
+            lines += ["", self.ratings_title(), *text_columns(("rank", "agent", "rating", "95% CI"), [
+                (str(rank), r.name, f"{r.rating:+.0f}", format_rating_ci(r.ci95))
+                for rank, r in enumerate(self.ratings, 1)], left=2)]
             lines += self.rating_notes()
         return "\n".join(lines)
 
@@ -442,6 +437,23 @@ class EvaluationResult:
         groups = int(np.unique(self.schedule.group).size)
         return (f"ratings (Bradley-Terry on finishing ahead, Elo points, mean 0; 95% bootstrap over "
                 f"{groups} group{'s' if groups != 1 else ''})")
+
+
+COLUMN_GAP = "  "
+"""What separates two columns of a text table, whatever their widths."""
+
+
+def text_columns(header: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> list[str]:
+    """`header` and `rows` (cells as text) as lines of aligned columns, each column as wide as
+    its widest cell and `COLUMN_GAP` from the next: the first `left` columns (names) flush left,
+    the others (numbers) flush right, so every line is as long as the header's."""
+    widths = [max(map(len, column)) for column in zip(header, *rows)]
+
+    def line(cells: Sequence[str]) -> str:
+        return COLUMN_GAP.join(cell.ljust(width) if k < left else cell.rjust(width)
+                               for k, (cell, width) in enumerate(zip(cells, widths)))
+
+    return [line(header), *map(line, rows)]
 
 
 def format_ci(ci: list[float] | None) -> str:

@@ -715,6 +715,31 @@ def test_text_table_columns_fit_long_agent_names():
         assert len(line) == len(lines[ranks]) and line.split()[1] in names
 
 
+def test_text_table_columns_size_to_a_wide_interval():
+    """Issue 50: a wide interval ran into the next column ("+34.50[-105.27, +174.27]   83.3%"):
+    every column is as wide as its widest cell, two spaces at least from the next."""
+    import re
+
+    names = ["first", "second", "third"]
+    result = play_tables([FirstLegal(n) for n in names], TablePlan(games=6, rules=ONE_DEAL, progress=False, workers=1),
+                         names=names)
+    result.agents[0].mean_points, result.agents[0].ci95 = 1234.5, [-10234.56, 12703.25]
+    result.head_to_head[0].margin, result.head_to_head[0].ci95, result.head_to_head[0].a_ahead = \
+        34.5, [-105.27, 174.27], 0.833
+    result.ratings[0].ci95 = [-12345, 23456]
+    lines = result.format_text().splitlines()
+    assert re.search(r"\+1234\.50 {2,}\[-10234\.56, \+12703\.25\] {2,}\d", "\n".join(lines))
+    assert re.search(r"\+34\.50 {2,}\[-105\.27, \+174\.27\] {2,}83\.3%$", "\n".join(lines), re.M)
+    assert re.search(r" {2,}\[-12345, \+23456\]$", "\n".join(lines), re.M)
+    for title in ("agent", "head to head", "rank"):
+        start = next(i for i, line in enumerate(lines) if line.startswith(title))
+        rows = [lines[start]] + [line for line in lines[start + 1:start + 5] if line and line[0] not in "-pn"]
+        assert len(rows) == 4 and len({len(row) for row in rows}) == 1, rows
+        ends = [{m.end() for m in re.finditer(r"\S(?= {2}|$)", row)} for row in rows]
+        numbers = set(sorted(ends[0])[2 if title == "rank" else 1:])  # where the header's number columns end
+        assert all(numbers <= row_ends for row_ends in ends), rows  # every row's numbers end there too
+
+
 class Steady(FirstLegal):
     """FirstLegal that says it is deterministic (policies.is_deterministic)."""
 
