@@ -380,6 +380,9 @@ def env_option_rows(env: str) -> list[tuple[str, str, str, str]]:
                   "whose view is drawn; `None`: the seat to act's (the referee's view)")]
     elif env == "gymnasium":
         rows.append(("render_mode", "`None`", "`None`, `'ansi'`", "the table as the learner sees it"))
+    elif env == "gym_vector":
+        rows.append(("render_mode", "`None`", "`None`, `'ansi'`",
+                     "each game's table as its learner sees it, a tuple of N texts"))
     return rows
 
 

@@ -4,8 +4,8 @@
 ``vector_entry_point``; ``vectorization_mode="sync"`` still gives N single-seat envs):
 
     SergeantMajorVectorEnv(num_envs, learner_seat=0, opponents=None, reward="points",
-                           illegal_action="raise", illegal_reward=-1.0,
-                           autoreset_mode="NextStep", rules=None, **rule_options)
+                           illegal_action="terminate", illegal_reward=-1.0,
+                           autoreset_mode="NextStep", render_mode=None, rules=None, **rule_options)
 
 Each game (a *slot*) is the single-seat env's game (:mod:`~sergeant_major_env.single_seat`):
 one learner seat against two opponent policies, with the same options, spaces, rewards and
@@ -51,11 +51,19 @@ deals and seats, episode after episode. With deterministic opponents (``heuristi
 infos; random opponents draw from one generator for the whole batch
 (``np.random.default_rng([S, 1])``), so theirs differ from the sync mode's per-env ones.
 
-Illegal actions: ``illegal_action="raise"`` (default, the training path: a masked policy
-never picks one) raises :class:`~sergeant_major_env.engine.IllegalActionError` naming the
-game and its legal actions, nothing stepped; ``"replace"`` plays a random legal action
-instead; ``"terminate"`` (the single-seat env's default) ends that slot's game with
-``illegal_reward``, as the single-seat env does. Both set ``infos["illegal_action"]``.
+Illegal actions: the single-seat env's option, values and default (one id, one default:
+the ``"sync"`` and ``"async"`` modes of the id behave the same). ``illegal_action="terminate"``
+(default) ends that slot's game with ``illegal_reward``, as the single-seat env does;
+``"raise"`` (the training path, where a masked policy never picks one and an illegal action
+is a bug) raises :class:`~sergeant_major_env.engine.IllegalActionError` naming the game and
+its legal actions, nothing stepped; ``"replace"`` plays a random legal action instead.
+``"terminate"`` and ``"replace"`` set ``infos["illegal_action"]``.
+
+Render: ``render_mode="ansi"`` (the single-seat env's one mode; also ``None``, the default):
+``render()`` returns a tuple of N texts, slot i's table as its learner sees it
+(`single_seat.learner_view`), as the sync mode's ``render()`` returns each env's; under
+``NEXT_STEP`` a slot whose game ended at the last step shows that finished game until the
+next step, as the sync mode's env does. ``None`` without a render mode.
 """
 
 from __future__ import annotations
@@ -75,7 +83,7 @@ from .learner_games import LearnerGames, check_num_envs, checked_actions
 from .observation import observe
 from .rules import Rules
 from .seeding import MAX_SEED, check_seed
-from .single_seat import observation_space
+from .single_seat import SergeantMajorEnv, learner_view, observation_space
 
 AUTORESET_MODES = tuple(AutoresetMode(value) for value in env_options.AUTORESET_MODES)
 """The autoreset modes this env offers (the first is the default): NEXT_STEP, SAME_STEP."""
@@ -86,7 +94,8 @@ INFO_KEYS = ("action_mask", "decision", "deal", "role", "learner_seat", "scores"
 class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
     """``num_envs`` single-seat games in one engine state (see the module docstring)."""
 
-    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": SergeantMajorEnv.metadata["render_modes"],
+                "render_fps": SergeantMajorEnv.metadata["render_fps"]}
 
     def __init__(
         self,
@@ -97,6 +106,7 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
         illegal_action: str = env_options.GYM_VECTOR_ILLEGAL_ACTIONS[0],
         illegal_reward: float = env_options.ILLEGAL_REWARD,
         autoreset_mode: AutoresetMode | str = env_options.AUTORESET_MODES[0],
+        render_mode: str | None = None,
         rules: Rules | Mapping[str, Any] | None = None,
         **rule_options: Any,
     ) -> None:
@@ -109,9 +119,11 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
         self.illegal_reward = env_options.check_illegal_reward(illegal_reward, where)
         self.learner_seat_option = env_options.check_learner_seat(learner_seat, where)
         self.autoreset_mode = check_autoreset_mode(autoreset_mode, where)
+        if render_mode is not None:
+            env_options.check_choice("render_mode", render_mode, self.metadata["render_modes"], where)
         self._init_learner_games(opponents, reward_kind, 0, where)
         self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
-        self.render_mode = None
+        self.render_mode = render_mode
         self.single_observation_space = observation_space(self.rules.num_deals)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
@@ -121,6 +133,7 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
         self._masks = np.zeros((self.num_envs, NUM_ACTIONS), dtype=bool)
         self._final: dict[str, np.ndarray] = {}
         self._ending_illegal = False  # _record_finished: the games end by an illegal action
+        self._final_texts: dict[int, str] = {}  # render_mode="ansi": the finished games' tables, by slot
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
@@ -153,6 +166,7 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
         illegal = np.zeros(self.num_envs, dtype=bool)
         illegal[stepped] = ((self._legal[stepped] >> actions[stepped].astype(np.uint64)) & np.uint64(1)) == 0
         self._final = {}
+        self._final_texts = {}
         ending = np.flatnonzero(illegal) if self.illegal_action == "terminate" else stepped[:0]
         games = np.setdiff1d(stepped, ending, assume_unique=True)
         if games.size:
@@ -186,6 +200,7 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
                                            final_info[key], 0).astype(final_info[key].dtype)
                 final_info[f"_{key}"] = terminated
             infos.update(final_obs=final_obs, _final_obs=terminated, final_info=final_info, _final_info=terminated)
+            infos["illegal_action"] = illegal & ~terminated  # the next game's infos, as a reset's
         rewards = self._rewards.astype(np.float32)
         return observations, rewards, terminated, np.zeros(self.num_envs, dtype=bool), infos
 
@@ -201,6 +216,18 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
         finally:
             self._ending_illegal = False
         self._play_opponents()  # their next games, up to the learners' first turns
+
+    def render(self) -> tuple[str, ...] | None:
+        """``render_mode="ansi"``: each slot's table as its learner sees it (module docstring,
+        "Render"); ``None`` without a render mode."""
+        if self.render_mode != "ansi":
+            return None
+        if self.state is None:
+            raise RuntimeError(f"{type(self).__name__}.render: no games yet: call reset() first")
+        names = self.opponent_names()
+        return tuple(self._final_texts[slot] if self._autoreset[slot] and slot in self._final_texts
+                     else learner_view(self.state, int(self.learner_seat[slot]), names[slot], slot)
+                     for slot in range(self.num_envs))
 
     def action_masks(self) -> np.ndarray:
         """``bool[N, 58]``: the masks of the observations last returned (``infos["action_mask"]``)."""
@@ -270,6 +297,10 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
         final["scores"][ended_slots] = state.scores[ended]
         # An illegal action ends a game in progress: its totals so far, as the single-seat env.
         final["final_scores"][ended_slots] = (state.scores if self._ending_illegal else state.final_scores)[ended]
+        if self.render_mode == "ansi":  # the finished tables, for render() until the next step (NEXT_STEP)
+            names = self.opponent_names(ended_slots)
+            for k, (row, slot) in enumerate(zip(ended.tolist(), ended_slots.tolist())):
+                self._final_texts[slot] = learner_view(state, int(ended_seats[k]), names[k], row)
 
     def _infos(self, illegal: np.ndarray) -> dict[str, np.ndarray]:
         """Every slot's infos now (its current game), with Gymnasium's ``_key`` masks."""

@@ -17,9 +17,8 @@ rule options        ``num_deals=``, ``exchanges=``, ... (RULES.md  the rule book
                     :func:`make_rules`)
 ``reward``          :data:`REWARDS`: ``"points"``, ``"score"``,  ``"points"``
                     ``"rank"`` (see :func:`event_rewards`)
-``illegal_action``  what an illegal action does (see below)     AEC and single-seat:
-                                                                ``"terminate"``; vector
-                                                                envs: ``"raise"``
+``illegal_action``  what an illegal action does (see below)     ``"terminate"``; the SB3
+                                                                vector env: ``"raise"``
 ``illegal_reward``  a finite number: the offender's reward      :data:`ILLEGAL_REWARD`
                     with ``illegal_action="terminate"``         (-1.0)
 ``opponents``       ``None`` (uniformly random), one policy, or  ``None``
@@ -84,7 +83,7 @@ AEC_ILLEGAL_ACTIONS = ("terminate", "raise")
 SINGLE_SEAT_ILLEGAL_ACTIONS = ("terminate", "raise", "replace")
 """``illegal_action`` values of the single-seat env; the first is the default."""
 VEC_ILLEGAL_ACTIONS = ("raise", "replace")
-"""``illegal_action`` values of the vector envs; the first is the default. It is the training
+"""``illegal_action`` values of the SB3 vector env; the first is the default. It is the training
 path (``MaskablePPO`` never picks a masked action), where an illegal action is a bug of
 the caller, so it raises by default; no generic checker steps a VecEnv."""
 
@@ -92,10 +91,10 @@ AUTORESET_MODES = ("NextStep", "SameStep")
 """``autoreset_mode`` values of the Gymnasium vector env (the values of Gymnasium's
 ``AutoresetMode.NEXT_STEP`` and ``.SAME_STEP``); the first is the default, Gymnasium's."""
 
-GYM_VECTOR_ILLEGAL_ACTIONS = ("raise", "replace", "terminate")
-"""``illegal_action`` values of the Gymnasium vector env: the SB3 vector env's (``"raise"``
-the default, the training path) and the single-seat env's ``"terminate"``, so that it takes
-every value its single-seat env takes."""
+GYM_VECTOR_ILLEGAL_ACTIONS = SINGLE_SEAT_ILLEGAL_ACTIONS
+"""``illegal_action`` values of the Gymnasium vector env: the single-seat env's, with its
+default (``"terminate"``): ``gymnasium.make_vec("SergeantMajor-v0", ...)`` is one id, whose
+games behave alike in the ``"vector_entry_point"``, ``"sync"`` and ``"async"`` modes."""
 
 ILLEGAL_REWARD = -1.0
 """The default ``illegal_reward``: the offender's reward when ``illegal_action="terminate"``

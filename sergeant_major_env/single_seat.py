@@ -286,11 +286,17 @@ class SergeantMajorEnv(gymnasium.Env):
 
     def _text(self) -> str:
         state = self._require_state("render()")
-        seat = self.learner_seat
-        names = ["learner"] * 3
-        for offset, policy in zip((1, 2), self.opponents):  # left, then right of the learner
-            names[(seat + offset) % 3] = policy_name(policy)
-        return seat_view(state, seat, seat_labels(names, you=seat))  # the learner reads "you"
+        return learner_view(state, self.learner_seat, [policy_name(policy) for policy in self.opponents])
+
+
+def learner_view(state: engine.State, seat: int, opponents: Any, game: int = 0) -> str:
+    """The `"ansi"` text of game `game` as the learner in `seat` sees it, called "you";
+    `opponents`: the names of its (left, right) opponents. The single-seat env's and the
+    vector env's render."""
+    names = ["learner"] * 3
+    for offset, name in zip((1, 2), opponents):  # left, then right of the learner
+        names[(seat + offset) % 3] = name
+    return seat_view(state, seat, seat_labels(names, you=seat), game)
 
 
 def register() -> None:

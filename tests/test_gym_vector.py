@@ -100,6 +100,39 @@ def test_illegal_actions_terminate_as_in_the_sync_mode():
         assert_same_infos(a[3], b[3], k)
 
 
+@pytest.mark.parametrize("autoreset", ["NextStep", "SameStep"])
+def test_by_default_illegal_actions_and_ansi_render_are_the_sync_modes(autoreset):
+    """Issue 50: the native vector env raised on an illegal action where the sync mode of the
+    same id ended the game with a penalty, and refused render_mode="ansi". Its defaults are now
+    the single-seat env's, and render() returns one text per game, the sync mode's tuple."""
+    import inspect
+
+    from sergeant_major_env import SergeantMajorEnv
+
+    assert inspect.signature(SergeantMajorVectorEnv).parameters["illegal_action"].default == \
+        inspect.signature(SergeantMajorEnv).parameters["illegal_action"].default == "terminate"
+    options = dict(num_deals=1, learner_seat=None, opponents=make_agent("greedy"), render_mode="ansi")
+    sync, native = (make(mode, num_envs=3, autoreset=autoreset, **options) for mode in ("sync", "vector_entry_point"))
+    assert native.render_mode == sync.render_mode == "ansi"
+    _, infos = sync.reset(seed=4)
+    native.reset(seed=4)
+    rng, ended_by_illegal = np.random.default_rng(2), 0
+    for k in range(80):
+        texts = native.render()
+        assert isinstance(texts, tuple) and len(texts) == 3 and texts == sync.render(), k
+        actions = np.array([rng.choice(58) if rng.random() < 0.1 else rng.choice(np.flatnonzero(mask))
+                            for mask in infos["action_mask"]])
+        _, rewards, terminated, _, infos = sync.step(actions)
+        _, native_rewards, native_terminated, _, native_infos = native.step(actions)
+        np.testing.assert_array_equal(rewards, native_rewards)
+        np.testing.assert_array_equal(terminated, native_terminated)
+        assert_same_infos(infos, native_infos, k)
+        said = infos["final_info"]["illegal_action"] if "final_info" in infos else infos["illegal_action"]
+        ended_by_illegal += int((terminated & said).sum())
+    assert ended_by_illegal >= 3
+    assert "you" in texts[0] and SergeantMajorVectorEnv(2, num_deals=1).render() is None
+
+
 def test_next_step_autoreset_returns_the_terminal_step_then_the_next_game_ignoring_the_action():
     envs = SergeantMajorVectorEnv(3, num_deals=1, opponents=make_agent("greedy"))
     obs, infos = envs.reset(seed=5)
@@ -169,7 +202,7 @@ def test_replace_plays_a_legal_action_and_says_so():
     illegal = np.array([np.flatnonzero(~m)[0] for m in infos["action_mask"]])
     _, _, _, _, infos = envs.step(illegal)
     assert infos["illegal_action"].all()
-    raising = SergeantMajorVectorEnv(2, num_deals=1)
+    raising = SergeantMajorVectorEnv(2, num_deals=1, illegal_action="raise")
     _, infos = raising.reset(seed=0)
     with pytest.raises(engine.IllegalActionError, match="learner action"):
         raising.step(np.array([np.flatnonzero(~m)[0] for m in infos["action_mask"]]))
@@ -197,6 +230,8 @@ def test_rules_are_given_as_options_or_rules_not_both():
     (lambda: SergeantMajorVectorEnv(2).reset(seed=2**63 - 1), "at most"),
     (lambda: SergeantMajorVectorEnv(2).reset(options={"num_deals": 2}), "unknown reset option"),
     (lambda: SergeantMajorVectorEnv(2).step(np.zeros(2, dtype=np.int64)), "call reset"),
+    (lambda: SergeantMajorVectorEnv(2, render_mode="human"), "render_mode must be one of 'ansi', got 'human'"),
+    (lambda: SergeantMajorVectorEnv(2, render_mode="ansi").render(), "render: no games yet: call reset"),
 ])
 def test_bad_input_is_one_line(make_bad, message):
     with pytest.raises((ValueError, TypeError, RuntimeError), match=message) as error:
