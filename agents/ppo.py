@@ -24,12 +24,12 @@ folder if there is one, else ``{}``) and ``.rules`` the rule options it was trai
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
+from sergeant_major_env import files, limits
 from sergeant_major_env.cards import NUM_ACTIONS
 from sergeant_major_env.observation import OBSERVATION_SIZE
 from sergeant_major_env.rules import Rules
@@ -226,8 +226,8 @@ def _run_metadata(zip_path: Path) -> dict[str, Any]:
     if run is None or not (run / "run.json").is_file():
         return {}
     try:
-        metadata = json.loads((run / "run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        metadata = files.read_json(run / "run.json", limits.RUN_RECORD_BYTES, limits.RUN_RECORD_DEPTH, "run file")
+    except ValueError:
         return {}
     return metadata if isinstance(metadata, dict) else {}
 

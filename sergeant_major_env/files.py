@@ -122,6 +122,14 @@ def check_new_file(path: str | os.PathLike, overwrite: bool, what: str = "--out 
 
 # ============================================================================ reading
 
+def check_regular_file(path: str | os.PathLike, what: str = "file") -> None:
+    """A one-line ``ValueError`` naming ``what`` and the file unless ``path`` (a link followed) is
+    a regular file, asked before it is opened: a folder, a device (``/dev/zero`` never ends) or a
+    pipe (opening one waits for a writer). A path that cannot be looked at is the OSError."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise ValueError(f"{what} {_short_path(path)} is not a regular file")
+
+
 def read_json(path: str | os.PathLike, max_bytes: int, max_depth: int, what: str = "JSON file") -> Any:
     """The JSON value of the file at ``path``, read with bounds: a file larger than ``max_bytes``
     or nested deeper than ``max_depth`` (objects and lists within each other) is refused before
@@ -130,8 +138,7 @@ def read_json(path: str | os.PathLike, max_bytes: int, max_depth: int, what: str
     no MemoryError) reaches the caller."""
     name = _short_path(path)
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):  # a folder, /dev/zero, a pipe that would never end
-            raise ValueError(f"{what} {name} is not a regular file")
+        check_regular_file(path, what)
         with open(path, "rb") as file:
             data = file.read(max_bytes + 1)
     except OSError as error:

@@ -34,6 +34,10 @@ costs 30 us, an engine game's reset 250 us): every machine this runs on has that
 MIN_SECONDS, MAX_SECONDS = 0.01, 3600.0
 """The range of a benchmark's ``--seconds`` (one timed run)."""
 
+RUN_RECORD_BYTES, RUN_RECORD_DEPTH = 1_000_000, 32
+"""Largest and deepest run.json (a train run's record, a few kB, nested 4 deep) read: by
+``train --resume`` and by an agent that loads a run's model."""
+
 
 def available_bytes() -> int | None:
     """Bytes of memory this process can still take: ``MemAvailable`` (Linux ``/proc/meminfo``),

@@ -51,7 +51,7 @@ import numpy as np
 
 from . import engine
 from .cards import MODE_ACTION_OFFSET, MODE_NAMES, NUM_ACTIONS, NUM_CARDS, MINIMUM, card_name, parse_card
-from .files import atomic_write
+from .files import atomic_write, check_regular_file
 from .limits import cut_middle, shorten
 from .rules import Rules
 from .seeding import check_seed_span
@@ -76,7 +76,7 @@ names when a game is recorded; :func:`parse_record` refuses them in a file."""
 
 MAX_RECORD_CHARS = 1_000_000
 """Longest line of a records file read: a record of 18 deals is about 26,000 characters. A
-longer line is refused without being read whole (:func:`record_lines`, :func:`decode_line`)."""
+file with a longer line is refused at that line, without reading the line whole (:func:`record_lines`)."""
 
 
 def fit_player_names(names: Sequence[Any]) -> list[str]:
@@ -761,25 +761,25 @@ def write_jsonl(records: Iterable[dict], path: str) -> int:
 
 
 def record_lines(path: str) -> Iterator[tuple[int, str]]:
-    """(line number, text) of each non-blank line: each is one record. A line longer than
-    :data:`MAX_RECORD_CHARS` is never held whole: its first ``MAX_RECORD_CHARS + 1``
-    characters stand for it (:func:`decode_line` refuses them), the rest is skipped."""
+    """(line number, text) of each non-blank line: each is one record. What is not a records
+    file is refused with one ValueError line before it is read whole: a path that is not a
+    regular file (a folder, a device such as ``/dev/zero``, a pipe), and a file at its first line
+    longer than :data:`MAX_RECORD_CHARS` (a RecordError; at most that many characters are read
+    of it). A file that cannot be opened is the OSError."""
+    check_regular_file(path, "records file")
     with open(path, encoding="utf-8") as file:
         number = 0
         while line := file.readline(MAX_RECORD_CHARS + 1):
             number += 1
-            if len(line) > MAX_RECORD_CHARS and not line.endswith("\n"):
-                while (rest := file.readline(MAX_RECORD_CHARS)) and not rest.endswith("\n"):
-                    pass  # the rest of the long line, a piece at a time
+            if len(line) > MAX_RECORD_CHARS:
+                raise RecordError(f"{cut_middle(str(path), 80)} line {number}: longer than {MAX_RECORD_CHARS:,} "
+                                  f"characters (a game record of 18 deals is about 26,000); not a game-record file")
             if line.strip():
                 yield number, line
 
 
 def decode_line(number: int, line: str) -> Any:
     """The JSON value of a line, or a RecordError naming the line."""
-    if len(line) > MAX_RECORD_CHARS:
-        return RecordError(f"line {number} is longer than {MAX_RECORD_CHARS:,} characters (a record of 18 deals "
-                           f"is about 26,000): not a record")
     try:
         return json.loads(line)
     except (ValueError, RecursionError) as error:
@@ -788,7 +788,8 @@ def decode_line(number: int, line: str) -> Any:
 
 
 def parse_lines(path: str) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed JSON or a RecordError) for each non-blank line."""
+    """(line number, parsed JSON or a RecordError) for each non-blank line; a ValueError for a
+    file that is not a records file (:func:`record_lines`)."""
     for number, line in record_lines(path):
         yield number, decode_line(number, line)
 

@@ -16,6 +16,7 @@ Conventions used throughout the tests:
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import importlib.util
 import re
@@ -112,6 +113,24 @@ def missing_extra_of_code(code: str, stderr: str = "") -> str | None:
     (an agent by name, an env built on stable-baselines3)."""
     named = [one or other for one, other in _NO_MODULE.findall(stderr)]
     return missing_extra([*imported_modules(code), *named])
+
+
+# ----------------------------------------------------------------------------- time
+
+@contextlib.contextmanager
+def within(seconds: int) -> Iterator[None]:
+    """Fails the test with a TimeoutError when the block runs longer than ``seconds``: the guard
+    of a test of code that once hung (SIGALRM; the main thread, where pytest runs a test)."""
+    def expire(signum, frame):
+        raise TimeoutError(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 # ----------------------------------------------------------------------------- child processes

@@ -189,16 +189,33 @@ def test_a_record_with_a_name_beyond_the_bound_is_refused_in_a_short_line():
     assert problem == "players[1]: a name is at most 200 characters, got 100,000"
 
 
-def test_a_line_beyond_the_bound_is_refused_without_being_read_whole(tmp_path):
+def test_a_line_beyond_the_bound_refuses_the_file_without_being_read_whole(tmp_path, monkeypatch):
+    """Issue 50: the rest of an over-long line was skipped up to its newline, which a link to
+    /dev/zero never gives; the file is refused at that line, having read at most the bound of it."""
     record = next(iter(records.simulate(1, seed=0, rules=Rules(num_deals=1))))
     good = json.dumps(record)
     path = tmp_path / "games.jsonl"
     path.write_text(good + "\n" + json.dumps({**record, "players": ["x" * 3_000_000, "b", "c"]}) + "\n" + good + "\n")
-    found = list(records.parse_lines(str(path)))
-    assert [number for number, _ in found] == [1, 2, 3]
-    assert found[0][1] == record and found[2][1] == record
-    assert str(found[1][1]) == "line 2 is longer than 1,000,000 characters (a record of 18 deals is about 26,000): " \
-                               "not a record"
+    found = records.parse_lines(str(path))
+    assert next(found) == (1, record)
+    with pytest.raises(records.RecordError, match=r"^.*games\.jsonl line 2: longer than 1,000,000 characters \(a game "
+                                                  r"record of 18 deals is about 26,000\); not a game-record file$"):
+        next(found)
+
+
+def test_a_checkpoint_whose_data_is_beyond_the_bound_is_refused_before_it_is_decompressed(tmp_path):
+    """Issue 50: `train --resume`'s checkpoint_spaces read the zip's "data" member whole, however
+    large its header said it was."""
+    import zipfile
+
+    from sergeant_major_env.training import run_folder
+
+    path = tmp_path / "model_000000000256.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("data", b" " * (run_folder.MAX_CHECKPOINT_DATA_BYTES + 1))
+    with pytest.raises(ValueError, match=r"^not a readable SB3 checkpoint \(ValueError: its data is 16,000,001 bytes; "
+                                         r"an SB3 checkpoint's is about 113 kB\)$"):
+        run_folder.checkpoint_spaces(path)
 
 
 # ---------------------------------------------------------------- bounded JSON

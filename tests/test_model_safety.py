@@ -90,6 +90,17 @@ def test_unsafe_zip_agent_reads_its_run_json_for_rules(tmp_path):
     assert make_agent(f"ppo-unsafe-pickle:{crafted}").rules == Rules(num_deals=3)
 
 
+def test_unsafe_zip_agent_does_not_read_a_run_json_beyond_the_bound(tmp_path):
+    """Issue 50: the run.json beside a zip was read whole, however large."""
+    from sergeant_major_env import limits
+
+    crafted = _crafted_zip(tmp_path)
+    padding = " " * limits.RUN_RECORD_BYTES
+    (tmp_path / "run.json").write_text(json.dumps({"rules": {"num_deals": 3}, "padding": padding}))
+    agent = make_agent(f"ppo-unsafe-pickle:{crafted}")
+    assert agent.rules is None and agent.metadata == {}
+
+
 def test_the_opt_in_names_say_the_risk():
     help_text = agents.agent_help()
     assert "UNPICKLES" in help_text["ppo-unsafe-pickle"] and "UNPICKLES" in help_text["rllib-unsafe-pickle"]

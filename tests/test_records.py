@@ -7,6 +7,7 @@ names the rule broken (R2-R25) at the right place.
 from __future__ import annotations
 
 import copy
+import os
 import re
 import json
 import subprocess
@@ -14,6 +15,7 @@ import sys
 
 import pytest
 
+from conftest import within
 from sergeant_major_env import engine
 from sergeant_major_env.cards import MODE_NAMES, parse_card
 from sergeant_major_env.records import (
@@ -645,6 +647,45 @@ def test_cli_check_of_malformed_files_prints_one_line_no_traceback(tmp_path, sho
         "record 5 (line 5): expected a JSON object, got list",
         "4 of 5 records have problems",
     ]
+
+
+def _not_records(tmp_path, kind):
+    """A path that is no records file: a link to /dev/zero, a pipe, a line of 1.5 million characters."""
+    path = tmp_path / "r.jsonl"
+    if kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "pipe":
+        os.mkfifo(path)
+    else:
+        path.write_text("x" * 1_500_000 + "\n" + json.dumps(next(iter(simulate(1, rules=Rules(num_deals=1))))) + "\n")
+    return path
+
+
+_NOT_RECORDS = {"dev-zero": r"records file '.*r\.jsonl' is not a regular file$",
+                "pipe": r"records file '.*r\.jsonl' is not a regular file$",
+                "long-line": r".*r\.jsonl line 1: longer than 1,000,000 characters \(a game record of 18 deals is about "
+                             r"26,000\); not a game-record file$"}
+
+
+@pytest.mark.parametrize("kind", list(_NOT_RECORDS))
+def test_check_and_html_refuse_what_is_no_records_file_in_one_line_at_once(tmp_path, capsys, kind):
+    """Issue 50: `records check` and `records html` of a link to /dev/zero read forever without a
+    word (an over-long line was skipped up to a newline that never came); a pipe waited for a
+    writer. Each is refused in one line before it is read, a file with an over-long line at it."""
+    path = _not_records(tmp_path, kind)
+    with within(20):
+        assert main(["check", str(path)]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and len(err.splitlines()) == 1 and re.match("error: " + _NOT_RECORDS[kind], err.strip())
+        with pytest.raises(SystemExit) as stop:
+            main(["html", str(path), "--out", str(tmp_path / "page.html")])
+        assert stop.value.code == 2
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1 and re.match("sergeant-major records html: error: " + _NOT_RECORDS[kind],
+                                                       err.strip()), err
+        with pytest.raises(RecordError if kind == "long-line" else ValueError, match=_NOT_RECORDS[kind]):
+            read_jsonl(str(path))
+    assert not (tmp_path / "page.html").exists()
 
 
 def test_cli_check_of_missing_or_empty_file(tmp_path, capsys):

@@ -135,6 +135,9 @@ def _check_command(args: CheckOptions, parser: argparse.ArgumentParser) -> int:
     except (OSError, UnicodeDecodeError) as error:
         print(f"error: cannot read {args.file}: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
         return 2
+    except ValueError as error:  # not a records file (records.record_lines): a device, an over-long line
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt as error:
         interrupts.say(f"sergeant-major records check: {interrupts.describe(error)} after {total} records "
                        f"({bad} with problems) of {args.file}")

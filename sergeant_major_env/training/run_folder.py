@@ -23,7 +23,7 @@ import zipfile
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from sergeant_major_env import files
+from sergeant_major_env import files, limits
 
 RUN_FILE = "run.json"
 RUN_FORMAT = "sergeant-major-env train.py run"
@@ -159,8 +159,11 @@ def read_run_record(folder: Path) -> dict[str, Any] | None:
     return record
 
 
-MAX_RECORD_BYTES = 1_000_000
+MAX_RECORD_BYTES = limits.RUN_RECORD_BYTES
 """run.json's size, at most (a run's record is a few kB)."""
+MAX_CHECKPOINT_DATA_BYTES = 16_000_000
+"""The size of a checkpoint's plain-JSON "data" member, at most (SB3 writes about 113 kB for
+this game's spaces): a larger one is refused before it is decompressed."""
 MAX_OUTPUT_BYTES = 64_000_000
 """summary.json's and eval_history.json's size, at most, when a resumed run reads them."""
 MAX_DEPTH = 32
@@ -282,11 +285,14 @@ def checkpoint_spaces(path: Path) -> tuple[tuple[int, ...], int | None]:
     ValueError says why when the file is not a readable SB3 zip."""
     try:
         with zipfile.ZipFile(path) as archive:
-            data = json.loads(archive.read("data"))
+            info = archive.getinfo("data")
+            if info.file_size > MAX_CHECKPOINT_DATA_BYTES:
+                raise ValueError(f"its data is {info.file_size:,} bytes; an SB3 checkpoint's is about 113 kB")
+            data = json.loads(archive.read(info))
         shape = tuple(int(n) for n in data["observation_space"]["_shape"])
         actions = data["action_space"].get("n")
         return shape, None if actions is None else int(actions)
-    except (OSError, zipfile.BadZipFile, KeyError, TypeError, ValueError) as error:
+    except (OSError, zipfile.BadZipFile, KeyError, TypeError, ValueError, RecursionError) as error:
         raise ValueError(f"not a readable SB3 checkpoint ({type(error).__name__}: {error})") from None
 
 
