@@ -569,14 +569,47 @@ def test_a_full_disk_after_a_checkpoint_keeps_the_run_resumable(tmp_path, monkey
 # ----------------------------------------------------------------------------- what a run prints
 
 def test_the_progress_bar_stops_at_its_total_and_the_last_line_says_how_to_evaluate(tmp_path, capsys):
-    """300 timesteps in rollouts of 8 x 32 = 256 steps: PPO takes 512, the bar shows 300/300."""
+    """300 timesteps in rollouts of 8 x 32 = 256 steps: PPO takes 512, the bar shows 300/300.
+    Issue 50: to a file or a pipe (here pytest's capture) the progress was one long line of
+    carriage returns whose status said "eval at 0" to the end; now it is short plain lines,
+    their status the last evaluation and when the next comes."""
+    from sergeant_major_env.progress import MAX_LINE
+
     out = tmp_path / "run"
     argv = [a for a in TINY if a != "--no-progress"]
-    train.train(["--out", str(out), "--total-timesteps", "300", "--eval-every", "0", *argv, "--imitate", "none"])
+    train.train(["--out", str(out), "--total-timesteps", "300", *argv, "--eval-every", "256", "--imitate", "none"])
     captured = capsys.readouterr()
     assert "300/300" in captured.err and "512/300" not in captured.err
     assert captured.out.splitlines()[-1] == (f"evaluate it: sergeant-major evaluate --agents ppo:{out},heuristic,"
                                              f"heuristic --games 12 --seed 1000000")
+    lines = captured.err.splitlines()
+    assert "\r" not in captured.err and max(map(len, lines)) <= MAX_LINE
+    bar = [line for line in lines if line.startswith("train: ")]
+    assert 2 <= len(bar) <= 11 and "; last eval at 0: vs random: " in bar[0] and bar[0].endswith("; next at 256")
+    assert "; last eval at 256: vs random: " in bar[-1] and bar[-1].endswith("; next at the end")
+    assert "eval at 256: vs random: " in captured.out
+
+
+def test_progress_to_a_file_or_a_pipe_is_short_plain_lines():
+    """Issue 50: where the stream is no terminal, a bar is none (evaluate, distill, records) or,
+    with lines=True (train and its imitation), a line at each tenth of the work: no carriage
+    return, no line longer than MAX_LINE however long its status."""
+    import io
+
+    from sergeant_major_env.progress import MAX_LINE, LineProgress, progress_bar
+
+    stream = io.StringIO()
+    assert progress_bar(1000, "deal", "games", file=stream) is None
+    bar = progress_bar(200_000, "step", "train", lines=True, initial=512, unit_scale=True, file=stream)
+    assert isinstance(bar, LineProgress)
+    bar.set_postfix_str("last eval at 0: " + "vs heuristic: -2.3 [-4.2, -0.4] " * 20)
+    while bar.n < bar.total:
+        bar.update(min(512, bar.total - bar.n))
+    bar.close()
+    lines = stream.getvalue().splitlines()
+    assert "\r" not in stream.getvalue() and len(lines) == 10 and max(map(len, lines)) <= MAX_LINE
+    assert lines[0].startswith("train: 20,480/200,000 steps (10%) in ") and lines[-1].startswith(
+        "train: 200,000/200,000 steps (100%)")
 
 
 def test_pool_parsing_sums_the_weights_of_each_name():

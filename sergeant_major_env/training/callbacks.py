@@ -21,6 +21,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from sergeant_major_env.agents import PPOAgent, policy_file
 from sergeant_major_env.agents.torch_setup import UpdateThreads
 from sergeant_major_env import files
+from sergeant_major_env.progress import progress_bar
 
 from . import run_folder
 from .eval_tables import ci_text, evaluate
@@ -53,11 +54,8 @@ class TrainingCallback(BaseCallback):
             if self.config.checkpoint_every else float("inf")
         if self.config.eval_every:  # evaluate at the start too, unless the history already has it
             self.next_eval = t if not self.history or self.history[-1]["timesteps"] < t else t + self.config.eval_every
-        if not self.config.no_progress:
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=self.config.total_timesteps, initial=t, unit="step", unit_scale=True,
-                            dynamic_ncols=True, desc="train")
+        self.bar = progress_bar(self.config.total_timesteps, "step", "train", not self.config.no_progress, lines=True,
+                                initial=t, unit_scale=True)
         self.threads.learning()
 
     def _on_rollout_start(self) -> None:  # after the update of the previous rollout
@@ -122,11 +120,18 @@ class TrainingCallback(BaseCallback):
         if final:
             self.logger.dump(t)  # training has ended: nothing else will write these records
         elif self.bar is not None:
-            self.bar.set_postfix_str(f"eval at {t:,}: {text}")  # which evaluation the bar shows (issue 31)
+            self.bar.set_postfix_str(self.eval_status(t, text))  # which evaluation the bar shows (issues 31, 50)
             self.bar.write(f"eval at {t:,}: {text}")
         else:
             print(f"eval at {t:,}: {text}", flush=True)
         return result
+
+    def eval_status(self, t: int, text: str) -> str:
+        """The bar's status after the evaluation at timestep `t`: its results and when the next
+        one comes (`eval_every` on, or the final evaluation at the end of the run)."""
+        upcoming = t + self.config.eval_every
+        after = f"next at {upcoming:,}" if upcoming < self.config.total_timesteps else "next at the end"
+        return f"last eval at {t:,}: {text}; {after}"
 
     def save_evaluated(self, t: int) -> Path:
         """--save-evaluated: the live learner's policy as code-free files, RUN/evaluated/policy_T

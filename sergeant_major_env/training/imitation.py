@@ -31,6 +31,7 @@ from sergeant_major_env import engine
 from sergeant_major_env.cards import NUM_ACTIONS, bits_to_bool
 from sergeant_major_env.observation import observe
 from sergeant_major_env.policies import decide
+from sergeant_major_env.progress import progress_bar
 from sergeant_major_env.rules import Rules
 
 from .config import IMITATION_SEED  # the imitation games' seeds start here (+ --seed)
@@ -141,12 +142,8 @@ def _imitate(model, config, logger, stop, earlier: dict | None) -> dict:
                             np.random.default_rng([config.seed, 3, steps_before]), reward_scale=config.reward_scale)
     optimizer = torch.optim.Adam(policy.parameters(), lr=config.imitate_lr)
     done_steps, start = steps_before, time.perf_counter()
-    bar = None
-    if not config.no_progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=config.imitate_steps, initial=done_steps, unit="step", unit_scale=True,
-                   desc=f"imitate {config.imitate}")
+    bar = progress_bar(config.imitate_steps, "step", f"imitate {config.imitate}", not config.no_progress, lines=True,
+                       initial=done_steps, unit_scale=True)
     fit = None
     while done_steps < config.imitate_steps and not stop.requested:
         policy.set_training_mode(False)  # the chunks' bootstrap values, as PPO's rollouts compute them
