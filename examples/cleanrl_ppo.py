@@ -28,7 +28,8 @@ and its head-to-head margin over each opponent. Needs torch (the ``train`` extra
 
 Measured (1-deal games, 1 torch thread, a shared 2-CPU machine):
 
-* ``--total-timesteps 100000 --seed 2 --eval-games 300`` (about 30 s; the test runs it):
+* ``--total-timesteps 100000 --seed 2 --eval-games 300`` (2026-12-07, load average 8: 32 s
+  of training, 40 s in all; docs/envs/gymnasium.md; the test runs it):
   +0.44 points a game [+0.16, +0.72] against two ``random`` players, margins +0.79
   [+0.33, +1.24] and +0.53 [+0.07, +1.00];
 * ``--total-timesteps 400000 --seed 3 --eval-games 600 --eval-against heuristic`` (206 s):
