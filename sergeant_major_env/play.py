@@ -24,7 +24,7 @@ from typing import Any, Callable, Sequence, TextIO
 import numpy as np
 
 from . import engine, render
-from .cards import MODE_ACTION_OFFSET, RANKS, SUIT_SYMBOLS, SUITS
+from .cards import MODE_ACTION_OFFSET, RANKS
 from .policies import decide, policy_name, refuse_cheats
 from .rules import Rules
 from .seeding import check_seed
@@ -133,13 +133,15 @@ def ask_move(legal_mask: np.ndarray, input_fn: Callable[[str], str], output: Tex
               f"Legal: {legal_line}", file=output)
 
 
-def reason_for_you(reason: str, seat: int) -> str:
-    """:func:`engine.illegal_reason` speaks of "seat N" and suit letters; the person at seat N
-    reads "you" and the suit symbols the table shows (``R13: you must follow suit ♦``)."""
+def reason_for_you(reason: str, seat: int, name: Callable[[int], str] = render.move_text) -> str:
+    """:func:`engine.illegal_reason` speaks of "seat N", R3's card names and suit and mode
+    letters; the person at seat N reads "you" and the notation of the view showing it
+    (`render.machine_names_for_people`: cards and modes as `name` names moves, `render.move_text`
+    in the terminal: `R12: you do not hold 10♥`, `R13: you must follow suit ♦`)."""
     for third_person, second_person in ((f"seat {seat} has", "you have"), (f"seat {seat} does", "you do"),
                                         (f"seat {seat}", "you"), ("seat must", "you must")):
         reason = reason.replace(third_person, second_person)
-    return re.sub(r"\bsuit ([SHDC])\b", lambda m: f"suit {SUIT_SYMBOLS[SUITS.index(m.group(1))]}", reason)
+    return render.machine_names_for_people(reason, name)
 
 
 # ============================================================================ one game

@@ -22,17 +22,22 @@ R9 and R22 are applied once, in :func:`seat_table` (the :class:`TableView` of a 
 what its seat knows), for a front end that has no engine state. The terminal game's running
 commentary (:class:`Narrator`) and its one-line hints (:func:`decision_hint`) live here too,
 so everything a person is shown comes from this module.
+
+Cards are written for people: rank then suit symbol, a ten as `10` (`RANK_TEXT`: `10♥`,
+`♥ A 10 9`). A view for a program that must keep RULES.md's letters (OpenSpiel's strings)
+passes `ranks=cards.RANKS` (`T♥`); records, action ids and the observation never come here.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence, TextIO
+import re
+from typing import Any, Callable, Sequence, TextIO
 
 import numpy as np
 
 from . import engine
-from .cards import MINIMUM, MODE_ACTION_OFFSET, MODE_NAMES, NO_TRUMP, RANKS, SUIT_SYMBOLS, count
+from .cards import MINIMUM, MODE_ACTION_OFFSET, MODE_NAMES, NO_TRUMP, RANKS, SUIT_SYMBOLS, SUITS, count, parse_card
 from .observation import decode
 
 YOU = "you"
@@ -47,31 +52,65 @@ DECISION_TEXT = ("choose the mode", "give a card", "return a card", "discard", "
 
 TRICKS_PER_DEAL = 16
 
+RANK_TEXT = tuple(rank if rank != "T" else "10" for rank in RANKS)
+"""The ranks 2 .. A (R2) as a person reads them: `2` .. `9`, `10`, `J`, `Q`, `K`, `A` (RULES.md's
+R3 letters, `cards.RANKS`, write the ten `T`)."""
+
+Ranks = Sequence[str]
+"""How the ranks 2 .. A are written: `RANK_TEXT` for people, `cards.RANKS` for R3's letters."""
+
 
 # ============================================================================ cards and moves
 
-def card_text(card: int) -> str:
-    """``Q♥`` (rank, then the suit's symbol)."""
-    return RANKS[int(card) % 13] + SUIT_SYMBOLS[int(card) // 13]
+def card_text(card: int, ranks: Ranks = RANK_TEXT) -> str:
+    """`Q♥`, `10♥` (rank, then the suit's symbol; `T♥` with `ranks=cards.RANKS`)."""
+    return ranks[int(card) % 13] + SUIT_SYMBOLS[int(card) // 13]
 
 
-def hand_text(bits: int) -> str:
-    """Cards grouped by suit, high to low: ``♠ A K 7   ♥ Q 9``."""
+def hand_text(bits: int, ranks: Ranks = RANK_TEXT) -> str:
+    """Cards grouped by suit, high to low: `♠ A K 7   ♥ Q 10 9`."""
     groups = []
     for suit, symbol in enumerate(SUIT_SYMBOLS):
-        ranks = [RANKS[r] for r in range(12, -1, -1) if int(bits) >> (13 * suit + r) & 1]
-        if ranks:
-            groups.append(f"{symbol} {' '.join(ranks)}")
+        held = [ranks[r] for r in range(12, -1, -1) if int(bits) >> (13 * suit + r) & 1]
+        if held:
+            groups.append(f"{symbol} {' '.join(held)}")
     return "   ".join(groups) or "(no cards)"
 
 
 def move_text(action: int) -> str:
-    """``Q♥`` for a card, ``NT`` / ``♠ (S)`` for a mode."""
+    """`Q♥` for a card, `NT` / `♠ (S)` for a mode (the terminal's names of moves)."""
     action = int(action)
     if action < MODE_ACTION_OFFSET:
         return card_text(action)
     mode = action - MODE_ACTION_OFFSET
     return f"{SUIT_SYMBOLS[mode]} ({MODE_NAMES[mode]})" if mode < 4 else MODE_NAMES[mode]
+
+
+def move_words(action: int) -> str:
+    """`Q♥` for a card, the mode in words (`trumps ♠`, `no-trump (NT)`): the browser page's
+    names of moves, as its mode buttons read them."""
+    action = int(action)
+    return card_text(action) if action < MODE_ACTION_OFFSET else MODE_TEXT[action - MODE_ACTION_OFFSET]
+
+
+_MACHINE_CARD = re.compile(r"\b([2-9TJQKA][SCHD])\b")
+_MACHINE_MODE = re.compile(r"\bmode (S|C|H|D|NT|MIN)\b")
+_MACHINE_SUIT = re.compile(r"\bsuit ([SCHD])\b")
+_MACHINE_DECISION = re.compile(r"\((mode|exchange_give|exchange_return|discard|play)\)")
+_ACTION_IDS = re.compile(r" \(actions \d+\.\.\d+\)")
+
+
+def machine_names_for_people(text: str, name: Callable[[int], str] = move_text) -> str:
+    """A sentence written with R3's card names and the engine's mode and suit letters (as
+    `engine.illegal_reason` writes it: `R12: seat 0 does not hold TH`) in the notation a person
+    reads: each card and mode as `name` names moves (`move_text` in the terminal, `move_words` on
+    the page: `10♥`, `♠ (S)` / `trumps ♠`), a suit by its symbol (`suit ♦`), a decision in words
+    (`(give a card)`), action ids left out."""
+    text = _ACTION_IDS.sub("", text)
+    text = _MACHINE_DECISION.sub(lambda m: f"({DECISION_TEXT[engine.DECISIONS.index(m.group(1))]})", text)
+    text = _MACHINE_CARD.sub(lambda m: name(parse_card(m.group(1))), text)
+    text = _MACHINE_MODE.sub(lambda m: name(MODE_ACTION_OFFSET + MODE_NAMES.index(m.group(1))), text)
+    return _MACHINE_SUIT.sub(lambda m: f"suit {SUIT_SYMBOLS[SUITS.index(m.group(1))]}", text)
 
 
 def modes_text(modes: int) -> str:
@@ -233,8 +272,8 @@ def observation_table(observation: np.ndarray) -> TableView:
 
 # ============================================================================ drawing
 
-def table_text(view: TableView) -> str:
-    """The table of a :class:`TableView` as lines of text."""
+def table_text(view: TableView, ranks: Ranks = RANK_TEXT) -> str:
+    """The table of a `TableView` as lines of text (cards written with `ranks`, see `Ranks`)."""
     names = view.names
     deal = f"deal {view.deal}/{view.num_deals}" if view.num_deals else f"deal {view.deal}"
     mode = MODE_TEXT[view.mode] if view.mode >= 0 else "not chosen yet"
@@ -254,21 +293,21 @@ def table_text(view: TableView) -> str:
         pairs = "; ".join(f"{names[g]} -> {names[r]}: {done} of {due}" for g, r, due, done in view.exchanges)
         lines.append(f"exchanges (R18-R20; cards seen by the pair only, R22): {pairs}")
     if view.given or view.received:
-        lines.append(f"{_possessive(names, view.viewer)} exchange: gave {hand_text(view.given)}; "
-                     f"received {hand_text(view.received)}")
+        lines.append(f"{_possessive(names, view.viewer)} exchange: gave {hand_text(view.given, ranks)}; "
+                     f"received {hand_text(view.received, ranks)}")
     if view.talon:
-        lines.append(f"talon (face up): {' '.join(card_text(c) for c in view.talon)}")
+        lines.append(f"talon (face up): {' '.join(card_text(c, ranks) for c in view.talon)}")
     if view.discards:
-        lines.append(f"{_possessive(names, view.viewer)} discards (face down): {hand_text(view.discards)}")
+        lines.append(f"{_possessive(names, view.viewer)} discards (face down): {hand_text(view.discards, ranks)}")
     if view.last_trick:
         won_by = names[view.leader]  # the winner leads the next trick
-        lines.append(f"last trick: {_trick_text(view.last_trick, names)} (won by {won_by})")
+        lines.append(f"last trick: {_trick_text(view.last_trick, names, ranks)} (won by {won_by})")
     if view.phase == engine.PLAY:
         number = sum(view.tricks_won) + 1
-        shown = _trick_text(view.trick, names) or f"(empty; {_does(names[view.leader], 'lead')})"
+        shown = _trick_text(view.trick, names, ranks) or f"(empty; {_does(names[view.leader], 'lead')})"
         lines.append(f"trick: {shown}   (trick {number} of {TRICKS_PER_DEAL})")
     if view.viewer >= 0:
-        lines.append(_hand_line(view))
+        lines.append(_hand_line(view, ranks))
     return "\n".join(lines)
 
 
@@ -277,26 +316,26 @@ def _does(name: str, verb: str) -> str:
     return f"{name} {verb}" if name.lower() == YOU else f"{name} {verb}s"
 
 
-def _trick_text(trick: Sequence[tuple[int, int]], names: Sequence[str]) -> str:
-    return ", ".join(f"{names[seat]} {card_text(card)}" for seat, card in trick)
+def _trick_text(trick: Sequence[tuple[int, int]], names: Sequence[str], ranks: Ranks = RANK_TEXT) -> str:
+    return ", ".join(f"{names[seat]} {card_text(card, ranks)}" for seat, card in trick)
 
 
 def _possessive(names: Sequence[str], seat: int) -> str:
     return "your" if names[seat] == YOU else f"{names[seat]}'s"
 
 
-def _hand_line(view: TableView) -> str:
+def _hand_line(view: TableView, ranks: Ranks) -> str:
     name = view.names[view.viewer]
     if view.first_six_only:
         whose = "your first six cards" if name == YOU else f"first six cards of {name}"
-        return f"{whose} - the mode is chosen from these (R9): {hand_text(view.hand)}"
+        return f"{whose} - the mode is chosen from these (R9): {hand_text(view.hand, ranks)}"
     whose = "your hand" if name == YOU else f"hand of {name}"
-    return f"{whose}: {hand_text(view.hand)}"
+    return f"{whose}: {hand_text(view.hand, ranks)}"
 
 
-def seat_view(state: engine.State, viewer: int, names: Sequence[str], game: int = 0) -> str:
-    """The table as seat ``viewer`` sees it (text)."""
-    return table_text(seat_table(state, viewer, names, game))
+def seat_view(state: engine.State, viewer: int, names: Sequence[str], game: int = 0, ranks: Ranks = RANK_TEXT) -> str:
+    """The table as seat `viewer` sees it (text; cards written with `ranks`, see `Ranks`)."""
+    return table_text(seat_table(state, viewer, names, game), ranks)
 
 
 def referee_view(state: engine.State, names: Sequence[str], game: int = 0) -> str:

@@ -49,6 +49,13 @@ def test_a_page_inlines_its_files_and_leaves_no_placeholder():
     assert "const PACE = 0.5;" in pages.play_page(0.5)
 
 
+def test_the_pages_write_a_ten_as_10_like_the_terminal():
+    """Issue 50, item 6: the pages' card vocabulary is render's, for people (a ten is 10)."""
+    first = pages.constants().splitlines()[1]
+    assert first == 'const RANK_TEXT = ["2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A"];'
+    assert "RANKS" not in pages.play_page(0.5) and "RANKS" not in pages.read("replay.js")
+
+
 @pytest.mark.skipif(shutil.which("node") is None, reason="no Node.js to check the scripts with")
 def test_each_script_and_each_page_s_whole_script_is_valid_javascript(tmp_path):
     scripts = {name: pages.read(name) for name in pages.FILES if name.endswith(".js")}

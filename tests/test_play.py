@@ -150,6 +150,8 @@ def test_illegal_move_names_the_engine_rule_and_says_you():
         reason = play.reason_for_you(engine.illegal_reason(state, 0, action), seat)
         assert re.match(r"^(R\d+|action ids)", reason), reason
         assert f"seat {seat}" not in reason and "seat must" not in reason, reason
+        # Issue 50, item 6: in the person's notation: no R3 card name (TH), suit or mode letter, action id.
+        assert not re.search(r"\b[2-9TJQKA][SCHD]\b|\b(suit|mode) [SCHD]\b|actions \d|exchange_|\(play\)", reason), reason
         rules_seen.add(reason.split(":")[0])
     assert {"R8", "R12", "R13", "R21"} <= rules_seen
 
@@ -476,6 +478,47 @@ def test_refusals_name_the_suit_by_the_symbol_the_table_shows():
     """R13's reason speaks of suit letters (the engine's, as in records); the person reads symbols."""
     assert play.reason_for_you("R13: seat 1 must follow suit D", 1) == "R13: you must follow suit \u2666"
     assert play.reason_for_you("R13: seat 2 must follow suit S", 1) == "R13: seat 2 must follow suit \u2660"
+
+
+def test_refusals_speak_the_notation_of_the_view_showing_them():
+    """Issue 50, item 6: "T♥ is not allowed now: R12: you do not hold TH" mixed two notations.
+    A refusal names cards and modes as its view names moves: the terminal (render.move_text)
+    and the page (render.move_words, its mode buttons' words); a ten is 10."""
+    for reason, terminal, page in (
+            ("R12: seat 0 does not hold TH", "R12: you do not hold 10\u2665", "R12: you do not hold 10\u2665"),
+            ("R8: seat 0 has already chosen mode S as playmaker", "R8: you have already chosen \u2660 (S) as playmaker",
+             "R8: you have already chosen trumps \u2660 as playmaker"),
+            ("R8: seat 0 has already chosen mode NT as playmaker", "R8: you have already chosen NT as playmaker",
+             "R8: you have already chosen no-trump (NT) as playmaker"),
+            ("R8: the playmaker must choose a mode (actions 52..57), not a card",
+             "R8: the playmaker must choose a mode, not a card", "R8: the playmaker must choose a mode, not a card"),
+            ("R21: a card is expected in this decision (exchange_give), not a mode",
+             "R21: a card is expected in this decision (give a card), not a mode",
+             "R21: a card is expected in this decision (give a card), not a mode")):
+        assert play.reason_for_you(reason, 0) == terminal
+        assert play.reason_for_you(reason, 0, render.move_words) == page
+
+
+def test_a_ten_not_held_is_refused_in_one_notation_and_T_or_10_may_be_typed():
+    """Issue 50, item 6, at the terminal: typing a ten the person does not hold (as th, T♥ or
+    10h) is refused naming it 10♥ throughout; the table shows tens as 10."""
+    ten = parse_card("TH")
+    state = engine.init([0], Rules(num_deals=1))
+    rng = np.random.default_rng(0)
+    while not (state.phase[0] == engine.PLAY and not int(state.hands[0, state.to_act[0]]) >> ten & 1):
+        engine.step(state, records.random_actions(state, rng))
+    seat, legal = int(state.to_act[0]), engine.legal_action_mask(state)[0]
+    for typed in ("th", "T\u2665", "10h"):
+        out = io.StringIO()
+        with pytest.raises(play.QuitGame):
+            play.ask_move(legal, Script([typed, "quit"]), out,
+                          explain=lambda a: play.reason_for_you(engine.illegal_reason(state, 0, a), seat))
+        refusal = out.getvalue().splitlines()[0]
+        assert refusal.startswith("10\u2665 is not allowed now: R12: you do not hold 10\u2665. Legal: "), refusal
+        assert "T" not in refusal.replace("Legal", ""), refusal
+    held = sum(1 for c in range(8, 52, 13) if int(state.hands[0, seat]) >> c & 1)
+    table = render.seat_view(state, seat, render.seat_labels(["a", "b", "c"], you=seat))
+    assert table.split("your hand: ")[1].split().count("10") == held
 
 
 def test_an_empty_trick_says_you_lead_not_you_leads():

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import re
 
 import numpy as np
 import pytest
 
 from sergeant_major_env import Rules, SergeantMajorEnv, engine, env, raw_env, records, render
 from sergeant_major_env.aec import AGENTS
-from sergeant_major_env.cards import bits_to_bool, cards_to_bits
+from sergeant_major_env.cards import RANKS, bits_to_bool, cards_to_bits, parse_card
 from sergeant_major_env.engine import DISCARD, GIVE, MODE, OVER, PLAY, RETURN
 from sergeant_major_env.observation import observe
 
@@ -239,6 +240,26 @@ def test_R22_the_narrator_never_names_the_cards_of_a_pair_to_the_third_seat():
                 assert render.card_text(card) not in told
             checked += 1
     assert checked > 50
+
+
+def test_people_read_a_ten_as_10_and_programs_keep_R3s_letters(positions):
+    """Issue 50, item 6: every view for people (the terminal, the pages, render()) writes a ten
+    `10` (`10♥`, `♥ Q 10 9`); a view that keeps RULES.md's R3 letters (OpenSpiel's strings)
+    passes `ranks=RANKS` and reads `T` as before."""
+    ten, hearts = parse_card("TH"), sum(1 << parse_card(c) for c in ("QH", "TH", "9H"))
+    assert render.RANK_TEXT[8] == "10" and render.card_text(ten) == "10\u2665" == render.move_text(ten)
+    assert render.move_words(ten) == "10\u2665" and render.hand_text(hearts) == "\u2665 Q 10 9"
+    assert render.card_text(ten, RANKS) == "T\u2665" and render.hand_text(hearts, RANKS) == "\u2665 Q T 9"
+    letter_t = re.compile(r"(?<![A-Za-z])T(?![A-Za-z])")  # T as a rank (NT, MIN and words do not match)
+    tens_seen = 0
+    for state in positions:
+        for seat in range(3):
+            text, letters = render.seat_view(state, seat, NAMES), render.seat_view(state, seat, NAMES, ranks=RANKS)
+            assert not letter_t.search(text), text
+            tens = sum(1 for c in range(8, 52, 13) if int(render.own_cards(state, seat)[0]) >> c & 1)
+            assert len(letter_t.findall(letters)) >= tens  # the tens held, in R3's letters
+            tens_seen += tens
+    assert tens_seen > 0
 
 
 def test_table_view_is_frozen():

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import http.server
 import os
+import re
 import shutil
 import threading
 
@@ -322,6 +323,10 @@ def test_the_table_red_suits_the_trick_in_the_middle_unknown_keys_and_the_games_
         assert 'won' in page.get_attribute(f'#trick-cards .slot[data-seat="{last}"]', "class").split()
         page.keyboard.press("x")  # at the end too, a key it does not know gets its answer
         assert "n starts a new game" in page.inner_text("#message")
+        # Issue 50, item 6: a ten reads 10 in the log and on the faces, never T.
+        log = page.inner_text("#log")
+        assert re.search("10[\u2660\u2663\u2665\u2666]", log) and not re.search("T[\u2660\u2663\u2665\u2666]", log)
+        assert "T" not in page.locator(".card .rank").all_inner_texts()
         assert errors == []
     finally:
         page.close()

@@ -24,13 +24,15 @@ import numpy as np
 import pytest
 
 from sergeant_major_env import engine, web
-from sergeant_major_env.cards import SUIT_SYMBOLS, RANKS
+from sergeant_major_env.cards import SUIT_SYMBOLS
 from sergeant_major_env.observation import decode, observe
 from sergeant_major_env.policies import RandomPolicy
+from sergeant_major_env.render import RANK_TEXT
 from sergeant_major_env.rules import Rules
 from sergeant_major_env.worlds import sample_worlds
 
-CARD_TEXT = re.compile(f"([{RANKS}])([{SUIT_SYMBOLS}])")
+CARD_TEXT = re.compile(f"({'|'.join(RANK_TEXT)})([{SUIT_SYMBOLS}])")
+"""A card as a person reads it (render.card_text: Q♥, 10♥) in an event's words."""
 CARD_FIELDS = ("hand", "talon", "discards", "given", "received", "legal")
 
 
@@ -77,7 +79,7 @@ def _cards_of(event: dict) -> set[int]:
     if view["last_trick"]:
         cards |= {card for _, card in view["last_trick"]["cards"]}
     for line in event["text"] + [view["hint"]]:
-        cards |= {SUIT_SYMBOLS.index(s) * 13 + RANKS.index(r) for r, s in CARD_TEXT.findall(line)}
+        cards |= {SUIT_SYMBOLS.index(s) * 13 + RANK_TEXT.index(r) for r, s in CARD_TEXT.findall(line)}
     return cards
 
 

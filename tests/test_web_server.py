@@ -181,6 +181,11 @@ def test_illegal_move_names_the_rule_in_words(server):
     action, reason = follow[0]
     status, text = client.request("POST", f"/api/games/{game}/move", {"move": view["move"], "action": action})
     assert status == 422 and _one_line(text).endswith(reason) and reason.startswith("R13: you must follow suit")
+    # Issue 50, item 6: a card not held is named in one notation, a ten as 10 (not "T♥ ... TH").
+    ten = next(card for card in (8, 21, 34, 47) if card not in view["hand"])
+    status, text = client.request("POST", f"/api/games/{game}/move", {"move": view["move"], "action": ten})
+    shown = "10" + "\u2660\u2663\u2665\u2666"[ten // 13]
+    assert status == 422 and _one_line(text) == f"{shown} is not allowed now: R12: you do not hold {shown}"
 
 
 # ----------------------------------------------------------------------------- several games

@@ -27,8 +27,8 @@ import re
 from importlib import resources
 from typing import Any, Mapping
 
-from ..cards import RANKS, SUIT_SYMBOLS
-from ..render import MODE_TEXT
+from ..cards import SUIT_SYMBOLS
+from ..render import MODE_TEXT, RANK_TEXT
 
 FILES = ("table.css", "table.js", "play.html", "play.css", "play.js", "replay.html", "replay.css", "replay.js")
 """The package data files of the pages (pyproject.toml's package-data ships them)."""
@@ -46,8 +46,8 @@ def read(name: str) -> str:
 
 def constants(**values: Any) -> str:
     """The script's first lines: ``"use strict"`` and one ``const`` per value (as JSON), the
-    card vocabulary (``RANKS``, ``SUITS``, ``MODE_TEXT``) first."""
-    named = {"RANKS": RANKS, "SUITS": SUIT_SYMBOLS, "MODE_TEXT": list(MODE_TEXT), **values}
+    card vocabulary (`RANK_TEXT`, a ten written `10`; `SUITS`; `MODE_TEXT`) first."""
+    named = {"RANK_TEXT": list(RANK_TEXT), "SUITS": SUIT_SYMBOLS, "MODE_TEXT": list(MODE_TEXT), **values}
     lines = [f"const {name} = {json.dumps(value, ensure_ascii=False)};" for name, value in named.items()]
     return '"use strict";\n' + "\n".join(lines) + "\n"
 

@@ -11,6 +11,7 @@ function say(text, seconds) {
   if (text && seconds) sayTimer = setTimeout(() => say(""), seconds * 1000);
 }
 function sleep(ms) { return new Promise(resolve => setTimeout(resolve, ms)); }
+// A move as the page names it (render.move_words): a card, or a mode as its button reads.
 function moveName(action) { return action >= 52 ? MODE_TEXT[action - 52] : cardText(action); }
 
 async function request(method, path, body) {
@@ -307,14 +308,16 @@ document.addEventListener("keydown", event => {
     return;
   }
   typed = (typed + key).slice(-3);
-  const match = /(10|[2-9tjqka])([schd])$/.exec(typed);
+  const match = /(10|[2-9tjqka])([schd])$/.exec(typed), rank = /(10|[2-9tjqka])$/.exec(typed);
   if (match) {
     typed = "";
-    choose("schd".indexOf(match[2]) * 13 + RANKS.indexOf(match[1] === "10" ? "T" : match[1].toUpperCase()));
-  } else if (/(10|[2-9tjqka])$/.test(typed)) say("Card " + typed.replace(/^.*?(10|[2-9tjqka])$/, "$1").toUpperCase()
-    + "\u2026: now its suit, s c h d.", 4);
+    choose("schd".indexOf(match[2]) * 13 + RANK_TEXT.indexOf(rankText(match[1])));
+  } else if (rank) say("Card " + rankText(rank[1]) + "\u2026: now its suit, s c h d.", 4);
   else if (!/1$/.test(typed)) unknownKey(event.key, "type a card: its rank (2-10, t, j, q, k, a), then its suit (s c h d)");
 });
+
+// A rank as typed (q, 10, t) as the page writes it (Q, 10, 10: a ten is 10, however typed).
+function rankText(typed) { return typed === "t" ? "10" : typed.toUpperCase(); }
 
 // A key the page does not know: a short message saying which keys it knows now.
 function unknownKey(key, known) { say("The key \u201c" + key + "\u201d does nothing here: " + known + ".", 5); }

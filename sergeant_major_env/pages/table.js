@@ -45,10 +45,10 @@ function suitGroups(text) {
   return box;
 }
 
-// A card id (RULES.md R3) as its text, Q\u2665, as render.card_text writes it.
-function cardText(card) { return RANKS[card % 13] + SUITS[Math.floor(card / 13)]; }
+// A card id (RULES.md R3) as its text, Q\u2665 or 10\u2665, as render.card_text writes it.
+function cardText(card) { return RANK_TEXT[card % 13] + SUITS[Math.floor(card / 13)]; }
 
-// A card as a small face: rank over suit. ``card`` is an id or a text such as "Q\u2665".
+// A card as a small face: rank over suit. ``card`` is an id or a text such as "Q\u2665" or "10\u2665".
 function cardFace(card, tag) {
   const text = typeof card === "number" ? cardText(card) : card;
   const suit = SUITS.indexOf(text.slice(-1));

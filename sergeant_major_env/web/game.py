@@ -150,7 +150,8 @@ class WebGame:
                 raise Refused(409, f"not your turn: {self.labels[to_act]} is to act; nothing was changed")
             reason = engine.illegal_reason(self.state, 0, action)
             if reason:
-                raise Refused(422, f"{render.move_text(action)} is not allowed now: {reason_for_you(reason, self.seat)}")
+                raise Refused(422, f"{render.move_words(action)} is not allowed now: "
+                                   f"{reason_for_you(reason, self.seat, render.move_words)}")
             self.moves += 1
             self._step(action)
         self.start_bots()

@@ -86,6 +86,7 @@ def _decision(state: engine.State, seat: int, names: Sequence[str], hand: Sequen
     phase = int(state.phase[0])
     legal = [int(a) for a in np.flatnonzero(engine.legal_action_mask(state)[0])]
     shown = list(hand) + (list(range(MODE_ACTION_OFFSET, NUM_ACTIONS)) if phase == engine.MODE else [])
-    refusals = {str(a): reason_for_you(engine.illegal_reason(state, 0, a), seat) for a in shown if a not in legal}
+    refusals = {str(a): reason_for_you(engine.illegal_reason(state, 0, a), seat, render.move_words)
+                for a in shown if a not in legal}
     return {"decision": engine.DECISIONS[phase], "decision_text": render.DECISION_TEXT[phase], "legal": legal, "refusals": refusals,
             "hint": render.decision_hint(state, names), "move": move}
