@@ -612,10 +612,36 @@ def test_progress_to_a_file_or_a_pipe_is_short_plain_lines():
         "train: 200,000/200,000 steps (100%)")
 
 
-def test_pool_parsing_sums_the_weights_of_each_name():
-    pool = parse_pool("random=1,greedy=1,heuristic=2,self=2,ppo:runs/x/model.zip=3,random=0.5")
-    assert pool == {"random": 1.5, "greedy": 1, "heuristic": 2, "self": 2, "ppo:runs/x/model.zip": 3}
+def test_pool_parsing_gives_each_name_its_weight():
+    pool = parse_pool("random=1,greedy=1,heuristic=2,self=2,ppo:runs/x/model.zip=3")
+    assert pool == {"random": 1, "greedy": 1, "heuristic": 2, "self": 2, "ppo:runs/x/model.zip": 3}
     assert parse_pool("heuristic, greedy") == {"heuristic": 1, "greedy": 1}  # a name alone has weight 1
+    assert parse_pool("self=1") == parse_pool("self") == {"self": 1}  # pure self-play: the weight is its share
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("heuristic=1,heuristic=2", "heuristic is given twice in 'heuristic=1,heuristic=2'"),
+    ("self,random,self=3", "self is given twice"),
+    ("random=0,heuristic=1", "'random=0' needs a finite, positive weight (at 0 it would never play)"),
+    ("heuristic=inf", "'heuristic=inf' needs a finite, positive weight;"),
+    ("heuristic,,random", "an opponent without a name in 'heuristic,,random'"),
+    ("heuristic,", "an opponent without a name"),
+    ("=2", "an opponent without a name"),
+    ("pimc:rollout=learned", "an agent with options takes its weight after them: pimc:rollout=learned=1"),
+])
+def test_opponents_refuses_a_pool_whose_meaning_is_unclear_in_one_line(text, problem, tmp_path, monkeypatch, capsys):
+    """Issue 50: a name given twice had its weights summed silently, a member at weight 0 (which
+    never plays) and an empty member were accepted. Each is one line naming the problem and
+    what --opponents takes (an agent with options: its weight after them); a lone opponent's
+    weight is documented as its share (all games)."""
+    from sergeant_major_env.training.config import POOL_FORM
+
+    monkeypatch.chdir(tmp_path)
+    code, line = _fails([*TINY, "--total-timesteps", "256", "--opponents", text], capsys)
+    assert code == 2 and line.startswith("sergeant-major train: error: argument --opponents: ") and problem in line
+    assert line.endswith("; give " + POOL_FORM) and not any(tmp_path.iterdir()), line
+    shown = " ".join(train.build_parser().format_help().split())
+    assert "one name alone plays every game (self alone: pure self-play" in shown
 
 
 # ----------------------------------------------------------------------------- the opponent pool

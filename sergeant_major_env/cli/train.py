@@ -19,7 +19,10 @@ Opponent pool (--opponents NAME=WEIGHT,...): any agents.make_agent name ("random
 frozen copy of the learner is taken every --snapshot-every updates and the last
 --league-size copies share the weight of "self" equally. A snapshot plays by sampling from
 its masked policy (--snapshot-actions sample; "argmax" plays its most likely legal action).
-"self" has weight 0 until the first snapshot exists.
+"self" has weight 0 until the first snapshot exists. The weights are the members' shares of
+the games: each name once, each weight above 0; a name alone plays every game (--opponents
+self: pure self-play, against the learner itself until the first snapshot). The weight follows
+the last "=", so an agent with options ends with its weight: pimc:worlds=8=1.
 
 Curriculum (on by default, --no-curriculum to turn it off): during the first
 --curriculum-end fraction of the run the pool weights move linearly from the weak members

@@ -87,7 +87,7 @@ class Pool(Text):
 
     def __init__(self) -> None:
         super().__init__()
-        self.allowed = "NAME=WEIGHT,... of agent names (not human) and 'self', weights >= 0, one positive"
+        self.allowed = POOL_FORM
 
     def check(self, value: Any) -> str:
         value = super().check(value)
@@ -159,23 +159,41 @@ class RunName(Check):
         return value
 
 
+POOL_FORM = ("NAME=WEIGHT,... of distinct agent names (not human) and 'self', each weight above 0: its share "
+             "of the games (a name alone: 1)")
+"""What --opponents takes (`parse_pool`)."""
+
+
 def parse_pool(text: str) -> dict[str, float]:
-    """'random=1,heuristic=2,self=2' -> {name: weight}; a name alone has weight 1."""
+    """'random=1,heuristic=2,self=2' -> {name: weight}; a name alone has weight 1. The weights
+    are the members' shares of the games, so one member alone plays them all whatever its
+    weight (`self` alone: pure self-play). A ValueError, naming the problem and `POOL_FORM`,
+    for a member without a name, a name given twice (which weight would it be?), a weight
+    that is not a finite number, and a weight of 0 (that member would never play). The weight
+    follows the last '=', so an agent whose options hold one needs it: `pool_member`."""
     pool: dict[str, float] = {}
     for item in (x.strip() for x in text.split(",")):
-        if not item:
-            continue
-        name, sep, weight = item.rpartition("=") if "=" in item else (item, "", "1")
+        name, _, weight = item.rpartition("=") if "=" in item else (item, "", "1")
+        name = name.strip()
+        if not name:
+            raise ValueError(f"an opponent without a name in {text!r}; give {POOL_FORM}")
+        if name in pool:
+            raise ValueError(f"{name} is given twice in {text!r}; give {POOL_FORM}")
         try:
-            w = float(weight)
+            pool[name] = float(weight)
         except ValueError:
-            raise ValueError(f"bad weight in {item!r} (weights are numbers >= 0)") from None
-        if w < 0 or not math.isfinite(w):
-            raise ValueError(f"weights must be >= 0, got {item!r}")
-        pool[name.strip()] = pool.get(name.strip(), 0.0) + w
-    if not pool or sum(pool.values()) <= 0:
-        raise ValueError(f"needs at least one opponent with a positive weight, got {text!r}")
+            options = f"; an agent with options takes its weight after them: {item}=1" if ":" in item else ""
+            raise ValueError(f"bad weight in {item!r}{options}; give {POOL_FORM}") from None
+        if not pool[name] > 0 or not math.isfinite(pool[name]):
+            never = " (at 0 it would never play)" if pool[name] == 0 else ""
+            raise ValueError(f"{item!r} needs a finite, positive weight{never}; give {POOL_FORM}")
     return pool
+
+
+def pool_member(agent: str) -> str:
+    """The --opponents text of `agent` alone: its name, its weight after it where the name holds
+    an '=' (`pimc:worlds=8=1`; `pimc:worlds=8` would read as pimc:worlds at weight 8)."""
+    return f"{agent}=1" if "=" in agent else agent
 
 
 # ============================================================================ the options
@@ -215,7 +233,8 @@ class TrainConfig:
     no_progress: bool = arguments.no_progress(RUN, run=False)
 
     opponents: str = opt("heuristic=1", Pool(), OPPONENTS, metavar="NAME=W,...")
-    """opponent pool and weights: agent names and 'self', the league of learner snapshots"""
+    """opponent pool: agent names and 'self' (the league of learner snapshots) with their weights; one name alone
+    plays every game (self alone: pure self-play, the live learner until its first snapshot)"""
     opponent_pairs: str = opt("same", Choice("same", "independent"), OPPONENTS)
     """same: one pool member plays both opponent seats of a game; independent: one draw per seat"""
     curriculum: bool = opt(True, Flag(), OPPONENTS, flag="--no-curriculum", kind="no-flag")
