@@ -15,6 +15,9 @@ clicking (skipped cleanly where Playwright or Chromium is missing).
   a key the page does not know answered with a short message (and nothing played), at the end
   the game's winners marked (not the last trick's), no empty band under the header, and at a
   phone's width (390 px) nothing wider than the screen.
+* issue 50: a ten reads 10 (log, card faces); the message covers neither the "new game" button
+  nor the hand; once taken the talon is a line of the playmaker's panel, not cards on the
+  table; your discards lie face down (card backs); at 1280 px no score-sheet cell wraps.
 
 All games run under the page's Content-Security-Policy and fail on any complaint about it.
 """
@@ -106,18 +109,41 @@ def _watch(page) -> list[str]:
     return problems
 
 
-def _play_by_clicking(page, server: web.WebServer) -> tuple[web.WebGame, set[str]]:
-    """Click the first legal move until the game ends; the game and the decision kinds met."""
+def _play_by_clicking(page, server: web.WebServer, check=None) -> tuple[web.WebGame, set[str]]:
+    """Click the first legal move until the game ends; the game and the decision kinds met.
+    ``check(page, game, view)`` looks at the page before each click."""
     kinds = set()
     while _your_turn_or_over(page) == "your-turn":
         game = next(iter(server.games.values()))
         kinds.add(game.events[-1]["view"]["decision"])
+        if check is not None:
+            check(page, game, game.events[-1]["view"])
         page.locator('[data-legal="true"]').first.click()
     return next(iter(server.games.values())), kinds
 
 
 def _final_scores_shown(page) -> list[int]:
     return [int(cell) for cell in page.locator("#final-scores .final-score").all_inner_texts()]
+
+
+def _overlaps(page, first: str, second: str) -> bool:
+    """Whether the boxes of the elements ``first`` and ``second`` (selectors) intersect on the screen."""
+    a, b = page.locator(first).bounding_box(), page.locator(second).bounding_box()
+    return (a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"]
+            and a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"])
+
+
+def _talon_and_discards_as_they_lie(page, game: web.WebGame, view: dict) -> None:
+    """Issue 50, item 7: the talon, once taken, is no area of the table but a line of the
+    playmaker's panel; the person's own discards lie face down (card backs)."""
+    middle = page.inner_text("#middle")
+    assert "talon" not in middle, middle
+    assert page.locator("#middle .discards .card:not(.back)").count() == 0
+    assert page.locator("#middle .discards .card.back").count() == len(view["discards"])
+    for seat in range(3):
+        line = page.inner_text(f"#seat-{seat} .talon")
+        took = view["talon"] and view["roles"][seat] == "playmaker"
+        assert line == ("took the talon: " + " ".join(card_text(c) for c in view["talon"]) if took else ""), line
 
 
 def test_one_deal_against_random_by_clicking_and_keys(browser):
@@ -138,6 +164,11 @@ def test_one_deal_against_random_by_clicking_and_keys(browser):
         before, events, hand = game.moves, len(game.events), page.inner_html("#hand")
         illegal.first.click(force=True)  # aria-disabled: Playwright would wait for it to be enabled
         assert "is not allowed now: R13: you must follow suit" in page.inner_text("#message")
+        # Issue 50, item 7: the message covers neither the "new game" button nor your hand.
+        for scroll in ("0", "document.body.scrollHeight"):
+            page.evaluate(f"window.scrollTo(0, {scroll})")
+            assert not _overlaps(page, "#message", "#new-game") and not _overlaps(page, "#message", "#hand")
+        page.evaluate("window.scrollTo(0, 0)")
         assert (game.moves, len(game.events), page.inner_html("#hand")) == (before, events, hand)
         # Keyboard: the arrow keys move between the legal moves, Enter plays.
         page.keyboard.press("ArrowRight")
@@ -167,7 +198,7 @@ def test_every_decision_kind_by_clicking_then_replay_and_play_again(browser):
     errors = _watch(page)
     try:
         page.goto(server.url)
-        game, kinds = _play_by_clicking(page, server)
+        game, kinds = _play_by_clicking(page, server, _talon_and_discards_as_they_lie)
         assert kinds == set(KINDS.values())
         assert _final_scores_shown(page) == game.state.final_scores[0].tolist()
         assert page.inner_text("#final-note") == f"Seed {seed}."
@@ -327,6 +358,12 @@ def test_the_table_red_suits_the_trick_in_the_middle_unknown_keys_and_the_games_
         log = page.inner_text("#log")
         assert re.search("10[\u2660\u2663\u2665\u2666]", log) and not re.search("T[\u2660\u2663\u2665\u2666]", log)
         assert "T" not in page.locator(".card .rank").all_inner_texts()
+        # Issue 50, item 7: at 1280 px no cell of the score sheet wraps (its text is one line).
+        lines = page.locator("#sheet td").evaluate_all("""cells => cells.map(cell => {
+            const range = document.createRange();
+            range.selectNodeContents(cell);
+            return new Set([...range.getClientRects()].map(box => Math.round(box.top))).size; })""")
+        assert len(lines) == 5 and set(lines) == {1}, lines
         assert errors == []
     finally:
         page.close()

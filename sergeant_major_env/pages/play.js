@@ -128,7 +128,7 @@ function draw(event) {
 // ------------------------------------------------------------------ drawing
 
 function buildSeats() {
-  seatPanels($("seats"), info.names, ["facts", "facts modes-left", "badge"]);
+  seatPanels($("seats"), info.names, ["facts", "facts modes-left", "facts talon", "badge"]);
 }
 
 function yourTurn() {
@@ -157,6 +157,11 @@ function render() {
       + " \u00b7 tricks " + v.tricks_won[seat] + " \u00b7 score " + signed(v.scores[seat]);
     panel.querySelector(".modes-left").replaceChildren(
       suited("modes left (R8): " + (v.modes_open[seat].map(m => SHORT_MODES[m]).join(" ") || "none")));
+    // The talon, turned face up for all, is in the playmaker's hand: a fact of its seat, not
+    // cards on the table.
+    const took = v.talon.length && v.roles[seat] === "playmaker";
+    panel.querySelector(".talon").replaceChildren(
+      ...(took ? [suited("took the talon: " + v.talon.map(cardText).join(" "))] : []));
     const wins = over && v.final_scores[seat] === best;
     panel.classList.toggle("winner", wins);
     panel.querySelector(".badge").textContent = wins ? (winners > 1 ? "shares the win" : "wins the game") : "";
@@ -175,6 +180,18 @@ function render() {
 function cards(label, list) {
   const box = element("div");
   box.append(element("span", label, "label"), ...list.map(card => cardFace(card)));
+  return box;
+}
+
+// Your discards as they lie, face down: card backs (the card in the tooltip, for you alone).
+function backs(label, list) {
+  const box = element("div", undefined, "discards");
+  box.append(element("span", label, "label"), ...list.map(card => {
+    const back = element("span", undefined, "card back");
+    back.title = cardText(card);
+    back.setAttribute("aria-label", "face down: " + cardText(card));
+    return back;
+  }));
   return box;
 }
 
@@ -205,8 +222,7 @@ function drawTrick(v) {
 
 function drawMiddle(v) {
   const parts = [];
-  if (v.talon.length) parts.push(cards("talon (face up):", v.talon));
-  if (v.discards.length) parts.push(cards("your discards (face down):", v.discards));
+  if (v.discards.length) parts.push(backs("your discards (face down):", v.discards));
   if (v.given.length) parts.push(cards("you gave:", v.given));
   if (v.received.length) parts.push(cards("you received:", v.received));
   if (v.exchanges.length && !v.talon.length) {
