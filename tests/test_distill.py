@@ -510,6 +510,15 @@ def games_true(path: Path) -> None:
     path.write_text(json.dumps(data))
 
 
+def planned(**changes):
+    """A manifest writer: TINY's plan with ``changes`` (the tiny labels' two shards stay)."""
+    def write(path: Path) -> None:
+        data = {"format": distill.FORMAT, "format_version": distill.FORMAT_VERSION,
+                "observation_version": distill.OBSERVATION_VERSION, "plan": {**TINY.to_dict(), **changes}}
+        path.write_text(json.dumps(data))
+    return write
+
+
 def dangling(tiny_labels: Path, tmp_path: Path) -> Path:
     folder = crafted(tiny_labels, tmp_path)
     distill.shard_path(folder, 1).unlink()
@@ -549,6 +558,13 @@ CRAFTED = {
     "manifest-dev-zero": (lambda t, p: manifest(t, p, lambda m: m.symlink_to("/dev/zero")),
                           "labels.json' is not a regular file"),
     "games-true": (lambda t, p: manifest(t, p, games_true), "games must be an integer in 1..10,000,000, got True"),
+    # Issue 50: a plan of ten million one-game shards had the fit look for each (2 minutes, silent).
+    "10^7-shards": (lambda t, p: manifest(t, p, planned(games=10_000_000, shard_games=1)),
+                    "10,000,000 games in shards of 1 make 10,000,000 shards; a labels folder holds at most 100,000: "
+                    "give at least 100 shard games"),
+    "shard-beyond-the-plan": (lambda t, p: manifest(t, p, planned(games=2)),
+                              "labels.json' plans 1 shard (2 games, 2 a shard) but the folder holds shard_00001.npz: "
+                              "the manifest does not match its shards; make the labels again in a new folder"),
 }
 
 
@@ -560,6 +576,48 @@ def test_fit_refuses_a_crafted_labels_folder_in_one_line_before_any_work(tiny_la
     line = refused(fit_argv(folder, out), capsys)
     assert message in line and line.startswith("sergeant-major distill fit: error: "), line
     assert not out.exists()
+
+
+@pytest.mark.parametrize("case", ["10^7-shards", "shard-beyond-the-plan"])
+def test_labels_refuse_to_continue_a_manifest_that_does_not_match_its_shards(tiny_labels, tmp_path, capsys, case):
+    """Issue 50: resuming labels whose manifest claims ten million one-game shards said "0 of 2
+    shards to make" and exited 0; a manifest that does not match its shards is one line, and
+    the folder is left as it was."""
+    make, message = CRAFTED[case]
+    folder = make(tiny_labels, tmp_path)
+    before = {path.name: path.read_bytes() for path in folder.iterdir()}
+    line = refused(["labels", "--out", str(folder), "--games", "2", "--shard-games", "1", "--teacher", FAST_TEACHER,
+                    "--player", "heuristic", "--seed", "7", "--option", "num_deals=1", "--no-progress"], capsys)
+    assert message in line and line.startswith("sergeant-major distill labels: error: "), line
+    assert {path.name: path.read_bytes() for path in folder.iterdir()} == before
+
+
+def test_fit_reads_the_shards_a_folder_holds_not_each_one_its_plan_could_have(tiny_labels, tmp_path, monkeypatch):
+    """A plan of 100,000 shards of which two are made: the fit lists the folder once."""
+    folder = manifest(tiny_labels, tmp_path, planned(games=200_000))
+    looked = []
+    monkeypatch.setattr(distill, "shard_path", lambda *args: looked.append(args))
+    assert distill.load_labels([folder])["action"].size == distill.load_labels([tiny_labels])["action"].size
+    assert looked == []
+
+
+@pytest.mark.parametrize("where", ["labels", "labels/fitted"], ids=["the-labels-folder", "inside-it"])
+def test_fit_and_curve_refuse_an_out_folder_that_is_or_is_inside_the_labels_folder(tiny_labels, tmp_path, capsys,
+                                                                                   where):
+    """Issue 50: `distill fit --labels L --out L` wrote the policy among the labels."""
+    import shutil
+
+    labels = tmp_path / "labels"
+    shutil.copytree(tiny_labels, labels)
+    out = tmp_path / where
+    inside = "is" if where == "labels" else "is inside"
+    line = refused(fit_argv(labels, out), capsys)
+    assert line.endswith(f"--out {out} {inside} the --labels folder {labels}, which holds its labels alone; give an "
+                         f"--out folder outside it"), line
+    line = refused(["curve", "--labels", str(labels), "--out", str(out), "--counts", "0,5"], capsys)
+    assert f"--out {out} {inside} the --labels folder {labels}" in line
+    assert sorted(path.name for path in labels.iterdir()) == sorted(path.name for path in tiny_labels.iterdir())
+    distill.check_out_apart(tmp_path, [labels])  # a folder holding the labels: nothing is written into them
 
 
 @pytest.mark.parametrize("labels", [["L", "L"], ["L", "./L"], ["L", "copy"]])

@@ -62,6 +62,12 @@ def test_a_folder_of_other_files_and_bad_plans_are_refused_in_one_line(tmp_path)
         TINY.__class__(**{**TINY.__dict__, "teacher": "pimc:rollout=learned"}).check(tmp_path / "x")
     with pytest.raises(ValueError, match="--out may not hold ',' or ':'"):
         TINY.check(tmp_path / "a,b")
+    # Issue 50: an --init inside --out is a round folder the run writes (round 1's fit replaces it).
+    for init in (tmp_path / "x", tmp_path / "x" / "round-1"):
+        with pytest.raises(ValueError, match=f"^--init {init} is (--out|inside --out) {tmp_path / 'x'}, whose round "
+                                             f"folders this run writes; give a policy outside it$"):
+            TINY.__class__(**{**TINY.__dict__, "init": str(init)}).check(tmp_path / "x")
+    TINY.__class__(**{**TINY.__dict__, "init": str(tmp_path / "run")}).check(tmp_path / "x")
     assert TINY.__class__(init=str(tmp_path / "run")).policy(tmp_path, 0) == f"ppo:{tmp_path / 'run'}"
     assert TINY.policy(tmp_path, 0) == "learned" and TINY.policy(tmp_path, 3) == f"ppo:{tmp_path / 'round-3'}"
     refused = subprocess.run([sys.executable, "-m", "sergeant_major_env", "distill", "rounds", "--out",

@@ -367,6 +367,7 @@ def _fit_command(args: FitCommandOptions, fit: FitOptions, parser: argparse.Argu
         if args.limit is not None and args.limit < 1:
             raise ValueError(f"--limit must be at least 1, got {args.limit}")
         distill.check_out_folder(out, distill.FIT_FILES, args.overwrite)
+        distill.check_out_apart(out, args.labels)
         network, metadata = load_policy(init)
         plans = distill.read_plans(args.labels)
         labels = distill.load_labels(args.labels, args.limit)

@@ -45,7 +45,8 @@ the observation version and how it was made), played as ``ppo:OUT``.
 
 **Reading labels** (:func:`load_labels`, the one reader of ``fit`` and ``curve``) checks
 everything before any work, each problem a one-line ValueError naming the file (and the array
-and row): the manifests (bounded reads: :func:`files.read_json`), folders that would give the
+and row): the manifests (bounded reads: :func:`files.read_json`) and the shards each folder
+holds against its manifest (:func:`check_manifest_shards`), folders that would give the
 same labels twice (:func:`read_plans`), each shard's zip and ``.npy`` headers before anything
 is allocated (:func:`shard_rows`), the memory of them all (:func:`limits.check_fits`), then each
 label (:func:`check_shard`). A resumed labels run removes only the temporary files of its own
@@ -57,6 +58,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import math
+import os
 import re
 import shlex
 import time
@@ -92,6 +94,8 @@ LABELS_PER_DEAL = 40
 progress bar's estimate of the total."""
 MAX_GAMES = 10_000_000
 """The most games one labels folder may ask for (about 400 million labels: far past a day's work here)."""
+MAX_SHARDS = 100_000
+"""The most shards one labels folder may hold: their names are shard_00000.npz .. shard_99999.npz."""
 MANIFEST_BYTES, MANIFEST_DEPTH = 64 * 1024, 8
 """The largest ``labels.json`` read (one is about 500 bytes) and its deepest nesting (it has 3)."""
 MAX_HEADER_BYTES = 10_000
@@ -128,6 +132,10 @@ class LabelPlan:
             raise ValueError(f"games must be an integer in 1..{MAX_GAMES:,}, got {limits.shorten(self.games)}")
         if not limits.is_integer(self.shard_games) or not 1 <= self.shard_games <= 10_000:
             raise ValueError(f"shard games must be an integer in 1..10000, got {limits.shorten(self.shard_games)}")
+        if self.shards > MAX_SHARDS:
+            raise ValueError(f"{self.games:,} games in shards of {self.shard_games:,} make {self.shards:,} shards; a labels "
+                             f"folder holds at most {MAX_SHARDS:,}: give at least "
+                             f"{math.ceil(self.games / MAX_SHARDS):,} shard games")
         for name in ("teacher", "player"):
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"{name} must be an agent name, got {limits.shorten(getattr(self, name))}")
@@ -176,6 +184,17 @@ def shard_path(folder: Path, shard: int) -> Path:
 
 SHARD_NAMES = r"shard_\d{5}\.npz"
 """The names of the shards (:func:`shard_path`), as a regular expression."""
+
+
+def shard_files(folder: Path) -> dict[int, Path]:
+    """{shard: path} of the shards ``folder`` holds (a link too, even to nothing), by index:
+    what is there, listed once, however many shards its plan has."""
+    found = {}
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if re.fullmatch(SHARD_NAMES, entry.name):
+                found[int(entry.name[6:11])] = Path(entry.path)
+    return dict(sorted(found.items()))
 
 
 def build_agents(plan: LabelPlan) -> tuple[PIMCAgent, object]:
@@ -385,7 +404,8 @@ def check_shard(path: Path, labels: dict[str, np.ndarray], first_game: int = 0, 
 # ============================================================================ a labels folder
 
 def read_manifest(folder: Path) -> LabelPlan | None:
-    """The plan of an existing labels folder (None if it has none yet)."""
+    """The plan of an existing labels folder (None if it has none yet), checked against the
+    shards the folder holds (:func:`check_manifest_shards`)."""
     path = folder / MANIFEST
     if not path.exists() and not path.is_symlink():
         return None
@@ -397,10 +417,25 @@ def read_manifest(folder: Path) -> LabelPlan | None:
             raise ValueError(f"observation version {data.get('observation_version')!r}, this package's is "
                              f"{OBSERVATION_VERSION}")
         plan = data["plan"]
-        return LabelPlan(**{**plan, "rules": Rules.from_dict(plan["rules"])}).check()
+        plan = LabelPlan(**{**plan, "rules": Rules.from_dict(plan["rules"])}).check()
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise ValueError(f"{files._short_path(path)} is not a labels manifest this package can continue: "
                          f"{_reason(error)}") from None
+    check_manifest_shards(folder, plan)
+    return plan
+
+
+def check_manifest_shards(folder: Path, plan: LabelPlan) -> None:
+    """A one-line ValueError when ``folder`` holds a shard that its manifest's ``plan`` does not
+    have (an index past its games: the manifest is not the one the shards were made with). A
+    shard of the plan that is missing is not one (labels still being made); each shard's rows,
+    games and arrays are checked when it is read (:func:`shard_rows`, :func:`check_shard`)."""
+    beyond = [path for shard, path in shard_files(folder).items() if shard >= plan.shards]
+    if beyond:
+        raise ValueError(f"{files._short_path(folder / MANIFEST)} plans {plan.shards:,} shard"
+                         f"{'s' if plan.shards > 1 else ''} ({plan.games:,} games, {plan.shard_games:,} a shard) but "
+                         f"the folder holds {beyond[0].name}{f' and {len(beyond) - 1:,} more' if len(beyond) > 1 else ''}"
+                         f": the manifest does not match its shards; make the labels again in a new folder")
 
 
 def open_labels(folder: Path, plan: LabelPlan) -> list[int]:
@@ -523,12 +558,9 @@ def load_labels(folders: Sequence[str | Path], limit: int | None = None) -> dict
     shards: list[tuple[Path, int, int]] = []  # (path, first game, games)
     total = 0
     for folder, plan in zip(map(Path, folders), plans):
-        for shard in range(plan.shards):
+        for shard, path in shard_files(folder).items():  # those made: a plan may have many more
             if limit is not None and total >= limit:
                 break
-            path = shard_path(folder, shard)
-            if not path.exists() and not path.is_symlink():
-                continue
             total += shard_rows(path)
             first = shard * plan.shard_games
             shards.append((path, first, min(plan.shard_games, plan.games - first)))
@@ -633,6 +665,21 @@ def check_out_folder(out: Path, names: Sequence[str], overwrite: bool, what: str
         files.check_writable(out, f"{what} folder")
     for name in names if out.is_dir() else ():
         files.check_new_file(out / name, overwrite, f"{what} file")
+
+
+def check_out_apart(out: Path, labels: Sequence[str | Path], what: str = "--out") -> None:
+    """A one-line ValueError when the output folder ``out`` is one of the ``labels`` folders or
+    inside one: its files would land among the labels, which a labels folder holds alone (its
+    manifest and shards). An output folder holding a labels folder is allowed: nothing is
+    written into the labels (``distill rounds`` fits round k's policy into OUT/round-K beside
+    its labels in OUT/round-K/labels)."""
+    target = out.resolve()
+    for folder in labels:
+        source = Path(folder).resolve()
+        if target == source or source in target.parents:
+            where = "is" if target == source else "is inside"
+            raise ValueError(f"{what} {out} {where} the --labels folder {folder}, which holds its labels alone; "
+                             f"give an {what} folder outside it")
 
 
 def check_held_out(labels: dict[str, np.ndarray], options: FitOptions) -> None:
@@ -837,12 +884,14 @@ def curve_labels(plan: CurvePlan, missing: list[int]) -> dict[str, np.ndarray]:
 
 
 def check_curve_out(out: Path, plan: CurvePlan, points: list[dict[str, Any]], overwrite: bool) -> None:
-    """The one rule for existing outputs, for a curve (before any work): each file the curve will
+    """The one rule for existing outputs, for a curve (before any work): the folder apart from the
+    labels (:func:`check_out_apart`), and each file the curve will
     write (curve.json, curve.png, each missing point's policy files) is new, or replaced only
     with ``overwrite`` (:func:`files.check_new_file`), except the curve's own: curve.json and
     curve.png of this same curve (``points``: it continues), and a point's policy that this
     curve fitted but had not yet measured when it was stopped (its policy.json records this
     curve's fit command for it). A one-line ValueError otherwise."""
+    check_out_apart(out, plan.labels)
     continued = (out / CURVE_FILE).exists()  # read_curve has checked it is this curve's
     check_out_folder(out, (CURVE_FILE, CURVE_PLOT), overwrite or continued)
     if out.is_dir():

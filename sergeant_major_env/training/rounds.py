@@ -78,12 +78,26 @@ class RoundsPlan:
             if any(mark in value for mark in (",", ":")):
                 raise ValueError(f"{name} may not hold ',' or ':' (its policies are named ppo:PATH in agent "
                                  f"specs), got {value!r}")
+        self._check_init_apart(out)
         if not isinstance(self.table_games, int) or not 6 <= self.table_games <= 1_000_000:
             raise ValueError(f"table games must be an integer in 6..1000000, got {self.table_games!r}")
         self.fit.check()
         for k in range(1, self.rounds + 1):
             self.label_plan(out, k).check()  # every round's seeds in range
         return self
+
+    def _check_init_apart(self, out: Path) -> None:
+        """A one-line ValueError when --init is --out or inside it: the run writes its round
+        folders there (round k's policy into OUT/round-K), so the policy round 1 starts from
+        could be replaced while the rounds record it as their start."""
+        from sergeant_major_env.agents.learned import SHIPPED_POLICIES
+
+        if self.init in SHIPPED_POLICIES:
+            return
+        init, target = Path(self.init).resolve(), out.resolve()
+        if init == target or target in init.parents:
+            raise ValueError(f"--init {self.init} is {'--out' if init == target else 'inside --out'} {out}, whose "
+                             f"round folders this run writes; give a policy outside it")
 
     def policy(self, out: Path, k: int) -> str:
         """The agent spec of round k's policy (round 0: ``init``, a shipped name or ``ppo:PATH``)."""
