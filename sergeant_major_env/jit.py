@@ -47,9 +47,11 @@ for (:func:`contiguous` makes sure of the layout).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
@@ -274,7 +276,8 @@ def compile_ahead(group: str, what: str, *, unless: tuple[str, ...] = ()) -> Non
     Once per process and group; nothing when the cache is warm (the check reads numba's cache
     index: a millisecond), or once ``unless`` names a group already compiled ahead in this
     process (the one-game views say ``"one game"`` before starting their game, which would
-    otherwise compile the batched game's kernels). Prints one line on stderr while compiling.
+    otherwise compile the batched game's kernels). Prints one line on stderr while compiling (one
+    for all the workers of a `workers_compiling` block) and counts the time in `compile_seconds`.
     Each kernel is compiled under a lock file beside its cache, so processes started together
     (evaluate's workers) compile it once and the others wait for it. Anything unexpected (a
     helper that cannot start or fails, a numba that keeps its cache otherwise, no ``fcntl``)
@@ -291,10 +294,18 @@ def compile_ahead(group: str, what: str, *, unless: tuple[str, ...] = ()) -> Non
     if not jobs:
         return
     helpers = min(threads(), len(jobs)) - 1 if AHEAD and _can_start_helpers() else 0
-    cores = f" on {helpers + 1} cores" if helpers else ""
-    print(f"compiling {what}{cores} (once; cached in {where})", file=sys.stderr, flush=True)
+    _announce(group, what, where, helpers + 1)
     if not AHEAD:
         return
+    start = time.perf_counter()
+    try:
+        _compile_with_helpers(jobs, helpers)
+    finally:
+        _count_seconds(time.perf_counter() - start)
+
+
+def _compile_with_helpers(jobs: list, helpers: int) -> None:
+    """`jobs` compiled by this process and `helpers` helper processes, each its share."""
     shares = _shares(jobs, helpers + 1)
     started = [_start_helper(share) for share in shares[1:]]
     finished = False
@@ -307,6 +318,82 @@ def compile_ahead(group: str, what: str, *, unless: tuple[str, ...] = ()) -> Non
                 if not finished:  # interrupted: the helpers stop too
                     helper.kill()
                 helper.wait()
+
+
+@dataclasses.dataclass
+class _Workers:
+    """What the worker processes forked by one `workers_compiling` block share: which groups one
+    of them has announced (a bit each, in the order of `groups`), the longest time one of them
+    has spent compiling (`before`: the parent's count, which they inherit), and how many work
+    side by side."""
+
+    parent: int
+    processes: int
+    groups: tuple[str, ...]
+    before: float
+    lock: Any
+    announced: Any
+    seconds: Any
+
+
+_workers: _Workers | None = None
+_seconds = 0.0
+
+
+@contextlib.contextmanager
+def workers_compiling(context: Any, processes: int):
+    """Inside the block, the `processes` worker processes forked from this one (with the
+    multiprocessing `context`: `processes.run_jobs`'s) compile side by side and say so once: the
+    first to compile a group prints its line for all of them (on the cores they use together),
+    the others compile their part of it silently. Their compile time (the longest of theirs)
+    counts in this process's `compile_seconds` when the block ends."""
+    global _workers, _seconds
+    shared = _Workers(os.getpid(), processes, tuple(sorted(_AHEAD_GROUPS)), _seconds, context.Lock(),
+                      context.Value("q", 0), context.Value("d", 0.0))
+    _workers = shared
+    try:
+        yield
+    finally:
+        _workers = None
+        _seconds += shared.seconds.value
+
+
+def compile_seconds() -> float:
+    """Seconds this process has spent compiling groups ahead (`compile_ahead`), its workers' included
+    (those of finished `workers_compiling` blocks): what a command subtracts from its wall time to
+    report the time of the work itself."""
+    return _seconds
+
+
+def _in_worker() -> _Workers | None:
+    """The shared state of the `workers_compiling` block this process is a worker of, or None."""
+    return _workers if _workers is not None and _workers.parent != os.getpid() else None
+
+
+def _announce(group: str, what: str, where: str, cores: int) -> None:
+    """The one line on stderr that `group` compiles (`cores`: this process's and its helpers');
+    in a worker, only the first worker to compile the group prints it, for all of them."""
+    shared = _in_worker()
+    if shared is not None and group in shared.groups:
+        bit = 1 << shared.groups.index(group)
+        with shared.lock:
+            if shared.announced.value & bit:
+                return
+            shared.announced.value |= bit
+        cores *= shared.processes
+    on = f" on {cores} cores" if cores > 1 else ""
+    print(f"compiling {what}{on} (once; cached in {where})", file=sys.stderr, flush=True)
+
+
+def _count_seconds(seconds: float) -> None:
+    """Adds `seconds` of compiling to this process's count, and in a worker to the shared one
+    (the longest worker's, since the workers compile side by side)."""
+    global _seconds
+    _seconds += seconds
+    shared = _in_worker()
+    if shared is not None:
+        with shared.lock:
+            shared.seconds.value = max(shared.seconds.value, _seconds - shared.before)
 
 
 def _can_start_helpers() -> bool:

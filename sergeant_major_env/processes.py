@@ -15,7 +15,9 @@ also dies with this process (Linux's parent-death signal), so none outlives a SI
 
 Workers are forked on Linux only (:func:`can_fork`; elsewhere the jobs run in this process,
 one after the other, with the same outcomes), and not from a daemonic worker process;
-:func:`available_cpus` says how many processes are worth starting here.
+:func:`available_cpus` says how many processes are worth starting here. Workers that compile
+the kernels on a first run compile them side by side and say so in one line
+(`jit.workers_compiling`).
 ``evaluation.play_tables`` decides which jobs may run apart (``workers``).
 """
 
@@ -69,6 +71,7 @@ def run_jobs(play: Callable[[Any, Callable[[int], None]], Any], jobs: Sequence[A
     report = on_deals if on_deals is not None else (lambda deals: None)
     if workers <= 1 or len(jobs) <= 1 or not can_fork():
         return [play(job, report) for job in jobs]
+    from . import jit  # numba: not imported by the commands' --help, which need available_cpus only
     if _INHERITED is not None:
         raise RuntimeError("run_jobs is already running in this process")
     context = multiprocessing.get_context("fork")
@@ -83,22 +86,8 @@ def run_jobs(play: Callable[[Any, Callable[[int], None]], Any], jobs: Sequence[A
                                    initargs=(os.getpid(), max(1, available_cpus() // processes)))
     finished = False
     try:
-        with interrupts.deferred():  # no exception inside the fork handlers: a signal waits until after
-            futures = [executor.submit(_run_job, index) for index in range(len(jobs))]  # forks the workers
-        reported = 0
-        while True:
-            interrupts.check()  # a stop signal whose exception was lost (see interrupts.check)
-            done, pending = wait(futures, timeout=PROGRESS_SECONDS, return_when=FIRST_EXCEPTION)
-            total = deals.value
-            if total > reported:
-                report(total - reported)
-                reported = total
-            failed = next((future for future in done if future.exception() is not None), None)
-            if failed is not None:
-                failed.result()  # raises the job's error (or BrokenProcessPool for a dead worker)
-            if not pending:
-                break
-        outcomes = [future.result() for future in futures]
+        with jit.workers_compiling(context, processes):  # one compile line for all the workers
+            outcomes = _outcomes(executor, len(jobs), deals, report)
         finished = True
         return outcomes
     finally:
@@ -107,6 +96,26 @@ def run_jobs(play: Callable[[Any, Callable[[int], None]], Any], jobs: Sequence[A
             executor.shutdown(wait=True)
         else:  # an error or a stop signal: stop the jobs still running, then wait for the workers
             _stop_workers(executor, set(multiprocessing.active_children()) - before)
+
+
+def _outcomes(executor: ProcessPoolExecutor, count: int, deals: Any, report: Callable[[int], None]) -> list[Any]:
+    """The outcomes of the inherited run's `count` jobs, submitted to `executor` (which forks
+    the workers), the deals the workers count in `deals` reported as they are played."""
+    with interrupts.deferred():  # no exception inside the fork handlers: a signal waits until after
+        futures = [executor.submit(_run_job, index) for index in range(count)]  # forks the workers
+    reported = 0
+    while True:
+        interrupts.check()  # a stop signal whose exception was lost (see interrupts.check)
+        done, pending = wait(futures, timeout=PROGRESS_SECONDS, return_when=FIRST_EXCEPTION)
+        total = deals.value
+        if total > reported:
+            report(total - reported)
+            reported = total
+        failed = next((future for future in done if future.exception() is not None), None)
+        if failed is not None:
+            failed.result()  # raises the job's error (or BrokenProcessPool for a dead worker)
+        if not pending:
+            return [future.result() for future in futures]
 
 
 def _stop_workers(executor: ProcessPoolExecutor, started: set) -> None:

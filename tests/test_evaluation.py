@@ -740,6 +740,15 @@ def test_text_table_columns_size_to_a_wide_interval():
         assert all(numbers <= row_ends for row_ends in ends), rows  # every row's numbers end there too
 
 
+def test_the_timing_line_reports_the_compiling_apart_from_the_play():
+    """Issue 50: a cold run's "6 games in 30.9 s (5.15 s a game)" counted the kernels' compiling."""
+    from sergeant_major_env.cli.evaluate import timing_line
+
+    assert timing_line(6, 30.9, 26.8) == "6 games in 4.1 s of play (0.68 s a game); compiling the kernels took 26.8 s"
+    assert timing_line(6, 4.1) == "6 games in 4.1 s (0.68 s a game)"
+    assert timing_line(1200, 2.0) == "1200 games in 2.0 s (600 games/s)"
+
+
 class Steady(FirstLegal):
     """FirstLegal that says it is deterministic (policies.is_deterministic)."""
 

@@ -178,6 +178,44 @@ def test_compile_ahead_without_helpers_and_in_processes_started_together(tmp_pat
         assert sum(int(out.split()[3]) for out, _ in results) == 2, results
 
 
+RUN_IN_WORKERS = '''
+import numpy as np
+import grouped_kernels as g
+from sergeant_major_env import jit
+from sergeant_major_env.processes import run_jobs
+
+def play(job, on_deals):
+    jit.compile_ahead("tiny", "the tiny group")
+    a = np.ones(3)
+    g.add(a, 2.0)
+    g.scale(a, 2.0)
+    return float(a.sum())
+
+jit._seconds = 100.0  # as if this process had compiled before: its workers inherit the count
+print(run_jobs(play, [0, 1], workers=2), 0 < jit.compile_seconds() - 100 < 60)
+'''
+
+
+def test_workers_compiling_a_cold_group_print_one_line_for_all_and_count_their_time(tmp_path):
+    """Issue 50: evaluate's two worker processes each printed "compiling the game's kernels"
+    (and neither said on how many cores). Forked by run_jobs, the workers share the group's
+    kernels out and the first of them says so once, on the cores they use together; the
+    parent's compile_seconds counts their time (evaluate reports it apart from the play)."""
+    from sergeant_major_env.processes import can_fork
+
+    if not can_fork():
+        pytest.skip("worker processes need the fork start method")
+    (tmp_path / "grouped_kernels.py").write_text(GROUPED)
+    (tmp_path / "run_in_workers.py").write_text(RUN_IN_WORKERS)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "SERGEANT_MAJOR_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, str(tmp_path / "run_in_workers.py")], capture_output=True, text=True,
+                         env=env, cwd=tmp_path, timeout=600)
+    assert run.stdout.split() == ["[18.0,", "18.0]", "True"], run.stderr[-2000:]
+    line, = run.stderr.strip().splitlines()
+    assert line.startswith(f"compiling the tiny group on 2 cores (once; cached in {tmp_path / 'cache'}")
+
+
 def test_each_kernel_compiled_ahead_is_called_with_its_declared_signature():
     """The signatures of ``@kernel(ahead=..., signature=...)`` are the types the programs call
     the kernels with (a wrong one would only cost a second compile, at the first call): a

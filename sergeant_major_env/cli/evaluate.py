@@ -70,6 +70,7 @@ from sergeant_major_env.evaluation import (
     SEATINGS, TablePlan, check_tournament_fits, check_tournament_seed, copy_pairs, group_count, play_tables,
     resolve_agents, rules_for_table)
 from sergeant_major_env.files import atomic_write, check_new_file
+from sergeant_major_env.jit import compile_seconds
 from sergeant_major_env.policies import refuse_cheats
 from sergeant_major_env.processes import available_cpus
 from sergeant_major_env.ray_jobs import RAY_EXTRA
@@ -253,8 +254,9 @@ def write_outputs(args: EvaluateOptions, result) -> None:
         print(said or f"wrote {path}")
 
 
-def print_report(args: EvaluateOptions, result, elapsed: float) -> None:
-    """A table on the terminal (rich when installed), then notes on how the games were played."""
+def print_report(args: EvaluateOptions, result, elapsed: float, compiling: float = 0.0) -> None:
+    """A table on the terminal (rich when installed), then notes on how the games were played
+    (`elapsed` seconds, `compiling` of them compiling the kernels: `timing_line`)."""
     try:
         from rich.console import Console
 
@@ -266,12 +268,22 @@ def print_report(args: EvaluateOptions, result, elapsed: float) -> None:
     if args.seatings == "duplicate" and args.games % 6:
         print(f"(--games {args.games} rounded up to {result.games // len(result.tables)} per table: "
               f"duplicate groups hold six games)")
-    rate = result.games / elapsed
-    pace = f"{rate:,.0f} games/s" if rate >= 10 else f"{elapsed / result.games:.2f} s a game"
-    print(f"{result.games} games in {elapsed:.1f} s ({pace})")
+    print(timing_line(result.games, elapsed, compiling))
     if args.ray and result.games <= args.batch_size:
         print(f"(--ray: the {result.games} games fit in one chunk of --batch-size {args.batch_size}, so one Ray "
               f"task played them all; a smaller --batch-size spreads them over more workers)")
+
+
+def timing_line(games: int, elapsed: float, compiling: float = 0.0) -> str:
+    """`N games in T s (pace)`; on a first run, whose `elapsed` seconds include `compiling`
+    seconds of compiling the kernels, the play and the compiling apart (issue 50: a cold run read
+    as if the games were slow)."""
+    play = max(elapsed - compiling, 1e-9)
+    rate = games / play
+    pace = f"{rate:,.0f} games/s" if rate >= 10 else f"{play / games:.2f} s a game"
+    if compiling <= 0:
+        return f"{games} games in {play:.1f} s ({pace})"
+    return f"{games} games in {play:.1f} s of play ({pace}); compiling the kernels took {compiling:.1f} s"
 
 
 # ============================================================================ main
@@ -317,7 +329,7 @@ def main(argv=None) -> int:
         print(note)
 
     # Play: all games of all tables advance together through the batched engine.
-    start = time.perf_counter()
+    start, compiled = time.perf_counter(), compile_seconds()
     try:
         # With --ray the agents travel as names: each Ray task builds its own with make_agent.
         plan = TablePlan(games=args.games, seed=args.seed, rules=rules, seatings=args.seatings,
@@ -332,7 +344,7 @@ def main(argv=None) -> int:
         return 1
     # The agents were given as objects: the names say which are copies of one agent (X, X#2).
     result.copies = copy_pairs(names, labels)
-    print_report(args, result, time.perf_counter() - start)
+    print_report(args, result, time.perf_counter() - start, compile_seconds() - compiled)
 
     # Files: checked writable before the games; each is written whole or not at all.
     try:
