@@ -213,6 +213,51 @@ def test_the_observation_docstring_converts_to_a_table_of_every_segment():
     assert set(SEGMENTS) <= set(names)
 
 
+# ----------------------------------------------------------------------------- the results page
+
+RESULTS_MAX_LINES = 400
+_DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b")
+
+
+def _tables_with_their_paragraph(text: str) -> list[tuple[str, str]]:
+    """(the paragraph before it, its header row) of every Markdown table of ``text``."""
+    lines, found = text.split("\n"), []
+    for i, line in enumerate(lines):
+        if line.startswith("|") and (i == 0 or not lines[i - 1].startswith("|")):
+            before = i - 1
+            while before >= 0 and not lines[before].strip():
+                before -= 1
+            start = before
+            while start > 0 and lines[start - 1].strip():
+                start -= 1
+            found.append(("\n".join(lines[start:before + 1]), line))
+    return found
+
+
+def test_the_results_page_holds_current_figures_each_with_its_machine_and_date():
+    """Issue 53: results.md is a page of current figures (a user finds how fast, how strong, how
+    exploitable in a minute), the history is in the archive; every table says where and when."""
+    text = (DOCS / "results.md").read_text(encoding="utf-8")
+    assert text.count("\n") <= RESULTS_MAX_LINES
+    headings = re.findall(r"^#+ (.*)$", text, re.M)
+    for heading in headings:
+        assert not re.search(r"\bissue\b|\(\d|" + _DATE.pattern, heading, re.I), heading
+    for wanted in ("How strong the agents are", "How exploitable each bot is", "Training runs", "How fast",
+                   "The test suite"):
+        assert wanted in headings
+    assert "](results-archive.md" in text
+    assert "tried and left out" not in text.lower() and "load average" not in text.lower()
+    tables = _tables_with_their_paragraph(text)
+    assert len(tables) >= 10
+    for paragraph, header in tables:
+        assert "2-core" in paragraph and (_DATE.search(paragraph) or "| date |" in header), (paragraph, header)
+
+
+def test_the_results_archive_is_the_lab_notebook_linking_to_the_current_page():
+    text = (DOCS / "results-archive.md").read_text(encoding="utf-8")
+    assert text.startswith("# Results archive") and "](results.md)" in text.split("\n\n", 3)[1]
+
+
 # ----------------------------------------------------------------------------- the pages' files
 
 def _nav_files(nav) -> list[str]:
