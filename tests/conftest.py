@@ -107,6 +107,19 @@ def imported_modules(code: str) -> list[str]:
     return modules
 
 
+SLOW_EXAMPLE_PACKAGES = ("torch", "stable_baselines3", "sb3_contrib", "torchrl", "tianshou", "ray", "playwright")
+"""Packages whose import alone takes seconds in a fresh interpreter (torch and what is built on
+it, Ray, a browser): an example (a docs or README block, run in a subprocess) that imports one
+is marked ``slow``, so ``pytest -m "not slow"`` stays a few minutes; the whole suite runs it."""
+
+
+def example_param(*values, code: str, id: str):
+    """``pytest.param(*values, id=id)``, marked ``slow`` when ``code`` imports a package of
+    :data:`SLOW_EXAMPLE_PACKAGES`."""
+    slow = any(module.split(".")[0] in SLOW_EXAMPLE_PACKAGES for module in imported_modules(code))
+    return pytest.param(*values, id=id, marks=[pytest.mark.slow] if slow else [])
+
+
 def missing_extra_of_code(code: str, stderr: str = "") -> str | None:
     """The skip line of an example (a docs or README block) that needs an extra that is not
     installed: one its code imports, or (``stderr`` of its run) one a module it uses imported

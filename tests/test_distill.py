@@ -287,6 +287,7 @@ def labels_stopped_by_sigterm(out: Path, *extra: str) -> tuple[int, str]:
     return process.returncode, stderr
 
 
+@pytest.mark.slow  # over 2.5 s warm: the full suite runs it, `-m "not slow"` leaves it out
 def test_sigterm_keeps_the_finished_shards_and_leaves_no_temporary_file(tmp_path):
     """A closed terminal or `kill` stops the labels like Ctrl-C: one line, 143, shards kept."""
     out = tmp_path / "labels"

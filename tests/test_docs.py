@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import missing_extra, missing_extra_of_code, needs
+from conftest import example_param, missing_extra, missing_extra_of_code, needs
 from sergeant_major_env import aec, doc_tables, options as env_options, versions
 from sergeant_major_env.cards import MODE_ACTION_OFFSET, NUM_ACTIONS
 from sergeant_major_env.observation import DERIVED, OBSERVATION_SIZE, SCALES, SEGMENTS, observation_bounds
@@ -63,7 +63,8 @@ def test_the_docs_have_python_examples_on_the_main_pages():
         assert page in pages
 
 
-@pytest.mark.parametrize("page,line,code,skip", BLOCKS, ids=[f"{page}:{line}" for page, line, _, _ in BLOCKS])
+@pytest.mark.parametrize("page,line,code,skip", [example_param(*block, code=block[2], id=f"{block[0]}:{block[1]}")
+                                                 for block in BLOCKS])
 def test_docs_python_block_runs_as_written(page, line, code, skip, tmp_path):
     if skip:
         pytest.skip(skip)

@@ -63,6 +63,7 @@ def test_a_warm_run_playing_a_game_prints_nothing():
     assert runs[1].stderr == ""
 
 
+@pytest.mark.slow  # over 2.5 s warm: the full suite runs it, `-m "not slow"` leaves it out
 def test_a_change_to_any_kernel_module_makes_every_cached_kernel_stale(tmp_path):
     """numba judges a cached kernel by its own file, but a kernel holds the helpers it calls
     from other modules (the rollout kernel: the engine's rules, the observation, the network).
@@ -162,6 +163,7 @@ def test_compile_ahead_compiles_a_cold_group_on_every_core_and_later_runs_load_i
 
 
 @pytest.mark.parametrize("threads", ["1", ""])
+@pytest.mark.slow  # over 2.5 s warm: the full suite runs it, `-m "not slow"` leaves it out
 def test_compile_ahead_without_helpers_and_in_processes_started_together(tmp_path, threads):
     """Where no helper can start, the process compiles the whole group itself; two cold
     processes at once (evaluate's workers; with ``SERGEANT_MAJOR_THREADS=1`` each without
@@ -216,6 +218,7 @@ def test_workers_compiling_a_cold_group_print_one_line_for_all_and_count_their_t
     assert line.startswith(f"compiling the tiny group on 2 cores (once; cached in {tmp_path / 'cache'}")
 
 
+@pytest.mark.slow  # over 2.5 s warm: the full suite runs it, `-m "not slow"` leaves it out
 def test_each_kernel_compiled_ahead_is_called_with_its_declared_signature():
     """The signatures of ``@kernel(ahead=..., signature=...)`` are the types the programs call
     the kernels with (a wrong one would only cost a second compile, at the first call): a

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import missing_extra_of_code
+from conftest import example_param, missing_extra_of_code
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -33,7 +33,8 @@ def test_readme_has_python_examples():
     assert len(python_blocks()) >= 4
 
 
-@pytest.mark.parametrize("line,code", python_blocks(), ids=[f"README.md:{n}" for n, _ in python_blocks()])
+@pytest.mark.parametrize("line,code", [example_param(n, code, code=code, id=f"README.md:{n}")
+                                       for n, code in python_blocks()])
 def test_readme_python_block_runs_as_written(line, code, tmp_path):
     if missing := missing_extra_of_code(code):
         pytest.skip(missing)

@@ -54,6 +54,7 @@ def test_rounds_chain_policies_on_fresh_deals_and_continue_where_they_stopped(tm
         rounds.read_rounds(out, TINY.__class__(**{**TINY.__dict__, "games": 6}))
 
 
+@pytest.mark.slow  # over 2.5 s warm: the full suite runs it, `-m "not slow"` leaves it out
 def test_a_folder_of_other_files_and_bad_plans_are_refused_in_one_line(tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
     with pytest.raises(ValueError, match="holds no rounds.json but other files \\(notes.txt\\)"):

@@ -235,6 +235,7 @@ def test_default_run_names_never_collide(tmp_path, monkeypatch):
     assert [first.name, second.name] == ["20260101-000000", "20260101-000000-2"]
 
 
+@pytest.mark.slow  # over 2.5 s warm: the full suite runs it, `-m "not slow"` leaves it out
 def test_same_seed_same_run(tmp_path):
     args = ["--total-timesteps", "256", "--eval-every", "0", *TINY]
     first = train.train([*args, "--out", str(tmp_path / "a")])
@@ -346,6 +347,7 @@ def test_bad_options_are_one_line_and_create_nothing(argv, names, bad_inputs, tm
     assert sorted(p.name for p in bad_inputs.iterdir()) == before
 
 
+@pytest.mark.slow  # over 2.5 s warm: the full suite runs it, `-m "not slow"` leaves it out
 def test_help_and_usage_errors_work_without_the_train_extra(tmp_path):
     """As if torch and sb3-contrib were not installed: --help works, a run says which extra."""
     script = str(ROOT / "train.py")
