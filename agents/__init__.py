@@ -1,41 +1,30 @@
-"""Baseline agents of 3-5-8, all batched policies (:class:`sergeant_major_env.policies.Policy`).
+"""Baseline agents of 3-5-8, all batched policies ([`sergeant_major_env.policies.Policy`][]).
 
-============  ==============================================================================
-name          agent
-============  ==============================================================================
-``random``    :class:`RandomAgent`: a uniformly random legal action
-``greedy``    :class:`GreedyAgent`: simple, fast rules (win cheaply, duck in MIN)
-``heuristic`` :class:`HeuristicAgent`: the strongest rule-based player (card reading, planned
-              mode choice, exchanges, discards)
-``ppo:PATH``  :class:`PPOAgent`: a policy trained by train.py: a run folder or its
-              policy.safetensors (code-free: never unpickles)
-``learned``   the trained policy shipped with the package (:mod:`sergeant_major_env.agents.learned`): a
-              :class:`PPOAgent` whose ``.metadata`` gives its training and measured strength
-``learned-ppo`` the policy PPO trained, where ``learned``'s distillation started (the shipped
-              ``learned`` up to version 0.2.0)
-``pimc``      :class:`PIMCAgent`: determinized Monte Carlo search on sampled deals
-              (``pimc:worlds=32:rollout=greedy``; needs the engine state)
-``search``    the strongest search configuration measured, by one name:
-              ``pimc:rollout=learned:belief=learned`` (:data:`SEARCH`; docs/results.md, "Search
-              with the learned policy")
-``pimc:cheat`` pimc on the true deal: it SEES EVERY HIDDEN CARD, for measuring the value of
-              perfect inference only (refused at a table with a person)
-``ismcts``    OpenSpiel's IS-MCTS bot (agents/ismcts.py; the ``openspiel`` extra), on worlds from
-              the package's sampler (``ismcts:simulations=100:exploration=4``; needs the engine state)
-``human``     :class:`HumanAgent`: a person at the terminal
-============  ==============================================================================
+| name | agent |
+|---|---|
+| `random` | [`RandomAgent`][]: a uniformly random legal action |
+| `greedy` | [`GreedyAgent`][]: simple, fast rules (win cheaply, duck in MIN) |
+| `heuristic` | [`HeuristicAgent`][]: the strongest rule-based player (card reading, planned mode choice, exchanges, discards) |
+| `ppo:PATH` | [`PPOAgent`][]: a policy trained by train.py: a run folder or its policy.safetensors (code-free: never unpickles) |
+| `learned` | the trained policy shipped with the package (`sergeant_major_env.agents.learned`): a [`PPOAgent`][] whose `.metadata` gives its training and measured strength |
+| `learned-ppo` | the policy PPO trained, where `learned`'s distillation started (the shipped `learned` up to version 0.2.0) |
+| `pimc` | [`PIMCAgent`][]: determinized Monte Carlo search on sampled deals (`pimc:worlds=32:rollout=greedy`; needs the engine state) |
+| `search` | the strongest search configuration measured, by one name: [`SEARCH`][] (docs/results.md, "Search: `pimc` and `search`") |
+| `pimc:cheat` | pimc on the true deal: it SEES EVERY HIDDEN CARD, for measuring the value of perfect inference only (refused at a table with a person) |
+| `ismcts` | OpenSpiel's IS-MCTS bot (agents/ismcts.py; the `openspiel` extra), on worlds from the package's sampler (`ismcts:simulations=100:exploration=4`; needs the engine state) |
+| `human` | [`HumanAgent`][]: a person at the terminal |
 
 Two agents load files that are unpickled, which can run any code stored in them; their
 names say so, and the short names refuse those files with a line saying why:
 
-* ``ppo-unsafe-pickle:PATH``: an SB3 ``MaskablePPO`` zip (``model.zip``, a checkpoint)
-  (``ppo:PATH.zip`` refuses it and names the run folder to use instead);
-* ``rllib-unsafe-pickle:PATH`` (``agents.rllib_agent.RLlibAgent``, a policy trained with
-  RLlib's PPO; its checkpoints hold ``class_and_ctor_args.pkl``), imported on first use since
-  it needs the optional ray (``rllib:PATH`` refuses).
+* `ppo-unsafe-pickle:PATH`: an SB3 `MaskablePPO` zip (`model.zip`, a checkpoint)
+  (`ppo:PATH.zip` refuses it and names the run folder to use instead);
+* `rllib-unsafe-pickle:PATH` (`agents.rllib_agent.RLlibAgent`, a policy trained with
+  RLlib's PPO; its checkpoints hold `class_and_ctor_args.pkl`), imported on first use since
+  it needs the optional ray (`rllib:PATH` refuses).
 
-``make_agent(name)`` builds one; ``register_agent(name, factory)`` adds more;
-:class:`AECSeat` plays any agent in one seat of the PettingZoo env.
+`make_agent(name)` builds one; `register_agent(name, factory)` adds more;
+[`AECSeat`][] plays any agent in one seat of the PettingZoo env.
 """
 
 from .base import (
@@ -76,19 +65,19 @@ register_agent("pimc", PIMCAgent, options=PIMC_OPTIONS, policy_options=PIMC_POLI
                                        "measuring the value of perfect inference only (refused against a person)"})
 
 SEARCH = "pimc:rollout=learned:belief=learned:prior=learned:prior_weight=0.2"
-"""The spec of ``search``: the strongest search measured (docs/results.md, "Search: pimc"): the
+"""The spec of `search`: the strongest search measured (docs/results.md, "Search: pimc"): the
 shipped belief model draws pimc's 16 worlds (exactly, each in proportion to the product of its
-probabilities to the power 0.5: pimc's defaults), the ``learned`` policy rolls out the seat's own
+probabilities to the power 0.5: pimc's defaults), the `learned` policy rolls out the seat's own
 moves, and its log-probabilities, 0.2 points a unit, are added to the actions' values (a prior).
-+27.19 [+22.85, +31.54] points a game over ``pimc`` head to head (120 games, seed 0; with the
++27.19 [+22.85, +31.54] points a game over `pimc` head to head (120 games, seed 0; with the
 worlds drawn by keys, the draw before: +23.25 on the same games) and +26.59 [+24.54, +28.63]
-over 600 games of seed 100000 (by keys: +22.79); 2026-12-07. Benchmarks name ``search`` to mean
+over 600 games of seed 100000 (by keys: +22.79); 2026-12-07. Benchmarks name `search` to mean
 "the best search" without its options; when a stronger configuration is measured, this line
 changes."""
 
 
 def make_search_agent():
-    """``search``: the agent :data:`SEARCH` names (the same agent as ``make_agent(SEARCH)``)."""
+    """`search`: the agent [`SEARCH`][] names (the same agent as `make_agent(SEARCH)`)."""
     return make_agent(SEARCH)
 
 
@@ -103,7 +92,7 @@ RLLIB_UNSAFE_NAME = "rllib-unsafe-pickle"
 
 
 def make_rllib_agent(argument):
-    """``rllib-unsafe-pickle:PATH`` (agents/rllib_agent.py), imported on first use: it needs the
+    """`rllib-unsafe-pickle:PATH` (agents/rllib_agent.py), imported on first use: it needs the
     optional ray. Loading an RLlib checkpoint unpickles its class_and_ctor_args.pkl."""
     try:
         from .rllib_agent import make_rllib_agent as make
@@ -113,7 +102,7 @@ def make_rllib_agent(argument):
 
 
 def refuse_rllib_checkpoint(argument):
-    """``rllib:PATH``: refused with one line, before Ray is imported or any file is read."""
+    """`rllib:PATH`: refused with one line, before Ray is imported or any file is read."""
     path = argument or "PATH"
     raise ValueError(f"rllib:{path}: loading an RLlib checkpoint unpickles its class_and_ctor_args.pkl, which "
                      f"can run any code; use {RLLIB_UNSAFE_NAME}:{path} only if you trust the checkpoint")
@@ -125,7 +114,7 @@ register_agent(RLLIB_UNSAFE_NAME, make_rllib_agent, takes_argument=True,
                help="a policy trained with RLlib's PPO (docs: Beyond one machine): rllib-unsafe-pickle:PATH "
                     "(UNPICKLES the checkpoint: only checkpoints you trust)")
 def make_ismcts_agent(argument):
-    """``ismcts`` or ``ismcts:simulations=200:exploration=4`` (agents/ismcts.py), imported on first
+    """`ismcts` or `ismcts:simulations=200:exploration=4` (agents/ismcts.py), imported on first
     use: it needs the optional OpenSpiel (the openspiel extra)."""
     try:
         from .ismcts import make_ismcts_agent as make

@@ -1,37 +1,41 @@
 """The agent registry and the AEC adapter.
 
-Every agent is a *batched policy* (:class:`sergeant_major_env.policies.Policy`): an object
-with a ``name`` and ``act(observations: float32[B, D], legal_mask: bool[B, 58], rng) ->
-int64[B]`` that returns a legal action for every row that has one, and decides only from
-the observation (never from the engine state). Search agents (``pimc``) are the exception:
-they decide through ``act_on_state(state, games, rng)``, reading only what the seat to act
-knows (public fields and :func:`sergeant_major_env.worlds.sample_worlds`). The one agent that
-reads more is ``pimc:cheat``, for measurement only: it searches the true deal, says so
-(``cheats = True``: :func:`sergeant_major_env.policies.sees_hidden_cards`), and is refused
-at a table with a person (:func:`sergeant_major_env.policies.refuse_cheats`).
+Every agent is a *batched policy* ([`sergeant_major_env.policies.Policy`][]): an object
+with a `name` and `act(observations: float32[B, D], legal_mask: bool[B, 58], rng) ->
+int64[B]` that returns a legal action for every row that has one, and decides only from
+the observation (never from the engine state). Search agents (`pimc`) are the exception:
+they decide through `act_on_state(state, games, rng)`, reading only what the seat to act
+knows (public fields and [`sergeant_major_env.worlds.sample_worlds`][]). The one agent that
+reads more is `pimc:cheat`, for measurement only: it searches the true deal, says so
+(`cheats = True`: [`sergeant_major_env.policies.sees_hidden_cards`][]), and is refused
+at a table with a person ([`sergeant_major_env.policies.refuse_cheats`][]).
 
-Agents are made by name::
+Agents are made by name:
 
-    agent = make_agent("heuristic")           # "random", "greedy", "heuristic"
-    agent = make_agent("ppo:runs/best")       # a train.py run folder (its code-free policy file)
+```python
+agent = make_agent("heuristic")           # "random", "greedy", "heuristic"
+agent = make_agent("ppo:runs/best")       # a train.py run folder (its code-free policy file)
+```
 
-``NAME:ARGUMENT`` passes ``ARGUMENT`` (everything after the first colon) to the factory of
-``NAME``. Other modules add agents with :func:`register_agent` (this package registers its
-own in ``agents/__init__.py``; search bots can register themselves the same way)::
+`NAME:ARGUMENT` passes `ARGUMENT` (everything after the first colon) to the factory of
+`NAME`. Other modules add agents with [`register_agent`][] (this package registers its
+own in `agents/__init__.py`; search bots can register themselves the same way):
 
-    register_agent("bot", lambda: MyBot())                          # no argument
-    register_agent("mcts", Mcts, options={"rollouts": 64, "c": 2.0})  # mcts:rollouts=128:c=4
-    register_agent("net", lambda path: Net(path), takes_argument=True)  # net:PATH
+```python
+register_agent("bot", lambda: MyBot())                          # no argument
+register_agent("mcts", Mcts, options={"rollouts": 64, "c": 2.0})  # mcts:rollouts=128:c=4
+register_agent("net", lambda path: Net(path), takes_argument=True)  # net:PATH
+```
 
-Options (``NAME=VALUE``, colons between them) are parsed by one parser,
-:func:`agent_options`, for every agent that has them (pimc, ismcts and any registered with
-``options``): a repeated, unknown or mistyped option is the same one-line ValueError. An
-option whose default is a bool is a flag: its name alone turns it on (``pimc:cheat``), and
-``NAME=true`` / ``NAME=false`` are accepted too. A spec worth a line of its own in
-``sergeant-major agents`` (``pimc:cheat``) is registered as a variant of its agent
-(``register_agent(..., variants={"pimc:cheat": "help"})``).
+Options (`NAME=VALUE`, colons between them) are parsed by one parser,
+`agent_options`, for every agent that has them (pimc, ismcts and any registered with
+`options`): a repeated, unknown or mistyped option is the same one-line ValueError. An
+option whose default is a bool is a flag: its name alone turns it on (`pimc:cheat`), and
+`NAME=true` / `NAME=false` are accepted too. A spec worth a line of its own in
+`sergeant-major agents` (`pimc:cheat`) is registered as a variant of its agent
+(`register_agent(..., variants={"pimc:cheat": "help"})`).
 
-:class:`AECSeat` lets any agent play one seat of the PettingZoo AEC env (a batch of one).
+[`AECSeat`][] lets any agent play one seat of the PettingZoo AEC env (a batch of one).
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ from sergeant_major_env.limits import shorten
 from sergeant_major_env.policies import Policy, searches_state
 
 Agent = Policy
-"""The batched agent protocol (``act(observations, legal_mask, rng) -> int64[B]``)."""
+"""The batched agent protocol (`act(observations, legal_mask, rng) -> int64[B]`)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,17 +68,17 @@ _REGISTRY: dict[str, _Entry] = {}
 def register_agent(name: str, factory: Callable[..., Any], *, takes_argument: bool = False,
                    options: Mapping[str, Any] | None = None, policy_options: tuple[str, ...] = (),
                    help: str = "", variants: Mapping[str, str] | None = None, overwrite: bool = False) -> None:
-    """Make ``make_agent(name)`` call ``factory``.
+    """Make `make_agent(name)` call `factory`.
 
-    With ``options`` (``{NAME: default}``) the spec ``name:NAME=VALUE:...`` is parsed by
-    :func:`agent_options` (each option once, converted to its default's type) and the factory
-    is called with every option as a keyword argument; ``policy_options`` name the options
-    whose values are agent names (``rollout=ppo:RUN`` keeps its colon). With
-    ``takes_argument=True`` the factory is called with the text after the colon, or ``None``
+    With `options` (`{NAME: default}`) the spec `name:NAME=VALUE:...` is parsed by
+    `agent_options` (each option once, converted to its default's type) and the factory
+    is called with every option as a keyword argument; `policy_options` name the options
+    whose values are agent names (`rollout=ppo:RUN` keeps its colon). With
+    `takes_argument=True` the factory is called with the text after the colon, or `None`
     when the spec has none (the factory decides whether that is allowed, raising
-    ``ValueError`` if not): for a path (``ppo:RUN``). Otherwise the factory is called without
-    arguments and a spec ``name:ANYTHING`` is refused. Registering a taken name raises
-    ``ValueError`` unless ``overwrite=True``.
+    `ValueError` if not): for a path (`ppo:RUN`). Otherwise the factory is called without
+    arguments and a spec `name:ANYTHING` is refused. Registering a taken name raises
+    `ValueError` unless `overwrite=True`.
     """
     if not isinstance(name, str) or not name or ":" in name or name != name.strip():
         raise ValueError(f"agent name must be a non-empty string without ':' or surrounding spaces, got {name!r}")
@@ -97,14 +101,14 @@ def unregister_agent(name: str) -> None:
 
 
 def known_agents() -> list[str]:
-    """The registered names, sorted; those taking an argument are shown as ``name:ARG``."""
+    """The registered names, sorted; those taking an argument are shown as `name:ARG`."""
     return sorted(f"{name}:ARG" if entry.takes_argument or entry.options is not None else name
                   for name, entry in _REGISTRY.items())
 
 
 def agent_help() -> Mapping[str, str]:
-    """``{name: one-line help}`` of the registered agents, each followed by its variants
-    (``pimc:cheat``)."""
+    """`{name: one-line help}` of the registered agents, each followed by its variants
+    (`pimc:cheat`)."""
     lines: dict[str, str] = {}
     for name, entry in sorted(_REGISTRY.items()):
         lines[name] = entry.help
@@ -113,9 +117,9 @@ def agent_help() -> Mapping[str, str]:
 
 
 def make_agent(spec: str) -> Agent:
-    """The agent named by ``spec`` (``"greedy"``, ``"ppo:path/to/model.zip"``, ...).
+    """The agent named by `spec` (`"greedy"`, `"ppo:path/to/model.zip"`, ...).
 
-    Unknown names raise ``ValueError`` listing the known ones.
+    Unknown names raise `ValueError` listing the known ones.
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"agent spec must be a non-empty string, got {spec!r}; known agents: "
@@ -134,13 +138,13 @@ def make_agent(spec: str) -> Agent:
 
 
 def agent_options(agent: str, text: str, defaults: Mapping[str, Any], policy_options: tuple[str, ...] = ()) -> dict:
-    """The options of an agent spec after its name (``worlds=32:rollout=greedy``, colons between
-    them: ``evaluate.py --agents`` separates agents by commas) over ``defaults``, each converted
+    """The options of an agent spec after its name (`worlds=32:rollout=greedy`, colons between
+    them: `evaluate.py --agents` separates agents by commas) over `defaults`, each converted
     to its default's type; the one parser of every agent with options. Each option may be named
-    once; an unknown one, a piece without ``=`` (but a flag: an option whose default is a bool,
-    named alone for ``true``), a repeat or a value of the wrong type is a one-line ValueError
-    naming ``agent``. A piece that does not start a known option continues
-    the value of one of ``policy_options`` (``rollout=ppo:runs/x`` names the policy ``ppo:runs/x``)."""
+    once; an unknown one, a piece without `=` (but a flag: an option whose default is a bool,
+    named alone for `true`), a repeat or a value of the wrong type is a one-line ValueError
+    naming `agent`. A piece that does not start a known option continues
+    the value of one of `policy_options` (`rollout=ppo:runs/x` names the policy `ppo:runs/x`)."""
     options = dict(defaults)
     for key, value in option_items(agent, text, defaults, policy_options):
         kind = type(defaults[key])
@@ -156,7 +160,7 @@ def agent_options(agent: str, text: str, defaults: Mapping[str, Any], policy_opt
 
 
 def _flag(agent: str, key: str, value: str) -> bool:
-    """A flag option's value: ``true`` or ``false`` (any case), else a one-line ValueError."""
+    """A flag option's value: `true` or `false` (any case), else a one-line ValueError."""
     text = value.strip().lower()
     if text not in ("true", "false"):
         raise ValueError(f"{agent}: {key} must be true or false (or {key} alone for true), got {shorten(value)}")
@@ -165,7 +169,7 @@ def _flag(agent: str, key: str, value: str) -> bool:
 
 def option_items(agent: str, text: str, defaults: Mapping[str, Any],
                  policy_options: tuple[str, ...] = ()) -> list[tuple[str, str]]:
-    """The ``(NAME, VALUE)`` pieces of :func:`agent_options`, in order, not converted."""
+    """The `(NAME, VALUE)` pieces of `agent_options`, in order, not converted."""
     items: list[list[str]] = []
     for piece in filter(None, text.split(":")):
         key, sep, value = piece.partition("=")
@@ -186,7 +190,7 @@ def option_items(agent: str, text: str, defaults: Mapping[str, Any],
 
 
 def _flags_note(defaults: Mapping[str, Any]) -> str:
-    """`` (or a flag alone: FLAG)`` naming the flag options of ``defaults``, if any."""
+    """` (or a flag alone: FLAG)` naming the flag options of `defaults`, if any."""
     flags = [key for key, value in defaults.items() if isinstance(value, bool)]
     return f" (or a flag alone: {', '.join(flags)})" if flags else ""
 
@@ -194,16 +198,18 @@ def _flags_note(defaults: Mapping[str, Any]) -> str:
 class AECSeat:
     """One seat of the PettingZoo AEC env played by a batched agent.
 
-    ``AECSeat(agent, rng)(observation)`` takes the ``observation`` of ``env.last()`` (the
-    dict ``{"observation", "action_mask"}``) and returns the agent's action as an ``int``::
+    `AECSeat(agent, rng)(observation)` takes the `observation` of `env.last()` (the
+    dict `{"observation", "action_mask"}`) and returns the agent's action as an `int`:
 
-        seats = {name: AECSeat(make_agent("heuristic"), np.random.default_rng(i))
-                 for i, name in enumerate(game.possible_agents)}
-        for name in game.agent_iter():
-            observation, reward, termination, truncation, info = game.last()
-            game.step(None if termination or truncation else seats[name](observation))
+    ```python
+    seats = {name: AECSeat(make_agent("heuristic"), np.random.default_rng(i))
+             for i, name in enumerate(game.possible_agents)}
+    for name in game.agent_iter():
+        observation, reward, termination, truncation, info = game.last()
+        game.step(None if termination or truncation else seats[name](observation))
+    ```
 
-    A search agent (``pimc``) decides from the game state: ``AECSeat(agent, rng, env=game)``.
+    A search agent (`pimc`) decides from the game state: `AECSeat(agent, rng, env=game)`.
     """
 
     def __init__(self, agent: Agent, rng: np.random.Generator | int | None = None, env: Any = None) -> None:
@@ -232,7 +238,7 @@ class AECSeat:
 
 
 def aec_action(agent: Agent, observation: Mapping[str, np.ndarray], rng: np.random.Generator) -> int:
-    """The action of ``agent`` for one AEC observation dict (a batch of one)."""
+    """The action of `agent` for one AEC observation dict (a batch of one)."""
     try:
         obs = np.asarray(observation["observation"], dtype=np.float32).reshape(1, -1)
         mask = np.asarray(observation["action_mask"]).astype(bool).reshape(1, -1)
@@ -247,7 +253,7 @@ def aec_action(agent: Agent, observation: Mapping[str, np.ndarray], rng: np.rand
 
 
 def act_where_legal(legal_mask: np.ndarray, choose: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-    """int64[B]: ``choose(rows)`` (one action per row of ``rows``) for the rows of ``legal_mask``
+    """int64[B]: `choose(rows)` (one action per row of `rows`) for the rows of `legal_mask`
     with a legal action; 0 for the others (finished games, whose actions the engine ignores)."""
     legal_mask = np.asarray(legal_mask, dtype=bool)
     actions = np.zeros(legal_mask.shape[0], dtype=np.int64)

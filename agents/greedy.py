@@ -1,4 +1,4 @@
-"""``greedy``: a simple, fast rule-based player (the baseline the heuristic must beat).
+"""`greedy`: a simple, fast rule-based player (the baseline the heuristic must beat).
 
 Decision rules, every one vectorised over the batch:
 
@@ -60,7 +60,7 @@ def _mode_scores(v: View) -> np.ndarray:
 
 
 class GreedyAgent:
-    """Simple rules (see the module docstring); deterministic, ignores ``rng``."""
+    """Simple rules (see the module docstring); deterministic, ignores `rng`."""
 
     name = "greedy"
     deterministic = True  # sergeant_major_env.policies: each game's action from its observation alone

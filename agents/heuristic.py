@@ -1,8 +1,8 @@
-"""``heuristic``: the strongest rule-based player of the project, batched.
+"""`heuristic`: the strongest rule-based player of the project, batched.
 
 The card decisions (free returns, discards, play: what a game and pimc's rollouts ask most)
-are compiled loops over the games (``agents/heuristic_kernels.py``), the same actions as the
-numpy agent of 0.3.0 bit for bit (``tests/test_heuristic_kernel.py``); the mode choice and
+are compiled loops over the games (`agents/heuristic_kernels.py`), the same actions as the
+numpy agent of 0.3.0 bit for bit (`tests/test_heuristic_kernel.py`); the mode choice and
 the exchange give, a few a deal, are numpy over the batch.
 
 It sees only its observation. Card reading is a simple probability model: every card the
@@ -13,23 +13,23 @@ independently; except the cards whose place is known: the face-up talon went to 
 playmaker (who seldom throws it back), and cards handed over in an exchange are with the
 partner. From it, for each card:
 
-* ``k_above`` / ``k_below``: unseen cards of its suit above / below it; a card with none
+* `k_above` / `k_below`: unseen cards of its suit above / below it; a card with none
   above is a *master* (the top card left in its suit);
 * for each opponent, the chance that it holds no higher (no lower) card of the suit, is
   void in a suit, holds a trump;
-* ``P(win)``: the chance that the card takes the current trick, when the players still to
+* `P(win)`: the chance that the card takes the current trick, when the players still to
   play try to beat it (trumps and NT) or to stay under it (MIN);
 * its *future value* (trumps and NT): how likely it is to take a trick later: a master 1
   (a side master less its risk of being ruffed), a guarded second-best card 1/2, a
   twice-guarded third-best 1/4, and every trump something, since it can ruff;
 * its *danger* (MIN): how likely it is to end up the highest card of a trick.
 
-Decision rules, as a club player would put them (weights in ``DEFAULT_PARAMS``, tuned on
-duplicate matches against ``greedy`` and earlier versions of this player):
+Decision rules, as a club player would put them (weights in `DEFAULT_PARAMS`, tuned on
+duplicate matches against `greedy` and earlier versions of this player):
 
 * **Mode** (six cards seen, R9): each mode's expected points for the playmaker are
   estimated from the six cards by a linear model fitted on self-play
-  (``benchmarks/fit_modes.py``): trump length and top trumps, side aces and kings; NT:
+  (`benchmarks/fit_modes.py`): trump length and top trumps, side aces and kings; NT:
   aces, kings, queens; MIN: low cards and few high ones. Trump modes add the exchange
   they bring (R19): a giver of the last deal gains cards, a receiver loses them, so after
   a bad deal NT or MIN is preferred. The modes still open are planned over the
@@ -155,7 +155,7 @@ MODE_COEFS = np.array([
 
 
 def mode_values(hand: np.ndarray, coefs: np.ndarray = MODE_COEFS, gain: np.ndarray | None = None) -> np.ndarray:
-    """float[B, 6]: estimated playmaker points of each mode for the six cards ``hand`` (bool[B, 52])."""
+    """float[B, 6]: estimated playmaker points of each mode for the six cards `hand` (bool[B, 52])."""
     feats = _mode_features(hand, gain)
     rows = np.array([0, 0, 0, 0, 1, 2])
     return np.einsum("bmf,mf->bm", feats, coefs[rows])
@@ -198,7 +198,7 @@ def plan_values(coefs: np.ndarray = MODE_COEFS) -> np.ndarray:
 # ----------------------------------------------------------------------------- the agent
 
 class HeuristicAgent:
-    """The rule-based player of the module docstring; deterministic (``rng`` is unused)."""
+    """The rule-based player of the module docstring; deterministic (`rng` is unused)."""
 
     name = "heuristic"
 
@@ -216,7 +216,7 @@ class HeuristicAgent:
     @property
     def deterministic(self) -> bool:
         """Each game's action from its observation alone (sergeant_major_env.policies), unless
-        the modes are drawn at random (``explore_modes``)."""
+        the modes are drawn at random (`explore_modes`)."""
         return not self.explore_modes
 
     def act(self, observations: np.ndarray, legal_mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -224,19 +224,19 @@ class HeuristicAgent:
 
     def act_on_card_sets(self, card_sets: np.ndarray, rest: np.ndarray, legal_mask: np.ndarray,
                          rng: np.random.Generator) -> np.ndarray:
-        """``act`` on the observation as ``observe_card_sets`` gives it: the same actions,
+        """`act` on the observation as `observe_card_sets` gives it: the same actions,
         without the float card planes (sergeant_major_env.policies)."""
         return self._act(View.from_card_sets(card_sets, rest), legal_mask, rng)
 
     def _card_weights(self) -> np.ndarray:
-        """The weights the card kernels read (``heuristic_kernels.PARAM_ORDER``), from ``params``."""
+        """The weights the card kernels read (`heuristic_kernels.PARAM_ORDER`), from `params`."""
         return np.array([self.params[name] for name in PARAM_ORDER], dtype=np.float64)
 
     def act_from_state(self, state, games: np.ndarray, legal_mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """``act`` for the seats to act in ``games`` of the engine ``state`` (``legal_mask``: their
-        rows; ``sergeant_major_env.policies``): the same actions. The inputs of the card
+        """`act` for the seats to act in `games` of the engine `state` (`legal_mask`: their
+        rows; `sergeant_major_env.policies`): the same actions. The inputs of the card
         decisions and the gives are read in place, what the seat to act knows
-        (``heuristic_kernels.state_actions``); the mode choices go through ``act``'s path."""
+        (`heuristic_kernels.state_actions`); the mode choices go through `act`'s path."""
         games = contiguous(engine._game_numbers(games, state.batch_size, "HeuristicAgent.act_from_state"), np.int64)
         legal_mask = contiguous(legal_mask, np.bool_)
         if legal_mask.shape != (games.size, NUM_ACTIONS):
@@ -294,7 +294,7 @@ class HeuristicAgent:
 
     def _give(self, v: View, legal: np.ndarray, mask: np.ndarray, rng) -> np.ndarray:
         """The exchange give (see the module docstring): compiled (agents.heuristic_kernels).
-        ``give_p``: P(a given unseen card is with the receiver), 16 of the 36 unseen."""
+        `give_p`: P(a given unseen card is with the receiver), 16 of the 36 unseen."""
         actions = np.empty(v.n, dtype=np.int64)
         give_actions(*(contiguous(sets, np.uint64) for sets in (v.hand, v.unseen, v.received, v.given, v.trumps, legal)),
                      float(self.params["give_p"]), actions)

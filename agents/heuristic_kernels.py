@@ -1,26 +1,26 @@
 """The heuristic's card decisions (free returns, discards, play) as compiled kernels.
 
-``agents.heuristic`` describes the decision rules; this module computes them for each game
-of a batch in a compiled loop (``sergeant_major_env.jit``), reading the card sets of the
+`agents.heuristic` describes the decision rules; this module computes them for each game
+of a batch in a compiled loop (`sergeant_major_env.jit`), reading the card sets of the
 view directly, with no [B, 52] tables. The actions are those of the numpy agent of 0.3.0
-bit for bit (``tests/reference_heuristic_030.py``, ``tests/test_heuristic_kernel.py``):
+bit for bit (`tests/reference_heuristic_030.py`, `tests/test_heuristic_kernel.py`):
 
 * every float is worked out with the same operations in the same order as the numpy code
   did (sums of the known masses by numpy's pairwise summation, the per-suit sums rank by
-  rank), and the best legal card is the first of the highest score, as ``argmax`` picks;
-* ``log`` and ``exp`` stay numpy's: numpy's own vectorised ``exp`` / ``log`` (AVX-512)
+  rank), and the best legal card is the first of the highest score, as `argmax` picks;
+* `log` and `exp` stay numpy's: numpy's own vectorised `exp` / `log` (AVX-512)
   and the C library's, which the kernels would call, differ in the last bit on a few inputs
   in a thousand, enough to flip a tie. So a decision is three kernels with numpy between
-  them: the chance that each opponent holds an unknown card (:func:`_miss_all`), then
-  ``np.log``; the sums of the logs by suit (:func:`_sums_all`), then ``np.exp``; the scores
-  and the choice (:func:`_choose_all`).
+  them: the chance that each opponent holds an unknown card (`_miss_all`), then
+  `np.log`; the sums of the logs by suit (`_sums_all`), then `np.exp`; the scores
+  and the choice (`_choose_all`).
 
 Each kernel loops over the games, serially for small batches and over the cores for big
-ones: with numba's ``prange`` (from ``PARALLEL_ROWS`` games on, where the start of numba's
-threads pays; only with tbb, ``sergeant_major_env.jit.PARALLEL_SAFE``), else in chunks on
-``jit.spread``'s Python threads (from ``THREADS_ROWS`` games on). The games are independent:
+ones: with numba's `prange` (from `PARALLEL_ROWS` games on, where the start of numba's
+threads pays; only with tbb, `sergeant_major_env.jit.PARALLEL_SAFE`), else in chunks on
+`jit.spread`'s Python threads (from `THREADS_ROWS` games on). The games are independent:
 the actions are the same on any number of threads.
-The kernels receive checked arrays of fixed dtypes (:func:`card_actions` converts them).
+The kernels receive checked arrays of fixed dtypes (`card_actions` converts them).
 """
 
 from __future__ import annotations
@@ -41,14 +41,14 @@ parallel kernels were slower at every batch under about 60,000 games (4,096: 30 
 5 ms; 60,000: even), each of the three kernels paying the threads' start and wait."""
 
 THREADS_ROWS = 1024
-"""Without tbb, from this many games on the kernels run in chunks on ``jit.spread``'s threads
+"""Without tbb, from this many games on the kernels run in chunks on `jit.spread`'s threads
 (one per core; a chunk's hand-off costs about 0.1 ms, so small batches stay on one core)."""
 
 PARAM_ORDER = ("lam", "lam_nt", "mu", "nt_length_discard", "nt_length_follow", "draw_master", "draw_long",
                "short_lead", "guard_lead", "lead_win", "second_risk", "danger_lead", "min_short", "fv_trump",
                "fv_k1", "fv_k2")
-"""The heuristic's weights (``heuristic.DEFAULT_PARAMS``) the card kernels read, in the order
-of their float64 vector (``give_p`` is the give's, an argument of :func:`give_actions`)."""
+"""The heuristic's weights (`heuristic.DEFAULT_PARAMS`) the card kernels read, in the order
+of their float64 vector (`give_p` is the give's, an argument of `give_actions`)."""
 (_LAM, _LAM_NT, _MU, _NT_LENGTH_DISCARD, _NT_LENGTH_FOLLOW, _DRAW_MASTER, _DRAW_LONG, _SHORT_LEAD, _GUARD_LEAD,
  _LEAD_WIN, _SECOND_RISK, _DANGER_LEAD, _MIN_SHORT, _FV_TRUMP, _FV_K1, _FV_K2) = range(len(PARAM_ORDER))
 
@@ -70,7 +70,7 @@ LOG_MISS_KNOWN = np.log(np.clip(1.0 - KNOWN_MASS, 1e-6, 1.0))
 
 @kernel(inline=True)
 def _count(x):
-    """The number of cards in the uint64 set ``x``."""
+    """The number of cards in the uint64 set `x`."""
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
     x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
@@ -79,25 +79,25 @@ def _count(x):
 
 @kernel(inline=True)
 def _has(x, card):
-    """Whether card ``card`` is in the uint64 set ``x``."""
+    """Whether card `card` is in the uint64 set `x`."""
     return ((x >> np.uint64(card)) & np.uint64(1)) != np.uint64(0)
 
 
 @kernel(inline=True)
 def _suit_set(suit):
-    """The 13 cards of ``suit`` (0..3)."""
+    """The 13 cards of `suit` (0..3)."""
     return np.uint64(0x1FFF) << np.uint64(13 * suit)
 
 
 @kernel(inline=True)
 def _below_set(card):
-    """The cards of ``card``'s suit lower than it."""
+    """The cards of `card`'s suit lower than it."""
     return _suit_set(card // 13) & ((np.uint64(1) << np.uint64(card)) - np.uint64(1))
 
 
 @kernel(inline=True)
 def _above_set(card):
-    """The cards of ``card``'s suit higher than it."""
+    """The cards of `card`'s suit higher than it."""
     return _suit_set(card // 13) & ~((np.uint64(2) << np.uint64(card)) - np.uint64(1))
 
 
@@ -105,9 +105,9 @@ def _above_set(card):
 
 @kernel(inline=True)
 def _placed(unseen, talon, given, exchange_done, role, f):
-    """(talon, given): the unseen cards known to be with opponent ``f`` (0 left, 1 right): the
-    talon's, when ``f`` is the playmaker, and the ones this seat handed over, when it exchanged
-    with ``f`` only (``exchange_done``: pairs 0>1 0>2 1>0 1>2 2>0 2>1)."""
+    """(talon, given): the unseen cards known to be with opponent `f` (0 left, 1 right): the
+    talon's, when `f` is the playmaker, and the ones this seat handed over, when it exchanged
+    with `f` only (`exchange_done`: pairs 0>1 0>2 1>0 1>2 2>0 2>1)."""
     with_left = np.int64(exchange_done[0]) + np.int64(exchange_done[2])
     with_right = np.int64(exchange_done[1]) + np.int64(exchange_done[4])
     mine, other = (with_left, with_right) if f == 0 else (with_right, with_left)
@@ -118,7 +118,7 @@ def _placed(unseen, talon, given, exchange_done, role, f):
 
 @kernel(inline=True)
 def _mass(talon, given, card, known_mass):
-    """P(``card`` is with the opponent whose placed cards are ``talon`` and ``given``)."""
+    """P(`card` is with the opponent whose placed cards are `talon` and `given`)."""
     if _has(given, card):
         return known_mass[2]
     if _has(talon, card):
@@ -128,14 +128,14 @@ def _mass(talon, given, card, known_mass):
 
 @kernel(inline=True)
 def _mass_of(card, ta, ga, tb, gb, both, known_mass):
-    """P(``card`` is with opponent a, :func:`_mass`), plus P(it is with opponent b) if ``both``."""
+    """P(`card` is with opponent a, `_mass`), plus P(it is with opponent b) if `both`."""
     mass = _mass(ta, ga, card, known_mass)
     return mass + _mass(tb, gb, card, known_mass) if both else mass
 
 
 @kernel(inline=True)
 def _pairwise_mass(ta, ga, tb, gb, both, known_mass):
-    """The sum of :func:`_mass_of` over the 52 cards as numpy's ``sum`` adds an array of them (its
+    """The sum of `_mass_of` over the 52 cards as numpy's `sum` adds an array of them (its
     pairwise summation: eight running sums over the first 48, joined in pairs, then the last four
     one by one), without the array: no allocation a decision."""
     r0, r1 = _mass_of(0, ta, ga, tb, gb, both, known_mass), _mass_of(1, ta, ga, tb, gb, both, known_mass)
@@ -159,9 +159,9 @@ def _pairwise_mass(ta, ga, tb, gb, both, known_mass):
 
 @kernel(inline=True)
 def _miss_row(i, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries):
-    """Game ``i``: ``miss[i, f]`` = P(opponent f does not hold a given unseen card of unknown
-    place), clipped as the logs need it; ``entries[i]``: the number of cards in ``scored[i]``, those
-    whose chances :func:`_sums_row` works out (a decision needs them at its legal cards)."""
+    """Game `i`: `miss[i, f]` = P(opponent f does not hold a given unseen card of unknown
+    place), clipped as the logs need it; `entries[i]`: the number of cards in `scored[i]`, those
+    whose chances `_sums_row` works out (a decision needs them at its legal cards)."""
     n_unseen = max(np.float64(_count(unseen[i])), 1.0)
     t0, g0 = _placed(unseen[i], talon[i], given[i], exchange_done[i], role[i], 0)
     t1, g1 = _placed(unseen[i], talon[i], given[i], exchange_done[i], role[i], 1)
@@ -192,20 +192,20 @@ def _miss_serial(scored, unseen, played, talon, given, exchange_done, role, know
         "int64, int64, uint64[::1], uint64[::1], uint64[:, ::1], uint64[::1], uint64[::1], int16[:, ::1], "
         "int8[:, ::1], float64[::1], float64[:, ::1], int64[::1]"))
 def _miss_chunk(start, stop, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries):
-    """:func:`_miss_serial` of the games start..stop-1 (a chunk of ``jit.spread``'s threads)."""
+    """`_miss_serial` of the games start..stop-1 (a chunk of `jit.spread`'s threads)."""
     for i in range(start, stop):
         _miss_row(i, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries)
 
 
 def _parallel(rows: int) -> bool:
-    """Whether ``rows`` rows go to the parallel kernels: from ``PARALLEL_ROWS`` on, where numba's
-    threads are safe in forked workers too (:data:`sergeant_major_env.jit.PARALLEL_SAFE`)."""
+    """Whether `rows` rows go to the parallel kernels: from `PARALLEL_ROWS` on, where numba's
+    threads are safe in forked workers too (`sergeant_major_env.jit.PARALLEL_SAFE`)."""
     return PARALLEL_SAFE and rows >= PARALLEL_ROWS
 
 
 def _run(rows: int, parallel: bool, serial_kernel, parallel_kernel, chunk_kernel, *arguments) -> None:
-    """One of the three kernels over ``rows`` games: the parallel one (tbb), else the chunks of
-    ``chunk_kernel`` on ``jit.spread``'s threads from ``THREADS_ROWS`` games on, else the serial one."""
+    """One of the three kernels over `rows` games: the parallel one (tbb), else the chunks of
+    `chunk_kernel` on `jit.spread`'s threads from `THREADS_ROWS` games on, else the serial one."""
     if parallel:
         parallel_kernel(*arguments)
     elif use_threads(rows, THREADS_ROWS):
@@ -222,24 +222,24 @@ def _miss_parallel(scored, unseen, played, talon, given, exchange_done, role, kn
 
 @kernel(inline=True)
 def _lowest_card(x):
-    """The lowest card of the non-empty uint64 set ``x``."""
+    """The lowest card of the non-empty uint64 set `x`."""
     return _count((x & (~x + np.uint64(1))) - np.uint64(1))
 
 
 @kernel(inline=True)
 def _sums_row(i, scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
               void_arg, higher_arg, lower_arg):
-    """Game ``i``: the arguments of the ``exp`` that give P(opponent f holds none of a suit)
-    (``void_arg[i, f, suit]``) and, for each entry e (a card of ``scored[i]``, numbered from
-    ``start[i]`` in card order), P(f holds no unseen card above / below it in its suit)
-    (``higher_arg[e, f]``, ``lower_arg[e, f]``): sums of the logs up the ranks of the suit, in
+    """Game `i`: the arguments of the `exp` that give P(opponent f holds none of a suit)
+    (`void_arg[i, f, suit]`) and, for each entry e (a card of `scored[i]`, numbered from
+    `start[i]` in card order), P(f holds no unseen card above / below it in its suit)
+    (`higher_arg[e, f]`, `lower_arg[e, f]`): sums of the logs up the ranks of the suit, in
     rank order as np.cumsum adds them.
 
-    The log of a card is ``log_q`` (``log_miss[i, f]``) for an unseen card of unknown place, or
-    ``0 * log_q + log_known[k]`` (k: 2 handed over by this seat, 1 the talon's, 0 any other
-    card). ``log_known[0]`` is 0.0 (log 1: no mass placed; :data:`LOG_MISS_KNOWN`), so a card
+    The log of a card is `log_q` (`log_miss[i, f]`) for an unseen card of unknown place, or
+    `0 * log_q + log_known[k]` (k: 2 handed over by this seat, 1 the talon's, 0 any other
+    card). `log_known[0]` is 0.0 (log 1: no mass placed; `LOG_MISS_KNOWN`), so a card
     neither unseen nor placed has the log +0.0 and changes no sum: the sums run over the suit's
-    unseen and scored cards only (:func:`_sparse_sums`), the numbers of numpy's sums over all
+    unseen and scored cards only (`_sparse_sums`), the numbers of numpy's sums over all
     13 to the last bit (tests/test_heuristic_kernel.py) in about half the time."""
     t0, g0 = _placed(unseen[i], talon[i], given[i], exchange_done[i], role[i], 0)
     t1, g1 = _placed(unseen[i], talon[i], given[i], exchange_done[i], role[i], 1)
@@ -254,9 +254,9 @@ def _sums_row(i, scored, unseen, talon, given, exchange_done, role, log_miss, lo
 
 @kernel(inline=True)
 def _sparse_sums(i, f, live, t, g, cards, log_other, log_talon, log_given, start, void_arg, higher_arg, lower_arg):
-    """:func:`_sums_row`'s sums for opponent ``f`` over the cards of ``live`` (the unseen ones:
-    the logs ``log_given`` in ``g``, ``log_talon`` in ``t``, ``log_other`` else) and the
-    scored ``cards``, rank by rank; every other card's log is +0.0 and is skipped."""
+    """`_sums_row`'s sums for opponent `f` over the cards of `live` (the unseen ones:
+    the logs `log_given` in `g`, `log_talon` in `t`, `log_other` else) and the
+    scored `cards`, rank by rank; every other card's log is +0.0 and is skipped."""
     one, ranks = np.uint64(1), np.uint64(0x1FFF)
     for suit in range(4):
         first = np.uint64(13 * suit)
@@ -299,7 +299,7 @@ def _sums_serial(scored, unseen, talon, given, exchange_done, role, log_miss, lo
         "float64[:, ::1], float64[::1], int64[::1], float64[:, :, ::1], float64[:, ::1], float64[:, ::1]"))
 def _sums_chunk(start_row, stop_row, scored, unseen, talon, given, exchange_done, role, log_miss, log_known,
                 start, void_arg, higher_arg, lower_arg):
-    """:func:`_sums_serial` of the games start..stop-1 (a chunk of ``jit.spread``'s threads)."""
+    """`_sums_serial` of the games start..stop-1 (a chunk of `jit.spread`'s threads)."""
     for i in range(start_row, stop_row):
         _sums_row(i, scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
                   void_arg, higher_arg, lower_arg)
@@ -372,9 +372,9 @@ def _not_beaten(f, remaining, minimum, is_trump, trump_trick, higher, lower, has
 @kernel(inline=True)
 def _choose_row(i, hand, unseen, legal, trick, mode_of, decision_of, position_of, void, higher, lower, start,
                 p, tie, rank_tie, actions):
-    """Game ``i``: the legal card of highest score for its decision (first on ties, -inf for the
-    other cards, as ``argmax``), the scores of heuristic._return, _discard and _play; ``higher``
-    and ``lower`` at the legal cards (entries from ``start[i]``, :func:`_sums_row`)."""
+    """Game `i`: the legal card of highest score for its decision (first on ties, -inf for the
+    other cards, as `argmax`), the scores of heuristic._return, _discard and _play; `higher`
+    and `lower` at the legal cards (entries from `start[i]`, `_sums_row`)."""
     mode, decision = mode_of[i], decision_of[i]
     trump_mode = 0 <= mode < 4
     trumps = _suit_set(mode) if trump_mode else np.uint64(0)
@@ -488,7 +488,7 @@ def _choose_serial(hand, unseen, legal, trick, mode, decision, position, void, h
         "float64[::1], float64[::1], int64[::1]"))
 def _choose_chunk(start_row, stop_row, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start,
                   p, tie, rank_tie, actions):
-    """:func:`_choose_serial` of the games start..stop-1 (a chunk of ``jit.spread``'s threads)."""
+    """`_choose_serial` of the games start..stop-1 (a chunk of `jit.spread`'s threads)."""
     for i in range(start_row, stop_row):
         _choose_row(i, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
                     rank_tie, actions)
@@ -507,12 +507,12 @@ def _choose_parallel(hand, unseen, legal, trick, mode, decision, position, void,
 @kernel(ahead="game", seconds=1, signature=(
         "uint64[::1], uint64[::1], uint64[::1], uint64[::1], uint64[::1], uint64[::1], float64, int64[::1]"))
 def give_actions(hand, unseen, received, given, trumps, legal, p, actions):
-    """The exchange give of each game (``heuristic.HeuristicAgent._give`` documents the rule),
-    into ``actions``: the legal card of the highest score, the lowest on ties (card 0 when no
-    legal card scores; the agent's ``ensure_legal`` then takes the first legal action). A held
+    """The exchange give of each game (`heuristic.HeuristicAgent._give` documents the rule),
+    into `actions`: the legal card of the highest score, the lowest on ties (card 0 when no
+    legal card scores; the agent's `ensure_legal` then takes the first legal action). A held
     side suit scores at its lowest card: what the receiver's forced return of its highest card
     of the suit is worth (each unseen card above that one and below the highest card it
-    returned in this suit before is with the receiver with probability ``p``, and worth a trick
+    returned in this suit before is with the receiver with probability `p`, and worth a trick
     if no unseen card is above it, 0.4 if one is, 0.1 for a ten or higher), less a hundredth a
     rank; a trump scores -10 less its rank. The numbers of 0.3.0's numpy, operation by
     operation (summed and multiplied from the top rank down)."""
@@ -569,10 +569,10 @@ _PAIR_RECEIVERS = np.array([1, 2, 0, 2, 0, 1], dtype=np.int64)
 def _gather_k(k, g, bits, phase, to_act, dealer, hands, talon, mode, exchange_done, given, discards, played, trick,
               q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role, q_trick, q_mode,
               q_decision, q_position):
-    """Row ``k`` of the heuristic's inputs: game ``g`` seen by its seat to act, the fields of
-    ``view.View`` of ``observe_card_sets`` (hand, unseen cards, played by relative seat, the
+    """Row `k` of the heuristic's inputs: game `g` seen by its seat to act, the fields of
+    `view.View` of `observe_card_sets` (hand, unseen cards, played by relative seat, the
     talon once shown, own exchange cards, the pairs' exchange counts, relative roles, the
-    trick, mode, decision, position in the trick); ``bits``: its legal actions."""
+    trick, mode, decision, position in the trick); `bits`: its legal actions."""
     seat, dl, ph = np.int64(to_act[g]), np.int64(dealer[g]), np.int64(phase[g])
     hand = hands[g, seat]
     gone = discards[g] if seat == (dl + 1) % 3 else _NONE  # the playmaker's own discards (section 5)
@@ -606,12 +606,12 @@ def _gather_k(k, g, bits, phase, to_act, dealer, hands, talon, mode, exchange_do
         "int64[::1], int64[::1]"))
 def gather_decisions(buffer, games, legal_mask, hand, unseen, played, talon, given, received, trumps, scored,
                      exchange_done, role, trick, mode, decision, position, rows):
-    """The heuristic's inputs (``view.View``'s fields) of the games ``games`` of an engine state
-    (its ``buffer``), read in place: those whose seat to act decides a free return, a discard
-    or a play (what :func:`card_actions` reads) in rows 0, 1, ... of the outputs, those that
-    decide an exchange give (what :func:`give_actions` reads) in the last rows, n-1, n-2, ...;
-    ``rows[k]``: the position in ``games`` of row k's game, ``scored``: its legal cards (the
-    card columns of its row of ``legal_mask``). Returns the numbers of each; the other games
+    """The heuristic's inputs (`view.View`'s fields) of the games `games` of an engine state
+    (its `buffer`), read in place: those whose seat to act decides a free return, a discard
+    or a play (what `card_actions` reads) in rows 0, 1, ... of the outputs, those that
+    decide an exchange give (what `give_actions` reads) in the last rows, n-1, n-2, ...;
+    `rows[k]`: the position in `games` of row k's game, `scored`: its legal cards (the
+    card columns of its row of `legal_mask`). Returns the numbers of each; the other games
     (a mode choice, a finished game) are left to the caller."""
     s = _state_k(buffer)
     phase, to_act, dealer, hands, talon_of, mode_of = s[PHASE], s[TO_ACT], s[DEALER], s[HANDS], s[TALON], s[MODE_]
@@ -645,9 +645,9 @@ def gather_decisions(buffer, games, legal_mask, hand, unseen, played, talon, giv
 # ----------------------------------------------------------------------------- the decision
 
 def card_actions(v, legal: np.ndarray, params: np.ndarray) -> np.ndarray:
-    """int64[B]: the heuristic's card for each game of the view ``v`` (a ``view.View`` whose
-    games all decide a free return, a discard or a play), ``legal`` its legal cards (uint64[B]),
-    ``params`` the weights in ``PARAM_ORDER`` (float64)."""
+    """int64[B]: the heuristic's card for each game of the view `v` (a `view.View` whose
+    games all decide a free return, a discard or a play), `legal` its legal cards (uint64[B]),
+    `params` the weights in `PARAM_ORDER` (float64)."""
     sets = _card_sets(v, legal)
     void, higher, lower, start = card_reading(v, legal, sets, scored=sets["legal"])
     actions = np.empty(v.n, dtype=np.int64)
@@ -660,13 +660,13 @@ def card_actions(v, legal: np.ndarray, params: np.ndarray) -> np.ndarray:
 
 def state_actions(state, games: np.ndarray, legal_mask: np.ndarray, params: np.ndarray,
                   give_p: float) -> tuple[np.ndarray, np.ndarray]:
-    """The heuristic's free returns, discards, plays and exchange gives for the games ``games``
-    (int64) of the engine ``state`` whose seat to act has one of those decisions: ``(rows,
-    actions)``, ``actions[k]`` for ``games[rows[k]]``. ``legal_mask``: bool[len(games), 58],
-    C-contiguous, their legal actions; ``params``: the card weights, ``give_p``: the give's.
-    The same actions as :func:`card_actions` and :func:`give_actions` of those games'
-    observations (``heuristic.HeuristicAgent``): the view's fields read in place by
-    :func:`gather_decisions`, what the seat to act knows, instead of written into an
+    """The heuristic's free returns, discards, plays and exchange gives for the games `games`
+    (int64) of the engine `state` whose seat to act has one of those decisions: `(rows,
+    actions)`, `actions[k]` for `games[rows[k]]`. `legal_mask`: bool[len(games), 58],
+    C-contiguous, their legal actions; `params`: the card weights, `give_p`: the give's.
+    The same actions as `card_actions` and `give_actions` of those games'
+    observations (`heuristic.HeuristicAgent`): the view's fields read in place by
+    `gather_decisions`, what the seat to act knows, instead of written into an
     observation and decoded."""
     n = games.size
     inputs = types.SimpleNamespace(
@@ -690,11 +690,11 @@ def state_actions(state, games: np.ndarray, legal_mask: np.ndarray, params: np.n
 
 
 def card_reading(v, legal: np.ndarray, sets: dict | None = None, scored: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-    """The card model of the view ``v`` (``legal``: uint64[B]): ``void`` (float64[B, 2, 4], P(each
-    opponent holds none of a suit)), and at each entry (a card of ``scored``, by default the hand
-    and the legal cards, game by game, in card order, the entries of game i from ``start[i]``)
-    ``higher`` and ``lower`` (float64[E, 2], P(each opponent holds no unseen card above / below it
-    in its suit)), and ``start``. A decision needs them at its legal cards only (``scored=legal``:
+    """The card model of the view `v` (`legal`: uint64[B]): `void` (float64[B, 2, 4], P(each
+    opponent holds none of a suit)), and at each entry (a card of `scored`, by default the hand
+    and the legal cards, game by game, in card order, the entries of game i from `start[i]`)
+    `higher` and `lower` (float64[E, 2], P(each opponent holds no unseen card above / below it
+    in its suit)), and `start`. A decision needs them at its legal cards only (`scored=legal`:
     each entry's numbers are the same whichever other cards are scored)."""
     sets = _card_sets(v, legal) if sets is None else sets
     n = v.n

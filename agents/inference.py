@@ -1,12 +1,12 @@
 """Inference over the hidden cards from how the other seats played, with a policy as their model.
 
 A sampled world (a complete deal consistent with what the seat knows,
-:func:`sergeant_major_env.worlds.sample_worlds`) makes the other seats' plays of this deal
+[`sergeant_major_env.worlds.sample_worlds`][]) makes the other seats' plays of this deal
 more or less likely: a seat that ducked a trick it could have won cheaply probably did not
-hold the card to win it. Given a policy with action probabilities (a ``ppo:`` policy such
-as ``learned``: the masked softmax of its logits), the log-likelihood of a world is the sum,
+hold the card to win it. Given a policy with action probabilities (a `ppo:` policy such
+as `learned`: the masked softmax of its logits), the log-likelihood of a world is the sum,
 over the other seats' plays in this deal's tricks that had a real choice, of
-``log p(card played | that seat's observation then, in this world)``.
+`log p(card played | that seat's observation then, in this world)`.
 
 To get those observations each world is *rewound* to the first lead of the deal (every card
 played goes back to its player's hand, the tricks are cleared) and the deal's plays are
@@ -40,7 +40,7 @@ def play_history(state: engine.State) -> tuple[np.ndarray, np.ndarray]:
 
 
 def rewind_to_first_lead(state: engine.State) -> engine.State:
-    """A copy of ``state`` (games in the play phase) as it was at the deal's first lead: the
+    """A copy of `state` (games in the play phase) as it was at the deal's first lead: the
     cards played back in their players' hands, no trick played, the first leader to act."""
     out = state.copy()
     out.hands |= out.played
@@ -61,11 +61,11 @@ def rewind_to_first_lead(state: engine.State) -> engine.State:
 
 
 def play_log_likelihoods(log_probs, worlds: engine.State, observer: np.ndarray) -> np.ndarray:
-    """float[R]: for each world (play phase), the log-likelihood under ``log_probs`` of the
-    plays of the seats other than ``observer`` (int[R]) in this deal so far.
+    """float[R]: for each world (play phase), the log-likelihood under `log_probs` of the
+    plays of the seats other than `observer` (int[R]) in this deal so far.
 
-    ``log_probs(observations, legal_mask)``: float[B, 58] log-probabilities of the legal
-    actions (:func:`policy_log_probs`)."""
+    `log_probs(observations, legal_mask)`: float[B, 58] log-probabilities of the legal
+    actions (`policy_log_probs`)."""
     cards, plays = play_history(worlds)
     replay = rewind_to_first_lead(worlds)
     total = np.zeros(worlds.batch_size)
@@ -85,12 +85,12 @@ def play_log_likelihoods(log_probs, worlds: engine.State, observer: np.ndarray) 
 
 
 def policy_log_probs(policy):
-    """The masked log-softmax of ``policy``'s action logits as a function (observations,
+    """The masked log-softmax of `policy`'s action logits as a function (observations,
     legal_mask) -> float[B, 58] (-inf where illegal), or None if it has no probabilities.
 
-    A ``ppo:`` policy (and ``learned``) is read from its policy file with
-    :func:`sergeant_major_env.agents.policy_file.load_policy` (torch with the project's threads); a policy with
-    an ``action_log_probs(observations, legal_mask)`` method is used as it is."""
+    A `ppo:` policy (and `learned`) is read from its policy file with
+    `sergeant_major_env.agents.policy_file.load_policy` (torch with the project's threads); a policy with
+    an `action_log_probs(observations, legal_mask)` method is used as it is."""
     own = getattr(policy, "action_log_probs", None)
     if callable(own):
         return own
@@ -122,7 +122,7 @@ def policy_log_probs(policy):
 
 
 def resample(log_weights: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
-    """int[size]: indices drawn with probabilities proportional to ``exp(log_weights)``
+    """int[size]: indices drawn with probabilities proportional to `exp(log_weights)`
     (systematic resampling: one uniform draw, evenly spaced points on the cumulative weights)."""
     weights = np.exp(log_weights - log_weights.max())
     cumulative = np.cumsum(weights / weights.sum())

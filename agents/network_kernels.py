@@ -1,24 +1,24 @@
 """A policy network's most likely legal action as a compiled loop: the search's rollouts with
-``learned`` (or any ``ppo:PATH``) inside, without a Python step per move.
+`learned` (or any `ppo:PATH`) inside, without a Python step per move.
 
-``pimc:rollout=learned`` rolls every world x action out with the network choosing the
+`pimc:rollout=learned` rolls every world x action out with the network choosing the
 searching seat's moves. Stepped from Python, each rollout step builds the observations of the
 asking games, hands them to torch and reads the logits back: the numpy and torch calls of a
 step cost more than the arithmetic. Here one game's decision is computed where the rollout
-kernel (``agents.pimc_kernels``) stands, from the seat's view as the observation kernel writes
-it (``observation._observe_game``: 14 card sets and the other entries):
+kernel (`agents.pimc_kernels`) stands, from the seat's view as the observation kernel writes
+it (`observation._observe_game`: 14 card sets and the other entries):
 
 * every layer adds to its bias the weight rows of its non-zero inputs only, in ascending
   order: for the first layer a card set's cards (each entry 1.0) and the few non-zero numbers
   of the rest (a 919-wide observation has about seventy non-zero entries), for the later ones
   the hidden units a relu left above zero. The non-zero inputs are listed without a branch
-  (:func:`_non_zero_k`) and eight rows go through the sums in one vectorised pass
-  (:func:`_add_rows_k`), each sum rounded as one row at a time would round it (a pass per row
+  (`_non_zero_k`) and eight rows go through the sums in one vectorised pass
+  (`_add_rows_k`), each sum rounded as one row at a time would round it (a pass per row
   is bound by writing the sums, a branch per input by its mispredictions);
 * the activation (tanh or relu) as plain loops over float32; the output layer sums the legal
-  actions' logits only (a few of the 58), four at a time (:func:`_four_logits_k`), each in the
+  actions' logits only (a few of the 58), four at a time (`_four_logits_k`), each in the
   same order and so to the same bits; the first of the largest is the action
-  (:func:`agents.policy_file.most_likely_legal`, the deterministic choice of MaskablePPO).
+  (`agents.policy_file.most_likely_legal`, the deterministic choice of MaskablePPO).
 
 The sums run in another order than torch's matrix products, so a logit can differ from
 torch's in its last bits (about 1e-7 of its size): the chosen action is the same except where
@@ -37,7 +37,7 @@ from sergeant_major_env.jit import kernel
 from sergeant_major_env.observation import CARD_SETS_WIDTH, OBSERVATION_SIZE
 
 TANH, RELU = 0, 1
-"""The activation codes of :class:`NetworkWeights` (``activation``)."""
+"""The activation codes of `NetworkWeights` (`activation`)."""
 
 _ONE = np.uint64(1)
 # The index of a one-bit uint64 by de Bruijn multiplication (the lowest card of a set).
@@ -49,9 +49,9 @@ for _i in range(64):
 
 class NetworkWeights(NamedTuple):
     """A policy network's actor as contiguous float32 arrays, the layout the kernels read:
-    ``first`` [OBSERVATION_SIZE, H1] (the first layer transposed: one row per observation
-    entry), ``hidden`` the later hidden layers' transposed matrices one after another, flat
-    (``shapes`` int64[L, 2]: each one's inputs and outputs), ``output`` [NUM_ACTIONS, H] (the
+    `first` [OBSERVATION_SIZE, H1] (the first layer transposed: one row per observation
+    entry), `hidden` the later hidden layers' transposed matrices one after another, flat
+    (`shapes` int64[L, 2]: each one's inputs and outputs), `output` [NUM_ACTIONS, H] (the
     last layer as torch keeps it: a row per action, so that a legal action's logit reads one
     row)."""
 
@@ -68,8 +68,8 @@ class NetworkWeights(NamedTuple):
 
 
 def network_weights(network) -> NetworkWeights:
-    """The :class:`NetworkWeights` of a ``policy_file.PolicyNetwork`` (or an SB3 policy with
-    the same parameter names: ``mlp_extractor.policy_net``, ``action_net``), copied."""
+    """The `NetworkWeights` of a `policy_file.PolicyNetwork` (or an SB3 policy with
+    the same parameter names: `mlp_extractor.policy_net`, `action_net`), copied."""
     import torch.nn as nn
 
     linears = [m for m in network.mlp_extractor.policy_net if isinstance(m, nn.Linear)]
@@ -140,9 +140,9 @@ def _activate_k(h, n, activation):
 
 @kernel(inline=True)
 def _add_rows_k(h, n, matrix, rows, values, count):
-    """``h[:n] += values[k] * matrix[rows[k], :n]`` for k = 0 .. count-1, in that order. Eight
-    (then four) rows go through ``h`` in one pass, each entry summed in the same order and so
-    rounded the same way as one row at a time: ``h`` is read and written once per eight rows
+    """`h[:n] += values[k] * matrix[rows[k], :n]` for k = 0 .. count-1, in that order. Eight
+    (then four) rows go through `h` in one pass, each entry summed in the same order and so
+    rounded the same way as one row at a time: `h` is read and written once per eight rows
     instead of once per row (a pass per row is bound by its stores)."""
     k = 0
     while k + 8 <= count:
@@ -169,8 +169,8 @@ def _add_rows_k(h, n, matrix, rows, values, count):
 
 @kernel(inline=True)
 def _non_zero_k(x, n, offset, rows, values, count):
-    """Appends the non-zero entries of ``x[:n]`` to the list ``rows`` (``offset`` + their
-    indices, ascending), ``values`` of ``count`` entries; returns the new count. Without a
+    """Appends the non-zero entries of `x[:n]` to the list `rows` (`offset` + their
+    indices, ascending), `values` of `count` entries; returns the new count. Without a
     branch: every entry is written and the count moves on only past a non-zero one (about half
     the entries are zero, and a mispredicted branch per entry cost a quarter of a decision's
     time)."""
@@ -183,8 +183,8 @@ def _non_zero_k(x, n, offset, rows, values, count):
 
 @kernel(inline=True)
 def _four_logits_k(output, output_bias, a0, a1, a2, a3, rows, values, count, logits):
-    """``logits[a] = output_bias[a] + values[k] * output[a, rows[k]]`` summed over k in order, for
-    the four actions a0..a3: the terms of each sum in the order :func:`_add_rows_k` adds the
+    """`logits[a] = output_bias[a] + values[k] * output[a, rows[k]]` summed over k in order, for
+    the four actions a0..a3: the terms of each sum in the order `_add_rows_k` adds the
     rows, so each logit is rounded as there; four independent sums in one pass over the inputs,
     so that an addition does not wait for the one before it."""
     w0, w1, w2, w3 = output[a0], output[a1], output[a2], output[a3]
@@ -199,14 +199,14 @@ def _four_logits_k(output, output_bias, a0, a1, a2, a3, rows, values, count, log
 def network_action_k(planes, rest, legal, first, first_bias, hidden, hidden_bias, shapes, output, output_bias,
                      activation, h, h2, logits, rows, values):
     """The most likely legal action (the first of the largest logits) of the observation
-    given as its 14 card sets ``planes`` (uint64) and its entries ``rest`` (float32, from
-    ``decision`` on); ``legal`` the legal actions as bits (non-empty); ``h``, ``h2`` float32
-    scratch of the widest layer, ``logits`` float32[NUM_ACTIONS] (the legal actions' logits are
-    left there, the others untouched), ``rows`` int64 and ``values`` float32 scratch of
+    given as its 14 card sets `planes` (uint64) and its entries `rest` (float32, from
+    `decision` on); `legal` the legal actions as bits (non-empty); `h`, `h2` float32
+    scratch of the widest layer, `logits` float32[NUM_ACTIONS] (the legal actions' logits are
+    left there, the others untouched), `rows` int64 and `values` float32 scratch of
     OBSERVATION_SIZE entries (each layer's non-zero inputs). The weights are
-    :class:`NetworkWeights`'s fields. Each layer adds the weight rows of its non-zero inputs to
-    the bias in ascending order of the input (:func:`_add_rows_k`; the output layer's legal
-    logits :func:`_four_logits_k`): an input of zero adds nothing, so the sums are those of the
+    `NetworkWeights`'s fields. Each layer adds the weight rows of its non-zero inputs to
+    the bias in ascending order of the input (`_add_rows_k`; the output layer's legal
+    logits `_four_logits_k`): an input of zero adds nothing, so the sums are those of the
     whole product but for the sign of a zero."""
     count = 0
     for p in range(14):  # the card sets: each card an entry 1.0
@@ -257,7 +257,7 @@ def network_action_k(planes, rest, legal, first, first_bias, hidden, hidden_bias
 @kernel
 def _network_actions_k(card_sets, rest, legal, first, first_bias, hidden, hidden_bias, shapes, output, output_bias,
                        activation, width, actions):
-    """:func:`network_action_k` of every row (the observation as ``observe_card_sets`` gives it)."""
+    """`network_action_k` of every row (the observation as `observe_card_sets` gives it)."""
     h, h2 = np.empty(width, dtype=np.float32), np.empty(width, dtype=np.float32)
     logits = np.empty(output_bias.shape[0], dtype=np.float32)
     rows, values = np.empty(max(OBSERVATION_SIZE, width), dtype=np.int64), np.empty(max(OBSERVATION_SIZE, width),
@@ -268,9 +268,9 @@ def _network_actions_k(card_sets, rest, legal, first, first_bias, hidden, hidden
 
 
 def network_actions(weights: NetworkWeights, card_sets: np.ndarray, rest: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    """int64[B]: the most likely legal action of each observation (``card_sets`` uint64[B, 14] and
-    ``rest`` float32[B, ...], as :func:`sergeant_major_env.observation.observe_card_sets` gives
-    them; ``legal`` uint64[B], the legal actions as bits, none empty) by the compiled network."""
+    """int64[B]: the most likely legal action of each observation (`card_sets` uint64[B, 14] and
+    `rest` float32[B, ...], as [`sergeant_major_env.observation.observe_card_sets`][] gives
+    them; `legal` uint64[B], the legal actions as bits, none empty) by the compiled network."""
     card_sets = np.ascontiguousarray(card_sets, dtype=np.uint64)
     rest = np.ascontiguousarray(rest, dtype=np.float32)
     legal = np.ascontiguousarray(legal, dtype=np.uint64)

@@ -1,35 +1,35 @@
 """pimc's rollouts as compiled loops: the engine, the heuristic and a policy network in one kernel.
 
-``agents.pimc`` rolls every world x action out to the end of the deal. With the heuristic as
-both rollout policies (the default ``pimc``), or a policy network in one or both roles, and
-no exploration, a rollout needs no Python step: :func:`_rollouts_k` plays all the rollout
-games of a batch in rounds. In a round, :func:`_advance_k` takes each live game in turn and
+`agents.pimc` rolls every world x action out to the end of the deal. With the heuristic as
+both rollout policies (the default `pimc`), or a policy network in one or both roles, and
+no exploration, a rollout needs no Python step: `_rollouts_k` plays all the rollout
+games of a batch in rounds. In a round, `_advance_k` takes each live game in turn and
 plays it on until a policy must choose: it applies the action chosen for it in the last
 round, then the moves without a real choice (one legal action, or cards that are all
-equivalent, R16: :func:`_distinct_k`, as ``pimc.choices``), with the engine's own per-game rules (``engine._apply_k``,
-``engine._legal_game_k``), and stops the game
+equivalent, R16: `_distinct_k`, as `pimc.choices`), with the engine's own per-game rules (`engine._apply_k`,
+`engine._legal_game_k`), and stops the game
 
 * at the end of the deal: its points for the searching seat are written (the last card is
-  scored by :func:`_final_points_k`, without dealing the next deal, which a rollout never
-  plays), or after ``horizon`` decisions (scored in numpy, ``pimc._partial_points``);
+  scored by `_final_points_k`, without dealing the next deal, which a rollout never
+  plays), or after `horizon` decisions (scored in numpy, `pimc._partial_points`);
 * at a free return, a discard or a play with a real choice: it writes the seat's view of the
-  game as the heuristic's card kernels read it (:func:`_gather_k`: the fields that
-  ``observe_card_sets`` and ``view.View`` would give); :func:`_heuristic_cards_k` then runs
-  the heuristic's per-game routines (``heuristic_kernels._miss_row``, ``_sums_row``,
-  ``_choose_row``) over all such games of the round, with the compiled ``log`` and ``exp``
+  game as the heuristic's card kernels read it (`_gather_k`: the fields that
+  `observe_card_sets` and `view.View` would give); `_heuristic_cards_k` then runs
+  the heuristic's per-game routines (`heuristic_kernels._miss_row`, `_sums_row`,
+  `_choose_row`) over all such games of the round, with the compiled `log` and `exp`
   between them. The heuristic agent itself calls numpy's (its actions stay 0.3.0's bit for
-  bit, see ``heuristic_kernels``); the two differ in the last bit on a few arguments in a
+  bit, see `heuristic_kernels`); the two differ in the last bit on a few arguments in a
   hundred, which flips the rollout policy's choice where two cards' scores tie to the last
   bit: 6 of 50,640 rollouts of a 6-game table end otherwise, and the search's choices are
   pimc's of 0.3.0 at the same strength (tests/test_pimc.py; docs/results.md, "Search"). In
-  object mode, numpy's ``exp`` and ``log`` took a quarter of the kernel's time;
+  object mode, numpy's `exp` and `log` took a quarter of the kernel's time;
 * at an exchange give (or a mode choice), whose heuristic rules stay numpy: the kernel
-  returns, pimc asks the policy for those games (``policies.decide``) and calls it again.
+  returns, pimc asks the policy for those games (`policies.decide`) and calls it again.
 
-A policy network in the rollouts (``pimc:rollout=learned``: the searching seat's moves; with
-``others=rollout`` every seat's) decides every kind of move of the seats it plays inside the
-round: the seat's observation (``observation._observe_game``) and the network's most likely
-legal action (``network_kernels.network_action_k``), game by game.
+A policy network in the rollouts (`pimc:rollout=learned`: the searching seat's moves; with
+`others=rollout` every seat's) decides every kind of move of the seats it plays inside the
+round: the seat's observation (`observation._observe_game`) and the network's most likely
+legal action (`network_kernels.network_action_k`), game by game.
 
 No engine state is copied: the games stay where they are in the batch.
 """
@@ -49,7 +49,7 @@ from .heuristic_kernels import _choose_row, _count, _gather_k, _miss_row, _sums_
 from .network_kernels import lowest_bit_k, network_action_k
 
 DONE, CUT, ASK_CARDS, ASK_POLICY = range(4)
-"""A rollout game's state after a round (:func:`_advance_k`): the deal ended (points written), the
+"""A rollout game's state after a round (`_advance_k`): the deal ended (points written), the
 horizon reached, waiting for the heuristic's card decision, waiting for the policy (numpy)."""
 
 _ALL_CARDS = np.uint64((1 << 52) - 1)
@@ -61,8 +61,8 @@ _REST_WIDTH = OBSERVATION_SIZE - CARD_SETS_WIDTH
 
 @kernel(inline=True)
 def _distinct_k(legal, played):
-    """``pimc.distinct_cards`` of one game: ``legal`` without the cards equivalent to a lower
-    legal card of their suit (every card between them in ``played``, R16)."""
+    """`pimc.distinct_cards` of one game: `legal` without the cards equivalent to a lower
+    legal card of their suit (every card between them in `played`, R16)."""
     cards = legal & _ALL_CARDS
     reach, through = cards, played & ~_RANK_0
     for shift in (1, 2, 4, 8):
@@ -73,7 +73,7 @@ def _distinct_k(legal, played):
 
 @kernel(inline=True)
 def _last_card_k(g, action, phase, to_act, hands, trick):
-    """Whether ``action`` is the last card of game ``g``'s deal: the third card of a trick played
+    """Whether `action` is the last card of game `g`'s deal: the third card of a trick played
     from a hand of one card (every hand then empty, R12)."""
     return (phase[g] == PLAY and trick[g, 1] >= 0
             and hands[g, to_act[g]] == _ONE << np.uint64(action))
@@ -81,8 +81,8 @@ def _last_card_k(g, action, phase, to_act, hands, trick):
 
 @kernel(inline=True)
 def _final_points_k(g, action, seat, dealer, mode, trick, leader, tricks_won):
-    """The deal's points for ``seat`` (R23, R24) when ``action`` completes its last trick: what
-    ``engine._end_deal_k`` writes, without dealing the next deal (a rollout ends here)."""
+    """The deal's points for `seat` (R23, R24) when `action` completes its last trick: what
+    `engine._end_deal_k` writes, without dealing the next deal (a rollout ends here)."""
     winner = (leader[g] + _winner_position_k(trick[g, 0], trick[g, 1], np.int8(action), mode[g])) % 3  # R16
     won = np.int64(tricks_won[g, seat]) + (1 if winner == seat else 0)
     role = (seat - dealer[g]) % 3
@@ -93,11 +93,11 @@ def _final_points_k(g, action, seat, dealer, mode, trick, leader, tricks_won):
 def _advance_k(s, live, pending, seat, decisions, horizon, rules, points, status, legal_out, asked, net_asked,
                by_network, q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role, q_trick,
                q_mode, q_decision, q_position, keys, order):
-    """The moves of a round of :func:`_rollouts_k` (the state ``s`` as the engine's per-game rules take it;
-    without reference counting, as ``engine._apply_range_k``: every array read from the tuple
+    """The moves of a round of `_rollouts_k` (the state `s` as the engine's per-game rules take it;
+    without reference counting, as `engine._apply_range_k`: every array read from the tuple
     would otherwise cost two atomic operations). Returns the numbers of ASK_CARDS games for the
-    heuristic (listed in ``asked``) and for the network (``net_asked``: the seats whose
-    ``by_network`` entry is set, [searching seat, the others], decide every kind there)."""
+    heuristic (listed in `asked`) and for the network (`net_asked`: the seats whose
+    `by_network` entry is set, [searching seat, the others], decide every kind there)."""
     phase, to_act, dealer, hands, talon, mode, modes_used = (s[PHASE], s[TO_ACT], s[DEALER], s[HANDS], s[TALON],
                                                              s[MODE_], s[MODES_USED])
     exchange_done, given, discards, played, trick = s[EXCHANGE_DONE], s[GIVEN], s[DISCARDS], s[PLAYED], s[TRICK]
@@ -157,10 +157,10 @@ def _advance_k(s, live, pending, seat, decisions, horizon, rules, points, status
 @kernel(counted=False)
 def _network_round_k(net_asked, live, to_act, fields, legal_out, pending, planes, rest, first, first_bias, hidden,
                      hidden_bias, shapes, output, output_bias, activation, h, h2, logits, rows, values):
-    """The network's moves of a round of :func:`_rollouts_k`: for each rollout game listed in
-    ``net_asked`` (rows of ``live``), the deciding seat's observation and the network's action,
-    written to ``pending``. Without reference counting: the observation reads some twenty
-    arrays from ``fields``, each of which would otherwise cost two atomic operations a decision."""
+    """The network's moves of a round of `_rollouts_k`: for each rollout game listed in
+    `net_asked` (rows of `live`), the deciding seat's observation and the network's action,
+    written to `pending`. Without reference counting: the observation reads some twenty
+    arrays from `fields`, each of which would otherwise cost two atomic operations a decision."""
     for k in range(net_asked.size):
         i = net_asked[k]
         g = live[i]
@@ -177,16 +177,16 @@ def _network_round_k(net_asked, live, to_act, fields, legal_out, pending, planes
 def _rollouts_k(buffer, live, pending, n_live, seat, decisions, horizon, rules, points, status, legal_out, cut, n_cut,
                 params, tie, rank_tie, known_mass, log_known, by_network, first, first_bias, hidden, hidden_bias,
                 shapes, output, output_bias, activation, width):
-    """Plays the rollout games ``live[:n_live]`` (game numbers; ``pending``: an action to apply
+    """Plays the rollout games `live[:n_live]` (game numbers; `pending`: an action to apply
     first, -1 none) in rounds (module docstring) until every one has ended its deal or reached
-    the horizon, or until some wait for the policy (an exchange give). ``points`` (the deal's
-    points for ``seat``) and ``decisions`` (played so far) are indexed by game number; the
-    games cut at the horizon are listed in ``cut`` (``n_cut`` so far). Returns (n_live, n_cut):
-    ``live[:n_live]`` the games still running, ``pending`` their actions, -1 where ``status``
-    is ASK_POLICY (``legal_out``: their legal actions); n_live is 0 when all are done.
-    ``by_network`` (int64[2]: the searching seat, the others): whose decisions the network
-    (``first`` ... ``width``: ``network_kernels.NetworkWeights``) makes, of every kind; the
-    heuristic (``params``) makes the rest of the card decisions."""
+    the horizon, or until some wait for the policy (an exchange give). `points` (the deal's
+    points for `seat`) and `decisions` (played so far) are indexed by game number; the
+    games cut at the horizon are listed in `cut` (`n_cut` so far). Returns (n_live, n_cut):
+    `live[:n_live]` the games still running, `pending` their actions, -1 where `status`
+    is ASK_POLICY (`legal_out`: their legal actions); n_live is 0 when all are done.
+    `by_network` (int64[2]: the searching seat, the others): whose decisions the network
+    (`first` ... `width`: `network_kernels.NetworkWeights`) makes, of every kind; the
+    heuristic (`params`) makes the rest of the card decisions."""
     s = _state_k(buffer)
     n = live.size
     to_act = s[TO_ACT]
@@ -243,8 +243,8 @@ def _rollouts_k(buffer, live, pending, n_live, seat, decisions, horizon, rules, 
 def _heuristic_cards_k(rows, hand, unseen, played, talon, given, legal, exchange_done, role, trick, mode, decision,
                        position, miss, entries, start, params, tie, rank_tie, known_mass, log_known, actions):
     """The heuristic's cards for rows 0..rows-1 of the gathered inputs: the steps of
-    ``heuristic_kernels.card_actions_of_sets`` (its kernels' per-game routines), with the
-    compiled ``log`` and ``exp`` between them (module docstring), the ``exp`` once over the
+    `heuristic_kernels.card_actions_of_sets` (its kernels' per-game routines), with the
+    compiled `log` and `exp` between them (module docstring), the `exp` once over the
     three kinds of arguments in one buffer."""
     total = 0
     for k in range(rows):

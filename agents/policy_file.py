@@ -1,20 +1,20 @@
-"""Code-free policy files: the tensors in ``policy.safetensors``, what they are in ``policy.json``.
+"""Code-free policy files: the tensors in `policy.safetensors`, what they are in `policy.json`.
 
-An SB3 ``model.zip`` stores some of its fields as cloudpickle, and unpickling can run any
+An SB3 `model.zip` stores some of its fields as cloudpickle, and unpickling can run any
 code the file's author chose. The files written here cannot carry code:
 
-* ``NAME.safetensors`` (the safetensors format: a JSON header of names, dtypes and shapes,
+* `NAME.safetensors` (the safetensors format: a JSON header of names, dtypes and shapes,
   then raw numbers) holds the policy's parameters under MaskablePPO's own names
-  (``mlp_extractor.policy_net.0.weight``, ..., ``action_net.*``, the value network
-  ``mlp_extractor.value_net.*`` and ``value_net.*``);
-* ``NAME.json`` beside it says what they are: :data:`FORMAT` and :data:`FORMAT_VERSION`, the
-  observation layout they were trained on (``sergeant_major_env.observation.VERSION`` and its
+  (`mlp_extractor.policy_net.0.weight`, ..., `action_net.*`, the value network
+  `mlp_extractor.value_net.*` and `value_net.*`);
+* `NAME.json` beside it says what they are: `FORMAT` and `FORMAT_VERSION`, the
+  observation layout they were trained on (`sergeant_major_env.observation.VERSION` and its
   size), the number of actions, the network's shape and activation, and whatever the writer
   adds (train.py: the rule options, the command line, timesteps, seed, package versions).
 
-:func:`load_policy` rebuilds the network in plain torch from the JSON and fills it from the
-safetensors file: nothing is unpickled, no SB3 is needed. :func:`most_likely_legal` is the
-action MaskablePPO's ``predict(obs, action_masks=mask, deterministic=True)`` returns, computed
+`load_policy` rebuilds the network in plain torch from the JSON and fills it from the
+safetensors file: nothing is unpickled, no SB3 is needed. `most_likely_legal` is the
+action MaskablePPO's `predict(obs, action_masks=mask, deterministic=True)` returns, computed
 the same way, so a loaded policy plays exactly as the model it was saved from.
 """
 
@@ -65,9 +65,9 @@ _OWN_KEYS = ("format", "format_version", "tensors", "observation", "actions", "n
 # ============================================================================ the network
 
 class PolicyNetwork(nn.Module):
-    """MaskablePPO's ``MlpPolicy`` for a flat observation, in plain torch, with the same
-    parameter names: separate policy and value MLPs, then ``action_net`` (logits) and
-    ``value_net`` (the state value)."""
+    """MaskablePPO's `MlpPolicy` for a flat observation, in plain torch, with the same
+    parameter names: separate policy and value MLPs, then `action_net` (logits) and
+    `value_net` (the state value)."""
 
     def __init__(self, observation_size: int, num_actions: int, policy_layers: list[int],
                  value_layers: list[int], activation: str) -> None:
@@ -97,12 +97,12 @@ def _mlp(width: int, layers: list[int], activation: type[nn.Module]) -> nn.Seque
 
 def most_likely_legal(logits: torch.Tensor, legal_mask: np.ndarray) -> np.ndarray:
     """int64[B]: the most likely legal action of each row, exactly as MaskablePPO's
-    deterministic ``predict`` picks it (:func:`_predict_argmax`, its steps), but faster.
+    deterministic `predict` picks it (`_predict_argmax`, its steps), but faster.
 
     Those steps (two normalizations, a softmax) are monotone in each logit, and floating-point
     rounding is monotone too, so they keep the order of any two legal logits: they can only
     make two nearly equal ones equal, and then the lower action wins. So where the best legal
-    logit beats the runner-up by a clear margin (:data:`CLEAR_MARGIN`, far above those steps'
+    logit beats the runner-up by a clear margin (`CLEAR_MARGIN`, far above those steps'
     rounding), it is the answer; only the rows with a near tie (or no legal action, or a
     non-finite logit) go through predict's own steps."""
     mask = np.asarray(legal_mask, dtype=bool).reshape(logits.shape)
@@ -131,7 +131,7 @@ the logits' size."""
 
 
 def _predict_argmax(logits: torch.Tensor, legal_mask: np.ndarray) -> np.ndarray:
-    """int64[B]: MaskablePPO's deterministic ``predict``, step for step so that ties and rounding
+    """int64[B]: MaskablePPO's deterministic `predict`, step for step so that ties and rounding
     fall the same way: the logits are normalized (log-softmax over all actions), the illegal
     ones set to -1e8, normalized again, and the argmax of the resulting probabilities is taken."""
     categorical = torch.distributions.Categorical
@@ -145,8 +145,8 @@ def _predict_argmax(logits: torch.Tensor, legal_mask: np.ndarray) -> np.ndarray:
 # ============================================================================ writing
 
 def describe_sb3_policy(policy) -> dict[str, Any]:
-    """The ``network`` entry of policy.json for an SB3 ``MaskableActorCriticPolicy``; a
-    ValueError if it is not a network :class:`PolicyNetwork` can rebuild."""
+    """The `network` entry of policy.json for an SB3 `MaskableActorCriticPolicy`; a
+    ValueError if it is not a network `PolicyNetwork` can rebuild."""
     extractor = type(policy.features_extractor).__name__
     if extractor != "FlattenExtractor":
         raise ValueError(f"only MlpPolicy networks (FlattenExtractor) can be saved as a policy file, "
@@ -162,7 +162,7 @@ def describe_sb3_policy(policy) -> dict[str, Any]:
 
 
 def policy_tensors(policy) -> dict[str, torch.Tensor]:
-    """The parameters :class:`PolicyNetwork` needs, copied from an SB3 policy (contiguous,
+    """The parameters `PolicyNetwork` needs, copied from an SB3 policy (contiguous,
     on the CPU, as safetensors requires)."""
     state = policy.state_dict()
     network = describe_sb3_policy(policy)["net_arch"]
@@ -175,18 +175,18 @@ def policy_tensors(policy) -> dict[str, torch.Tensor]:
 
 
 def save_policy(policy, path_or_folder: str | Path, metadata: dict[str, Any] | None = None) -> Path:
-    """Write ``policy`` (an SB3 ``MaskableActorCriticPolicy``) as ``NAME.safetensors`` plus
-    ``NAME.json``; ``path_or_folder`` is the ``.safetensors`` path or a folder (then
-    FOLDER/policy.safetensors). ``metadata`` (JSON-able) is added to the JSON. Both files are
-    written atomically, the tensors first. Returns the ``.safetensors`` path."""
+    """Write `policy` (an SB3 `MaskableActorCriticPolicy`) as `NAME.safetensors` plus
+    `NAME.json`; `path_or_folder` is the `.safetensors` path or a folder (then
+    FOLDER/policy.safetensors). `metadata` (JSON-able) is added to the JSON. Both files are
+    written atomically, the tensors first. Returns the `.safetensors` path."""
     return _write_policy(path_or_folder, policy_tensors(policy), describe_sb3_policy(policy),
                          int(np.prod(policy.observation_space.shape)), int(policy.action_space.n), metadata)
 
 
 def save_network(network: PolicyNetwork, path_or_folder: str | Path, description: dict[str, Any],
                  metadata: dict[str, Any] | None = None) -> Path:
-    """Write a :class:`PolicyNetwork` (a loaded policy, trained further in plain torch) as a
-    policy file pair, like :func:`save_policy`. ``description``: its ``network`` entry (shape
+    """Write a `PolicyNetwork` (a loaded policy, trained further in plain torch) as a
+    policy file pair, like `save_policy`. `description`: its `network` entry (shape
     and activation), as the policy file it was loaded from has it."""
     tensors = {name: tensor.detach().to("cpu").contiguous().clone() for name, tensor in network.state_dict().items()}
     return _write_policy(path_or_folder, tensors, description, OBSERVATION_SIZE, NUM_ACTIONS, metadata)
@@ -194,7 +194,7 @@ def save_network(network: PolicyNetwork, path_or_folder: str | Path, description
 
 def _write_policy(path_or_folder: str | Path, tensors: dict[str, torch.Tensor], network: dict[str, Any],
                   observation_size: int, actions: int, metadata: dict[str, Any] | None) -> Path:
-    """Both files, atomically, the tensors first; returns the ``.safetensors`` path."""
+    """Both files, atomically, the tensors first; returns the `.safetensors` path."""
     from safetensors.torch import save
 
     tensors_path = _tensors_path_for_writing(path_or_folder)
@@ -225,7 +225,7 @@ def _tensors_path_for_writing(path_or_folder: str | Path) -> Path:
 # ============================================================================ reading
 
 def policy_file_paths(path: str | Path) -> tuple[Path, Path]:
-    """(``.safetensors``, ``.json``) of ``path``: either file of the pair, or a folder (a run
+    """(`.safetensors`, `.json`) of `path`: either file of the pair, or a folder (a run
     folder: FOLDER/policy.safetensors). A one-line ValueError when they are not there."""
     path = Path(path)
     if path.is_dir():
@@ -247,8 +247,8 @@ def policy_file_paths(path: str | Path) -> tuple[Path, Path]:
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
-    """The checked policy.json of ``path`` (see :func:`policy_file_paths`): read with bounds
-    (:data:`MAX_METADATA_BYTES`, :data:`MAX_METADATA_DEPTH`), its format, observation layout,
+    """The checked policy.json of `path` (see `policy_file_paths`): read with bounds
+    (`MAX_METADATA_BYTES`, `MAX_METADATA_DEPTH`), its format, observation layout,
     actions and network described as this package reads them, each problem one line."""
     _, metadata_path = policy_file_paths(path)
     metadata, where = read_described(metadata_path, "policy", "a policy file's", FORMAT, FORMAT_VERSION)
@@ -260,8 +260,8 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
 def read_described(metadata_path: Path, kind: str, owner: str, format_name: str, version: int,
                    max_bytes: int = MAX_METADATA_BYTES, max_depth: int = MAX_METADATA_DEPTH) -> tuple[dict, str]:
     """(metadata, its path as messages show it) of the JSON beside a code-free network file: read
-    with bounds, its ``format`` and ``format_version`` this package's; a one-line ValueError
-    naming ``kind`` (``policy``, ``belief``) and ``owner`` (``a policy file's``)."""
+    with bounds, its `format` and `format_version` this package's; a one-line ValueError
+    naming `kind` (`policy`, `belief`) and `owner` (`a policy file's`)."""
     where = _path(metadata_path)
     metadata = files.read_json(metadata_path, max_bytes, max_depth, f"{kind} metadata")
     if not isinstance(metadata, dict) or metadata.get("format") != format_name:
@@ -286,9 +286,9 @@ def _check_observation(metadata: dict[str, Any], where: str) -> None:
 
 
 def network_layers(metadata: dict[str, Any], where: str) -> tuple[list[int], list[int], str]:
-    """(policy layers, value layers, activation) of policy.json's ``network``, checked: an object
-    whose ``net_arch`` gives ``pi`` and ``vf`` lists of at most :data:`MAX_LAYERS` layer sizes
-    from 1 to :data:`MAX_LAYER_SIZE`, and an ``activation`` this package knows; a one-line
+    """(policy layers, value layers, activation) of policy.json's `network`, checked: an object
+    whose `net_arch` gives `pi` and `vf` lists of at most `MAX_LAYERS` layer sizes
+    from 1 to `MAX_LAYER_SIZE`, and an `activation` this package knows; a one-line
     ValueError saying what is wrong otherwise."""
     network = metadata.get("network")
     if not isinstance(network, dict):
@@ -306,7 +306,7 @@ def network_layers(metadata: dict[str, Any], where: str) -> tuple[list[int], lis
 
 
 def parameter_count(policy_layers: list[int], value_layers: list[int]) -> int:
-    """Numbers in a :class:`PolicyNetwork` of these layers (weights and biases), computed from
+    """Numbers in a `PolicyNetwork` of these layers (weights and biases), computed from
     the sizes alone."""
     def mlp(layers: list[int], out: int) -> int:
         widths = [OBSERVATION_SIZE, *layers]
@@ -320,13 +320,13 @@ def _short(value: Any) -> str:
 
 
 def _path(path: Path) -> str:
-    """A file's path as messages show it: whole up to 80 characters, else ``...`` and its end."""
+    """A file's path as messages show it: whole up to 80 characters, else `...` and its end."""
     text = str(path)
     return text if len(text) <= 80 else "..." + text[-77:]
 
 
 def read_tensors(path: str | Path) -> dict[str, torch.Tensor]:
-    """The tensors of a ``.safetensors`` file (a one-line ValueError if it is not one)."""
+    """The tensors of a `.safetensors` file (a one-line ValueError if it is not one)."""
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
@@ -368,7 +368,7 @@ def _check_size(parameters: int, tensors_path: Path, where: str) -> None:
 
 
 def _uninitialized(*network) -> PolicyNetwork:
-    """A :class:`PolicyNetwork` (``network``: its arguments) on torch's "meta" device: shapes
+    """A `PolicyNetwork` (`network`: its arguments) on torch's "meta" device: shapes
     only, nothing initialized. Every number of a loaded policy comes from its file, so neither
     loading nor saving a policy draws from torch's global generator: a league snapshot taken
     or loaded in the middle of training leaves the run's random numbers as they were."""
@@ -382,7 +382,7 @@ def _expected_shapes(observation_size: int, num_actions: int, pi: list[int], vf:
 
 
 def _few(names: list[str], shown: int = 3) -> str:
-    """``[a, b, c] and 97 more``: a list a message names without repeating all of it."""
+    """`[a, b, c] and 97 more`: a list a message names without repeating all of it."""
     more = f" and {len(names) - shown} more" if len(names) > shown else ""
     return f"{[shorten(name) for name in names[:shown]]}{more}"
 
@@ -395,8 +395,8 @@ def _check_tensors(tensors: dict[str, torch.Tensor], network: PolicyNetwork, whe
 def check_tensors(tensors: dict[str, torch.Tensor], expected: dict[str, tuple], what: str, described: str,
                   weights: str, needs: str = "needs") -> None:
     """The tensors of a code-free network file against the shapes its JSON describes: the same
-    names, each of its shape, float32, finite; a one-line ValueError naming ``what`` (the file),
-    ``described`` (what describes the shapes; ``needs``: its verb) and ``weights`` (whose weights
+    names, each of its shape, float32, finite; a one-line ValueError naming `what` (the file),
+    `described` (what describes the shapes; `needs`: its verb) and `weights` (whose weights
     must be finite)."""
     found = {name: tuple(t.shape) for name, t in tensors.items()}
     if set(found) != set(expected):

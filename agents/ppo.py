@@ -1,25 +1,25 @@
-"""``ppo:PATH``: a policy trained by train.py (sb3-contrib ``MaskablePPO``) as a batched agent.
+"""`ppo:PATH`: a policy trained by train.py (sb3-contrib `MaskablePPO`) as a batched agent.
 
-``PATH`` is a run folder of train.py (which means ``RUN/policy.safetensors``), a
-``.safetensors`` policy file or its ``.json`` (:mod:`sergeant_major_env.agents.policy_file`). Loading it runs no
+`PATH` is a run folder of train.py (which means `RUN/policy.safetensors`), a
+`.safetensors` policy file or its `.json` (`sergeant_major_env.agents.policy_file`). Loading it runs no
 code from the file: the network is rebuilt in plain torch from the JSON and filled from the
-safetensors file. The policy must take the observation of :mod:`sergeant_major_env.observation`
-(the same layout version and size) and act in ``Discrete(58)``.
+safetensors file. The policy must take the observation of [`sergeant_major_env.observation`][]
+(the same layout version and size) and act in `Discrete(58)`.
 
-``ppo-unsafe-pickle:PATH`` loads an SB3 ``.zip`` (``model.zip``, a checkpoint) with
-``MaskablePPO.load``, which unpickles fields stored in the file: a crafted zip runs any code
-its author chose. Use it only for files you trust; ``ppo:PATH`` refuses a zip and says so.
+`ppo-unsafe-pickle:PATH` loads an SB3 `.zip` (`model.zip`, a checkpoint) with
+`MaskablePPO.load`, which unpickles fields stored in the file: a crafted zip runs any code
+its author chose. Use it only for files you trust; `ppo:PATH` refuses a zip and says so.
 
 Either way the agent plays deterministically, the most likely legal action under the
-action mask, exactly as ``MaskablePPO.predict(obs, action_masks=mask, deterministic=True)``,
-so ``rng`` is not used; with ``sample=True`` it samples from the masked policy with the
-caller's ``rng`` instead (train.py's league snapshots). It runs on the CPU with the
-project's torch threads (:mod:`sergeant_major_env.agents.torch_setup`). Needs the optional ``train``
-dependencies (``pip install -e ".[train]"``).
+action mask, exactly as `MaskablePPO.predict(obs, action_masks=mask, deterministic=True)`,
+so `rng` is not used; with `sample=True` it samples from the masked policy with the
+caller's `rng` instead (train.py's league snapshots). It runs on the CPU with the
+project's torch threads (`sergeant_major_env.agents.torch_setup`). Needs the optional `train`
+dependencies (`pip install -e ".[train]"`).
 
-``.metadata`` is the policy's metadata (policy.json; for a zip, the run.json of its run
-folder if there is one, else ``{}``) and ``.rules`` the rule options it was trained under (a
-:class:`sergeant_major_env.Rules`, or ``None`` when unknown).
+`.metadata` is the policy's metadata (policy.json; for a zip, the run.json of its run
+folder if there is one, else `{}`) and `.rules` the rule options it was trained under (a
+[`sergeant_major_env.Rules`][sergeant_major_env.rules.Rules], or `None` when unknown).
 """
 
 from __future__ import annotations
@@ -52,12 +52,12 @@ def _require_train_extra(what: str) -> None:
 
 class PPOAgent:
     """A trained policy acting on whole batches: the most likely legal action of each row, or
-    with ``sample=True`` a sample of the masked policy (softmax of the legal actions' logits,
-    drawn by Gumbel-max with the caller's numpy ``rng``, so a seeded env stays reproducible).
+    with `sample=True` a sample of the masked policy (softmax of the legal actions' logits,
+    drawn by Gumbel-max with the caller's numpy `rng`, so a seeded env stays reproducible).
 
-    ``PPOAgent(path)`` loads a policy file or run folder (never unpickles);
-    :meth:`from_sb3` wraps an SB3 ``MaskablePPO`` model already in memory (train.py's live
-    learner, or a zip loaded by :func:`load_unsafe_pickle`). ``name`` defaults to ``ppo:PATH``."""
+    `PPOAgent(path)` loads a policy file or run folder (never unpickles);
+    [`from_sb3`][] wraps an SB3 `MaskablePPO` model already in memory (train.py's live
+    learner, or a zip loaded by `load_unsafe_pickle`). `name` defaults to `ppo:PATH`."""
 
     needs_observations = True
 
@@ -76,7 +76,7 @@ class PPOAgent:
     @classmethod
     def from_sb3(cls, model, name: str = "ppo", metadata: dict[str, Any] | None = None,
                  sample: bool = False) -> "PPOAgent":
-        """An agent on an SB3 ``MaskablePPO`` model (its policy network, as it is now)."""
+        """An agent on an SB3 `MaskablePPO` model (its policy network, as it is now)."""
         _check_sb3_spaces(model, name)
         policy = model.policy
 
@@ -97,7 +97,7 @@ class PPOAgent:
         self._network, self._weights = None, None
 
     def compiled_network(self):
-        """The network as ``agents.network_kernels.NetworkWeights`` for compiled loops (the
+        """The network as `agents.network_kernels.NetworkWeights` for compiled loops (the
         search's rollouts), or None: only for a policy loaded from a file (its weights never
         change) that plays its most likely action. Made once."""
         if self.sample or self._network is None:
@@ -111,7 +111,7 @@ class PPOAgent:
     @property
     def deterministic(self) -> bool:
         """The most likely action depends on each game's observation alone (sergeant_major_env.
-        policies); a sampled one on the caller's ``rng``."""
+        policies); a sampled one on the caller's `rng`."""
         return not self.sample
 
     def act(self, observations: np.ndarray, legal_mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -169,7 +169,7 @@ def _check_sb3_spaces(model, name: str) -> None:
 # ============================================================================ SB3 zips: behind the opt-in
 
 def _zip_path(text: str) -> Path | None:
-    """The existing SB3 zip ``text`` names (``model.zip``, or ``model`` as MaskablePPO.load
+    """The existing SB3 zip `text` names (`model.zip`, or `model` as MaskablePPO.load
     allows), or None."""
     for candidate in (Path(text), Path(text + ".zip")):
         if candidate.suffix == ".zip" and candidate.is_file():
@@ -178,7 +178,7 @@ def _zip_path(text: str) -> Path | None:
 
 
 def refuse_pickled_model(text: str) -> None:
-    """A one-line ValueError when ``ppo:text`` names an SB3 zip: loading it would unpickle."""
+    """A one-line ValueError when `ppo:text` names an SB3 zip: loading it would unpickle."""
     zip_path = _zip_path(text)
     if zip_path is None:
         return
@@ -190,7 +190,7 @@ def refuse_pickled_model(text: str) -> None:
 
 
 def _run_folder_of(zip_path: Path) -> Path | None:
-    """The train.py run folder holding ``zip_path`` (RUN/model.zip or RUN/checkpoints/X.zip), or None."""
+    """The train.py run folder holding `zip_path` (RUN/model.zip or RUN/checkpoints/X.zip), or None."""
     for folder in (zip_path.parent, zip_path.parent.parent):
         if (folder / "run.json").is_file() or (folder / "policy.safetensors").is_file():
             return folder
@@ -198,7 +198,7 @@ def _run_folder_of(zip_path: Path) -> Path | None:
 
 
 def load_unsafe_pickle(text: str) -> PPOAgent:
-    """``ppo-unsafe-pickle:PATH``: ``MaskablePPO.load`` of an SB3 zip. THIS UNPICKLES THE FILE:
+    """`ppo-unsafe-pickle:PATH`: `MaskablePPO.load` of an SB3 zip. THIS UNPICKLES THE FILE:
     a crafted zip runs its author's code here. Only for files you trust."""
     zip_path = _zip_path(text)
     if zip_path is None:
@@ -235,7 +235,7 @@ def _run_metadata(zip_path: Path) -> dict[str, Any]:
 # ============================================================================ factories
 
 def make_ppo_agent(argument: str | None) -> PPOAgent:
-    """The ``make_agent`` factory of ``ppo:PATH``."""
+    """The `make_agent` factory of `ppo:PATH`."""
     if not argument:
         raise ValueError("agent 'ppo' needs a trained policy: 'ppo:PATH' with a sergeant-major train run folder, its "
                          "policy.safetensors or policy.json (e.g. ppo:runs/quick)")
@@ -246,7 +246,7 @@ def make_ppo_agent(argument: str | None) -> PPOAgent:
 
 
 def make_unsafe_ppo_agent(argument: str | None) -> PPOAgent:
-    """The ``make_agent`` factory of ``ppo-unsafe-pickle:PATH``."""
+    """The `make_agent` factory of `ppo-unsafe-pickle:PATH`."""
     if not argument:
         raise ValueError(f"agent '{UNSAFE_NAME}' needs the path of an SB3 MaskablePPO zip: '{UNSAFE_NAME}:PATH' "
                          f"(it unpickles the file: only for files you trust)")

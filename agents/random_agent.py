@@ -1,4 +1,4 @@
-"""``random``: a uniformly random legal action (the package's :class:`RandomPolicy`)."""
+"""`random`: a uniformly random legal action (the package's [`RandomPolicy`][])."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from sergeant_major_env.policies import RandomPolicy
 class RandomAgent(RandomPolicy):
     """Uniformly random legal actions, drawn from the caller's generator only.
 
-    It decides from the legal mask alone (``needs_observations = False``: the environments
+    It decides from the legal mask alone (`needs_observations = False`: the environments
     may pass zeros instead of observations).
     """
 

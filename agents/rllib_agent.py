@@ -1,28 +1,28 @@
-"""``rllib-unsafe-pickle:PATH``: a policy trained with RLlib's PPO (``examples/rllib_selfplay.py``) as a batched agent.
+"""`rllib-unsafe-pickle:PATH`: a policy trained with RLlib's PPO (`examples/rllib_selfplay.py`) as a batched agent.
 
-Loading an RLlib checkpoint UNPICKLES its ``class_and_ctor_args.pkl`` (and RLlib's state
+Loading an RLlib checkpoint UNPICKLES its `class_and_ctor_args.pkl` (and RLlib's state
 files), which can run any code stored there: the agent's name says so, and the short name
-``rllib:PATH`` refuses with one line (agents/__init__.py). Load only checkpoints you trust.
+`rllib:PATH` refuses with one line (agents/__init__.py). Load only checkpoints you trust.
 
-``PATH`` is either a checkpoint folder written by ``Algorithm.save_to_path`` (as
-``examples/rllib_selfplay.py`` does at the end of training), whose learner module
-``shared`` is taken, or one RLModule folder inside it
-(``PATH/learner_group/learner/rl_module/seat_0`` for a ``--policy per-seat`` run). The agent
-plays deterministically: the most likely legal action under the action mask, so ``rng`` is
+`PATH` is either a checkpoint folder written by `Algorithm.save_to_path` (as
+`examples/rllib_selfplay.py` does at the end of training), whose learner module
+`shared` is taken, or one RLModule folder inside it
+(`PATH/learner_group/learner/rl_module/seat_0` for a `--policy per-seat` run). The agent
+plays deterministically: the most likely legal action under the action mask, so `rng` is
 not used. It runs on the CPU, one forward pass per batch.
 
 This module also holds the two RLModule classes the training script uses, because a
 checkpoint names its module class by import path and both the Ray workers and
-``evaluate.py`` must import it from a place that does not move:
+`evaluate.py` must import it from a place that does not move:
 
-* :class:`MaskedPPOTorchRLModule`: RLlib's default PPO network on the ``observation`` part
-  of the env's ``Dict(observation, action_mask)`` observation; illegal actions get a logit
-  of ``FLOAT_MIN`` in every forward pass (sampling, inference and the PPO loss), so they are
+* `MaskedPPOTorchRLModule`: RLlib's default PPO network on the `observation` part
+  of the env's `Dict(observation, action_mask)` observation; illegal actions get a logit
+  of `FLOAT_MIN` in every forward pass (sampling, inference and the PPO loss), so they are
   never chosen and never learned about.
-* :class:`FixedAgentRLModule`: any agent of :mod:`agents` (``heuristic``, ``greedy``, ...)
+* `FixedAgentRLModule`: any agent of [`agents`][] (`heuristic`, `greedy`, ...)
   as a non-trainable RLlib module, for fixed opponents in training.
 
-Needs the optional ``rllib`` dependencies: ``pip install "sergeant-major-env[rllib]"``.
+Needs the optional `rllib` dependencies: `pip install "sergeant-major-env[rllib]"`.
 """
 
 from __future__ import annotations
@@ -57,10 +57,10 @@ CLASS_FILE = "class_and_ctor_args.pkl"  # in every RLlib checkpoint folder (comp
 # ============================================================================ RLModules
 
 def _split_observation(batch: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """(action mask, a shallow copy of ``batch`` whose OBS is the bare observation).
+    """(action mask, a shallow copy of `batch` whose OBS is the bare observation).
 
-    The batch is copied, not changed: RLlib passes the same batch to ``compute_values`` and
-    then to ``_forward_train``, and each needs the dict observation."""
+    The batch is copied, not changed: RLlib passes the same batch to `compute_values` and
+    then to `_forward_train`, and each needs the dict observation."""
     observation = batch[Columns.OBS]
     if not isinstance(observation, dict) or MASK_KEY not in observation:
         raise ValueError(f"MaskedPPOTorchRLModule needs the dict observation {{{OBSERVATION_KEY!r}, {MASK_KEY!r}}} "
@@ -78,7 +78,7 @@ def _mask_logits(outputs: dict[str, Any], mask) -> dict[str, Any]:
 
 
 class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
-    """RLlib's default PPO actor-critic that reads ``observation`` and honours ``action_mask``."""
+    """RLlib's default PPO actor-critic that reads `observation` and honours `action_mask`."""
 
     def __init__(self, *args, observation_space=None, **kwargs) -> None:
         # The networks are built for the bare observation; the dict space (with the mask) is
@@ -105,10 +105,10 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
 
 
 class FixedAgentRLModule(RLModule):
-    """A project agent (``model_config={"agent": "heuristic", "seed": 0}``) as a fixed RLlib policy.
+    """A project agent (`model_config={"agent": "heuristic", "seed": 0}`) as a fixed RLlib policy.
 
-    It decides with the agent's batched ``act`` on the env runner's batch (numpy on the CPU)
-    and has no weights; keep it out of ``policies_to_train``."""
+    It decides with the agent's batched `act` on the env runner's batch (numpy on the CPU)
+    and has no weights; keep it out of `policies_to_train`."""
 
     def setup(self) -> None:
         from . import make_agent  # imported here: the env runners build this module
@@ -136,12 +136,12 @@ class FixedAgentRLModule(RLModule):
 # ============================================================================ the agent
 
 def _module_folders(folder: Path) -> list[Path]:
-    """The RLModule folders directly inside ``folder`` (each holds its class and constructor args)."""
+    """The RLModule folders directly inside `folder` (each holds its class and constructor args)."""
     return sorted(p for p in folder.iterdir() if (p / CLASS_FILE).is_file())
 
 
 def find_module_folder(path: str | Path) -> Path:
-    """The RLModule folder of ``path`` (see the module docstring); a ValueError names the problem."""
+    """The RLModule folder of `path` (see the module docstring); a ValueError names the problem."""
     path = Path(path)
     if not path.is_dir():
         problem = "is a file, not a folder" if path.exists() else "not found"
@@ -164,7 +164,7 @@ def find_module_folder(path: str | Path) -> Path:
 
 
 class RLlibAgent:
-    """A :class:`MaskedPPOTorchRLModule` loaded on the CPU, acting greedily on whole batches."""
+    """A `MaskedPPOTorchRLModule` loaded on the CPU, acting greedily on whole batches."""
 
     needs_observations = True
 
@@ -220,7 +220,7 @@ class RLlibAgent:
 
 
 def make_rllib_agent(argument: str | None) -> RLlibAgent:
-    """The ``make_agent`` factory of ``rllib-unsafe-pickle:PATH`` (it unpickles the checkpoint)."""
+    """The `make_agent` factory of `rllib-unsafe-pickle:PATH` (it unpickles the checkpoint)."""
     if not argument:
         raise ValueError("agent 'rllib-unsafe-pickle' needs the path of an RLlib checkpoint: "
                          "'rllib-unsafe-pickle:PATH' (e.g. rllib-unsafe-pickle:runs/rllib/checkpoint; it unpickles "

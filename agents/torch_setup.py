@@ -2,17 +2,17 @@
 
 The networks here are small MLPs run on batches of a few hundred rows. On a machine whose
 cores are busy with other work, torch's default (one thread per core) makes each forward
-pass wait for threads that cannot run: 60 evaluation games of a ``ppo:`` model took 55 s
+pass wait for threads that cannot run: 60 evaluation games of a `ppo:` model took 55 s
 with the default and 2.1 s with one thread on a loaded 2-core machine. One thread is also
 what makes a training run reproducible (floating-point sums in a fixed order).
 
-So train.py, the ``ppo:`` agent and the RLlib agent all call :func:`use_torch_threads`.
-Set ``OMP_NUM_THREADS`` to choose another count: it is then left to torch, which follows it.
+So train.py, the `ppo:` agent and the RLlib agent all call `use_torch_threads`.
+Set `OMP_NUM_THREADS` to choose another count: it is then left to torch, which follows it.
 The learner of a training run is the exception: PPO's gradient updates are minibatches of a
 thousand rows through every layer, forward and backward, which two threads do in about half
 the time, and its forward passes over the run's 512 games gain a third; train.py gives the
-learner (updates, rollouts' forward passes, the imitation's fit) ``--update-threads`` threads
-(2 by default) and its evaluations one, as the ``ppo:`` agent plays (:class:`UpdateThreads`).
+learner (updates, rollouts' forward passes, the imitation's fit) `--update-threads` threads
+(2 by default) and its evaluations one, as the `ppo:` agent plays (`UpdateThreads`).
 The count is part of a run's bits (the updates sum in another order; a forward pass gives the
 same numbers on one thread or two): a run is reproduced by its own command on a machine with at
 least that many cores (on one core, two threads give one thread's run).
@@ -20,10 +20,10 @@ least that many cores (on one core, two threads give one thread's run).
 One thread is not enough for the same bits run after run: torch's CPU matrix products are
 Intel MKL's, whose code path may depend on how each array happens to be aligned in memory, so
 two runs of the same training command could end with different weights (1 in 3 runs of
-``train.py --imitate none --total-timesteps 262144`` did here). MKL's conditional numerical
-reproducibility (``MKL_CBWR=AUTO,STRICT``) fixes the path; MKL reads it once, before its first
-product, so the ``sergeant-major`` command sets it (:func:`reproducible_mkl`) before any
-subcommand imports torch, unless ``MKL_CBWR`` is already set. A script of your own that trains with torch sets it
+`train.py --imitate none --total-timesteps 262144` did here). MKL's conditional numerical
+reproducibility (`MKL_CBWR=AUTO,STRICT`) fixes the path; MKL reads it once, before its first
+product, so the `sergeant-major` command sets it (`reproducible_mkl`) before any
+subcommand imports torch, unless `MKL_CBWR` is already set. A script of your own that trains with torch sets it
 in the environment before Python starts.
 """
 
@@ -34,14 +34,14 @@ import os
 from typing import Iterator
 
 TORCH_THREADS = 1
-"""Torch CPU threads used unless ``OMP_NUM_THREADS`` says otherwise."""
+"""Torch CPU threads used unless `OMP_NUM_THREADS` says otherwise."""
 
 MKL_CBWR = "AUTO,STRICT"
-"""MKL's reproducible mode that :func:`reproducible_mkl` sets (the module docstring)."""
+"""MKL's reproducible mode that `reproducible_mkl` sets (the module docstring)."""
 
 
 def reproducible_mkl() -> None:
-    """Set ``MKL_CBWR`` (unless set) so that MKL's results do not depend on memory alignment:
+    """Set `MKL_CBWR` (unless set) so that MKL's results do not depend on memory alignment:
     to be called before torch is imported (the module docstring)."""
     os.environ.setdefault("MKL_CBWR", MKL_CBWR)
 
@@ -56,10 +56,10 @@ def use_torch_threads() -> int:
 
 
 class UpdateThreads:
-    """Torch's threads for a training run's learner (``count``: PPO's rollouts and updates, the
-    imitation's fit) and for its evaluations (the count :func:`use_torch_threads` set, as the
-    ``ppo:`` agent plays): :meth:`learning` when the learner starts, :meth:`evaluating` around
-    an evaluation, :meth:`done` when training ends. Nothing changes where ``OMP_NUM_THREADS`` is set
+    """Torch's threads for a training run's learner (`count`: PPO's rollouts and updates, the
+    imitation's fit) and for its evaluations (the count `use_torch_threads` set, as the
+    `ppo:` agent plays): `learning` when the learner starts, `evaluating` around
+    an evaluation, `done` when training ends. Nothing changes where `OMP_NUM_THREADS` is set
     (torch follows it throughout)."""
 
     def __init__(self, count: int) -> None:
@@ -92,7 +92,7 @@ class UpdateThreads:
 
 @contextlib.contextmanager
 def unchecked_distributions() -> Iterator[None]:
-    """Within: torch's distributions skip their argument checks (``validate_args``). SB3's masked
+    """Within: torch's distributions skip their argument checks (`validate_args`). SB3's masked
     categorical builds three distributions a forward pass and checks each (its logits finite,
     its probabilities a simplex): a tenth of a training run's rollout forward passes, with the
     same numbers without the checks. Restores torch's default after."""

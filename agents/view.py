@@ -1,8 +1,8 @@
 """The observation decoded for rule-based agents: card sets as uint64 bitmasks, numbers as ints.
 
-Everything here comes from the observation (``sergeant_major_env.observation``, seats
+Everything here comes from the observation (`sergeant_major_env.observation`, seats
 relative to the observer: 0 self, 1 left, 2 right): the float vector, or the same
-observation with its card planes as sets (``observe_card_sets``), so an agent built on it
+observation with its card planes as sets (`observe_card_sets`), so an agent built on it
 never sees more than its seat knows. All arrays have the batch as leading axis.
 """
 
@@ -50,9 +50,9 @@ def _scaled_segment(name: str, column: int | None = None) -> functools.cached_pr
 
 @kernel(ahead="game", seconds=0.5, signature="uint64[:, ::1], float32[:, ::1], int64, int64")
 def _decoded_k(planes, numbers, decision_column, mode_column):
-    """(trick, decision, mode, trumps, position, gone, unseen) of :meth:`View._setup`, each game
-    in one pass: ``planes`` the card sets (uint64[B, >= 11]), ``numbers`` the entries after
-    them, whose columns ``decision_column`` and ``mode_column`` start those one-hot segments."""
+    """(trick, decision, mode, trumps, position, gone, unseen) of `View._setup`, each game
+    in one pass: `planes` the card sets (uint64[B, >= 11]), `numbers` the entries after
+    them, whose columns `decision_column` and `mode_column` start those one-hot segments."""
     n = planes.shape[0]
     trick = np.full((n, 3), -1, dtype=np.int64)
     decision = np.full(n, -1, dtype=np.int8)
@@ -89,8 +89,8 @@ def _one_hot_index(block: np.ndarray) -> np.ndarray:
 class View:
     """What one seat knows in each of B games (see the module docstring).
 
-    ``View(observations)`` decodes float observations; :meth:`from_card_sets` takes the same
-    observation as :func:`~sergeant_major_env.observation.observe_card_sets` gives it (the
+    `View(observations)` decodes float observations; `from_card_sets` takes the same
+    observation as [`observe_card_sets`][sergeant_major_env.observation.observe_card_sets] gives it (the
     card planes already as sets), which skips building and decoding the float planes.
     The card sets, the decision and the mode are decoded at once; the other numbers on first
     use (an agent reads few of them, and each costs numpy calls on every batch)."""
@@ -106,7 +106,7 @@ class View:
 
     @classmethod
     def from_card_sets(cls, card_sets: np.ndarray, rest: np.ndarray) -> "View":
-        """The view of ``observe_card_sets``'s ``(card_sets, rest)``: the same as ``View`` of the
+        """The view of `observe_card_sets`'s `(card_sets, rest)`: the same as `View` of the
         float observation they stand for (tests/test_view.py)."""
         view = cls.__new__(cls)
         view._setup(np.asarray(card_sets, dtype=np.uint64), np.asarray(rest, dtype=np.float32), CARD_SETS_WIDTH)
@@ -114,7 +114,7 @@ class View:
 
     def _setup(self, planes: np.ndarray, numbers: np.ndarray, first_column: int) -> None:
         """The view from the card planes as sets (uint64[B, >= 11]) and observation entries
-        ``numbers`` (float32[B, ...], whose column 0 is the observation's ``first_column``)."""
+        `numbers` (float32[B, ...], whose column 0 is the observation's `first_column`)."""
         self.n = planes.shape[0]
         # The observation's entries after the planes, and this view's rows of them (None: all).
         self._numbers, self._first_column, self._index = numbers, first_column, None
@@ -184,7 +184,7 @@ def legal_sets(legal_mask: np.ndarray) -> np.ndarray:
 
 
 def ensure_legal(actions: np.ndarray, legal_mask: np.ndarray) -> np.ndarray:
-    """``actions`` with any illegal choice replaced by the first legal action (0 where none is legal).
+    """`actions` with any illegal choice replaced by the first legal action (0 where none is legal).
 
     A safety net: with a consistent observation and mask the rules above never need it, but an
     agent must answer legally even for a row whose observation does not match its mask."""
@@ -200,7 +200,7 @@ def ensure_legal(actions: np.ndarray, legal_mask: np.ndarray) -> np.ndarray:
 
 @kernel(ahead="game", seconds=0.3, signature="int64[::1], boolean[:, ::1]")
 def _ensure_legal_k(actions, mask):
-    """:func:`ensure_legal` in place: an action out of range or not legal becomes the row's first
+    """`ensure_legal` in place: an action out of range or not legal becomes the row's first
     legal action (0 where none is)."""
     width = mask.shape[1]
     for i in range(actions.shape[0]):
@@ -220,12 +220,12 @@ def card_bools(sets: np.ndarray) -> np.ndarray:
 
 
 def counts_above(sets: np.ndarray) -> np.ndarray:
-    """int[B, 52]: for each card c, how many cards of ``sets`` in c's suit beat c."""
+    """int[B, 52]: for each card c, how many cards of `sets` in c's suit beat c."""
     return np.bitwise_count(sets[:, None] & ABOVE[None, :]).astype(np.int16)
 
 
 def counts_below(sets: np.ndarray) -> np.ndarray:
-    """int[B, 52]: for each card c, how many cards of ``sets`` in c's suit are lower than c."""
+    """int[B, 52]: for each card c, how many cards of `sets` in c's suit are lower than c."""
     return np.bitwise_count(sets[:, None] & BELOW[None, :]).astype(np.int16)
 
 

@@ -1,6 +1,6 @@
-"""mkdocs hook: replace ``<!-- generated: NAME [ARG ...] -->`` markers with tables built from the code.
+"""mkdocs hook: replace `<!-- generated: NAME [ARG ...] -->` markers with tables built from the code.
 
-The tables come from :mod:`sergeant_major_env.doc_tables` (observation by index range, actions,
+The tables come from `sergeant_major_env.doc_tables` (observation by index range, actions,
 rule and env options, spec tables, version history), so the pages cannot drift from the code.
 """
 

@@ -1,4 +1,4 @@
-"""``python -m sergeant_major_env``: the ``sergeant-major`` command (:mod:`sergeant_major_env.cli`)."""
+"""`python -m sergeant_major_env`: the `sergeant-major` command (`sergeant_major_env.cli`)."""
 
 from .cli import run
 

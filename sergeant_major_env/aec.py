@@ -1,56 +1,58 @@
-"""The PettingZoo AEC environment of 3-5-8, ``sergeant_major_v0``: a thin adapter over a batch-of-one engine game.
+"""The PettingZoo AEC environment of 3-5-8, `sergeant_major_v0`: a thin adapter over a batch-of-one engine game.
 
-This docstring is the environment's page in PettingZoo's shape; ``docs/envs/aec.md`` is the
+This docstring is the environment's page in PettingZoo's shape; `docs/envs/aec.md` is the
 same with the tables generated from the code (the observation by index range, the actions,
 the options).
 
-====================  =========================================================================
-Import                ``from sergeant_major_env import sergeant_major_v0``
-Make                  ``sergeant_major_v0.env()`` (wrapped), ``sergeant_major_v0.raw_env()``
-Agents                ``player_0``, ``player_1``, ``player_2`` (seats 0, 1, 2 of RULES.md, R1)
-Parallel API          no: turn-based, one seat decides at a time
-Manual control        yes: ``sergeant-major play``
-Action space          ``Discrete(58)``: 0..51 a card, 52..57 a mode (RULES.md section 10)
-Observation space     ``Dict(observation=Box(919,) float32, action_mask=Box(58,) int8)``
-Action mask           yes, ``observation["action_mask"]``
-Reward range          -13..+13 points a deal (``reward="points"``)
-Render modes          ``"human"``, ``"ansi"``
-``metadata["name"]``  ``"sergeant_major_v0"``
-====================  =========================================================================
+|  |  |
+|---|---|
+| Import | `from sergeant_major_env import sergeant_major_v0` |
+| Make | `sergeant_major_v0.env()` (wrapped), `sergeant_major_v0.raw_env()` |
+| Agents | `player_0`, `player_1`, `player_2` (seats 0, 1, 2 of RULES.md, R1) |
+| Parallel API | no: turn-based, one seat decides at a time |
+| Manual control | yes: `sergeant-major play` |
+| Action space | `Discrete(58)`: 0..51 a card, 52..57 a mode (RULES.md section 10) |
+| Observation space | `Dict(observation=Box(919,) float32, action_mask=Box(58,) int8)` |
+| Action mask | yes, `observation["action_mask"]` |
+| Reward range | -13..+13 points a deal (`reward="points"`) |
+| Render modes | `"human"`, `"ansi"` |
+| `metadata["name"]` | `"sergeant_major_v0"` |
 
-Usage::
+Usage:
 
-    from sergeant_major_env import sergeant_major_v0
-    game = sergeant_major_v0.env(num_deals=2)
-    game.reset(seed=7)
-    for agent in game.agent_iter():
-        observation, reward, termination, truncation, info = game.last()
-        action = None if termination or truncation else policy(observation, info)
-        game.step(action)
+```python
+from sergeant_major_env import sergeant_major_v0
+game = sergeant_major_v0.env(num_deals=2)
+game.reset(seed=7)
+for agent in game.agent_iter():
+    observation, reward, termination, truncation, info = game.last()
+    action = None if termination or truncation else policy(observation, info)
+    game.step(action)
+```
 
-**Observation**: ``observation["observation"]`` is
-:func:`sergeant_major_env.observation.observe` of the agent's seat, what that seat knows
+**Observation**: `observation["observation"]` is
+[`sergeant_major_env.observation.observe`][] of the agent's seat, what that seat knows
 (its complete information state, seats relative to it), laid out in the segments of
-``observation.SEGMENTS`` (the module's docstring has the table); ``action_mask`` has a 1
+`observation.SEGMENTS` (the module's docstring has the table); `action_mask` has a 1
 for each legal action of the agent to act, zeros for the others. **Actions**: a card id
-``suit * 13 + rank`` (R3) to play, discard, give or return, or ``52 + mode`` for ♠ ♣ ♥ ♦ NT
-MIN. **Rewards**: each deal's points (R23, R24) when the deal ends (``reward="points"``), or
-the final score or rank once (``"score"``, ``"rank"``); see :class:`raw_env`.
-**Termination**: after the last deal, or at an illegal action (``illegal_action``); no
+`suit * 13 + rank` (R3) to play, discard, give or return, or `52 + mode` for ♠ ♣ ♥ ♦ NT
+MIN. **Rewards**: each deal's points (R23, R24) when the deal ends (`reward="points"`), or
+the final score or rank once (`"score"`, `"rank"`); see [`raw_env`][].
+**Termination**: after the last deal, or at an illegal action (`illegal_action`); no
 truncation.
 
-:func:`env` wraps :class:`raw_env` with the standard PettingZoo wrappers the way the
-``pettingzoo.classic`` games do (``AssertOutOfBoundsWrapper``, ``OrderEnforcingWrapper``).
+[`env`][] wraps [`raw_env`][] with the standard PettingZoo wrappers the way the
+`pettingzoo.classic` games do (`AssertOutOfBoundsWrapper`, `OrderEnforcingWrapper`).
 An illegal action ends the game with a penalty for the offender by default, the classic
 games' convention, which the raw env applies itself (so its infos can say so); see
-``illegal_action`` in :class:`raw_env`. The rules themselves live only in
-:mod:`sergeant_major_env.engine`, the env options in :mod:`sergeant_major_env.options`.
+`illegal_action` in [`raw_env`][]. The rules themselves live only in
+[`sergeant_major_env.engine`][], the env options in [`sergeant_major_env.options`][].
 
-**Version history** (:mod:`sergeant_major_env.versions`): the version number (``_v0``, and
-the Gymnasium id ``SergeantMajor-v0``) goes up when the rules' behaviour, the observation
-layout (``observation.VERSION``, which every model file records), the action ids or the
-rewards change. ``sergeant_major_v0`` (package 0.1.0): the rules of RULES.md, observation
-layout version 2 (919 floats), actions 0..57, rewards ``points``/``score``/``rank``.
+**Version history** ([`sergeant_major_env.versions`][]): the version number (`_v0`, and
+the Gymnasium id `SergeantMajor-v0`) goes up when the rules' behaviour, the observation
+layout (`observation.VERSION`, which every model file records), the action ids or the
+rewards change. `sergeant_major_v0` (package 0.1.0): the rules of RULES.md, observation
+layout version 2 (919 floats), actions 0..57, rewards `points`/`score`/`rank`.
 """
 
 from __future__ import annotations
@@ -75,23 +77,23 @@ from .seeding import check_seed
 from .versions import AEC_NAME
 
 AGENTS = ("player_0", "player_1", "player_2")
-"""Agent ``player_i`` is seat i of RULES.md (R1)."""
+"""Agent `player_i` is seat i of RULES.md (R1)."""
 _SEATS = {agent: seat for seat, agent in enumerate(AGENTS)}
 ENV_OPTIONS = {"reward": env_options.DEFAULT_REWARD,
                "illegal_action": env_options.AEC_ILLEGAL_ACTIONS[0],
                "illegal_reward": env_options.ILLEGAL_REWARD}
-"""The env's own options and their defaults (allowed values: :mod:`sergeant_major_env.options`)."""
+"""The env's own options and their defaults (allowed values: [`sergeant_major_env.options`][])."""
 CONSTRUCTOR_OPTIONS = (*Rules.names(), *ENV_OPTIONS, "rules", "render_mode", "render_seat", "learner_seat", "seed")
-"""Names a ``reset(options=...)`` may not give: they are the constructor's (or ``reset``'s own
-``seed``; ``learner_seat`` is the single-seat env's)."""
+"""Names a `reset(options=...)` may not give: they are the constructor's (or `reset`'s own
+`seed`; `learner_seat` is the single-seat env's)."""
 NOT_TO_ACT = -1
-"""``infos[agent]["decision"]`` of an agent that is not the one to act."""
+"""`infos[agent]["decision"]` of an agent that is not the one to act."""
 _FIRST_GAME = np.zeros(1, dtype=np.intp)
 RENDER_MODES = ("human", "ansi")
 
 
 def env(render_mode: str | None = None, render_seat: int | None = None, **options: Any) -> AECEnv:
-    """The AEC environment with PettingZoo's standard wrappers; options as :class:`raw_env`."""
+    """The AEC environment with PettingZoo's standard wrappers; options as [`raw_env`][]."""
     game = raw_env(render_mode=render_mode, render_seat=render_seat, **options)
     game = CheckedActionsWrapper(game)
     return wrappers.OrderEnforcingWrapper(game)
@@ -99,7 +101,7 @@ def env(render_mode: str | None = None, render_seat: int | None = None, **option
 
 class CheckedActionsWrapper(wrappers.AssertOutOfBoundsWrapper):
     """PettingZoo's bounds wrapper, with the env's own one-line ValueError for an action that is
-    not an id 0..57 (:func:`options.check_action`): ``step(58)``, ``step(1.5)`` and ``step(2**70)``
+    not an id 0..57 ([`options.check_action`][]): `step(58)`, `step(1.5)` and `step(2**70)`
     alike, where the base class asserts or overflows converting to a C long."""
 
     def step(self, action) -> None:
@@ -110,98 +112,98 @@ class CheckedActionsWrapper(wrappers.AssertOutOfBoundsWrapper):
 
 
 class raw_env(AECEnv):
-    """3-5-8 (RULES.md) as a PettingZoo AEC environment, without wrappers (use :func:`env`).
+    """3-5-8 (RULES.md) as a PettingZoo AEC environment, without wrappers (use [`env`][]).
 
-    **Agents** ``player_0``, ``player_1``, ``player_2`` are seats 0, 1, 2. The agent to act,
-    ``agent_selection``, is ``player_{to_act}`` of the engine; the same agent acts several times
+    **Agents** `player_0`, `player_1`, `player_2` are seats 0, 1, 2. The agent to act,
+    `agent_selection`, is `player_{to_act}` of the engine; the same agent acts several times
     in a row where the rules say so (the playmaker's four discards, successive exchange gives).
     Forced returns (R21) are made by the engine inside a step and are never asked.
 
-    **Action space** ``Discrete(58)`` (RULES.md section 10): 0..51 a card (play, discard, give,
+    **Action space** `Discrete(58)` (RULES.md section 10): 0..51 a card (play, discard, give,
     or return after a trump), 52..57 a mode ♠ ♣ ♥ ♦ NT MIN.
 
-    **Observation space** ``Dict(observation=Box(low, high, (OBSERVATION_SIZE,), float32),
-    action_mask=Box(0, 1, (58,), int8))``. ``observation`` is
-    :func:`sergeant_major_env.observation.observe` for the agent's seat: what that seat knows,
-    seats relative to it, in the segments of ``observation.SEGMENTS`` (see that module's
+    **Observation space** `Dict(observation=Box(low, high, (OBSERVATION_SIZE,), float32),
+    action_mask=Box(0, 1, (58,), int8))`. `observation` is
+    [`sergeant_major_env.observation.observe`][] for the agent's seat: what that seat knows,
+    seats relative to it, in the segments of `observation.SEGMENTS` (see that module's
     docstring: the card planes hand, played, trick, talon, discards, exchange cards and the
     derived winning card, winners in hand and highest left; the decision, seat to act, mode,
     roles, targets, tricks, trick leader, exchange counts, previous points, scores, deal and
     modes available; the trick history card_trick and trick_leaders; voids; the derived
     winning seat, tricks needed and unseen cards per suit). All entries lie in 0..1 except
-    ``prev_points`` (-1..1), ``tricks_needed`` (-13/16..1/2) and ``scores``
-    (+-13 * num_deals / 50); see :func:`observation_bounds`. ``action_mask`` has a 1 for each
+    `prev_points` (-1..1), `tricks_needed` (-13/16..1/2) and `scores`
+    (+-13 * num_deals / 50); see [`observation_bounds`][]. `action_mask` has a 1 for each
     legal action of the agent to act and is all zero for every other agent and after the game.
-    ``observe(agent)`` works for any of the three agents at any time after ``reset()`` (another
+    `observe(agent)` works for any of the three agents at any time after `reset()` (another
     name is a ValueError naming them); the space objects never change.
 
-    **Rewards** (option ``reward``):
+    **Rewards** (option `reward`):
 
-    * ``"points"`` (default): when a deal ends, each agent gets its points of that deal (R23,
+    * `"points"` (default): when a deal ends, each agent gets its points of that deal (R23,
       R24), so the cumulative reward is the game score;
-    * ``"score"``: the final score, once, when the game ends;
-    * ``"rank"``: when the game ends, +1 / 0 / -1 for first / second / third place; players
+    * `"score"`: the final score, once, when the game ends;
+    * `"rank"`: when the game ends, +1 / 0 / -1 for first / second / third place; players
       with equal scores share their places' values (two tied first get +0.5 each, three tied 0).
 
-    The game ends with ``terminations`` after the last deal (or at an illegal action, see
-    ``illegal_action``); there is no truncation.
+    The game ends with `terminations` after the last deal (or at an illegal action, see
+    `illegal_action`); there is no truncation.
 
-    **Infos** ``infos[agent]`` holds numbers only, the same four keys at every step, so that
-    tensor-based clients (TorchRL's ``PettingZooWrapper``, Tianshou's ``PettingZooEnv``) take
+    **Infos** `infos[agent]` holds numbers only, the same four keys at every step, so that
+    tensor-based clients (TorchRL's `PettingZooWrapper`, Tianshou's `PettingZooEnv`) take
     them as they are:
 
-    * ``"decision"`` (int): the engine phase id of the decision the agent faces if it is the
-      one to act (names in ``engine.DECISIONS``: 0 mode, 1 exchange_give, 2 exchange_return,
-      3 discard, 4 play), :data:`NOT_TO_ACT` (-1) for the others, and ``engine.OVER`` (5,
-      ``"game_over"``) for all once the game has ended;
-    * ``"deal"`` (int): the engine's 0-based index of the current deal (``state.deal``;
-      ``num_deals`` once the game is over);
-    * ``"role"`` (int): the agent's role in that deal, an index into ``engine.ROLE_NAMES``
+    * `"decision"` (int): the engine phase id of the decision the agent faces if it is the
+      one to act (names in `engine.DECISIONS`: 0 mode, 1 exchange_give, 2 exchange_return,
+      3 discard, 4 play), [`NOT_TO_ACT`][] (-1) for the others, and `engine.OVER` (5,
+      `"game_over"`) for all once the game has ended;
+    * `"deal"` (int): the engine's 0-based index of the current deal (`state.deal`;
+      `num_deals` once the game is over);
+    * `"role"` (int): the agent's role in that deal, an index into `engine.ROLE_NAMES`
       (0 dealer, 1 playmaker, 2 third; the last deal's once the game is over);
-    * ``"illegal_action"`` (bool): True for the agent whose illegal action ended the game.
+    * `"illegal_action"` (bool): True for the agent whose illegal action ended the game.
 
     **Options** (keywords; anything else is a ValueError naming the known ones; the env
-    options are described once in :mod:`sergeant_major_env.options`):
+    options are described once in [`sergeant_major_env.options`][]):
 
-    * the rule options of RULES.md section 9: ``num_deals`` (1..18, default 18), ``exchanges``,
-      ``must_overtake``, ``must_overtrump``, ``dealer_builds_talon`` (see :class:`Rules`), or
-      ``rules=Rules(...)`` (or a mapping of them), not both, as in every environment;
-    * ``reward``: ``"points"`` | ``"score"`` | ``"rank"``, as above;
-    * ``illegal_action``: what a legal-looking action id (0..57) that the rules refuse does:
-      ``"terminate"`` (default, PettingZoo's classic convention: the game ends, the offender
-      gets ``illegal_reward``, its info has ``illegal_action`` True; ``engine_state`` keeps
-      the position where the action was tried) or ``"raise"``; ``illegal_reward``. Described
-      once, for every env, in :mod:`sergeant_major_env.options`. An action that is not an
-      integer 0..57 (a bool, a float, ``None`` for a live agent) is a ValueError either way;
-    * ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the table as text) or
-      ``"human"`` (prints it, also after every step). The table is drawn by
-      :mod:`sergeant_major_env.render` and shows what one seat knows;
-    * ``render_seat``: ``None`` (default): the *referee's view*, the table as the seat to act
+    * the rule options of RULES.md section 9: `num_deals` (1..18, default 18), `exchanges`,
+      `must_overtake`, `must_overtrump`, `dealer_builds_talon` (see [`Rules`][]), or
+      `rules=Rules(...)` (or a mapping of them), not both, as in every environment;
+    * `reward`: `"points"` | `"score"` | `"rank"`, as above;
+    * `illegal_action`: what a legal-looking action id (0..57) that the rules refuse does:
+      `"terminate"` (default, PettingZoo's classic convention: the game ends, the offender
+      gets `illegal_reward`, its info has `illegal_action` True; `engine_state` keeps
+      the position where the action was tried) or `"raise"`; `illegal_reward`. Described
+      once, for every env, in [`sergeant_major_env.options`][]. An action that is not an
+      integer 0..57 (a bool, a float, `None` for a live agent) is a ValueError either way;
+    * `render_mode`: `None`, `"ansi"` (`render()` returns the table as text) or
+      `"human"` (prints it, also after every step). The table is drawn by
+      `sergeant_major_env.render` and shows what one seat knows;
+    * `render_seat`: `None` (default): the *referee's view*, the table as the seat to act
       sees it: its hand (its first six cards while it chooses the mode, R9), its own discards
       and exchange cards, the public table; it follows the turn, so over a game it shows every
-      hand in turn. ``0``, ``1`` or ``2``: always that seat's view (never another hand, R22:
+      hand in turn. `0`, `1` or `2`: always that seat's view (never another hand, R22:
       never the other pair's exchanged cards), for watching or playing one seat.
 
-    **Seeding** ``reset(seed=s)`` plays the engine game ``engine.init([s])``; ``reset()``
-    draws the game's seed from the env's numpy generator, which ``reset(seed=s)`` also seeds
+    **Seeding** `reset(seed=s)` plays the engine game `engine.init([s])`; `reset()`
+    draws the game's seed from the env's numpy generator, which `reset(seed=s)` also seeds
     (so later unseeded resets are reproducible too); never seeded, it starts from OS entropy.
-    ``s`` follows the one seed rule of :mod:`sergeant_major_env.seeding` (an integer 0 to
+    `s` follows the one seed rule of `sergeant_major_env.seeding` (an integer 0 to
     2**63 - 1), checked before anything changes.
 
-    ``observe``, ``last`` and ``step`` before the first ``reset()`` raise a RuntimeError
+    `observe`, `last` and `step` before the first `reset()` raise a RuntimeError
     saying so.
 
-    **Records** :meth:`game_record` gives the game record of RULES.md section 11. The env keeps
+    **Records** [`game_record`][] gives the game record of RULES.md section 11. The env keeps
     only the list of actions taken and builds the record on demand by replaying them through
-    :class:`records.Recorder` (stepping the recorder live would cost about as much as the
+    [`records.Recorder`][] (stepping the recorder live would cost about as much as the
     engine step itself).
 
-    **Pickling** ``pickle.dumps(env)`` keeps the game in progress: the unpickled env goes on
-    exactly as the original would (unlike the classic envs' ``EzPickle``, which rebuilds a
+    **Pickling** `pickle.dumps(env)` keeps the game in progress: the unpickled env goes on
+    exactly as the original would (unlike the classic envs' `EzPickle`, which rebuilds a
     fresh env from the constructor's arguments).
 
-    ``engine_state`` is the live engine :class:`~engine.State` (a batch of one game), for
-    inspection; change it only through :meth:`step`.
+    `engine_state` is the live engine [`State`][sergeant_major_env.engine.State] (a batch of one game), for
+    inspection; change it only through `step`.
     """
 
     metadata = {
@@ -268,10 +270,10 @@ class raw_env(AECEnv):
     # ------------------------------------------------------------------ AEC API
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        """Start a new game. The env has no reset options: ``options`` that are not a dict, or
-        that name an option of the constructor (a rule option such as ``num_deals``, ``reward``,
-        ``learner_seat``...), are a ValueError worded as the single-seat env's, before anything
-        changes; other keys are ignored (PettingZoo's API test passes ``{"options": 1}``)."""
+        """Start a new game. The env has no reset options: `options` that are not a dict, or
+        that name an option of the constructor (a rule option such as `num_deals`, `reward`,
+        `learner_seat`...), are a ValueError worded as the single-seat env's, before anything
+        changes; other keys are ignored (PettingZoo's API test passes `{"options": 1}`)."""
         env_options.check_reset_options(options, (), f"{type(self).__name__}.reset", only=CONSTRUCTOR_OPTIONS)
         if seed is not None:
             seed = check_seed(seed, f"{type(self).__name__}.reset: seed")  # before anything changes
@@ -310,8 +312,8 @@ class raw_env(AECEnv):
         return {"observation": observe(state, seat)[0], "action_mask": np.zeros(NUM_ACTIONS, dtype=np.int8)}
 
     def last(self, observe: bool = True):
-        """As ``AECEnv.last`` (written out, one call less per decision), with a clear error
-        before ``reset()``."""
+        """As `AECEnv.last` (written out, one call less per decision), with a clear error
+        before `reset()`."""
         if self.engine_state is None:
             self._require_game("last")
         agent = self.agent_selection
@@ -374,7 +376,7 @@ class raw_env(AECEnv):
         self._refresh_infos()
 
     def _end_by_illegal_action(self, offender: str) -> None:
-        """``illegal_action="terminate"``: the game ends here; ``illegal_reward`` for the offender."""
+        """`illegal_action="terminate"`: the game ends here; `illegal_reward` for the offender."""
         self._cumulative_rewards[offender] = 0.0  # as in a normal step: last() has paid it
         if self._rewarded:
             self._clear_rewards()
@@ -397,7 +399,7 @@ class raw_env(AECEnv):
                 "role": self._roles[seat], "illegal_action": False}
 
     def _refresh_infos(self, over: bool = False) -> None:
-        """New infos for every agent (at reset, when a deal ends, and ``over`` when an illegal
+        """New infos for every agent (at reset, when a deal ends, and `over` when an illegal
         action ends the game)."""
         state = self.engine_state
         self._deal_index = int(state.deal[0])
@@ -409,13 +411,13 @@ class raw_env(AECEnv):
     # ------------------------------------------------------------------ records
 
     def game_record(self, players: list[str] | None = None) -> dict[str, Any]:
-        """The game record of RULES.md section 11 (``players`` default to the agent names).
+        """The game record of RULES.md section 11 (`players` default to the agent names).
 
-        A finished game gives its full record, which :func:`records.replay` accepts. An
+        A finished game gives its full record, which [`records.replay`][] accepts. An
         unfinished game gives the same format holding the deals completed so far (possibly
-        none) and ``scores`` = the totals after them; ``rules`` are the game's own, so
-        :func:`records.replay` rejects it as short (R4) until the game is over. The record is
-        built by replaying the game's actions through :class:`records.Recorder`.
+        none) and `scores` = the totals after them; `rules` are the game's own, so
+        [`records.replay`][] rejects it as short (R4) until the game is over. The record is
+        built by replaying the game's actions through [`records.Recorder`][].
         """
         if self.engine_state is None:
             raise RuntimeError("game_record() needs a game: call reset() first")
@@ -444,9 +446,9 @@ class raw_env(AECEnv):
     # ------------------------------------------------------------------ rendering
 
     def render(self) -> str | None:
-        """The table as text (:mod:`sergeant_major_env.render`): the view of ``render_seat``,
-        or by default the referee's view (the seat to act's). Returned (``"ansi"``) or printed
-        (``"human"``)."""
+        """The table as text (`sergeant_major_env.render`): the view of `render_seat`,
+        or by default the referee's view (the seat to act's). Returned (`"ansi"`) or printed
+        (`"human"`)."""
         if self.render_mode is None:
             gymnasium.logger.warn("You are calling render method without specifying any render mode.")
             return None

@@ -1,28 +1,30 @@
 """Every subcommand's options, declared one way: a typed, frozen dataclass whose fields are made
-by :func:`opt` (CleanRL's ``Args``, shared by every command).
+by `opt` (CleanRL's `Args`, shared by every command).
 
 A field declares one option: its type (the annotation), its default, the values it allows (a
-:class:`Check`), its flag, its group of ``--help`` and how the command line gives it; the
-attribute docstring under the field is its line of ``--help``. :func:`build_parser` builds the
-command line's parser from the dataclass, :func:`parse_config` reads a command line into it:
+`Check`), its flag, its group of `--help` and how the command line gives it; the
+attribute docstring under the field is its line of `--help`. `build_parser` builds the
+command line's parser from the dataclass, `parse_config` reads a command line into it:
 
-    @dataclasses.dataclass(frozen=True)
-    class Options:
-        games: int = games(120)
-        \"\"\"games per table\"\"\"
-        seed: int = seed()
-        \"\"\"group j plays engine seed S+j\"\"\"
+```text
+@dataclasses.dataclass(frozen=True)
+class Options:
+    games: int = games(120)
+    \"\"\"games per table\"\"\"
+    seed: int = seed()
+    \"\"\"group j plays engine seed S+j\"\"\"
 
-    options = parse_config(build_parser("sergeant-major x", Options), Options, argv)
+options = parse_config(build_parser("sergeant-major x", Options), Options, argv)
+```
 
-Every problem is one line on stderr and exit status 2 (:class:`OneLineParser`): a value a
+Every problem is one line on stderr and exit status 2 (`OneLineParser`): a value a
 check refuses names the option and what is allowed. The options many commands share
-(``--games``, ``--seed``, ``--workers``, ``--no-progress``, ``--overwrite``, ``--option``) are
-made by one field factory each (:func:`games`, :func:`seed`, :func:`workers`,
-:func:`no_progress`, :func:`overwrite`, :func:`rule_options`), so their flag, check and help are
+(`--games`, `--seed`, `--workers`, `--no-progress`, `--overwrite`, `--option`) are
+made by one field factory each (`games`, `seed`, `workers`,
+`no_progress`, `overwrite`, `rule_options`), so their flag, check and help are
 the same in every command.
 
-No torch, no agents here: ``--help`` and usage errors work without the train extra.
+No torch, no agents here: `--help` and usage errors work without the train extra.
 """
 
 from __future__ import annotations
@@ -44,18 +46,18 @@ MAX_TEXT = 1000
 # ============================================================================ checks
 
 class Check:
-    """The values an option allows: :meth:`check` takes a value of the option's type (from the
+    """The values an option allows: `check` takes a value of the option's type (from the
     parser or from run.json) and returns it normalised, or raises a one-line ValueError;
-    :meth:`parse` reads the command line's text first. As an argparse ``type=`` (``__call__``)
+    `parse` reads the command line's text first. As an argparse `type=` (`__call__`)
     the error becomes a usage error."""
 
     allowed = "a value"
     """What is allowed, in words."""
     shown = True
-    """Whether ``--help`` shows :attr:`allowed` after the option's help."""
+    """Whether `--help` shows `allowed` after the option's help."""
 
     convert: Callable[[str], Any] | None = None
-    """How :meth:`parse` reads a number from the command line's text (``int``, ``float``);
+    """How `parse` reads a number from the command line's text (`int`, `float`);
     None: the text is the value."""
 
     def check(self, value: Any) -> Any:
@@ -81,7 +83,7 @@ class Check:
 
 
 class Integer(Check):
-    """An integer from ``low`` (to ``high``)."""
+    """An integer from `low` (to `high`)."""
 
     convert = int
 
@@ -96,7 +98,7 @@ class Integer(Check):
 
 
 class Number(Check):
-    """A finite number in [low, high] (``low_open``: above low)."""
+    """A finite number in [low, high] (`low_open`: above low)."""
 
     convert = float
 
@@ -116,7 +118,7 @@ class Number(Check):
 
 
 class Seed(Check):
-    """A seed by the one seed rule (:mod:`sergeant_major_env.seeding`)."""
+    """A seed by the one seed rule (`sergeant_major_env.seeding`)."""
 
     allowed = SEED_RULE
 
@@ -133,7 +135,7 @@ class Seed(Check):
 
 
 class Choice(Check):
-    """One of ``choices``, all texts or all integers (argparse shows them as its own ``choices``)."""
+    """One of `choices`, all texts or all integers (argparse shows them as its own `choices`)."""
 
     def __init__(self, *choices: Any) -> None:
         self.choices = choices
@@ -157,7 +159,7 @@ class Flag(Check):
 
 
 class Text(Check):
-    """One line of text, 1 to :data:`MAX_TEXT` characters (``optional``: or none)."""
+    """One line of text, 1 to `MAX_TEXT` characters (`optional`: or none)."""
 
     shown = False  # "one line of text" says nothing a reader needs
 
@@ -177,7 +179,7 @@ class Text(Check):
 
 
 class RuleOptions(Check):
-    """``--option NAME=VALUE ...``: rule options of RULES.md section 9, as text (``Rules.from_strings``
+    """`--option NAME=VALUE ...`: rule options of RULES.md section 9, as text (`Rules.from_strings`
     reads and checks them, where the command says how a bad one is reported)."""
 
     allowed = f"NAME=VALUE rule options (Rule book, section 9: {', '.join(Rules.names())})"
@@ -195,7 +197,7 @@ class RuleOptions(Check):
 
 
 class Plain(Check):
-    """Any ``convert`` value (``int`` or ``float``), read as argparse's ``type=int`` / ``type=float``
+    """Any `convert` value (`int` or `float`), read as argparse's `type=int` / `type=float`
     reads it: the command checks its range, with a message naming what it allows."""
 
     shown = False
@@ -219,7 +221,7 @@ class Plain(Check):
 
 
 class Texts(Check):
-    """One or more lines of text (``--labels A B``), each as :class:`Text` allows."""
+    """One or more lines of text (`--labels A B`), each as `Text` allows."""
 
     allowed = f"lines of text of at most {MAX_TEXT} characters each"
     shown = False
@@ -236,7 +238,7 @@ class Texts(Check):
 
 
 class Parsed(Check):
-    """The text parsed by ``function`` (a ValueError or argparse.ArgumentTypeError refuses it
+    """The text parsed by `function` (a ValueError or argparse.ArgumentTypeError refuses it
     with the function's message); a value already parsed is kept."""
 
     shown = False
@@ -256,13 +258,13 @@ class Parsed(Check):
 def opt(default: Any, check: Check, group: str | None = None, *, flag: str | None = None,
         metavar: str | None = None, kind: str = "value", run: bool = True, required: bool = False,
         help: str | None = None) -> Any:
-    """An option's dataclass field: ``default``, its ``check``, its ``group`` of ``--help`` (None:
-    the parser's own options), its ``flag`` (default ``--the-name``; several spellings separated by
-    spaces), how the command line gives it (``kind``: "value", "flag" (present: true), "no-flag"
-    (present: false), "on-off" (``--x``/``--no-x``), "list" (values that extend one another),
-    "values" (``nargs="+"``, the last flag's), "positional"), ``required`` (the command line must
-    give it; a positional that is not required may be left out), ``help`` (the line of ``--help``
-    of a field without a docstring: the shared options') and ``run`` (train only: part of
+    """An option's dataclass field: `default`, its `check`, its `group` of `--help` (None:
+    the parser's own options), its `flag` (default `--the-name`; several spellings separated by
+    spaces), how the command line gives it (`kind`: "value", "flag" (present: true), "no-flag"
+    (present: false), "on-off" (`--x`/`--no-x`), "list" (values that extend one another),
+    "values" (`nargs="+"`, the last flag's), "positional"), `required` (the command line must
+    give it; a positional that is not required may be left out), `help` (the line of `--help`
+    of a field without a docstring: the shared options') and `run` (train only: part of
     what the run is, kept in run.json)."""
     return dataclasses.field(default=default, metadata={
         "check": check, "group": group, "flag": flag, "metavar": metavar, "kind": kind, "run": run,
@@ -270,55 +272,55 @@ def opt(default: Any, check: Check, group: str | None = None, *, flag: str | Non
 
 
 SEED = Seed()
-"""The check of every ``--seed``: the one seed rule."""
+"""The check of every `--seed`: the one seed rule."""
 GAMES = Integer(1)
-"""The check of every ``--games``: 1 or more (the one refusal, ``must be an integer, 1 or more``)."""
+"""The check of every `--games`: 1 or more (the one refusal, `must be an integer, 1 or more`)."""
 WORKERS = Integer(1)
-"""The check of every ``--workers`` without a cap of its own (:func:`workers`'s ``most``)."""
+"""The check of every `--workers` without a cap of its own (`workers`'s `most`)."""
 WHOLE = Plain(int)
 """The check of the integer options whose range the command checks."""
 REAL = Plain(float)
 """The check of the number options whose range the command (or its library) checks."""
 RULE_OPTIONS = RuleOptions()
-"""The check of every ``--option``."""
+"""The check of every `--option`."""
 FLAG = Flag()
 WORKERS_HELP = "processes on this machine (the results are the same for any W; 1: this process only)"
 NO_PROGRESS_HELP = "no progress bar"
 
 
 def games(default: int | None, group: str | None = None, **more: Any) -> Any:
-    """``--games N``, 1 or more (:data:`GAMES`; its docstring says what a game counts for).
-    ``more``: :func:`opt`'s other arguments (``required``, ``run``)."""
+    """`--games N`, 1 or more (`GAMES`; its docstring says what a game counts for).
+    `more`: `opt`'s other arguments (`required`, `run`)."""
     return opt(default, GAMES, group, metavar="N", **more)
 
 
 def seed(default: int | None = 0, group: str | None = None, **more: Any) -> Any:
-    """``--seed S``: the one seed rule (:data:`SEED`); the docstring says what it seeds."""
+    """`--seed S`: the one seed rule (`SEED`); the docstring says what it seeds."""
     return opt(default, SEED, group, metavar="S", **more)
 
 
 def workers(group: str | None = None, most: int | None = None, **more: Any) -> Any:
-    """``--workers W``: processes on this machine, one per CPU by default; 1 or more
-    (:data:`WORKERS`), at most ``most`` where a command has a cap (the same refusal's shape)."""
+    """`--workers W`: processes on this machine, one per CPU by default; 1 or more
+    (`WORKERS`), at most `most` where a command has a cap (the same refusal's shape)."""
     check = WORKERS if most is None else Integer(1, most)
     return opt(None, check, group, metavar="W", help=f"{WORKERS_HELP} (default: one per CPU, here {available_cpus()})",
                **more)
 
 
 def no_progress(group: str | None = None, **more: Any) -> Any:
-    """``--no-progress``: no progress bar."""
+    """`--no-progress`: no progress bar."""
     return opt(False, FLAG, group, kind="flag", help=NO_PROGRESS_HELP, **more)
 
 
 def overwrite(group: str | None = None, **more: Any) -> Any:
-    """``--overwrite``: replace output files that exist (its docstring names them; default: refuse them)."""
+    """`--overwrite`: replace output files that exist (its docstring names them; default: refuse them)."""
     return opt(False, FLAG, group, kind="flag", **more)
 
 
 def rule_options(default: Sequence[str] | None = (), group: str | None = None,
                  default_help: str = "the rule book's", **more: Any) -> Any:
-    """``--option NAME=VALUE ...`` (also ``--options``): the rule options of RULES.md section 9,
-    each at most once; ``default_help`` says what is played without it (``default`` None tells
+    """`--option NAME=VALUE ...` (also `--options`): the rule options of RULES.md section 9,
+    each at most once; `default_help` says what is played without it (`default` None tells
     "not asked" from "asked for nothing")."""
     return opt(None if default is None else tuple(default), RULE_OPTIONS, group, flag=" ".join(RULE_OPTIONS_FLAGS),
                metavar="NAME=VALUE", kind="list", help=rule_options_help(default_help), **more)
@@ -327,7 +329,7 @@ def rule_options(default: Sequence[str] | None = (), group: str | None = None,
 # ============================================================================ the parser
 
 class OneLineParser(argparse.ArgumentParser):
-    """Usage errors in one line (``sergeant-major train: error: ...``, exit status 2), without the
+    """Usage errors in one line (`sergeant-major train: error: ...`, exit status 2), without the
     long usage: the line ends with the message itself, in every command."""
 
     def error(self, message: str):
@@ -335,7 +337,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 class Notes(argparse.HelpFormatter):
-    """``--help``: each option's line of help (its field's docstring), then its default and the
+    """`--help`: each option's line of help (its field's docstring), then its default and the
     values its check allows."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
@@ -352,21 +354,21 @@ class Notes(argparse.HelpFormatter):
 
 
 class HelpFormatter(Notes, argparse.RawDescriptionHelpFormatter):
-    """:class:`Notes`, with the description and epilog as written (a command's module docstring)."""
+    """`Notes`, with the description and epilog as written (a command's module docstring)."""
 
 
 def build_parser(prog: str, config: type, description: str | None = None, epilog: str | None = None,
                  formatter_class: type = HelpFormatter) -> argparse.ArgumentParser:
-    """A :class:`OneLineParser` of ``config``'s options, its help :class:`HelpFormatter`'s
-    (``formatter_class`` :class:`Notes`: the description wrapped to the terminal)."""
+    """A `OneLineParser` of `config`'s options, its help `HelpFormatter`'s
+    (`formatter_class` `Notes`: the description wrapped to the terminal)."""
     parser = OneLineParser(prog=prog, description=description, epilog=epilog, formatter_class=formatter_class)
     add_arguments(parser, config)
     return parser
 
 
 def subcommand(commands: Any, name: str, config: type, **kwargs: Any) -> argparse.ArgumentParser:
-    """The parser of subcommand ``name`` (``commands``: ``add_subparsers()``'s), with ``config``'s
-    options (its description wrapped to the terminal); :func:`parse_config` makes a ``config`` of
+    """The parser of subcommand `name` (`commands`: `add_subparsers()`'s), with `config`'s
+    options (its description wrapped to the terminal); `parse_config` makes a `config` of
     what it parses."""
     parser = commands.add_parser(name, formatter_class=Notes, **kwargs)
     add_arguments(parser, config)
@@ -375,10 +377,10 @@ def subcommand(commands: Any, name: str, config: type, **kwargs: Any) -> argpars
 
 
 def add_arguments(parser: argparse.ArgumentParser, config: type, renamed: dict[str, str] | None = None) -> None:
-    """Every option of dataclass ``config`` as an argument of ``parser``, in groups, WITHOUT
-    defaults (``argparse.SUPPRESS``): the parsed namespace holds only what the command line
-    gives, and the dataclass supplies the rest. ``--help`` still shows each default.
-    ``renamed``: {field: flag name} where the parser has that field's flag already."""
+    """Every option of dataclass `config` as an argument of `parser`, in groups, WITHOUT
+    defaults (`argparse.SUPPRESS`): the parsed namespace holds only what the command line
+    gives, and the dataclass supplies the rest. `--help` still shows each default.
+    `renamed`: {field: flag name} where the parser has that field's flag already."""
     helps = field_help(config)
     groups: dict[str | None, Any] = {None: parser}
     for field in dataclasses.fields(config):
@@ -414,26 +416,26 @@ def add_arguments(parser: argparse.ArgumentParser, config: type, renamed: dict[s
 
 def parse_config(parser: argparse.ArgumentParser, config: type | None = None, argv: Sequence[str] | None = None,
                  renamed: dict[str, str] | None = None) -> Any:
-    """The ``config`` (a dataclass of :func:`opt` fields) of command line ``argv`` (default
-    ``sys.argv[1:]``), read with ``parser``; a value the dataclass refuses is a usage error of
-    the parser that declared it (one line, exit status 2). Without ``config``: the subcommand's
-    (:func:`subcommand`)."""
+    """The `config` (a dataclass of `opt` fields) of command line `argv` (default
+    `sys.argv[1:]`), read with `parser`; a value the dataclass refuses is a usage error of
+    the parser that declared it (one line, exit status 2). Without `config`: the subcommand's
+    (`subcommand`)."""
     given, command_config, command_parser = parse_command(parser, argv)
     return make_config(command_parser, config or command_config, given, renamed)
 
 
 def parse_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None
                   ) -> tuple[dict[str, Any], type | None, argparse.ArgumentParser]:
-    """What ``argv`` gives ({dest: value}, only what it gives), the config class of its subcommand
-    (:func:`subcommand`; None without subcommands) and the parser that reports its usage errors."""
+    """What `argv` gives ({dest: value}, only what it gives), the config class of its subcommand
+    (`subcommand`; None without subcommands) and the parser that reports its usage errors."""
     given = vars(parser.parse_args(argv))
     return given, given.pop("config_class", None), given.pop("config_parser", parser)
 
 
 def make_config(parser: argparse.ArgumentParser, config: type, given: dict[str, Any],
                 renamed: dict[str, str] | None = None) -> Any:
-    """A ``config`` of the options in ``given`` that are its fields (``renamed``: {field: dest}),
-    its defaults for the rest; a refused value is ``parser.error`` (one line, exit status 2)."""
+    """A `config` of the options in `given` that are its fields (`renamed`: {field: dest}),
+    its defaults for the rest; a refused value is `parser.error` (one line, exit status 2)."""
     values = {}
     for field in dataclasses.fields(config):
         dest = (renamed or {}).get(field.name, field.name)
@@ -446,8 +448,8 @@ def make_config(parser: argparse.ArgumentParser, config: type, given: dict[str, 
 
 
 def check_fields(config: Any) -> None:
-    """Every field of ``config`` by its check, normalised (lists become tuples): a
-    :class:`ConfigError` names the option. Call it from a dataclass's ``__post_init__``."""
+    """Every field of `config` by its check, normalised (lists become tuples): a
+    `ConfigError` names the option. Call it from a dataclass's `__post_init__`."""
     for field in dataclasses.fields(config):
         if field.default is None and getattr(config, field.name) is None:
             continue  # an option's None default: not given
@@ -458,7 +460,7 @@ def check_fields(config: Any) -> None:
 
 
 class ConfigError(ValueError):
-    """A refused option: ``field`` (the option's name) and ``message`` (what it allows, what it got)."""
+    """A refused option: `field` (the option's name) and `message` (what it allows, what it got)."""
 
     def __init__(self, field: str, message: str, flag: str | None = None) -> None:
         super().__init__(f"argument {flag or '--' + field.replace('_', '-')}: {message}")
@@ -466,7 +468,7 @@ class ConfigError(ValueError):
 
 
 def flag_of(config: type, name: str) -> str:
-    """The command line's flag of option ``name`` of ``config`` (its first spelling)."""
+    """The command line's flag of option `name` of `config` (its first spelling)."""
     field = next((f for f in dataclasses.fields(config) if f.name == name), None)
     if field is None or field.metadata.get("flag") is None:
         return "--" + name.replace("_", "-")
@@ -474,8 +476,8 @@ def flag_of(config: type, name: str) -> str:
 
 
 def field_help(config: type) -> dict[str, str]:
-    """{option: its line of help}: a shared option's (:func:`opt`'s ``help``), else its attribute
-    docstring, read from ``config``'s source (the one place of each line)."""
+    """{option: its line of help}: a shared option's (`opt`'s `help`), else its attribute
+    docstring, read from `config`'s source (the one place of each line)."""
     import ast
     import inspect
 

@@ -1,7 +1,7 @@
 """Cards, suits and the uint64 bitmask helpers the engine is built on.
 
-A card id is ``suit * 13 + rank`` (R3): ranks ``23456789TJQKA`` (2 lowest), suits
-``S C H D``. A set of cards is a uint64 whose bit ``id`` is set; within a suit a
+A card id is `suit * 13 + rank` (R3): ranks `23456789TJQKA` (2 lowest), suits
+`S C H D`. A set of cards is a uint64 whose bit `id` is set; within a suit a
 higher bit is a higher card, so "the highest card of a suit" is the highest set bit.
 Action ids 52..57 choose a mode (RULES.md section 10); the legal actions of a game fit
 in one uint64 too (bits 0..57).
@@ -30,7 +30,7 @@ SAME_SUIT = np.append(SUIT_MASKS[np.arange(NUM_CARDS) // 13], np.uint64(0))
 TRUMPS = np.array([*SUIT_MASKS[:4], 0, 0, 0], dtype=np.uint64)
 """TRUMPS[mode]: the trump cards of a mode (R7); NT, MIN and -1 (not chosen) have none."""
 FREE_MODES = np.array([(~used & 0x3F) << MODE_ACTION_OFFSET for used in range(64)], dtype=np.uint64)
-"""FREE_MODES[used]: the mode actions still open to a playmaker who has used the modes in ``used``."""
+"""FREE_MODES[used]: the mode actions still open to a playmaker who has used the modes in `used`."""
 _ABOVE = np.array(
     [SUIT_MASKS[c // 13] & ~np.uint64((2 << c) - 1) for c in range(NUM_CARDS)]
     + [np.uint64(0)],
@@ -41,14 +41,14 @@ _ARANGE52 = np.arange(NUM_CARDS, dtype=np.uint64)
 
 
 def card_name(card: int) -> str:
-    """``0 -> '2S'``, ``51 -> 'AD'`` (R3)."""
+    """`0 -> '2S'`, `51 -> 'AD'` (R3)."""
     if not 0 <= int(card) < NUM_CARDS:
         raise ValueError(f"card id {card} is not in 0..51")
     return RANKS[int(card) % 13] + SUITS[int(card) // 13]
 
 
 def parse_card(text: str) -> int:
-    """``'QH' -> 36``: the inverse of :func:`card_name` (exact R3 notation)."""
+    """`'QH' -> 36`: the inverse of [`card_name`][] (exact R3 notation)."""
     if not isinstance(text, str) or len(text) != 2 or text[0] not in RANKS or text[1] not in SUITS:
         raise ValueError(
             f"unknown card {text!r}: expected a rank of {RANKS!r} then a suit of {SUITS!r}, like 'QH'"
@@ -57,7 +57,7 @@ def parse_card(text: str) -> int:
 
 
 def action_name(action: int) -> str:
-    """A readable name of an action id: a card (``'QH'``) or a mode (``'mode NT'``)."""
+    """A readable name of an action id: a card (`'QH'`) or a mode (`'mode NT'`)."""
     action = int(action)
     if 0 <= action < NUM_CARDS:
         return card_name(action)
@@ -75,12 +75,12 @@ def bit(cards: np.ndarray) -> np.ndarray:
 
 
 def cards_to_bits(cards: np.ndarray) -> np.ndarray:
-    """OR over the last axis: card ids ``[..., n]`` (``-1`` = none) to a uint64 set ``[...]``."""
+    """OR over the last axis: card ids `[..., n]` (`-1` = none) to a uint64 set `[...]`."""
     return np.bitwise_or.reduce(bit(cards), axis=-1)
 
 
 def bits_to_bool(bits: np.ndarray, width: int = NUM_CARDS) -> np.ndarray:
-    """uint64 sets ``[...]`` to booleans ``[..., width]`` (bit i -> column i; at most 64 columns)."""
+    """uint64 sets `[...]` to booleans `[..., width]` (bit i -> column i; at most 64 columns)."""
     bits = np.asarray(bits)
     if bits.dtype != np.uint64 or not bits.flags.c_contiguous:
         bits = np.ascontiguousarray(bits, dtype=np.uint64)
@@ -100,7 +100,7 @@ def _bits_to_bool_k(bits, out):
 
 
 def bool_to_bits(mask: np.ndarray) -> np.ndarray:
-    """Booleans ``[..., n <= 64]`` to uint64 sets ``[...]``."""
+    """Booleans `[..., n <= 64]` to uint64 sets `[...]`."""
     mask = np.asarray(mask, dtype=bool)
     weights = _ONE << np.arange(mask.shape[-1], dtype=np.uint64)
     return np.bitwise_or.reduce(np.where(mask, weights, np.uint64(0)), axis=-1)
@@ -112,27 +112,27 @@ def count(bits: np.ndarray) -> np.ndarray:
 
 
 def highest(bits: np.ndarray) -> np.ndarray:
-    """The highest card id in each set, ``-1`` for an empty set.
+    """The highest card id in each set, `-1` for an empty set.
 
-    Sets hold ids < 58, so they convert to float64 exactly and ``frexp`` reads the top bit.
+    Sets hold ids < 58, so they convert to float64 exactly and `frexp` reads the top bit.
     """
     _, exponent = np.frexp(np.asarray(bits, dtype=np.uint64).astype(np.float64))
     return (exponent - 1).astype(np.int8)
 
 
 def lowest(bits: np.ndarray) -> np.ndarray:
-    """The lowest card id in each set, ``-1`` for an empty set."""
+    """The lowest card id in each set, `-1` for an empty set."""
     bits = np.asarray(bits, dtype=np.uint64)
     return highest(bits & (~bits + _ONE))
 
 
 def above(cards: np.ndarray) -> np.ndarray:
-    """The set of cards of the same suit that beat each card (empty for ``-1``)."""
+    """The set of cards of the same suit that beat each card (empty for `-1`)."""
     return _ABOVE[np.asarray(cards)]
 
 
 def suit_of(cards: np.ndarray) -> np.ndarray:
-    """Suit index of each card id; ``4`` ("no suit") for ``-1``."""
+    """Suit index of each card id; `4` ("no suit") for `-1`."""
     cards = np.asarray(cards)
     return np.where(cards >= 0, cards // 13, 4).astype(np.int8)
 

@@ -1,30 +1,26 @@
 """The docs site's tables, built from the code so that they cannot drift from it.
 
-The docs pages hold markers such as ``<!-- generated: observation-table -->``; the mkdocs
-hook ``docs/hooks.py`` replaces each with :func:`render` of its name. Every table is built
+The docs pages hold markers such as `<!-- generated: observation-table -->`; the mkdocs
+hook `docs/hooks.py` replaces each with [`render`][] of its name. Every table is built
 here from the module that defines its content:
 
-=====================  ====================================================================
-marker                 built from
-=====================  ====================================================================
-``observation-table``  :data:`observation.SEGMENTS`, :data:`observation.SCALES`,
-                       :func:`observation.observation_bounds`, the meanings in the
-                       :mod:`~sergeant_major_env.observation` docstring
-``action-table``       :mod:`~sergeant_major_env.cards` (card ids, mode actions)
-``rule-options``       :class:`~sergeant_major_env.rules.Rules` (fields, defaults, docstrings)
-``env-options ENV``    :mod:`~sergeant_major_env.options` (allowed values, defaults)
-``spec ENV``           the env's spaces, agents and render modes
-``version-history``    :data:`sergeant_major_env.versions.HISTORY`
-``version-rule``       :data:`sergeant_major_env.versions.VERSION_RULE`
-=====================  ====================================================================
+| marker | built from |
+|---|---|
+| `observation-table` | `observation.SEGMENTS`, `observation.SCALES`, [`observation.observation_bounds`][], the meanings in the [`observation`][] docstring |
+| `action-table` | [`cards`][] (card ids, mode actions) |
+| `rule-options` | [`Rules`][] (fields, defaults, docstrings) |
+| `env-options ENV` | [`options`][] (allowed values, defaults) |
+| `spec ENV` | the env's spaces, agents and render modes |
+| `version-history` | [`sergeant_major_env.versions.HISTORY`][] |
+| `version-rule` | [`sergeant_major_env.versions.VERSION_RULE`][] |
 
-``ENV`` is ``aec``, ``gymnasium``, ``vector`` (the SB3 vec env) or ``gym_vector`` (the
-Gymnasium ``VectorEnv``, on the Gymnasium page). The tests (``tests/test_docs.py``) check
+`ENV` is `aec`, `gymnasium`, `vector` (the SB3 vec env) or `gym_vector` (the
+Gymnasium `VectorEnv`, on the Gymnasium page). The tests (`tests/test_docs.py`) check
 the tables against the code (every observation index exactly once, the env options'
 defaults against the constructors). Nothing here imports PettingZoo, SB3 or torch.
 
-The docstrings stay reStructuredText; :func:`rest_to_markdown` reads one as Markdown for the
-API reference (``docs/griffe_rest.py`` applies it to every docstring before mkdocstrings
+The docstrings stay reStructuredText; [`rest_to_markdown`][] reads one as Markdown for the
+API reference (`docs/griffe_rest.py` applies it to every docstring before mkdocstrings
 renders it): roles as links or code, simple tables as tables, literal blocks as code.
 """
 
@@ -42,14 +38,14 @@ from .observation import DERIVED, OBSERVATION_SIZE, SCALES, SEGMENTS, VERSION, o
 from .rules import Rules
 
 ENVS = ("aec", "gymnasium", "vector", "gym_vector")
-"""The environments the docs describe (``docs/envs/{aec,gymnasium,vector}.md``; ``gym_vector``,
+"""The environments the docs describe (`docs/envs/{aec,gymnasium,vector}.md`; `gym_vector`,
 Gymnasium's vector API, on the Gymnasium page)."""
 
 
 # ----------------------------------------------------------------------------- markdown
 
 def markdown_table(header: tuple[str, ...], rows: list[tuple]) -> str:
-    """A Markdown table (``|`` in cells escaped)."""
+    """A Markdown table (`|` in cells escaped)."""
     def cell(value: object) -> str:
         return str(value).replace("|", "\\|").replace("\n", " ")
 
@@ -59,7 +55,7 @@ def markdown_table(header: tuple[str, ...], rows: list[tuple]) -> str:
 
 
 def _rest_to_markdown(text: str) -> str:
-    """reST inline markup of the docstrings as Markdown: ``x`` -> `x`, :role:`x` -> `x`."""
+    """reST inline markup of the docstrings as Markdown: `x` -> `x`, `x` -> `x`."""
     return rest_inline(text)
 
 
@@ -73,12 +69,12 @@ _INLINE_LITERAL = re.compile(r"``(?P<code>[^`]+?)``")
 _TABLE_RULE = re.compile(r"=+( +=+)+")
 
 Linker = Callable[[str, str], "str | None"]
-"""``link(target, code)``: the Markdown of a cross-reference to ``target`` shown as ``code``, or None."""
+"""`link(target, code)`: the Markdown of a cross-reference to `target` shown as `code`, or None."""
 
 
 def rest_inline(text: str, link: Linker | None = None) -> str:
-    """reST inline markup as Markdown: ``x`` -> `x`; :role:`target` -> ``link(target, "`title`")``,
-    or `title` when there is no link (``~a.b`` shows ``b``, ``title <a.b>`` shows ``title``)."""
+    """reST inline markup as Markdown: `x` -> `x`; `target` -> ``link(target, "`title`")``,
+    or `title` when there is no link (`~a.b` shows `b`, `title <a.b>` shows `title`)."""
     def role(match: re.Match) -> str:
         target, title = match["target"].lstrip("!"), None
         if explicit := re.fullmatch(r"(.+?)\s*<([^<>]+)>", target, re.S):
@@ -93,7 +89,7 @@ def rest_inline(text: str, link: Linker | None = None) -> str:
 
 
 def _rest_table(lines: list[str], rules: list[int], link: Linker | None = None) -> list[str]:
-    """One reST simple table (its lines, the indices of its ``===`` rules) as Markdown table lines."""
+    """One reST simple table (its lines, the indices of its `===` rules) as Markdown table lines."""
     starts = [match.start() for match in re.finditer(r"=+", lines[rules[0]])]
     indent = lines[rules[0]][:starts[0]]
 
@@ -124,7 +120,7 @@ def _indent(line: str) -> int:
 
 
 def _block_end(lines: list[str], start: int, indent: int) -> int:
-    """The end of the block from ``lines[start]`` of lines indented more than ``indent`` (blank lines
+    """The end of the block from `lines[start]` of lines indented more than `indent` (blank lines
     inside it, not after it)."""
     end = start
     while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > indent):
@@ -135,8 +131,8 @@ def _block_end(lines: list[str], start: int, indent: int) -> int:
 
 
 def _fenced(lines: list[str], indent: int) -> list[str]:
-    """Lines of code as a fenced block at ``indent``: ``pycon`` for a doctest, ``python`` when they
-    parse as Python, else ``text``."""
+    """Lines of code as a fenced block at `indent`: `pycon` for a doctest, `python` when they
+    parse as Python, else `text`."""
     block = inspect.cleandoc("\n".join(lines))
     try:
         ast.parse(block)
@@ -148,15 +144,15 @@ def _fenced(lines: list[str], indent: int) -> list[str]:
 
 
 def _is_term(lines: list[str], i: int) -> bool:
-    """Whether ``lines[i]`` is the term of a reST definition list item (its definition indented under it)."""
+    """Whether `lines[i]` is the term of a reST definition list item (its definition indented under it)."""
     line = lines[i]
     return (bool(line.strip()) and i + 1 < len(lines) and bool(lines[i + 1].strip())
             and _indent(lines[i + 1]) > _indent(line) and not re.match(r"\s*([-*+]|\d+\.|>>>) ", line))
 
 
 def _definition(lines: list[str], i: int, link: Linker | None) -> tuple[list[str], int]:
-    """The definition list item whose term is ``lines[i]`` in Markdown's ``def_list`` form
-    (``Term`` / ``:   definition``, its later lines indented 4), and the index after it."""
+    """The definition list item whose term is `lines[i]` in Markdown's `def_list` form
+    (`Term` / `:   definition`, its later lines indented 4), and the index after it."""
     indent = " " * _indent(lines[i])
     end = _block_end(lines, i + 1, _indent(lines[i]))
     body = rest_to_markdown(inspect.cleandoc("\n".join(lines[i + 1:end])), link).split("\n")
@@ -165,8 +161,8 @@ def _definition(lines: list[str], i: int, link: Linker | None) -> tuple[list[str
 
 
 def rest_to_markdown(text: str, link: Linker | None = None) -> str:
-    """A reST docstring as Markdown: inline markup (:func:`rest_inline`), simple tables as Markdown
-    tables, ``Text::`` literal blocks, indented blocks and doctests as fenced code blocks (as written),
+    """A reST docstring as Markdown: inline markup ([`rest_inline`][]), simple tables as Markdown
+    tables, `Text::` literal blocks, indented blocks and doctests as fenced code blocks (as written),
     definition lists as Markdown's."""
     lines, out, prose = text.split("\n"), [], []
 
@@ -209,7 +205,7 @@ def rest_to_markdown(text: str, link: Linker | None = None) -> str:
 
 
 def _number(value: float) -> str:
-    """A bound as text: ``1``, ``-0.5``, ``4.68``."""
+    """A bound as text: `1`, `-0.5`, `4.68`."""
     return f"{value:.4g}"
 
 
@@ -232,35 +228,24 @@ class SegmentRow:
     high: float
     """The largest value."""
     derived: bool
-    """Computed from the other segments (:data:`observation.DERIVED`)."""
+    """Computed from the other segments ([`observation.DERIVED`][])."""
     meaning: str
     """From the observation module's docstring (Markdown)."""
 
 
 def segment_meanings() -> dict[str, str]:
-    """``{segment: meaning}`` from the table of the :mod:`~sergeant_major_env.observation`
-    docstring (its reST simple table: name, size, scale, meaning; meanings may wrap)."""
+    """`{segment: meaning}` from the table of the [`observation`][sergeant_major_env.observation]
+    docstring (a Markdown table: segment, size, scale, meaning)."""
     from . import observation
 
-    lines = (observation.__doc__ or "").splitlines()
-    borders = [i for i, line in enumerate(lines) if re.fullmatch(r"=+( +=+)+", line.strip())]
-    if len(borders) < 3:
-        raise ValueError("the observation docstring has no segment table (name, size, scale, meaning)")
-    meaning_column = [m.start() for m in re.finditer(r"=+", lines[borders[0]])][3]
-    meanings: dict[str, str] = {}
-    name = None
-    for line in lines[borders[1] + 1: borders[2]]:
-        head, text = line[:meaning_column].strip(), line[meaning_column:].strip()
-        if head:
-            name = head.split()[0].strip("`")
-            meanings[name] = text
-        elif name is not None and text:
-            meanings[name] += " " + text
-    return {key: _rest_to_markdown(value) for key, value in meanings.items()}
+    rows = re.findall(r"^\| `(\w+)` \|[^|]*\|[^|]*\| (.*?) \|$", observation.__doc__ or "", re.M)
+    if not rows:
+        raise ValueError("the observation docstring has no segment table (segment, size, scale, meaning)")
+    return dict(rows)
 
 
 def segment_rows(num_deals: int = 18) -> list[SegmentRow]:
-    """One row per segment of :data:`observation.SEGMENTS`, in index order."""
+    """One row per segment of `observation.SEGMENTS`, in index order."""
     meanings = segment_meanings()
     low, high = observation_bounds(num_deals)
     rows = []
@@ -289,7 +274,7 @@ def observation_table(num_deals: int = 18) -> str:
 # ----------------------------------------------------------------------------- actions
 
 def action_rows() -> list[tuple[str, str, str]]:
-    """``(ids, action, meaning)``: a row per suit of cards, then one per mode."""
+    """`(ids, action, meaning)`: a row per suit of cards, then one per mode."""
     rows = []
     for suit, letter in enumerate(SUITS):
         first, last = 13 * suit, 13 * suit + 12
@@ -314,7 +299,7 @@ def action_table() -> str:
 # ----------------------------------------------------------------------------- rule options
 
 def rule_option_rows() -> list[tuple[str, object, str]]:
-    """``(name, default, meaning)`` of each :class:`Rules` field, its meaning the field's docstring."""
+    """`(name, default, meaning)` of each [`Rules`][] field, its meaning the field's docstring."""
     tree = ast.parse(inspect.getsource(Rules))
     body = tree.body[0].body
     docs = {}
@@ -346,7 +331,7 @@ def _choices(values: tuple[str, ...]) -> str:
 # sergeant_major_env.options, which the constructors use; tests/test_docs.py compares the
 # defaults with the constructors' own.
 def env_option_rows(env: str) -> list[tuple[str, str, str, str]]:
-    """``(option, default, allowed, meaning)`` of one environment's own options."""
+    """`(option, default, allowed, meaning)` of one environment's own options."""
     if env not in ENVS:
         raise ValueError(f"env must be one of {', '.join(ENVS)}, got {env!r}")
     illegal = {"aec": env_options.AEC_ILLEGAL_ACTIONS, "gymnasium": env_options.SINGLE_SEAT_ILLEGAL_ACTIONS,
@@ -397,7 +382,7 @@ def env_options_table(env: str) -> str:
 # ----------------------------------------------------------------------------- spec tables
 
 def spec_rows(env: str) -> list[tuple[str, str]]:
-    """PettingZoo's spec table of one environment: ``(key, value)`` rows."""
+    """PettingZoo's spec table of one environment: `(key, value)` rows."""
     from .engine import DECISIONS
 
     if env not in ENVS:
@@ -476,16 +461,16 @@ GENERATED: dict[str, Callable[..., str]] = {
 """Marker name -> the function that builds its Markdown (arguments follow the name)."""
 
 MARKER = re.compile(r"<!--\s*generated:\s*([a-z-]+)((?:\s+[a-z0-9_]+)*)\s*-->")
-"""``<!-- generated: NAME [ARG ...] -->``."""
+"""`<!-- generated: NAME [ARG ...] -->`."""
 
 
 def render(name: str, *args: str) -> str:
-    """The Markdown of marker ``name`` with its arguments; an unknown one is a ValueError."""
+    """The Markdown of marker `name` with its arguments; an unknown one is a ValueError."""
     if name not in GENERATED:
         raise ValueError(f"unknown generated table {name!r}; known: {', '.join(GENERATED)}")
     return GENERATED[name](*args)
 
 
 def replace_markers(markdown: str) -> str:
-    """``markdown`` with every marker replaced by its table."""
+    """`markdown` with every marker replaced by its table."""
     return MARKER.sub(lambda m: render(m.group(1), *m.group(2).split()), markdown)

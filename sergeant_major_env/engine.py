@@ -1,26 +1,24 @@
 """The batched rules engine of 3-5-8: the one place where the rules of RULES.md live.
 
-A :class:`State` is a plain container of numpy arrays over a batch of B independent
-games; :func:`init`, :func:`legal_action_mask` and :func:`step` are the rules over it
-(observations are in :mod:`sergeant_major_env.observation`). Every view of the game
+A [`State`][] is a plain container of numpy arrays over a batch of B independent
+games; [`init`][], [`legal_action_mask`][] and [`step`][] are the rules over it
+(observations are in [`sergeant_major_env.observation`][]). Every view of the game
 (the PettingZoo and Gymnasium environments, the SB3 vector env, the agents' search,
 the record replayer) drives these functions.
 
-Decisions (``state.phase``; the seat to act is ``state.to_act``):
+Decisions (`state.phase`; the seat to act is `state.to_act`):
 
-=====  ==================  =======================================================
-phase  decision            legal actions
-=====  ==================  =======================================================
-0      ``mode``            52..57: a mode the playmaker has not chosen yet (R8)
-1      ``exchange_give``   a card of the giver's hand (R21)
-2      ``exchange_return`` a card of the receiver's hand, after a trump was given (R21)
-3      ``discard``         a card of the playmaker's 20 (section 5, four decisions)
-4      ``play``            a card allowed by R13-R15
-5      game over           none (the game's actions are ignored)
-=====  ==================  =======================================================
+| phase | decision | legal actions |
+|---|---|---|
+| 0 | `mode` | 52..57: a mode the playmaker has not chosen yet (R8) |
+| 1 | `exchange_give` | a card of the giver's hand (R21) |
+| 2 | `exchange_return` | a card of the receiver's hand, after a trump was given (R21) |
+| 3 | `discard` | a card of the playmaker's 20 (section 5, four decisions) |
+| 4 | `play` | a card allowed by R13-R15 |
+| 5 | game over | none (the game's actions are ignored) |
 
-Forced returns (a non-trump given, R21) are applied inside :func:`step`.
-:func:`step` validates all actions first and raises :class:`IllegalActionError`
+Forced returns (a non-trump given, R21) are applied inside [`step`][].
+[`step`][] validates all actions first and raises [`IllegalActionError`][]
 without touching the state if any is illegal; otherwise it updates the state in place.
 
 Randomness is counter-based: the cards of deal k of a game are a function of the game's
@@ -28,29 +26,29 @@ own seed and k only, so a game plays out the same alone or in any
 batch, and duplicate tables can replay the same deals under other seatings.
 
 **Compiled.** The rules are compiled kernels (numba, declared with
-:func:`sergeant_major_env.jit.kernel`): :func:`legal_bits`, :func:`step` (the check of every
+`sergeant_major_env.jit.kernel`): [`legal_bits`][], [`step`][] (the check of every
 action, then mode choice, exchanges, talon, discards, play, trick winner, scoring, the next
-deal's dealing and automatic resets), the dealing of :func:`init` and :func:`set_cards`, and
-:func:`play_classes` / :func:`ruled_out`, each a loop over the games; the Python functions
+deal's dealing and automatic resets), the dealing of [`init`][] and [`set_cards`][], and
+[`play_classes`][] / [`ruled_out`][], each a loop over the games; the Python functions
 around them check their input (one-line errors) and pass the state's one buffer: a
-:class:`State`'s arrays are views of a single uint8 array (:data:`PACKED_BYTES` a game), so a
+[`State`][]'s arrays are views of a single uint8 array ([`PACKED_BYTES`][] a game), so a
 kernel call hands over one argument, not 41. They give the same games, bit for bit, as 0.3.0's
 numpy engine (kept frozen in tests/reference_engine.py). One game at a time,
-:class:`sergeant_major_env.one_game.OneGame` does a whole decision (check, rules, the next
+[`sergeant_major_env.one_game.OneGame`][] does a whole decision (check, rules, the next
 legal actions, mask and observation) in one call.
-The machine code is cached on disk (``__pycache__`` beside this file, or numba's cache
+The machine code is cached on disk (`__pycache__` beside this file, or numba's cache
 folder): the first run compiles for up to a minute and says so in one line on stderr; later
 runs load it in about a second. The kernels release the GIL, and big batches run on every
-core: with numba's tbb threading layer, from 256 games on (``prange``, ``NUMBA_NUM_THREADS``);
+core: with numba's tbb threading layer, from 256 games on (`prange`, `NUMBA_NUM_THREADS`);
 elsewhere (most pip installs) in chunks of games on a pool of Python threads, one per core
-(:func:`sergeant_major_env.jit.spread`), from 8,192 games for :func:`step` and 32,768 for
-:func:`legal_bits` (a step costs about 60 ns a game, a thread's hand-off about 0.1 ms). The
-threaded :func:`step` checks every chunk's actions, waits for all, and only then applies the
+(`sergeant_major_env.jit.spread`), from 8,192 games for [`step`][] and 32,768 for
+[`legal_bits`][] (a step costs about 60 ns a game, a thread's hand-off about 0.1 ms). The
+threaded [`step`][] checks every chunk's actions, waits for all, and only then applies the
 chunks, so an illegal action anywhere still leaves every game unchanged; any number of threads
-gives the same games, bit for bit (``SERGEANT_MAJOR_THREADS=1`` keeps every batch on one
-core). The views' helpers :func:`trick_winner_position`, :func:`targets` and
-:func:`deal_points` run the rules' own kernels (R16, R23, R24 are written once);
-:func:`win_credits` and :func:`places` (R6, a game's result) are numpy.
+gives the same games, bit for bit (`SERGEANT_MAJOR_THREADS=1` keeps every batch on one
+core). The views' helpers [`trick_winner_position`][], [`targets`][] and
+[`deal_points`][] run the rules' own kernels (R16, R23, R24 are written once);
+[`win_credits`][] and [`places`][] (R6, a game's result) are numpy.
 """
 
 from __future__ import annotations
@@ -89,9 +87,9 @@ class IllegalActionError(ValueError):
 
 
 def _field(shape: tuple, dtype, initial=0, reset: str | None = None):
-    """One array field of :class:`State`, declared once: its shape per game, dtype, initial
-    value, and when the rules reset it to that value: ``"game"`` (a new game), ``"deal"``
-    (a new deal), ``"step"`` (every :func:`step`: the step's events) or ``None`` (set by
+    """One array field of [`State`][], declared once: its shape per game, dtype, initial
+    value, and when the rules reset it to that value: `"game"` (a new game), `"deal"`
+    (a new deal), `"step"` (every [`step`][]: the step's events) or `None` (set by
     the rules themselves)."""
     return dataclasses.field(metadata={"shape": shape, "dtype": dtype, "initial": initial, "reset": reset})
 
@@ -101,7 +99,7 @@ class State:
     """B games as arrays (leading axis = game). Seats 0..2; cards as uint64 sets.
 
     Each field is declared once below (shape per game, dtype, initial value, reset), like
-    Pgx's ``State``; :func:`init` builds the arrays from these declarations."""
+    Pgx's `State`; [`init`][] builds the arrays from these declarations."""
 
     rules: Rules
     seed: np.ndarray = _field((), np.uint64)             # the game's own seed: it alone decides the cards
@@ -148,15 +146,15 @@ class State:
     final_scores: np.ndarray = _field((3,), np.int16)                # scores of the game that ended
 
     def __post_init__(self) -> None:
-        """Copies the given arrays into one new buffer (:data:`PACKED_BYTES` a game) and keeps
-        the fields as views of it: the kernels are handed that one buffer (:func:`_state_k`)."""
+        """Copies the given arrays into one new buffer ([`PACKED_BYTES`][] a game) and keeps
+        the fields as views of it: the kernels are handed that one buffer (`_state_k`)."""
         fresh = _packed(self.rules, np.shape(self.phase)[0])
         for name in _FIELD_NAMES:
             getattr(fresh, name)[...] = self.__dict__[name]
         self.__dict__.update(fresh.__dict__)
 
     def __setattr__(self, name: str, value) -> None:
-        """A field of a built state is written into its view (``state.talon = x`` copies x), so
+        """A field of a built state is written into its view (`state.talon = x` copies x), so
         the fields stay the buffer's views; anything else is set as usual."""
         if name in _FIELD_SET and "buffer" in self.__dict__:
             getattr(self, name)[...] = value
@@ -167,7 +165,7 @@ class State:
 
     def __getattr__(self, name: str) -> np.ndarray:
         """A field's view of the buffer, made at its first use and kept: a state made by
-        :meth:`take` or :meth:`copy` (the opponents' games of a vector env, a search's worlds)
+        [`take`][] or [`copy`][] (the opponents' games of a vector env, a search's worlds)
         is handed to kernels as its buffer, and makes no view it is not asked for."""
         view = _VIEW_OF.get(name)
         buffer = self.__dict__.get("buffer")
@@ -179,7 +177,7 @@ class State:
         return array
 
     def __getstate__(self) -> dict:
-        """Pickling and ``copy.deepcopy`` keep the rules and the buffer (the views are remade)."""
+        """Pickling and `copy.deepcopy` keep the rules and the buffer (the views are remade)."""
         return {"rules": self.rules, "buffer": self.buffer}
 
     def __setstate__(self, saved: dict) -> None:
@@ -187,7 +185,7 @@ class State:
 
     @property
     def exchange_count(self) -> np.ndarray:
-        """int8[B,2]: cards due per pair of ``exchange_giver``/``exchange_receiver`` (0 if unused)."""
+        """int8[B,2]: cards due per pair of `exchange_giver`/`exchange_receiver` (0 if unused)."""
         rows = np.arange(self.batch_size)[:, None]
         due = self.exchange_due[rows, self.exchange_giver, self.exchange_receiver]
         return np.where(self.exchange_giver >= 0, due, 0).astype(np.int8)
@@ -225,7 +223,7 @@ class State:
         return _packed(self.rules, self.batch_size, self.buffer.copy())
 
     def put(self, games, other: "State") -> None:
-        """Overwrite the given games with the games of ``other`` (same order)."""
+        """Overwrite the given games with the games of `other` (same order)."""
         for name, value in other.arrays().items():
             getattr(self, name)[games] = value
 
@@ -280,9 +278,9 @@ def _take_rows_k(source, source_at, target, target_at, rows, width):
 
 @kernel(ahead="game", seconds=0.3, signature="uint8[::1], int64[::1], uint8[::1]")
 def _take_k(buffer, index, out):
-    """:meth:`State.take`: the games ``index`` of the state over ``buffer`` (a negative id counts
-    from the end, as numpy's) copied, field by field, into ``out``, the buffer of a state of
-    ``index.size`` games. Returns the position in ``index`` of the first id out of range (nothing
+    """[`State.take`][]: the games `index` of the state over `buffer` (a negative id counts
+    from the end, as numpy's) copied, field by field, into `out`, the buffer of a state of
+    `index.size` games. Returns the position in `index` of the first id out of range (nothing
     copied), else -1. Rows of whole 8-byte words (the card sets) go a word at a time."""
     batch, n = buffer.size // PACKED_BYTES, index.size
     rows = np.empty(n, dtype=np.int64)
@@ -303,9 +301,9 @@ def _take_k(buffer, index, out):
 
 
 def _packed(rules: Rules, batch: int, buffer: np.ndarray | None = None) -> State:
-    """A state of ``batch`` games over ``buffer`` (a new zeroed one if None), built without
-    copying (no ``__init__``); its fields are the buffer's views, each made at its first use
-    (``State.__getattr__``)."""
+    """A state of `batch` games over `buffer` (a new zeroed one if None), built without
+    copying (no `__init__`); its fields are the buffer's views, each made at its first use
+    (`State.__getattr__`)."""
     if buffer is None:
         buffer = np.zeros(batch * PACKED_BYTES, dtype=np.uint8)
     state = object.__new__(State)
@@ -328,14 +326,14 @@ def _empty(rules: Rules, batch: int) -> State:
 
 
 def _reset(state: State, games, when: str) -> None:
-    """Set the fields declared with ``reset=when`` back to their initial values in ``games``."""
+    """Set the fields declared with `reset=when` back to their initial values in `games`."""
     for name, initial in _RESETS[when]:
         getattr(state, name)[games] = initial
 
 
 def game_seeds(seed: int, batch_size: int) -> np.ndarray:
-    """The per-game seeds of a batch started from ``seed``: ``seed, seed + 1, ...``; each within
-    the seed rule (:mod:`~sergeant_major_env.seeding`: the last, ``seed + batch_size - 1``, at
+    """The per-game seeds of a batch started from `seed`: `seed, seed + 1, ...`; each within
+    the seed rule (`seeding`: the last, `seed + batch_size - 1`, at
     most 2**63 - 1) and the batch within this machine's memory (a one-line ValueError)."""
     batch_size = check_count(batch_size, "engine.game_seeds: batch_size", 0)
     seed = check_seed_span(seed, batch_size)
@@ -345,25 +343,25 @@ def game_seeds(seed: int, batch_size: int) -> np.ndarray:
 
 BYTES_PER_GAME = sum(int(np.prod(f.metadata["shape"], dtype=np.int64)) * np.dtype(f.metadata["dtype"]).itemsize
                      for f in _ARRAY_FIELDS)
-"""Bytes of one game's :class:`State` (its arrays)."""
+"""Bytes of one game's [`State`][] (its arrays)."""
 
 BATCH_BYTES_PER_GAME = 4 * BYTES_PER_GAME
 """What a batch holds at once per game while it is stepped (the state, a copy, the legal
-actions, an observation's temporaries): the measure of :func:`check_batch_fits`."""
+actions, an observation's temporaries): the measure of [`check_batch_fits`][]."""
 
 
 def check_batch_fits(batch_size: int, what: str = "a batch") -> None:
-    """A one-line ValueError when ``batch_size`` games would not fit in this machine's available
-    memory (:func:`sergeant_major_env.limits.check_fits`), before anything is allocated."""
+    """A one-line ValueError when `batch_size` games would not fit in this machine's available
+    memory (`sergeant_major_env.limits.check_fits`), before anything is allocated."""
     check_fits(f"{what} of {batch_size:,} games", batch_size * BATCH_BYTES_PER_GAME, "give a smaller batch")
 
 
 def init(seeds, rules: Rules | None = None) -> State:
-    """B new games, game i from ``seeds[i]`` (use :func:`game_seeds` for ``seed, seed+1, ...``).
+    """B new games, game i from `seeds[i]` (use [`game_seeds`][] for `seed, seed+1, ...`).
 
     A game depends on its own seed only: the same seed gives the same game in any batch.
-    ``seeds`` is a 1-D sequence (a single number is refused: ``init(5)`` is not five games),
-    ``rules`` a :class:`Rules` or None (the rule book's); anything else, or a batch this
+    `seeds` is a 1-D sequence (a single number is refused: `init(5)` is not five games),
+    `rules` a [`Rules`][] or None (the rule book's); anything else, or a batch this
     machine cannot hold, is a one-line ValueError.
     """
     if rules is not None and not isinstance(rules, Rules):
@@ -402,8 +400,8 @@ assert all(globals().get(name.upper() + "_", globals().get(name.upper())) == k f
 
 @kernel(inline=True, counted=False)
 def _state_k(buffer):
-    """The tuple ``s`` of a state's arrays (State's fields in order) as views of its buffer
-    (:func:`jit.buffer_view`: a few ns an array; the layout puts each in bounds and aligned)."""
+    """The tuple `s` of a state's arrays (State's fields in order) as views of its buffer
+    (`jit.buffer_view`: a few ns an array; the layout puts each in bounds and aligned)."""
     b = buffer.size // PACKED_BYTES
     return (buffer_view(buffer, b * _STARTS[SEED], np.uint64, b),
             buffer_view(buffer, b * _STARTS[EPISODE], np.uint32, b),
@@ -457,10 +455,10 @@ _K_GAME, _K_DEALER, _K_DECK, _K_TALON = (np.uint64(x) for x in (_STREAM_GAME, _S
 _K_TARGETS, _K_MIN_TARGETS = TARGETS.copy(), MIN_TARGETS.copy()
 _K_ORDER = np.array(EXCHANGE_ORDER, dtype=np.int64)  # [pair, (giver role, receiver role)] (R20)
 _PARALLEL_FROM = 256
-"""Batches of at least this many games run on every core (the ``parallel=True`` kernels, with tbb)."""
+"""Batches of at least this many games run on every core (the `parallel=True` kernels, with tbb)."""
 _STEP_THREADS_FROM, _LEGAL_THREADS_FROM = 8192, 32768
 """Without tbb, batches of at least this many games step (check their legal actions) on
-:func:`jit.spread`'s threads. Handing a chunk to a thread and back costs about 0.1 ms (a
+`jit.spread`'s threads. Handing a chunk to a thread and back costs about 0.1 ms (a
 thread's wake-up, measured on the 2-core development machine), while a step takes about
 60 ns a game and legal_bits 5 ns: smaller batches are as fast on one core."""
 
@@ -496,7 +494,7 @@ def _bit_k(card):
 
 @kernel
 def _suit_k(card):
-    """The 13 cards of ``card``'s suit (empty for -1, no card)."""
+    """The 13 cards of `card`'s suit (empty for -1, no card)."""
     if card < 0 or card >= 52:
         return _ZERO
     return _SUIT13 << np.uint64(13 * (card // 13))
@@ -504,7 +502,7 @@ def _suit_k(card):
 
 @kernel
 def _above_k(card):
-    """The cards of ``card``'s suit that beat it (empty for -1)."""
+    """The cards of `card`'s suit that beat it (empty for -1)."""
     if card < 0 or card >= 52:
         return _ZERO
     return _suit_k(card) & ~((_ONE64 << np.uint64(card + 1)) - _ONE64)
@@ -541,7 +539,7 @@ def _cards_bits_k(cards):
 @kernel
 def _play_classes_k(t0, t1, t2, mode, rules):
     """R13-R15 as five card classes in priority order and how many are used (3 or 5):
-    :func:`play_classes` of one game, the trick ``t0, t1, t2`` by position (-1 empty)."""
+    [`play_classes`][] of one game, the trick `t0, t1, t2` by position (-1 empty)."""
     led = _suit_k(t0)  # empty when leading
     trumps = _SUIT13 << np.uint64(13 * mode) if 0 <= mode < 4 and led != _ZERO else _ZERO  # R14
     overtake_rule, overtrump_rule = (rules >> 9) & 1, (rules >> 10) & 1
@@ -561,7 +559,7 @@ def _play_classes_k(t0, t1, t2, mode, rules):
 
 @kernel
 def _legal_plays_k(hand, t0, t1, t2, mode, rules):
-    """R13-R15: the cards of ``hand`` in the first class it holds any card of."""
+    """R13-R15: the cards of `hand` in the first class it holds any card of."""
     classes, n = _play_classes_k(t0, t1, t2, mode, rules)
     for k in range(n - 1):
         if hand & classes[k]:
@@ -571,7 +569,7 @@ def _legal_plays_k(hand, t0, t1, t2, mode, rules):
 
 @kernel
 def _ruled_out_k(t0, t1, t2, mode, card, rules):
-    """:func:`ruled_out` of one card: the classes before the first one holding it (leading
+    """[`ruled_out`][] of one card: the classes before the first one holding it (leading
     shows nothing)."""
     if t0 < 0:
         return _ZERO
@@ -607,9 +605,9 @@ def _legal_game_k(phase, to_act, hands, modes_used, trick, mode, g, rules):
 
 @kernel(inline=True, counted=False)
 def _game_k(games, subset, i):
-    """The game number of the i-th game stepped: ``games[i]``, or i for the whole batch.
+    """The game number of the i-th game stepped: `games[i]`, or i for the whole batch.
     (Compiled with reference counting, this call per game cost two atomic operations on
-    ``games``: legal_bits of 4,096 games took 0.69 ms, now 0.11 ms.)"""
+    `games`: legal_bits of 4,096 games took 0.69 ms, now 0.11 ms.)"""
     return np.int64(games[i]) if subset else np.int64(i)
 
 
@@ -643,7 +641,7 @@ def _legal_parallel(buffer, games, subset, rules):
 @kernel
 def _winner_position_k(t0, t1, t2, mode):
     """R16: the position (0 = leader) of the highest trump, else of the highest card of the
-    led suit (:data:`STRENGTH`); empty positions never win."""
+    led suit (`STRENGTH`); empty positions never win."""
     led, best, position = t0 // 13, -1, 0
     for p, c in enumerate((t0, t1, t2)):
         if c < 0:
@@ -658,7 +656,7 @@ def _winner_position_k(t0, t1, t2, mode):
 
 @kernel(counted=False)
 def _reset_deal_k(s, g):
-    """The fields declared ``reset="deal"`` back to their initial values (_RESETS checks the list)."""
+    """The fields declared `reset="deal"` back to their initial values (_RESETS checks the list)."""
     s[MODE_][g] = -1
     s[EXCHANGE_GIVER][g, :] = -1
     s[EXCHANGE_RECEIVER][g, :] = -1
@@ -692,7 +690,7 @@ assert all(tuple(name for name, _ in _RESETS[when]) == names for when, names in 
 
 @kernel(counted=False)
 def _install_k(s, g):
-    """:func:`set_cards` of one game, from its ``dealt`` and ``talon_cards`` rows."""
+    """[`set_cards`][] of one game, from its `dealt` and `talon_cards` rows."""
     playmaker = (s[DEALER][g] + PLAYMAKER) % 3
     s[FIRST_SIX][g] = _cards_bits_k(s[DEALT][g, playmaker, :6])  # R9
     for seat in range(3):
@@ -705,7 +703,7 @@ def _install_k(s, g):
 
 @kernel(counted=False)
 def _argsort_k(keys, order, n):
-    """``order[:n]``: the indices of ``keys[:n]`` by increasing key (insertion sort; no allocation)."""
+    """`order[:n]`: the indices of `keys[:n]` by increasing key (insertion sort; no allocation)."""
     for i in range(n):
         j = i
         while j > 0 and keys[order[j - 1]] > keys[i]:
@@ -716,11 +714,11 @@ def _argsort_k(keys, order, n):
 
 @kernel(counted=False)
 def _start_deal_k(s, g, rules, keys, order):
-    """Shuffle and deal (R10, R11) from the game's counter-based random stream (``keys``,
-    ``order``: scratch of 52).
+    """Shuffle and deal (R10, R11) from the game's counter-based random stream (`keys`,
+    `order`: scratch of 52).
 
     The deck is the order of 52 random keys (numpy's argsort of them in 0.3.0). The keys
-    are ``mix(mix(deck_key) ^ i)`` for i = 0..51: mix is a bijection, so they are distinct,
+    are `mix(mix(deck_key) ^ i)` for i = 0..51: mix is a bijection, so they are distinct,
     there are no ties, and any sort gives the same deck; so for the talon slots (47 keys)."""
     key = _random_k(s[SEED][g], _K_GAME, _ZERO)
     deal = np.uint64(s[DEAL][g])
@@ -811,7 +809,7 @@ def _choose_mode_k(s, g, action, rules):
 
 @kernel(inline=True, counted=False)
 def _hand_over_k(s, g, card, sender, taker):
-    """R21: ``card`` passes from ``sender``'s hand to ``taker``'s, each remembering it (given, received)."""
+    """R21: `card` passes from `sender`'s hand to `taker`'s, each remembering it (given, received)."""
     card_bit = _bit_k(card)
     s[HANDS][g, sender] &= ~card_bit
     s[HANDS][g, taker] |= card_bit
@@ -872,7 +870,7 @@ def _target_k(role, mode):
 
 @kernel
 def _points_k(won, role, mode):
-    """R23, R24: a seat's points of a deal, ``W - Z``, or ``Z - W`` in MIN."""
+    """R23, R24: a seat's points of a deal, `W - Z`, or `Z - W` in MIN."""
     target = _target_k(role, mode)
     return target - won if mode == MINIMUM else won - target
 
@@ -933,7 +931,7 @@ def _play_k(s, g, card, rules, keys, order):
 
 @kernel(inline=True, counted=False)
 def _apply_k(s, g, action, autoreset, batch_size, rules, keys, order):
-    """One game's (checked) action; with ``autoreset`` a game that ends starts the slot's next."""
+    """One game's (checked) action; with `autoreset` a game that ends starts the slot's next."""
     s[LAST_RETURNED][g] = -1
     s[LAST_TRICK_WINNER][g] = -1
     s[DEAL_ENDED][g] = False
@@ -968,15 +966,15 @@ def _refused_k(s, g, action, legal, have_legal, i, rules):
 
 @kernel(counted=False)
 def _check_range_k(s, actions, games, subset, legal, have_legal, start, stop, refused, rules):
-    """Marks in ``refused`` the games start..stop-1 of the step given an illegal action."""
+    """Marks in `refused` the games start..stop-1 of the step given an illegal action."""
     for i in range(start, stop):
         refused[i] = _refused_k(s, _game_k(games, subset, i), actions[i], legal, have_legal, i, rules)
 
 
 @kernel(counted=False)
 def _apply_range_k(s, actions, games, subset, start, stop, autoreset, rules, keys, order):
-    """Applies the (checked) actions of the games start..stop-1 of the step (``keys``,
-    ``order``: the dealing's scratch). The per-game rules are inlined here (one call a range,
+    """Applies the (checked) actions of the games start..stop-1 of the step (`keys`,
+    `order`: the dealing's scratch). The per-game rules are inlined here (one call a range,
     not several a game)."""
     batch_size = s[PHASE].size
     for i in range(start, stop):
@@ -997,7 +995,7 @@ def _first_refused_k(refused):
 @kernel(ahead="game", seconds=12.5, signature=(
         "uint8[::1], int64[::1], int64[::1], boolean, uint64[::1], boolean, boolean, int64"))
 def _step_serial(buffer, actions, games, subset, legal, have_legal, autoreset, rules):
-    """:func:`step` of the listed games (all with ``subset`` false): checks every action, and
+    """[`step`][] of the listed games (all with `subset` false): checks every action, and
     returns (index of the first illegal one, how many) untouched, or applies them: (-1, 0)."""
     s = _state_k(buffer)
     n = actions.size
@@ -1016,7 +1014,7 @@ _CHUNK = 64
 
 @kernel(parallel=True)
 def _step_parallel(buffer, actions, games, subset, legal, have_legal, autoreset, rules):
-    """:func:`_step_serial` over every core, in chunks of games: the games are independent."""
+    """`_step_serial` over every core, in chunks of games: the games are independent."""
     s = _state_k(buffer)
     n = actions.size
     chunks = (n + _CHUNK - 1) // _CHUNK
@@ -1035,16 +1033,16 @@ def _step_parallel(buffer, actions, games, subset, legal, have_legal, autoreset,
 @kernel(ahead="threads", seconds=4.5, signature=(
         "uint8[::1], int64[::1], int64[::1], boolean, uint64[::1], boolean, int64, int64, boolean[::1], int64"))
 def _check_chunk(buffer, actions, games, subset, legal, have_legal, start, stop, refused, rules):
-    """The check of :func:`_step_serial` for the games start..stop-1 of the step, into
-    ``refused`` (a chunk of :func:`_step_threads`; it changes no game)."""
+    """The check of `_step_serial` for the games start..stop-1 of the step, into
+    `refused` (a chunk of `_step_threads`; it changes no game)."""
     _check_range_k(_state_k(buffer), actions, games, subset, legal, have_legal, start, stop, refused, rules)
 
 
 @kernel(ahead="threads", seconds=9.5, signature=(
         "uint8[::1], int64[::1], int64[::1], boolean, int64, int64, boolean, int64"))
 def _apply_chunk(buffer, actions, games, subset, start, stop, autoreset, rules):
-    """The application of :func:`_step_serial` to the (checked) games start..stop-1 of the step
-    (a chunk of :func:`_step_threads`)."""
+    """The application of `_step_serial` to the (checked) games start..stop-1 of the step
+    (a chunk of `_step_threads`)."""
     _apply_range_k(_state_k(buffer), actions, games, subset, start, stop, autoreset, rules,
                    np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64))
 
@@ -1052,16 +1050,16 @@ def _apply_chunk(buffer, actions, games, subset, start, stop, autoreset, rules):
 @kernel(ahead="threads", seconds=4.5, signature=(
         "uint8[::1], int64[::1], boolean, int64, int64, uint64[::1], int64"))
 def _legal_chunk(buffer, games, subset, start, stop, out, rules):
-    """:func:`_legal_serial` of the games start..stop-1 into ``out`` (a chunk of :func:`legal_bits`)."""
+    """`_legal_serial` of the games start..stop-1 into `out` (a chunk of [`legal_bits`][])."""
     s = _state_k(buffer)
     for i in range(start, stop):
         out[i] = _legal_of_k(s, games, subset, i, rules)
 
 
 def _step_threads(buffer, actions, games, subset, legal, have_legal, autoreset, rules) -> tuple[int, int]:
-    """:func:`_step_serial` (same arguments) on :func:`jit.spread`'s threads: every chunk of
+    """`_step_serial` (same arguments) on `jit.spread`'s threads: every chunk of
     games is checked, and only when no action was refused is every chunk applied, so an
-    illegal action anywhere leaves every game as it was (the all-or-nothing of :func:`step`)."""
+    illegal action anywhere leaves every game as it was (the all-or-nothing of [`step`][])."""
     n = actions.size
     refused = np.empty(n, dtype=np.bool_)
     spread(lambda start, stop: _check_chunk(buffer, actions, games, subset, legal, have_legal, start, stop, refused,
@@ -1074,8 +1072,8 @@ def _step_threads(buffer, actions, games, subset, legal, have_legal, autoreset, 
 
 @kernel(ahead=("game", "one game"), seconds=10, signature="uint8[::1], int64[::1], int64, int64")
 def _start_games_k(buffer, games, what, rules):
-    """What ``init`` (``what`` 0: new games) and ``set_cards`` (1: the deal's cards are in
-    ``dealt`` and ``talon_cards``) do to each of ``games``."""
+    """What `init` (`what` 0: new games) and `set_cards` (1: the deal's cards are in
+    `dealt` and `talon_cards`) do to each of `games`."""
     s = _state_k(buffer)
     keys, order = np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64)  # dealing's scratch
     for g in games:
@@ -1087,7 +1085,7 @@ def _start_games_k(buffer, games, what, rules):
 
 @kernel
 def _classes_k(trick, mode, cards, rules):
-    """:func:`play_classes` (``cards`` empty) or :func:`ruled_out` of ``cards``, over games."""
+    """[`play_classes`][] (`cards` empty) or [`ruled_out`][] of `cards`, over games."""
     n = trick.shape[0]
     if cards.size:
         out = np.zeros((n, 1), dtype=np.uint64)
@@ -1113,10 +1111,10 @@ def _start_game(state: State, games: np.ndarray) -> None:
 
 
 def set_cards(state: State, games: np.ndarray, dealt: np.ndarray, talon_cards: np.ndarray) -> None:
-    """Start the current deal of ``games`` with these cards (as dealt, and the talon).
+    """Start the current deal of `games` with these cards (as dealt, and the talon).
 
-    The dealing step of :func:`step`; the record replayer calls it with a record's cards.
-    ``dealt`` is int8[G, 3, 16] (or broadcasts to it), ``talon_cards`` int8[G, 4]; card ids
+    The dealing step of [`step`][]; the record replayer calls it with a record's cards.
+    `dealt` is int8[G, 3, 16] (or broadcasts to it), `talon_cards` int8[G, 4]; card ids
     0..51, -1 for none; anything else is a one-line ValueError, the state unchanged.
     """
     games = _game_numbers(games, state.batch_size, "engine.set_cards")
@@ -1135,7 +1133,7 @@ def set_cards(state: State, games: np.ndarray, dealt: np.ndarray, talon_cards: n
 
 
 def _set_cards_checked(state: State, games: np.ndarray, dealt: np.ndarray, talon_cards: np.ndarray) -> None:
-    """:func:`set_cards` once its input is known good (the OpenSpiel adapter's chance outcomes,
+    """[`set_cards`][] once its input is known good (the OpenSpiel adapter's chance outcomes,
     which it checks itself, come here once a card)."""
     state.dealt[games] = dealt
     state.talon_cards[games] = talon_cards
@@ -1143,8 +1141,8 @@ def _set_cards_checked(state: State, games: np.ndarray, dealt: np.ndarray, talon
 
 
 def _game_numbers(games, batch_size: int, what: str) -> np.ndarray:
-    """``games`` (an index array, a boolean mask or a slice, as numpy indexes the batch) as
-    ``intp[k]`` game numbers, or a one-line ValueError."""
+    """`games` (an index array, a boolean mask or a slice, as numpy indexes the batch) as
+    `intp[k]` game numbers, or a one-line ValueError."""
     try:
         rows = np.arange(batch_size)[games]
     except (IndexError, TypeError, ValueError):
@@ -1175,13 +1173,13 @@ def play_classes(rules: Rules, trick: np.ndarray, mode: np.ndarray) -> list:
     """R13-R15 as card classes in priority order (a list of uint64[B] sets, or scalars).
     The legal plays of a hand are its cards in the first class it holds any card of, so
     playing a card of class k shows to everyone that the hand held no card of the classes
-    before k (:func:`ruled_out` reads voids that way, into ``State.shown_out``).
+    before k ([`ruled_out`][] reads voids that way, into `State.shown_out`).
 
     Default rules: the led suit (R13), trumps (R14), any card; the leader: any card.
-    ``must_overtake`` puts first the led-suit cards above the best one on the table (unless
-    the trick is already trumped); ``must_overtrump`` puts the trumps above the best trump
+    `must_overtake` puts first the led-suit cards above the best one on the table (unless
+    the trick is already trumped); `must_overtrump` puts the trumps above the best trump
     on the table right after the led suit, when trumps were not led (R15).
-    The kernel of legal play computes them (``trick`` int8[B, 3] by position, ``mode`` int8[B]).
+    The kernel of legal play computes them (`trick` int8[B, 3] by position, `mode` int8[B]).
     """
     trick, mode = contiguous(trick, np.int8).reshape(-1, 3), contiguous(mode, np.int8).reshape(-1)
     classes = _classes_k(trick, mode, np.zeros(0, dtype=np.int8), _rule_code(rules))
@@ -1190,10 +1188,10 @@ def play_classes(rules: Rules, trick: np.ndarray, mode: np.ndarray) -> list:
 
 
 def ruled_out(rules: Rules, trick: np.ndarray, mode: np.ndarray, cards: np.ndarray) -> np.ndarray:
-    """uint64[G]: the cards a seat shows it does not hold by playing ``cards`` to ``trick`` (the
-    trick before the card, by position): a card of class k (:func:`play_classes`) rules out the
+    """uint64[G]: the cards a seat shows it does not hold by playing `cards` to `trick` (the
+    trick before the card, by position): a card of class k ([`play_classes`][]) rules out the
     classes before k (R13: a void in the led suit; R14: no trump either; the R15 options:
-    nothing that could beat the table). Leading shows nothing. Kept in ``State.shown_out``."""
+    nothing that could beat the table). Leading shows nothing. Kept in `State.shown_out`."""
     trick, mode = contiguous(trick, np.int8).reshape(-1, 3), contiguous(mode, np.int8).reshape(-1)
     cards = contiguous(np.broadcast_to(cards, mode.shape), np.int8)
     return _classes_k(trick, mode, cards, _rule_code(rules))[:, 0] if cards.size else np.zeros(0, np.uint64)
@@ -1220,8 +1218,8 @@ _NO_GAMES = np.zeros(0, dtype=np.intp)
 
 
 def _parallel(games: int) -> bool:
-    """Whether ``games`` games run on every core: from _PARALLEL_FROM games, when numba has threads
-    on a layer that forked workers survive (:data:`jit.PARALLEL_SAFE`)."""
+    """Whether `games` games run on every core: from _PARALLEL_FROM games, when numba has threads
+    on a layer that forked workers survive (`jit.PARALLEL_SAFE`)."""
     if games < _PARALLEL_FROM or not PARALLEL_SAFE or numba.get_num_threads() < 2:
         return False
     announce_compiling((_legal_parallel, _step_parallel), "the engine's parallel kernels")
@@ -1237,15 +1235,15 @@ def legal_action_mask(state: State) -> np.ndarray:
 
 def step(state: State, actions, autoreset: bool = False, legal: np.ndarray | None = None,
          games: np.ndarray | None = None) -> State:
-    """Apply one decision per game (ignored for finished games); returns ``state``.
+    """Apply one decision per game (ignored for finished games); returns `state`.
 
-    ``games`` (an index array) steps only those games, ``actions`` then holding one action
+    `games` (an index array) steps only those games, `actions` then holding one action
     per listed game; the other games and their step events are left as they are.
-    With ``autoreset`` a game that ends is replaced at once by the slot's next game, whose
+    With `autoreset` a game that ends is replaced at once by the slot's next game, whose
     seed is the old one plus the batch size (slot i of a batch started at seed S plays
     S + i, S + i + B, ...), so every game is still reproduced by its seed alone;
-    ``game_ended`` and ``final_scores`` keep what happened. ``legal`` may pass
-    ``legal_bits(state, games)`` when the caller has just computed it for this very state.
+    `game_ended` and `final_scores` keep what happened. `legal` may pass
+    `legal_bits(state, games)` when the caller has just computed it for this very state.
     """
     if type(actions) is not np.ndarray:
         actions = np.asarray(actions)
@@ -1278,13 +1276,13 @@ _NO_LEGAL = np.zeros(0, dtype=np.uint64)
 
 
 def _checked_games(games, batch_size: int) -> np.ndarray:
-    """``games`` of :func:`step` as ``intp[k]``: distinct game numbers 0..B-1, or a ValueError.
+    """`games` of [`step`][] as `intp[k]`: distinct game numbers 0..B-1, or a ValueError.
 
     A repeated game would be stepped twice with one validation, and numpy would wrap -1 to
     the last game, so both are refused. An index array in increasing order (what
-    ``np.flatnonzero`` gives, as in the vec env's opponent rounds) is distinct with one
+    `np.flatnonzero` gives, as in the vec env's opponent rounds) is distinct with one
     vector comparison, and its first and last entries bound it; only others pay for
-    ``np.unique``."""
+    `np.unique`."""
     games = np.asarray(games)
     if games.ndim != 1 or games.dtype.kind not in "iu":
         raise ValueError(f"games must be a 1-D array of game numbers 0..{batch_size - 1}, "
@@ -1313,7 +1311,7 @@ STRENGTH = np.array([[[26 + c % 13 if c // 13 == mode else 13 + c % 13 if c // 1
 @kernel
 def _deal_rules_k(trick, dealer, mode, tricks_won, positions, targets, points):
     """The rules' own R16, R23 and R24 over games, for the views: the trick's winning position
-    (when ``positions`` is not empty), each seat's target and its points."""
+    (when `positions` is not empty), each seat's target and its points."""
     for g in range(mode.size):
         if positions.size:
             positions[g] = _winner_position_k(trick[g, 0], trick[g, 1], trick[g, 2], mode[g])
@@ -1328,7 +1326,7 @@ _NO_ROWS = np.zeros((0, 3), dtype=np.int8)
 
 
 def _games_int8(value, shape_tail: tuple, what: str) -> np.ndarray:
-    """An int array as C-contiguous int8 ``[G, *shape_tail]`` (the rules' values fit in int8)."""
+    """An int array as C-contiguous int8 `[G, *shape_tail]` (the rules' values fit in int8)."""
     value = np.asarray(value)
     if value.dtype.kind not in "iu" or value.ndim != 1 + len(shape_tail) or value.shape[1:] != shape_tail:
         raise ValueError(f"{what} must be integers of shape (games, {', '.join(map(str, shape_tail))})"
@@ -1339,7 +1337,7 @@ def _games_int8(value, shape_tail: tuple, what: str) -> np.ndarray:
 def trick_winner_position(trick: np.ndarray, mode: np.ndarray) -> np.ndarray:
     """R16: position (0 = leader) of the highest trump, else of the highest card of the led
     suit. In a trick still being played the empty positions (-1) never win; an empty trick
-    gives position 0. ``trick`` int[G, 3] by position, ``mode`` int[G]; int64[G]."""
+    gives position 0. `trick` int[G, 3] by position, `mode` int[G]; int64[G]."""
     trick, mode = _games_int8(trick, (3,), "trick"), _games_int8(mode, (), "mode")
     positions = np.zeros(mode.size, dtype=np.int64)
     _deal_rules_k(trick, mode, mode, _NO_ROWS, positions, _NO_ROWS, _NO_ROWS)
@@ -1360,7 +1358,7 @@ def targets(dealer: np.ndarray, mode: np.ndarray) -> np.ndarray:
 
 
 def deal_points(tricks_won: np.ndarray, dealer: np.ndarray, mode: np.ndarray) -> np.ndarray:
-    """R23, R24: points of each seat, ``W - Z``, or ``Z - W`` in MIN (int8[B, 3])."""
+    """R23, R24: points of each seat, `W - Z`, or `Z - W` in MIN (int8[B, 3])."""
     return _targets_and_points(dealer, mode, tricks_won)[1]
 
 
@@ -1383,7 +1381,7 @@ def places(scores: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------------- explanations
 
 def illegal_reason(state: State, game: int, action: int) -> str:
-    """Why ``action`` is illegal in ``game``, citing the rule (``''`` if it is legal)."""
+    """Why `action` is illegal in `game`, citing the rule (`''` if it is legal)."""
     phase, seat = int(state.phase[game]), int(state.to_act[game])
     if phase == OVER:
         return "the game is over"

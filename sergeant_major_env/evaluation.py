@@ -1,57 +1,59 @@
 """Tournaments between agents: duplicate deals, batched play (on this machine's cores or on Ray).
 
-    from sergeant_major_env.agents import make_agent
-    from sergeant_major_env.evaluation import TablePlan, play_tables
-    result = play_tables("heuristic,greedy,random", TablePlan(games=1200, seed=0), make_agent=make_agent)
-    print(result.format_text())
-    result.to_json("eval.json")
+```python
+from sergeant_major_env.agents import make_agent
+from sergeant_major_env.evaluation import TablePlan, play_tables
+result = play_tables("heuristic,greedy,random", TablePlan(games=1200, seed=0), make_agent=make_agent)
+print(result.format_text())
+result.to_json("eval.json")
+```
 
-:func:`play_tables` is the one entry point (``evaluate.py`` is its command line; training
+[`play_tables`][] is the one entry point (`evaluate.py` is its command line; training
 calls it for periodic evaluation). Who plays is its arguments (the agents, their display
-names, the resolver of their names); how they play is one :class:`TablePlan` (the games,
+names, the resolver of their names); how they play is one [`TablePlan`][] (the games,
 seeds, seatings, rules, records, batches, workers or Ray), checked when it is made. Agents are objects with the batched interface of
-:mod:`sergeant_major_env.policies` (``act(observations, legal_mask, rng) -> int64[B]``) or
-names, which the caller's resolver ``make_agent`` turns into agents
-(``sergeant_major_env.agents.make_agent`` for the project's agents). This core module never
-imports :mod:`sergeant_major_env.agents`: the commands that know it (evaluate, train) pass its
+[`sergeant_major_env.policies`][] (`act(observations, legal_mask, rng) -> int64[B]`) or
+names, which the caller's resolver `make_agent` turns into agents
+(`sergeant_major_env.agents.make_agent` for the project's agents). This core module never
+imports [`sergeant_major_env.agents`][]: the commands that know it (evaluate, train) pass its
 resolver in.
 
-It reads in three steps: :func:`plan_tournament` checks the agents and makes the schedule
-(a :class:`Tournament`: the plan, the agents and every game), :func:`run_tournament` plays its chunks (here, in worker processes or
-on Ray) and :func:`summarize_tournament` turns the scores into the result.
+It reads in three steps: [`plan_tournament`][] checks the agents and makes the schedule
+(a [`Tournament`][]: the plan, the agents and every game), [`run_tournament`][] plays its chunks (here, in worker processes or
+on Ray) and [`summarize_tournament`][] turns the scores into the result.
 
-**Duplicate deals** (``seatings="duplicate"``, the default). Games come in *groups* of six:
-group j uses the engine's per-game seed ``seed + j`` for all six permutations of the three
+**Duplicate deals** (`seatings="duplicate"`, the default). Games come in *groups* of six:
+group j uses the engine's per-game seed `seed + j` for all six permutations of the three
 agents over seats 0-2. The engine's cards depend only on a game's seed and the deal's index
-(:mod:`~sergeant_major_env.engine`), so all six games of a group are dealt exactly the same
+([`engine`][]), so all six games of a group are dealt exactly the same
 cards, deal by deal, as long as the same deal is being played; what differs is who holds
-them. This cancels most of the luck of the cards in comparisons. ``games`` is rounded up to
-a multiple of six. ``seatings="fixed"`` plays the agents in the order given, game i with seed
-``seed + i`` (each game is then its own group).
+them. This cancels most of the luck of the cards in comparisons. `games` is rounded up to
+a multiple of six. `seatings="fixed"` plays the agents in the order given, game i with seed
+`seed + i` (each game is then its own group).
 
-**More than three agents**: every 3-agent combination plays a table of ``games`` games (a
+**More than three agents**: every 3-agent combination plays a table of `games` games (a
 round robin); all tables use the same seeds, so they see the same deals too. Per-agent
 aggregates pool an agent's games over its tables.
 
 **Batching**: all games of all tables advance together in one engine state (up to
-``batch_size`` games at a time). At each decision, for each agent, the games whose acting
-seat it holds are gathered and the agent's ``act`` is called once on that subset; there is
+`batch_size` games at a time). At each decision, for each agent, the games whose acting
+seat it holds are gathered and the agent's `act` is called once on that subset; there is
 no Python loop over games. Observations are computed only when an acting agent needs them
-(``needs_observations``, :mod:`~sergeant_major_env.policies`).
+(`needs_observations`, [`policies`][]).
 
 **Workers**: the games are played in one forked process per CPU by default
-(``workers``, :mod:`~sergeant_major_env.processes`): the chunks of ``batch_size`` games
-apart, and, when every agent is ``deterministic``, the games shared out by whole duplicate
-groups. Each game is played exactly as in one process, so ``workers`` never changes a
-number; ``ray=True`` plays the chunks as Ray tasks instead, on a cluster if need be.
+(`workers`, `processes`): the chunks of `batch_size` games
+apart, and, when every agent is `deterministic`, the games shared out by whole duplicate
+groups. Each game is played exactly as in one process, so `workers` never changes a
+number; `ray=True` plays the chunks as Ray tasks instead, on a cluster if need be.
 
-**Statistics** are :mod:`~sergeant_major_env.statistics` (confidence intervals over the
-duplicate groups, head-to-head margins, ratings); :func:`play_tables` returns its
-:class:`~sergeant_major_env.statistics.EvaluationResult`, which converts to JSON
-(:meth:`~sergeant_major_env.statistics.EvaluationResult.to_dict`), CSV and a text table; with
-``record`` it also holds every game's record (RULES.md section 11, ``players`` = the agents'
+**Statistics** are [`statistics`][] (confidence intervals over the
+duplicate groups, head-to-head margins, ratings); [`play_tables`][] returns its
+[`EvaluationResult`][], which converts to JSON
+(`to_dict`), CSV and a text table; with
+`record` it also holds every game's record (RULES.md section 11, `players` = the agents'
 names by seat). This module imports the statistics, never the other way round: the
-:class:`~sergeant_major_env.statistics.Schedule` it makes is defined there.
+[`Schedule`][] it makes is defined there.
 """
 
 from __future__ import annotations
@@ -81,7 +83,7 @@ PERMUTATIONS = tuple(itertools.permutations(range(3)))  # the six seatings of a 
 # ============================================================================ agents
 
 AgentMaker = Callable[[str], Any]
-"""A resolver of agent names: ``make_agent(name) -> agent``, such as ``agents.make_agent``."""
+"""A resolver of agent names: `make_agent(name) -> agent`, such as `agents.make_agent`."""
 
 
 def agent_specs(agents: str | Sequence[Any]) -> list[Any]:
@@ -94,11 +96,11 @@ def agent_specs(agents: str | Sequence[Any]) -> list[Any]:
 def resolve_agents(agents: str | Sequence[Any], make_agent: AgentMaker | None = None) -> tuple[list[Any], list[str]]:
     """Agent objects and distinct display names from names and/or objects.
 
-    ``agents`` is a comma-separated string or a sequence of names and agent objects. Names
-    are turned into agents by ``make_agent`` (the caller's registry, e.g. ``agents.make_agent``):
+    `agents` is a comma-separated string or a sequence of names and agent objects. Names
+    are turned into agents by `make_agent` (the caller's registry, e.g. `agents.make_agent`):
     this library does not know the project's agents (it never imports
-    ``sergeant_major_env.agents``), so a name without ``make_agent`` is a ValueError. A name that occurs again
-    gets a suffix (``random``, ``random#2``) so that every player of the tournament is told
+    `sergeant_major_env.agents`), so a name without `make_agent` is a ValueError. A name that occurs again
+    gets a suffix (`random`, `random#2`) so that every player of the tournament is told
     apart. Raises ValueError for an unknown name or an agent that cannot be made.
     """
     objects, names = [], []
@@ -120,15 +122,15 @@ def resolve_agents(agents: str | Sequence[Any], make_agent: AgentMaker | None = 
 
 
 def copy_pairs(agents: Sequence[Any], names: Sequence[str]) -> list[tuple[str, str]]:
-    """The pairs of ``names`` whose agents are two copies of one agent: the same name given twice
-    (``X`` and ``X#2``) or the same object. Two objects of one name are not counted: they may
-    differ (two policies, both called ``ppo``)."""
+    """The pairs of `names` whose agents are two copies of one agent: the same name given twice
+    (`X` and `X#2`) or the same object. Two objects of one name are not counted: they may
+    differ (two policies, both called `ppo`)."""
     return [(names[i], names[j]) for i, j in itertools.combinations(range(len(agents)), 2)
             if agents[i] is agents[j] or (isinstance(agents[i], str) and agents[i] == agents[j])]
 
 
 def make_named_agent(name: str, make_agent: AgentMaker | None = None) -> Any:
-    """``make_agent(name)``, with every failure as a one-line ValueError that names the agent."""
+    """`make_agent(name)`, with every failure as a one-line ValueError that names the agent."""
     if make_agent is None:
         raise ValueError(f"agent {name!r} is a name, and names need a resolver: pass make_agent "
                          f"(e.g. agents.make_agent) or pass agent objects")
@@ -142,7 +144,7 @@ def make_named_agent(name: str, make_agent: AgentMaker | None = None) -> Any:
 
 
 def trained_rules(agent: Any) -> Rules | None:
-    """The rule options ``agent`` was trained under (its ``rules`` attribute, as the ``ppo:`` agent
+    """The rule options `agent` was trained under (its `rules` attribute, as the `ppo:` agent
     of a run has, from the model's metadata), or None when it does not say."""
     rules = getattr(agent, "rules", None)
     if isinstance(rules, dict):
@@ -151,13 +153,13 @@ def trained_rules(agent: Any) -> Rules | None:
 
 
 def rule_differences(a: Rules, b: Rules) -> list[str]:
-    """The names of the rule options on which ``a`` and ``b`` differ, in section 9 order."""
+    """The names of the rule options on which `a` and `b` differ, in section 9 order."""
     return [name for name in Rules.names() if getattr(a, name) != getattr(b, name)]
 
 
 def format_options(rules: Rules, names: Sequence[str], defaults: Sequence[str] = ()) -> str:
-    """``num_deals=3, exchanges=false``: the options ``names`` of ``rules`` as NAME=VALUE, the ones
-    in ``defaults`` marked ``(default)``."""
+    """`num_deals=3, exchanges=false`: the options `names` of `rules` as NAME=VALUE, the ones
+    in `defaults` marked `(default)`."""
     def text(value: Any) -> str:
         return str(value).lower() if isinstance(value, bool) else str(value)
 
@@ -168,11 +170,11 @@ def format_options(rules: Rules, names: Sequence[str], defaults: Sequence[str] =
 def rules_for_table(players: Sequence[Any], labels: Sequence[str], asked: Rules | None = None,
                     asked_names: Sequence[str] = (), asked_by: str = "--option") -> tuple[Rules, list[str]]:
     """The rules a table plays under, and notes for the user, from what its agents were trained
-    under (:func:`trained_rules`) and the options asked for (``asked``, or None when none were).
+    under ([`trained_rules`][]) and the options asked for (`asked`, or None when none were).
 
     * Options asked for win; each agent trained under other options gets a note naming both
-      (``note: ppo:runs/quick was trained with num_deals=3; playing num_deals=18 as --option
-      asks``). ``asked_names``: the options actually named (the others are defaults).
+      (`note: ppo:runs/quick was trained with num_deals=3; playing num_deals=18 as --option
+      asks`). `asked_names`: the options actually named (the others are defaults).
     * Nothing asked: the agents' own options, when they agree (a note says so if they are not
       the defaults); agents that disagree are a one-line ValueError naming two of them.
       Agents that do not say what they were trained under play any rules.
@@ -205,29 +207,29 @@ def rules_for_table(players: Sequence[Any], labels: Sequence[str], asked: Rules 
 # ============================================================================ schedule
 
 def _positive(value: Any) -> bool:
-    """``value`` is a positive integer (not a bool)."""
+    """`value` is a positive integer (not a bool)."""
     return not isinstance(value, bool) and isinstance(value, (int, np.integer)) and value >= 1
 
 
 def check_games(games: Any) -> None:
-    """A one-line ValueError unless ``games`` (per table) is a positive integer."""
+    """A one-line ValueError unless `games` (per table) is a positive integer."""
     if not _positive(games):
         raise ValueError(f"games must be a positive integer, got {games!r}")
 
 
 def check_seatings(seatings: Any) -> None:
-    """A one-line ValueError unless ``seatings`` is one of :data:`SEATINGS`."""
+    """A one-line ValueError unless `seatings` is one of `SEATINGS`."""
     if seatings not in SEATINGS:
         raise ValueError(f"seatings must be one of {', '.join(map(repr, SEATINGS))}, got {seatings!r}")
 
 
 def group_count(games: int, seatings: str = "duplicate") -> int:
-    """The groups of ``games`` games per table: six games each with duplicate seatings, one with fixed."""
+    """The groups of `games` games per table: six games each with duplicate seatings, one with fixed."""
     return -(-int(games) // 6) if seatings == "duplicate" else int(games)
 
 
 def make_schedule(num_players: int, games: int, seed: int, seatings: str = "duplicate") -> Schedule:
-    """The games of every 3-player table (round robin over ``num_players``), see the module docstring."""
+    """The games of every 3-player table (round robin over `num_players`), see the module docstring."""
     check_seatings(seatings)
     if num_players < 3:
         raise ValueError(f"a table needs three agents, got {num_players} (name an agent twice to seat it twice)")
@@ -265,11 +267,11 @@ and again once sent back)."""
 
 def check_tournament_fits(num_players: int, games: int, seatings: str = "duplicate", record: bool = False,
                           batch_size: int = 0, workers: int = 1) -> None:
-    """A one-line ValueError, before anything is allocated, when a tournament of ``games`` per
-    table for ``num_players`` agents would not fit in this machine's available memory
-    (:mod:`~sergeant_major_env.limits`): every game's schedule and statistics
-    (:data:`BYTES_PER_GAME`), with ``record`` every game's record (:data:`BYTES_PER_RECORD`),
-    and ``workers`` engine batches of ``batch_size`` games (``engine.BATCH_BYTES_PER_GAME``)."""
+    """A one-line ValueError, before anything is allocated, when a tournament of `games` per
+    table for `num_players` agents would not fit in this machine's available memory
+    (`limits`): every game's schedule and statistics
+    ([`BYTES_PER_GAME`][]), with `record` every game's record ([`BYTES_PER_RECORD`][]),
+    and `workers` engine batches of `batch_size` games (`engine.BATCH_BYTES_PER_GAME`)."""
     tables = math.comb(int(num_players), 3)
     per_table = (6 if seatings == "duplicate" else 1) * group_count(games, seatings)
     total = tables * per_table
@@ -281,8 +283,8 @@ def check_tournament_fits(num_players: int, games: int, seatings: str = "duplica
 
 
 def check_tournament_seed(seed: Any, groups: int, seatings: str = "duplicate") -> int:
-    """``seed`` by the one seed rule (:mod:`~sergeant_major_env.seeding`), and so is the seed of the
-    last group, ``seed + groups - 1``: a one-line ValueError names the largest seed that fits."""
+    """`seed` by the one seed rule (`seeding`), and so is the seed of the
+    last group, `seed + groups - 1`: a one-line ValueError names the largest seed that fits."""
     unit, rule = ("duplicate groups", "group j plays seed + j") if seatings == "duplicate" else \
         ("games", "game i plays seed + i")
     return check_seed_span(seed, groups, unit, rule)
@@ -295,8 +297,8 @@ def play_games(players: Sequence[Any], seeds: np.ndarray, seat_players: np.ndarr
                on_deals=None) -> tuple[np.ndarray, list[dict] | None]:
     """Play the games (seed, players by seat) together in one engine state until all are over.
 
-    Returns (final scores int16[G, 3], records in game order or None). ``recorder_names``
-    (the players' names by seat, per game) switches recording on. ``on_deals(n)`` is called
+    Returns (final scores int16[G, 3], records in game order or None). `recorder_names`
+    (the players' names by seat, per game) switches recording on. `on_deals(n)` is called
     with the number of deals that just ended, for a progress bar.
     """
     state = engine.init(seeds, rules)
@@ -345,41 +347,43 @@ def play_games(players: Sequence[Any], seeds: np.ndarray, seat_players: np.ndarr
 
 @dataclasses.dataclass(frozen=True)
 class TablePlan:
-    """How a tournament is played: every option of :func:`play_tables` but who plays (the agents,
+    """How a tournament is played: every option of [`play_tables`][] but who plays (the agents,
     their names and their resolver). Checked when made: a bad field is a one-line ValueError
-    (a ``rules`` of the wrong type a TypeError), and ``rules`` given as a dict (or None) is kept as
-    its :class:`Rules`. Frozen, so one plan can be played against several tables::
+    (a `rules` of the wrong type a TypeError), and `rules` given as a dict (or None) is kept as
+    its [`Rules`][]. Frozen, so one plan can be played against several tables:
 
-        plan = TablePlan(games=1200, seed=0, rules={"num_deals": 1}, progress=False)
-        result = play_tables("heuristic,greedy,random", plan, make_agent=make_agent)
+    ```python
+    plan = TablePlan(games=1200, seed=0, rules={"num_deals": 1}, progress=False)
+    result = play_tables("heuristic,greedy,random", plan, make_agent=make_agent)
+    ```
     """
 
     games: int = 120
     """games per table (rounded up to a multiple of 6 with duplicate seatings)"""
     seed: int = 0
-    """group j plays engine seed ``seed + j`` (game i ``seed + i`` with fixed seatings), so
-    ``seed + groups - 1`` must stay within the seed rule (:mod:`~sergeant_major_env.seeding`)"""
+    """group j plays engine seed `seed + j` (game i `seed + i` with fixed seatings), so
+    `seed + groups - 1` must stay within the seed rule (`seeding`)"""
     rules: Rules | dict | None = None
-    """the rule options: a :class:`Rules`, or a dict of rule options (None: the defaults); kept as a Rules"""
+    """the rule options: a [`Rules`][], or a dict of rule options (None: the defaults); kept as a Rules"""
     seatings: str = "duplicate"
-    """``duplicate`` (groups of six games, all seatings of one deal) or ``fixed`` (the agents in the order given)"""
+    """`duplicate` (groups of six games, all seatings of one deal) or `fixed` (the agents in the order given)"""
     record: bool | str = False
-    """True keeps every game's record in ``result.records``; a path also writes them as JSON Lines
+    """True keeps every game's record in `result.records`; a path also writes them as JSON Lines
     (checked writable when the plan is made, written atomically)"""
     progress: bool = True
     """a tqdm bar of the deals played on stderr, when it is a terminal"""
     batch_size: int = 12_000
     """most games stepped together: the games are played in chunks of that many (whole duplicate
-    groups), chunk c with its own random generator for the agents, seeded by ``(rng_seed, c)``
-    (plain ``rng_seed`` for chunk 0, so a tournament of one chunk is unchanged)"""
+    groups), chunk c with its own random generator for the agents, seeded by `(rng_seed, c)`
+    (plain `rng_seed` for chunk 0, so a tournament of one chunk is unchanged)"""
     rng_seed: int | None = None
-    """seeds the agents' random generators (None: ``seed``). Results depend on ``seed``,
-    ``rng_seed`` and ``batch_size`` only; with deterministic agents on ``seed`` alone"""
+    """seeds the agents' random generators (None: `seed`). Results depend on `seed`,
+    `rng_seed` and `batch_size` only; with deterministic agents on `seed` alone"""
     workers: int | None = None
-    """processes to play in on this machine (:mod:`~sergeant_major_env.processes`; None: one per
-    CPU this process may use; 1: this process only). Never changes a number. Not used with ``ray``"""
+    """processes to play in on this machine (`processes`; None: one per
+    CPU this process may use; 1: this process only). Never changes a number. Not used with `ray`"""
     ray: bool = False
-    """play the chunks as Ray tasks (see :func:`play_tables`)"""
+    """play the chunks as Ray tasks (see [`play_tables`][])"""
     ray_address: str | None = None
     """the Ray cluster to start on when this process has no Ray session (None: a local one)"""
 
@@ -405,39 +409,41 @@ class TablePlan:
 
     @property
     def agent_seed(self) -> int:
-        """The seed of the agents' generators: ``rng_seed``, else ``seed``."""
+        """The seed of the agents' generators: `rng_seed`, else `seed`."""
         return self.seed if self.rng_seed is None else self.rng_seed
 
 
 def play_tables(agents: str | Sequence[Any], plan: TablePlan | None = None, *, names: Sequence[str] | None = None,
                 make_agent: AgentMaker | None = None) -> EvaluationResult:
-    """Play a tournament and return its statistics (see the module docstring)::
+    """Play a tournament and return its statistics (see the module docstring):
 
-        result = play_tables("heuristic,greedy,random", TablePlan(games=1200, seed=0), make_agent=make_agent)
+    ```python
+    result = play_tables("heuristic,greedy,random", TablePlan(games=1200, seed=0), make_agent=make_agent)
+    ```
 
-    ``agents``: agent objects and/or names (a list or a comma-separated string), at least
-    three; with more, every 3-agent table plays ``plan.games`` games. Names need ``make_agent``,
-    the resolver that turns a name into an agent (``agents.make_agent`` of this project, or
+    `agents`: agent objects and/or names (a list or a comma-separated string), at least
+    three; with more, every 3-agent table plays `plan.games` games. Names need `make_agent`,
+    the resolver that turns a name into an agent (`agents.make_agent` of this project, or
     any function of one name): this library does not import the project's agents itself.
-    ``plan``: how the games are played (:class:`TablePlan`, its fields documented there;
-    None: the defaults, 120 games from seed 0). ``names``: display names of the agents, in
-    order (default: their names, a repeated one suffixed ``#2``, ``#3``...).
+    `plan`: how the games are played ([`TablePlan`][], its fields documented there;
+    None: the defaults, 120 games from seed 0). `names`: display names of the agents, in
+    order (default: their names, a repeated one suffixed `#2`, `#3`...).
 
-    ``plan.ray`` plays the chunks as Ray tasks, in parallel, on the Ray session of this
-    process or, if there is none, on a Ray it starts (``ray.init(address=plan.ray_address)``: a
+    `plan.ray` plays the chunks as Ray tasks, in parallel, on the Ray session of this
+    process or, if there is none, on a Ray it starts (`ray.init(address=plan.ray_address)`: a
     local one by default) and stops at the end. Each task builds its agents from the names
-    given with ``make_agent`` (which must therefore be picklable, as a module-level function
-    such as ``agents.make_agent`` is; objects given instead are shipped pickled) and plays its
+    given with `make_agent` (which must therefore be picklable, as a module-level function
+    such as `agents.make_agent` is; objects given instead are shipped pickled) and plays its
     chunk exactly as the local run does, so the result is the same, number for number. Needs
-    ``pip install ray`` (or the ``rllib`` extra); every node must have this project installed.
+    `pip install ray` (or the `rllib` extra); every node must have this project installed.
 
-    ``plan.workers``: processes to play in on this machine (:mod:`~sergeant_major_env.processes`,
+    `plan.workers`: processes to play in on this machine (`processes`,
     forked on Linux, so the agents need not be picklable; elsewhere this process alone).
-    The chunks are played apart, and when every agent is ``deterministic``
-    (:mod:`~sergeant_major_env.policies`: all of this project's but ``random``, a sampling
-    ``ppo`` and a ``pimc`` with random rollouts) the games are also shared out in equal parts
+    The chunks are played apart, and when every agent is `deterministic`
+    ([`policies`][]: all of this project's but `random`, a sampling
+    `ppo` and a `pimc` with random rollouts) the games are also shared out in equal parts
     of whole duplicate groups, one per worker. Either way each game is played as in one
-    process, so the results are the same for any ``workers``. Not used with ``ray``, whose
+    process, so the results are the same for any `workers`. Not used with `ray`, whose
     tasks are the workers.
 
     Every argument is checked before any game is played; a bad one is a one-line ValueError.
@@ -449,9 +455,9 @@ def play_tables(agents: str | Sequence[Any], plan: TablePlan | None = None, *, n
 
 @dataclasses.dataclass(frozen=True)
 class Tournament:
-    """A checked tournament before its first game (:func:`plan_tournament`): who plays, every game
-    of the schedule, and where the games are played. :func:`run_tournament` plays it and
-    :func:`summarize_tournament` turns the outcomes into the result."""
+    """A checked tournament before its first game ([`plan_tournament`][]): who plays, every game
+    of the schedule, and where the games are played. [`run_tournament`][] plays it and
+    [`summarize_tournament`][] turns the outcomes into the result."""
 
     plan: TablePlan
     """how the games are played"""
@@ -476,7 +482,7 @@ class Tournament:
 
 def plan_tournament(agents: str | Sequence[Any], plan: TablePlan | None = None, *,
                     names: Sequence[str] | None = None, make_agent: AgentMaker | None = None) -> Tournament:
-    """Check the agents of :func:`play_tables` (a one-line ValueError for a bad one; ``plan`` was
+    """Check the agents of [`play_tables`][] (a one-line ValueError for a bad one; `plan` was
     checked when made), make the schedule, then build the agents: the tournament, before any
     game is played."""
     plan = TablePlan() if plan is None else plan
@@ -497,9 +503,9 @@ def plan_tournament(agents: str | Sequence[Any], plan: TablePlan | None = None, 
 
 
 def run_tournament(tournament: Tournament) -> list[tuple[np.ndarray, list[dict] | None]]:
-    """Play every game of ``tournament``: its chunks (:func:`chunk_jobs`) in this process, in worker
+    """Play every game of `tournament`: its chunks ([`chunk_jobs`][]) in this process, in worker
     processes or as Ray tasks; the outcomes (scores, records or None) in chunk order. With
-    ``plan.progress``, a tqdm bar of the deals played, on stderr when it is a terminal."""
+    `plan.progress`, a tqdm bar of the deals played, on stderr when it is a terminal."""
     jobs, plan = chunk_jobs(tournament), tournament.plan
     games = tournament.games
     bar = progress_bar(games * plan.rules.num_deals, "deal", f"{games} games", plan.progress, leave=False)
@@ -515,7 +521,7 @@ def run_tournament(tournament: Tournament) -> list[tuple[np.ndarray, list[dict] 
 
 
 def chunk_jobs(tournament: Tournament) -> list[ChunkJob]:
-    """The units of work of ``tournament``: chunks of at most ``batch_size`` consecutive games (whole
+    """The units of work of `tournament`: chunks of at most `batch_size` consecutive games (whole
     duplicate groups), each with its own random generator; with several workers and only
     deterministic agents, each chunk is split further, by whole groups, to share the games out.
     Games are independent (a game's cards depend on its seed only), so the chunks can be played
@@ -537,8 +543,8 @@ def chunk_jobs(tournament: Tournament) -> list[ChunkJob]:
 
 def summarize_tournament(tournament: Tournament,
                          outcomes: list[tuple[np.ndarray, list[dict] | None]]) -> EvaluationResult:
-    """The result of ``tournament`` from its chunks' outcomes (:func:`~sergeant_major_env.statistics.summarize`),
-    with every game's record when ``plan.record`` asks (and written to its path, if one)."""
+    """The result of `tournament` from its chunks' outcomes ([`summarize`][]),
+    with every game's record when `plan.record` asks (and written to its path, if one)."""
     plan = tournament.plan
     scores = np.concatenate([chunk_scores for chunk_scores, _ in outcomes]).astype(np.int16)
     records = [r for _, chunk_records in outcomes for r in chunk_records] if plan.record else None
@@ -569,7 +575,7 @@ class ChunkJob:
 
 
 def split_job(job: ChunkJob, parts: int, group_size: int) -> list[ChunkJob]:
-    """``job`` in at most ``parts`` jobs of consecutive whole groups of ``group_size`` games, as
+    """`job` in at most `parts` jobs of consecutive whole groups of `group_size` games, as
     equal as can be; each keeps the chunk's index (its random generator), so this is only for
     deterministic agents, whose games do not draw from it."""
     groups = job.seeds.size // group_size
@@ -581,7 +587,7 @@ def split_job(job: ChunkJob, parts: int, group_size: int) -> list[ChunkJob]:
 
 
 def chunk_rng(rng_seed: int, index: int) -> np.random.Generator:
-    """The agents' random generator for chunk ``index``: one stream per chunk, so that chunks can be
+    """The agents' random generator for chunk `index`: one stream per chunk, so that chunks can be
     played in any order or in parallel with the same result (chunk 0 keeps the plain seed)."""
     return np.random.default_rng(rng_seed if index == 0 else [rng_seed, index])
 
@@ -594,7 +600,7 @@ def play_chunk(players: Sequence[Any], job: ChunkJob, on_deals=None) -> tuple[np
 
 def _play_chunk_task(shared: tuple[list[Any], AgentMaker | None],
                      job: ChunkJob) -> tuple[np.ndarray, list[dict] | None]:
-    """A Ray task: build the agents (``shared``: their names and the resolver of names) and play one chunk."""
+    """A Ray task: build the agents (`shared`: their names and the resolver of names) and play one chunk."""
     specs, make_agent = shared
     players, _ = resolve_agents(specs, make_agent)
     return play_chunk(players, job)
@@ -602,8 +608,8 @@ def _play_chunk_task(shared: tuple[list[Any], AgentMaker | None],
 
 def play_chunks_on_ray(specs: list[Any], jobs: list[ChunkJob], address: str | None = None,
                        bar=None, make_agent: AgentMaker | None = None) -> list[tuple[np.ndarray, list[dict] | None]]:
-    """Play every chunk as a Ray task (:func:`~sergeant_major_env.ray_jobs.run_on_ray`); the
-    outcomes in chunk order (see :func:`play_tables`)."""
+    """Play every chunk as a Ray task (`run_on_ray`); the
+    outcomes in chunk order (see [`play_tables`][])."""
     from .ray_jobs import run_on_ray
 
     def played(job: ChunkJob, outcome: tuple[np.ndarray, list[dict] | None]) -> tuple[np.ndarray, list[dict] | None]:

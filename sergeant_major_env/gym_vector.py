@@ -1,69 +1,71 @@
-"""A native Gymnasium ``VectorEnv`` of ``num_envs`` games, all in ONE batched engine state.
+"""A native Gymnasium `VectorEnv` of `num_envs` games, all in ONE batched engine state.
 
-``gymnasium.make_vec("SergeantMajor-v0", num_envs=N)`` makes it (the id's
-``vector_entry_point``; ``vectorization_mode="sync"`` still gives N single-seat envs):
+`gymnasium.make_vec("SergeantMajor-v0", num_envs=N)` makes it (the id's
+`vector_entry_point`; `vectorization_mode="sync"` still gives N single-seat envs):
 
-    SergeantMajorVectorEnv(num_envs, learner_seat=0, opponents=None, reward="points",
-                           illegal_action="terminate", illegal_reward=-1.0,
-                           autoreset_mode="NextStep", render_mode=None, rules=None, **rule_options)
+```python
+SergeantMajorVectorEnv(num_envs, learner_seat=0, opponents=None, reward="points",
+                       illegal_action="terminate", illegal_reward=-1.0,
+                       autoreset_mode="NextStep", render_mode=None, rules=None, **rule_options)
+```
 
-Each game (a *slot*) is the single-seat env's game (:mod:`~sergeant_major_env.single_seat`):
+Each game (a *slot*) is the single-seat env's game ([`single_seat`][]):
 one learner seat against two opponent policies, with the same options, spaces, rewards and
 infos. The batched stepping (opponents called once for all the games waiting on them, until
 every game waits on its learner; rewards; restarts) is
-:class:`~sergeant_major_env.learner_games.LearnerGames`, shared with the SB3 vec env.
+[`LearnerGames`][], shared with the SB3 vec env.
 
-Spaces: ``single_observation_space`` and ``single_action_space`` are the single-seat env's
-(``Box(float32, (OBSERVATION_SIZE,))``, ``Discrete(58)``); ``observation_space`` and
-``action_space`` their batches (``float32[N, D]``, ``MultiDiscrete([58] * N)``).
+Spaces: `single_observation_space` and `single_action_space` are the single-seat env's
+(`Box(float32, (OBSERVATION_SIZE,))`, `Discrete(58)`); `observation_space` and
+`action_space` their batches (`float32[N, D]`, `MultiDiscrete([58] * N)`).
 
-Step: ``step(actions)`` takes exactly N integer action ids, shape ``(N,)`` (another shape,
-dtype or an id outside 0..57 is one ``ValueError`` line, nothing stepped), and returns
-``(observations, rewards, terminations, truncations, infos)``; ``truncations`` are always
-False. ``infos`` follow Gymnasium's convention, a dict of arrays each with its ``_key``
-mask: ``action_mask`` (``bool[N, 58]``), ``decision``, ``deal``, ``role``,
-``learner_seat``, ``scores`` (``int64[N, 3]``) and ``illegal_action`` for every slot (the
-single-seat env's keys), ``final_scores`` for the slots whose game ended.
-``action_masks()`` returns ``infos["action_mask"]`` of the last step or reset.
+Step: `step(actions)` takes exactly N integer action ids, shape `(N,)` (another shape,
+dtype or an id outside 0..57 is one `ValueError` line, nothing stepped), and returns
+`(observations, rewards, terminations, truncations, infos)`; `truncations` are always
+False. `infos` follow Gymnasium's convention, a dict of arrays each with its `_key`
+mask: `action_mask` (`bool[N, 58]`), `decision`, `deal`, `role`,
+`learner_seat`, `scores` (`int64[N, 3]`) and `illegal_action` for every slot (the
+single-seat env's keys), `final_scores` for the slots whose game ended.
+`action_masks()` returns `infos["action_mask"]` of the last step or reset.
 
-Autoreset (``metadata["autoreset_mode"]``; ``autoreset_mode=`` an ``AutoresetMode`` or
+Autoreset (`metadata["autoreset_mode"]`; `autoreset_mode=` an `AutoresetMode` or
 its value):
 
-* ``NEXT_STEP`` (default, Gymnasium's): the step that ends a slot's game returns its
-  terminal observation (the learner's view of the finished game) with ``terminated`` True,
+* `NEXT_STEP` (default, Gymnasium's): the step that ends a slot's game returns its
+  terminal observation (the learner's view of the finished game) with `terminated` True,
   the terminal infos and a mask marking action 0 alone
-  (:func:`sergeant_major_env.options.action_mask`: never an empty row); the next step
+  ([`sergeant_major_env.options.action_mask`][]: never an empty row); the next step
   ignores that slot's action and returns the first observation of its next game, reward 0;
-* ``SAME_STEP``: the step that ends a game returns the next game's first observation and
-  infos; ``infos["final_obs"]`` (an object array) and ``infos["final_info"]`` (a dict of
+* `SAME_STEP`: the step that ends a game returns the next game's first observation and
+  infos; `infos["final_obs"]` (an object array) and `infos["final_info"]` (a dict of
   arrays, with masks) hold the finished game's.
 
 A game restarts internally as soon as it ends (its opponents play up to the learner's first
 turn in the same batched rounds), in both modes.
 
-Seeding, and the sync mode: ``reset(seed=S)`` seeds slot i as ``vectorization_mode="sync"``
-seeds env i: with ``S + i`` (a list of N seeds gives one per slot). Each slot keeps its own
-generator, seeded from its seed as the single-seat env's ``np_random``, and draws from it,
+Seeding, and the sync mode: `reset(seed=S)` seeds slot i as `vectorization_mode="sync"`
+seeds env i: with `S + i` (a list of N seeds gives one per slot). Each slot keeps its own
+generator, seeded from its seed as the single-seat env's `np_random`, and draws from it,
 as the single-seat env does, the seed of each next game (and the learner seat when
-``learner_seat=None``), so slot i plays the games env i of the sync mode plays: the same
-deals and seats, episode after episode. With deterministic opponents (``heuristic``,
-``greedy``) and the same learner actions the games are identical, observations, rewards and
+`learner_seat=None`), so slot i plays the games env i of the sync mode plays: the same
+deals and seats, episode after episode. With deterministic opponents (`heuristic`,
+`greedy`) and the same learner actions the games are identical, observations, rewards and
 infos; random opponents draw from one generator for the whole batch
-(``np.random.default_rng([S, 1])``), so theirs differ from the sync mode's per-env ones.
+(`np.random.default_rng([S, 1])`), so theirs differ from the sync mode's per-env ones.
 
 Illegal actions: the single-seat env's option, values and default (one id, one default:
-the ``"sync"`` and ``"async"`` modes of the id behave the same). ``illegal_action="terminate"``
-(default) ends that slot's game with ``illegal_reward``, as the single-seat env does;
-``"raise"`` (the training path, where a masked policy never picks one and an illegal action
-is a bug) raises :class:`~sergeant_major_env.engine.IllegalActionError` naming the game and
-its legal actions, nothing stepped; ``"replace"`` plays a random legal action instead.
-``"terminate"`` and ``"replace"`` set ``infos["illegal_action"]``.
+the `"sync"` and `"async"` modes of the id behave the same). `illegal_action="terminate"`
+(default) ends that slot's game with `illegal_reward`, as the single-seat env does;
+`"raise"` (the training path, where a masked policy never picks one and an illegal action
+is a bug) raises [`IllegalActionError`][sergeant_major_env.engine.IllegalActionError] naming the game and
+its legal actions, nothing stepped; `"replace"` plays a random legal action instead.
+`"terminate"` and `"replace"` set `infos["illegal_action"]`.
 
-Render: ``render_mode="ansi"`` (the single-seat env's one mode; also ``None``, the default):
-``render()`` returns a tuple of N texts, slot i's table as its learner sees it
-(`single_seat.learner_view`), as the sync mode's ``render()`` returns each env's; under
-``NEXT_STEP`` a slot whose game ended at the last step shows that finished game until the
-next step, as the sync mode's env does. ``None`` without a render mode.
+Render: `render_mode="ansi"` (the single-seat env's one mode; also `None`, the default):
+`render()` returns a tuple of N texts, slot i's table as its learner sees it
+(`single_seat.learner_view`), as the sync mode's `render()` returns each env's; under
+`NEXT_STEP` a slot whose game ended at the last step shows that finished game until the
+next step, as the sync mode's env does. `None` without a render mode.
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ INFO_KEYS = ("action_mask", "decision", "deal", "role", "learner_seat", "scores"
 
 
 class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
-    """``num_envs`` single-seat games in one engine state (see the module docstring)."""
+    """`num_envs` single-seat games in one engine state (see the module docstring)."""
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": SergeantMajorEnv.metadata["render_modes"],
                 "render_fps": SergeantMajorEnv.metadata["render_fps"]}
@@ -205,8 +207,8 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
         return observations, rewards, terminated, np.zeros(self.num_envs, dtype=bool), infos
 
     def _end_by_illegal_actions(self, slots: np.ndarray) -> None:
-        """``illegal_action="terminate"``: the games of ``slots`` end now (their learners'
-        actions illegal, not played), with ``illegal_reward``; the slots start their next games."""
+        """`illegal_action="terminate"`: the games of `slots` end now (their learners'
+        actions illegal, not played), with `illegal_reward`; the slots start their next games."""
         self._pending[slots] = 0
         self._rewards[slots] = self.illegal_reward
         self._returns[slots] = 0
@@ -218,8 +220,8 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
         self._play_opponents()  # their next games, up to the learners' first turns
 
     def render(self) -> tuple[str, ...] | None:
-        """``render_mode="ansi"``: each slot's table as its learner sees it (module docstring,
-        "Render"); ``None`` without a render mode."""
+        """`render_mode="ansi"`: each slot's table as its learner sees it (module docstring,
+        "Render"); `None` without a render mode."""
         if self.render_mode != "ansi":
             return None
         if self.state is None:
@@ -230,7 +232,7 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
                      for slot in range(self.num_envs))
 
     def action_masks(self) -> np.ndarray:
-        """``bool[N, 58]``: the masks of the observations last returned (``infos["action_mask"]``)."""
+        """`bool[N, 58]`: the masks of the observations last returned (`infos["action_mask"]`)."""
         if self.state is None:
             raise RuntimeError(f"{type(self).__name__}.action_masks: no games yet: call reset() first")
         return self._masks.copy()
@@ -240,8 +242,8 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
 
     # ------------------------------------------------------------------ internals
     def _checked_seeds(self, seed: Any, where: str) -> list[int | None]:
-        """One seed (or None) per slot, as the sync mode gives its envs: ``S + i`` from one
-        seed ``S``; a list of N seeds or Nones; None for all."""
+        """One seed (or None) per slot, as the sync mode gives its envs: `S + i` from one
+        seed `S`; a list of N seeds or Nones; None for all."""
         n = self.num_envs
         if seed is None:
             return [None] * n
@@ -258,8 +260,8 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
 
     def _draw_games(self, slots: np.ndarray, seat_option: int | None,
                     seeds: list[int | None] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The game seeds and learner seats of the next games of ``slots``, drawn as the
-        single-seat env's ``reset`` draws them (a given seed, else one from the slot's
+        """The game seeds and learner seats of the next games of `slots`, drawn as the
+        single-seat env's `reset` draws them (a given seed, else one from the slot's
         generator; then the seat, unless fixed)."""
         game_seeds = np.zeros(slots.size, dtype=np.uint64)
         seats = np.zeros(slots.size, dtype=np.int8)
@@ -279,7 +281,7 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
 
     def _record_finished(self, state: engine.State, ended: np.ndarray, ended_slots: np.ndarray,
                          ended_seats: np.ndarray) -> None:
-        """The finished games' observations and infos, by slot, in ``self._final``."""
+        """The finished games' observations and infos, by slot, in `self._final`."""
         n = self.num_envs
         if not self._final:
             self._final = {"observation": np.zeros((n, *self.single_observation_space.shape), dtype=np.float32),
@@ -303,7 +305,7 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
                 self._final_texts[slot] = learner_view(state, int(ended_seats[k]), names[k], row)
 
     def _infos(self, illegal: np.ndarray) -> dict[str, np.ndarray]:
-        """Every slot's infos now (its current game), with Gymnasium's ``_key`` masks."""
+        """Every slot's infos now (its current game), with Gymnasium's `_key` masks."""
         state, seats = self.state, self.learner_seat.astype(np.int64)
         self._masks = env_options.action_mask(self._legal)
         infos = {"action_mask": self._masks.copy(), "decision": state.phase.astype(np.int64),
@@ -316,7 +318,7 @@ class SergeantMajorVectorEnv(LearnerGames, VectorEnv):
 
 
 def check_autoreset_mode(value: Any, where: str) -> AutoresetMode:
-    """An :class:`AutoresetMode` this env offers, from the enum or its value (one line if not)."""
+    """An `AutoresetMode` this env offers, from the enum or its value (one line if not)."""
     try:
         mode = value if isinstance(value, AutoresetMode) else AutoresetMode(value)
     except ValueError:

@@ -1,47 +1,47 @@
 """Compiled kernels: how the project compiles its hot loops (numba), in one place.
 
-Every kernel of the package is declared with :func:`kernel`: ``numba.njit`` with
+Every kernel of the package is declared with `kernel`: `numba.njit` with
 
-- ``cache=True``: the machine code is kept on disk and reused by later runs, worker
-  processes and CI. numba writes it beside the module (``__pycache__``) and, when the
+- `cache=True`: the machine code is kept on disk and reused by later runs, worker
+  processes and CI. numba writes it beside the module (`__pycache__`) and, when the
   package's folder is not writable (a wheel in a read-only site-packages), in the user's
-  cache folder (``~/.cache/numba``, or ``$NUMBA_CACHE_DIR``). numba judges a cached kernel
+  cache folder (`~/.cache/numba`, or `$NUMBA_CACHE_DIR`). numba judges a cached kernel
   fresh by its own file alone, but a kernel's machine code holds the helpers it calls from
   other modules (the rollout kernel holds the engine's rules, the observation and the
   network): each kernel's cache is also stamped with a digest of every kernel module's source
-  (:func:`kernel_sources_digest`), so an edit to any of them compiles again instead of running
+  (`kernel_sources_digest`), so an edit to any of them compiles again instead of running
   stale code;
-- ``nogil=True``: a kernel releases the GIL, so Python threads run kernels on every core;
-- ``error_model="numpy"``: division follows numpy (no Python exception checks in the loop).
+- `nogil=True`: a kernel releases the GIL, so Python threads run kernels on every core;
+- `error_model="numpy"`: division follows numpy (no Python exception checks in the loop).
 
 A first run (or the first after an edit) compiles: about 45 s of CPU for the kernels a game
 with the heuristic needs. The entry kernels (those Python calls) declare their signatures and
-a group (``@kernel(ahead="game", signature=...)``), and the first use of a group compiles
-its cold kernels on every core at once (:func:`compile_ahead`: this process and a helper
-process per other core), so that a cold ``evaluate`` takes about half as long. The groups:
-``"game"`` (the engine, observation and heuristic kernels a batched game calls; at the first
-``engine.init``), ``"one game"`` (the one-game views' kernel), ``"threads"`` (the chunk
-kernels of big batches) and ``"search"`` (pimc's worlds and rollouts).
+a group (`@kernel(ahead="game", signature=...)`), and the first use of a group compiles
+its cold kernels on every core at once (`compile_ahead`: this process and a helper
+process per other core), so that a cold `evaluate` takes about half as long. The groups:
+`"game"` (the engine, observation and heuristic kernels a batched game calls; at the first
+`engine.init`), `"one game"` (the one-game views' kernel), `"threads"` (the chunk
+kernels of big batches) and `"search"` (pimc's worlds and rollouts).
 
 Big batches run on every core, in one of two ways:
 
-- ``parallel=True`` kernels spread a batch over the cores with ``numba.prange``, where
-  numba's threading layer is tbb (:data:`PARALLEL_SAFE`); the number of threads is numba's
-  (``NUMBA_NUM_THREADS``, by default every core);
+- `parallel=True` kernels spread a batch over the cores with `numba.prange`, where
+  numba's threading layer is tbb (`PARALLEL_SAFE`); the number of threads is numba's
+  (`NUMBA_NUM_THREADS`, by default every core);
 - elsewhere (GNU OpenMP, or numba's own workqueue: most pip installs, this project's CI),
-  :func:`spread` runs a kernel's chunks of games on a pool of Python threads, one per core:
+  `spread` runs a kernel's chunks of games on a pool of Python threads, one per core:
   the kernels release the GIL, so the chunks run side by side. The pool belongs to the
   process that made it: a forked worker process (evaluate's, the tournaments') makes its own
   at its first big batch and never touches its parent's threads, which it does not have.
-  ``SERGEANT_MAJOR_THREADS=1`` (or :func:`set_threads`, or the block :func:`one_core`) keeps
-  every batch on one core, e.g. to measure what the threads bring; ``=N`` caps the threads at N.
+  `SERGEANT_MAJOR_THREADS=1` (or `set_threads`, or the block `one_core`) keeps
+  every batch on one core, e.g. to measure what the threads bring; `=N` caps the threads at N.
 
 Either way the games of a batch are independent and each is computed by the same per-game
 code, so a batch gives the same numbers, bit for bit, on any number of threads.
 
 The kernels never see unchecked input: the public functions check shapes, dtypes and ranges
 first and give their one-line errors; a kernel receives arrays of the dtypes it was written
-for (:func:`contiguous` makes sure of the layout).
+for (`contiguous` makes sure of the layout).
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def _tbb_layer() -> bool:
 
 
 PARALLEL_SAFE = _tbb_layer()
-"""Whether the ``parallel=True`` kernels may run (numba's tbb layer loads): without it every
+"""Whether the `parallel=True` kernels may run (numba's tbb layer loads): without it every
 batch runs on the serial kernels, one core a call (a process's threads may still run serial
 kernels side by side: they release the GIL)."""
 
@@ -87,18 +87,18 @@ kernels side by side: they release the GIL)."""
 def kernel(function: Callable | None = None, *, parallel: bool = False, inline: bool = False,
            counted: bool = True, ahead: str | tuple[str, ...] = (), signature: str | None = None,
            seconds: float = 1.0) -> Any:
-    """``numba.njit`` with the project's settings (module docstring); usable bare
-    (``@kernel``) or with options (``@kernel(parallel=True)``). ``inline=True`` marks a small
+    """`numba.njit` with the project's settings (module docstring); usable bare
+    (`@kernel`) or with options (`@kernel(parallel=True)`). `inline=True` marks a small
     helper that numba inlines into its callers (a helper called per card or per game).
-    ``counted=False`` compiles without numba's reference counting: for a helper that only
+    `counted=False` compiles without numba's reference counting: for a helper that only
     reads and writes the arrays its caller holds (it allocates none), many times a game; each
     array taken from a tuple otherwise costs two atomic operations (about 13x slower rules).
 
-    ``ahead`` names the groups of :func:`compile_ahead` an entry kernel (one that Python calls)
-    belongs to, ``signature`` the argument types Python calls it with, in numba's notation
-    (``"uint8[::1], int64[::1], boolean, int64"``: C-contiguous arrays, then scalars), and
-    ``seconds`` about how long it takes to compile (measured here; it orders the work between
-    the cores). ``tests/test_jit.py`` checks each signature against the calls programs make."""
+    `ahead` names the groups of `compile_ahead` an entry kernel (one that Python calls)
+    belongs to, `signature` the argument types Python calls it with, in numba's notation
+    (`"uint8[::1], int64[::1], boolean, int64"`: C-contiguous arrays, then scalars), and
+    `seconds` about how long it takes to compile (measured here; it orders the work between
+    the cores). `tests/test_jit.py` checks each signature against the calls programs make."""
     options = dict(cache=True, nogil=True, error_model="numpy", parallel=parallel)
     if inline:
         options["inline"] = "always"
@@ -123,13 +123,13 @@ def kernel(function: Callable | None = None, *, parallel: bool = False, inline: 
 
 @intrinsic
 def buffer_view(typingctx, buffer, start, dtype, shape):
-    """Inside a kernel: the C-contiguous array of ``dtype`` and ``shape`` (an int or a tuple of
-    ints) whose data begins at byte ``start`` of ``buffer`` (a C-contiguous uint8 array), sharing
-    its memory. What ``buffer[start:stop].view(dtype).reshape(shape)`` gives, without numba's
+    """Inside a kernel: the C-contiguous array of `dtype` and `shape` (an int or a tuple of
+    ints) whose data begins at byte `start` of `buffer` (a C-contiguous uint8 array), sharing
+    its memory. What `buffer[start:stop].view(dtype).reshape(shape)` gives, without numba's
     checks and its reshape helper's call: about 30 ns an array, so a state's 41 arrays took 1.3
     us at every kernel call (a third of a decision one game at a time); this takes a few ns.
-    Unchecked: the caller makes sure that the bytes lie inside ``buffer`` and are aligned for
-    ``dtype`` (the engine's packed layout, engine._state_k)."""
+    Unchecked: the caller makes sure that the bytes lie inside `buffer` and are aligned for
+    `dtype` (the engine's packed layout, engine._state_k)."""
     if not (isinstance(buffer, types.Array) and buffer.dtype == types.uint8 and buffer.layout == "C"
             and isinstance(start, types.Integer) and isinstance(dtype, types.NumberClass)):
         return None
@@ -162,9 +162,9 @@ def buffer_view(typingctx, buffer, start, dtype, shape):
 
 
 _AHEAD_KERNELS: dict[tuple[str, str], tuple[Any, tuple, float]] = {}
-"""(module, name) of each kernel declared with ``ahead``: its dispatcher, argument types, seconds."""
+"""(module, name) of each kernel declared with `ahead`: its dispatcher, argument types, seconds."""
 _AHEAD_GROUPS: dict[str, list[tuple[str, str]]] = {}
-"""The kernels of each :func:`compile_ahead` group, of the modules imported so far."""
+"""The kernels of each `compile_ahead` group, of the modules imported so far."""
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
@@ -172,8 +172,8 @@ _digest: str | None = None
 
 
 def kernel_source_files() -> list[str]:
-    """The package's modules that declare kernels (``@kernel``; this module too), as paths
-    relative to the package, sorted (``agents/...`` a link to ../agents in a checkout)."""
+    """The package's modules that declare kernels (`@kernel`; this module too), as paths
+    relative to the package, sorted (`agents/...` a link to ../agents in a checkout)."""
     found = set()
     for root, skip in ((_PACKAGE, "agents"), (os.path.join(_PACKAGE, "agents"), None)):
         for folder, subfolders, names in os.walk(root):
@@ -191,7 +191,7 @@ def _read(path: str) -> bytes:
 
 
 def kernel_sources_digest() -> str:
-    """sha256 of :func:`kernel_source_files`' paths and sources: the stamp that makes a cached
+    """sha256 of `kernel_source_files`' paths and sources: the stamp that makes a cached
     kernel stale when any code compiled into it changes. Made once per process (reading about
     a hundred small files: a few milliseconds)."""
     global _digest
@@ -206,7 +206,7 @@ def kernel_sources_digest() -> str:
 
 
 def _stamp_cache(dispatcher: Any) -> None:
-    """Adds :func:`kernel_sources_digest` to the source stamp numba's cache index keeps for the
+    """Adds `kernel_sources_digest` to the source stamp numba's cache index keeps for the
     kernel (its file's time and size): the index is stale, and the kernel compiled again, when
     the digest differs. Left as numba has it if another numba version lays its cache out
     otherwise."""
@@ -216,7 +216,7 @@ def _stamp_cache(dispatcher: Any) -> None:
 
 
 def contiguous(array: np.ndarray, dtype) -> np.ndarray:
-    """``array`` as a C-contiguous array of ``dtype`` (no copy when it already is one)."""
+    """`array` as a C-contiguous array of `dtype` (no copy when it already is one)."""
     return np.ascontiguousarray(array, dtype=dtype)
 
 
@@ -224,15 +224,15 @@ _announced: set[str] = set()
 
 
 def _cold(dispatcher: Any) -> bool:
-    """Whether ``dispatcher`` has no machine code in numba's disk cache (missing or stale)."""
+    """Whether `dispatcher` has no machine code in numba's disk cache (missing or stale)."""
     return not dispatcher._cache._cache_file._load_index()
 
 
 def announce_compiling(kernels: tuple, what: str) -> None:
-    """Print one line to stderr, once per process and ``what``, when any of ``kernels`` has no
+    """Print one line to stderr, once per process and `what`, when any of `kernels` has no
     machine code in the disk cache yet (a first run, or the source changed), so that the
     pause of compiling them (seconds to a minute) is explained; silent when the cache is warm.
-    The kernels compile when first called (:func:`compile_ahead` compiles a group at once)."""
+    The kernels compile when first called (`compile_ahead` compiles a group at once)."""
     if what in _announced:
         return
     _announced.add(what)
@@ -248,7 +248,7 @@ def announce_compiling(kernels: tuple, what: str) -> None:
 # ----------------------------------------------------------------------------- compiling ahead
 
 AHEAD = True
-"""Whether :func:`compile_ahead` compiles a cold group before its first use (on every core);
+"""Whether `compile_ahead` compiles a cold group before its first use (on every core);
 False leaves each kernel to compile when it is first called (the tests use it to see which
 signatures programs call)."""
 
@@ -256,7 +256,7 @@ _ahead_done: set[str] = set()
 
 
 def _cold_signature(dispatcher: Any, arguments: tuple) -> bool:
-    """Whether ``dispatcher`` has neither loaded nor cached machine code for ``arguments``."""
+    """Whether `dispatcher` has neither loaded nor cached machine code for `arguments`."""
     if arguments in dispatcher.overloads:
         return False
     cache = dispatcher._cache
@@ -264,23 +264,23 @@ def _cold_signature(dispatcher: Any, arguments: tuple) -> bool:
 
 
 def compile_ahead(group: str, what: str, *, unless: tuple[str, ...] = ()) -> None:
-    """Compiles the kernels of ``group`` (those declared ``@kernel(ahead=group, ...)`` in the
+    """Compiles the kernels of `group` (those declared `@kernel(ahead=group, ...)` in the
     modules imported so far) that the disk cache lacks, before the program needs them: on a
     first run (or after an edit) the group compiles on every core at once instead of one kernel
     after another as the program reaches them. This process compiles its share and starts one
-    helper process (``python -c``, this interpreter and ``sys.path``) per other core it may use
-    (:func:`threads`: ``SERGEANT_MAJOR_THREADS=1`` keeps it to one) for the rest;
+    helper process (`python -c`, this interpreter and `sys.path`) per other core it may use
+    (`threads`: `SERGEANT_MAJOR_THREADS=1` keeps it to one) for the rest;
     each writes the machine code to numba's cache, from where this process loads it at the
-    kernel's first call. The work is shared out by each kernel's ``seconds``.
+    kernel's first call. The work is shared out by each kernel's `seconds`.
 
     Once per process and group; nothing when the cache is warm (the check reads numba's cache
-    index: a millisecond), or once ``unless`` names a group already compiled ahead in this
-    process (the one-game views say ``"one game"`` before starting their game, which would
+    index: a millisecond), or once `unless` names a group already compiled ahead in this
+    process (the one-game views say `"one game"` before starting their game, which would
     otherwise compile the batched game's kernels). Prints one line on stderr while compiling (one
     for all the workers of a `workers_compiling` block) and counts the time in `compile_seconds`.
     Each kernel is compiled under a lock file beside its cache, so processes started together
     (evaluate's workers) compile it once and the others wait for it. Anything unexpected (a
-    helper that cannot start or fails, a numba that keeps its cache otherwise, no ``fcntl``)
+    helper that cannot start or fails, a numba that keeps its cache otherwise, no `fcntl`)
     leaves the kernels to compile at their first call, as without this function."""
     if group in _ahead_done or _ahead_done.intersection(unless):
         return
@@ -405,7 +405,7 @@ def _can_start_helpers() -> bool:
 
 
 def _shares(jobs: list, count: int) -> list[list]:
-    """``jobs`` split into ``count`` shares of nearly equal seconds (the longest first, each to
+    """`jobs` split into `count` shares of nearly equal seconds (the longest first, each to
     the share with the fewest seconds so far); the first share is this process's."""
     shares: list[list] = [[] for _ in range(count)]
     loads = [0.0] * count
@@ -427,7 +427,7 @@ jit._compile_here([jit._AHEAD_KERNELS[(module, name)] for module, name in reques
 
 
 def _start_helper(share: list):
-    """A process that compiles ``share`` into the disk cache (its output discarded: a kernel it
+    """A process that compiles `share` into the disk cache (its output discarded: a kernel it
     fails on compiles again, and says why, where the program calls it); None if it cannot start."""
     import json
     import subprocess
@@ -446,7 +446,7 @@ def _start_helper(share: list):
 
 
 def _compile_here(share: list) -> None:
-    """Compiles each job of ``share`` in this process (into the disk cache), under its lock.
+    """Compiles each job of `share` in this process (into the disk cache), under its lock.
     A job whose lock another process holds (it is compiling that kernel) is taken up after the
     others, waiting for the lock then: processes that work through the same jobs at once
     (evaluate's workers, each on its share of the cores) so share them out."""
@@ -456,8 +456,8 @@ def _compile_here(share: list) -> None:
 
 
 def _compile_job(job: tuple, wait: bool) -> bool:
-    """Compiles ``job``'s kernel if it is still cold, under its lock; False (nothing done) when
-    ``wait`` is False and another process holds the lock."""
+    """Compiles `job`'s kernel if it is still cold, under its lock; False (nothing done) when
+    `wait` is False and another process holds the lock."""
     dispatcher, arguments, _ = job
     with _kernel_lock(dispatcher, wait) as locked:
         if not locked:
@@ -472,8 +472,8 @@ def _compile_job(job: tuple, wait: bool) -> bool:
 
 @contextlib.contextmanager
 def _kernel_lock(dispatcher: Any, wait: bool):
-    """An exclusive lock on a file beside ``dispatcher``'s cache index, held while it compiles:
-    yields True once held (at once when no lock file can be made), False when ``wait`` is
+    """An exclusive lock on a file beside `dispatcher`'s cache index, held while it compiles:
+    yields True once held (at once when no lock file can be made), False when `wait` is
     False and another process holds it."""
     try:
         import fcntl
@@ -502,11 +502,11 @@ def _kernel_lock(dispatcher: Any, wait: bool):
 # ----------------------------------------------------------------------------- threads
 
 THREADS_VARIABLE = "SERGEANT_MAJOR_THREADS"
-"""The environment variable that caps the threads of :func:`spread` (1: every batch on one core)."""
+"""The environment variable that caps the threads of `spread` (1: every batch on one core)."""
 
 
 def _cores() -> int:
-    """The cores this process may run on (its affinity), at most ``NUMBA_NUM_THREADS`` (read
+    """The cores this process may run on (its affinity), at most `NUMBA_NUM_THREADS` (read
     from numba's configuration: asking numba for its threads would start its threading layer,
     GNU OpenMP where tbb is missing, which this path avoids)."""
     try:
@@ -517,7 +517,7 @@ def _cores() -> int:
 
 
 def _threads_from_environment() -> int | None:
-    """``SERGEANT_MAJOR_THREADS`` as a cap, None when unset; anything but a whole number from 1
+    """`SERGEANT_MAJOR_THREADS` as a cap, None when unset; anything but a whole number from 1
     is ignored with one line on stderr (the kernels' results do not depend on it)."""
     value = os.environ.get(THREADS_VARIABLE, "").strip()
     if not value:
@@ -536,13 +536,13 @@ _pool_lock = threading.Lock()
 
 
 def threads() -> int:
-    """How many threads :func:`spread` uses: one per core (:func:`_cores`), capped by
-    :func:`set_threads` or ``SERGEANT_MAJOR_THREADS``."""
+    """How many threads `spread` uses: one per core (`_cores`), capped by
+    `set_threads` or `SERGEANT_MAJOR_THREADS`."""
     return _cores() if _limit is None else max(1, min(_limit, _cores()))
 
 
 def set_threads(count: int | None) -> int | None:
-    """Caps :func:`spread`'s threads at ``count`` (1: one core; None: every core); returns the
+    """Caps `spread`'s threads at `count` (1: one core; None: every core); returns the
     previous cap, so that a benchmark or a test can put it back."""
     global _limit
     if count is not None and (not isinstance(count, int) or count < 1):
@@ -553,8 +553,8 @@ def set_threads(count: int | None) -> int | None:
 
 @contextlib.contextmanager
 def one_core():
-    """Every batch on one core inside the block (no :func:`spread` threads, one numba thread for
-    the ``prange`` kernels): what the benchmarks compare the cores against."""
+    """Every batch on one core inside the block (no `spread` threads, one numba thread for
+    the `prange` kernels): what the benchmarks compare the cores against."""
     previous = set_threads(1)
     numba_threads = numba.get_num_threads() if PARALLEL_SAFE else None  # the prange kernels run (tbb)
     if numba_threads is not None:
@@ -568,9 +568,9 @@ def one_core():
 
 
 def use_threads(games: int, from_games: int) -> bool:
-    """Whether a batch of ``games`` goes to :func:`spread`: from ``from_games`` games on, with
-    two threads or more, where the ``parallel=True`` kernels are not safe (no tbb). The first
-    such batch of a process compiles the threaded kernels ahead (:func:`compile_ahead`)."""
+    """Whether a batch of `games` goes to `spread`: from `from_games` games on, with
+    two threads or more, where the `parallel=True` kernels are not safe (no tbb). The first
+    such batch of a process compiles the threaded kernels ahead (`compile_ahead`)."""
     if games >= from_games and not PARALLEL_SAFE and threads() >= 2:
         compile_ahead("threads", "the threaded kernels")
         return True
@@ -600,7 +600,7 @@ if hasattr(os, "register_at_fork"):
 
 
 def chunks(games: int, count: int | None = None) -> list[tuple[int, int]]:
-    """``range(games)`` cut into ``count`` (default :func:`threads`) ranges (start, stop) of
+    """`range(games)` cut into `count` (default `threads`) ranges (start, stop) of
     nearly equal size, in order; none empty."""
     count = max(1, min(threads() if count is None else count, games))
     bounds = [games * k // count for k in range(count + 1)]
@@ -608,13 +608,13 @@ def chunks(games: int, count: int | None = None) -> list[tuple[int, int]]:
 
 
 CHUNKS_PER_THREAD = 4
-""":func:`spread` cuts a batch into this many chunks per thread: the threads take them in turn,
+"""`spread` cuts a batch into this many chunks per thread: the threads take them in turn,
 so a thread that waits for its core (a shared machine) leaves its share to the others."""
 
 
 def spread(run: Callable[[int, int], Any], games: int) -> list:
-    """Calls ``run(start, stop)`` on each chunk of ``range(games)`` (:func:`chunks`, ``CHUNKS_PER_THREAD``
-    a thread) and returns their results in chunk order once all have finished. ``run`` calls a
+    """Calls `run(start, stop)` on each chunk of `range(games)` (`chunks`, `CHUNKS_PER_THREAD`
+    a thread) and returns their results in chunk order once all have finished. `run` calls a
     nogil kernel over the games start..stop-1 and writes only their rows, so the chunks run side
     by side on the cores and give what one call over every game would.
 

@@ -1,28 +1,28 @@
 """The batched core of the vector environments: N games, one learner seat in each, the
 opponents decided for the whole batch.
 
-:class:`LearnerGames` is the machinery that the SB3 ``VecEnv``
-(:class:`~sergeant_major_env.vec_env.SergeantMajorVecEnv`) and the Gymnasium ``VectorEnv``
-(:class:`~sergeant_major_env.gym_vector.SergeantMajorVectorEnv`) share; each adds its own
+[`LearnerGames`][] is the machinery that the SB3 `VecEnv`
+([`SergeantMajorVecEnv`][sergeant_major_env.vec_env.SergeantMajorVecEnv]) and the Gymnasium `VectorEnv`
+([`SergeantMajorVectorEnv`][sergeant_major_env.gym_vector.SergeantMajorVectorEnv]) share; each adds its own
 library's API, its seeding of new games and its infos. It holds one engine
-:class:`~sergeant_major_env.engine.State` of ``num_envs`` games (a *slot* each) and:
+[`State`][sergeant_major_env.engine.State] of `num_envs` games (a *slot* each) and:
 
-* steps the learners' actions of all games (or of a subset) in one ``engine.step``;
+* steps the learners' actions of all games (or of a subset) in one `engine.step`;
 * plays the opponents, batched, until every game waits on its learner: whenever games wait
   on an opponent, that opponent's policy is called ONCE for all of them (one call per pool
   member with an opponent pool), and only the waiting games are stepped
-  (``engine.step(..., games=waiting)``), so late rounds with few games left cost little;
-* pays the rewards of each deal or game end (:func:`~sergeant_major_env.options.event_rewards`)
+  (`engine.step(..., games=waiting)`), so late rounds with few games left cost little;
+* pays the rewards of each deal or game end ([`event_rewards`][sergeant_major_env.options.event_rewards])
   to the learner's seat, opponents' turns included; a reward earned in a slot's new game
   during the step that ended its old game belongs to the new episode and is paid at the
-  slot's next learner step (``_pending``);
+  slot's next learner step (`_pending`);
 * restarts a slot as soon as its game ends (on the learner's or on an opponent's card), so
   that the opponents of the new game play up to the learner's first turn in the same rounds.
-  The subclass says how: :meth:`_record_finished` keeps what it reports about the finished
+  The subclass says how: `_record_finished` keeps what it reports about the finished
   games (their terminal observations are taken before the restart) and
-  :meth:`_next_games` gives the new games and learner seats.
+  `_next_games` gives the new games and learner seats.
 
-Opponent pool: :meth:`set_opponent_pool` (documented in :mod:`~sergeant_major_env.vec_env`).
+Opponent pool: `set_opponent_pool` (documented in [`vec_env`][]).
 There is no Python loop over games anywhere in a step except over the games that just ended.
 """
 
@@ -49,12 +49,12 @@ _MAX_OPPONENT_ROUNDS = 10_000
 BYTES_PER_ENV = 10_000
 """Memory one environment of a vector env holds at its peak (its engine game, observation,
 buffers and info dict: 9.5 KB measured with tracemalloc over reset and steps of 20,000 envs);
-``num_envs`` is checked against what this machine has available before anything is made."""
+`num_envs` is checked against what this machine has available before anything is made."""
 
 
 class LearnerGames:
-    """The shared core (see the module docstring); a mixin: the subclass sets ``num_envs``
-    and calls :meth:`_init_learner_games` in its constructor."""
+    """The shared core (see the module docstring); a mixin: the subclass sets `num_envs`
+    and calls `_init_learner_games` in its constructor."""
 
     num_envs: int
 
@@ -90,18 +90,18 @@ class LearnerGames:
 
     def _record_finished(self, state: engine.State, ended: np.ndarray, ended_slots: np.ndarray,
                          ended_seats: np.ndarray) -> None:
-        """Keep what the env reports about the games ``ended`` of ``state`` (finished, not yet
+        """Keep what the env reports about the games `ended` of `state` (finished, not yet
         restarted; their rewards are already credited)."""
         raise NotImplementedError
 
     def _next_games(self, state: engine.State, ended: np.ndarray, ended_slots: np.ndarray) -> engine.State:
-        """The new games of the slots ``ended_slots`` (``ended``: their rows of ``state``);
-        sets ``self.learner_seat`` of those slots."""
+        """The new games of the slots `ended_slots` (`ended`: their rows of `state`);
+        sets `self.learner_seat` of those slots."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ the core
     def _start_games(self, state: engine.State) -> None:
-        """Play the new games of ``state`` (its seats set) up to every learner's first turn."""
+        """Play the new games of `state` (its seats set) up to every learner's first turn."""
         self.state = state
         self._draw_opponents(self._slots)
         self._pending[:] = 0
@@ -113,8 +113,8 @@ class LearnerGames:
 
     def _learner_step(self, actions: np.ndarray, rng: np.random.Generator, replace: bool,
                       games: np.ndarray | None = None) -> None:
-        """Apply the learners' ``actions`` (of ``games``, default all), then play the opponents.
-        ``replace``: illegal actions become random legal ones from ``rng``."""
+        """Apply the learners' `actions` (of `games`, default all), then play the opponents.
+        `replace`: illegal actions become random legal ones from `rng`."""
         legal = self._legal if games is None else self._legal[games]
         if replace:
             actions, _ = env_options.replace_illegal(actions, legal, rng)
@@ -134,14 +134,14 @@ class LearnerGames:
 
     def set_opponent_pool(self, policies: Sequence[object] | None, weights: Sequence[float] | None = None,
                           pairs: str = "same") -> None:
-        """Draw each game's opponents from ``policies`` (see :mod:`~sergeant_major_env.vec_env`).
+        """Draw each game's opponents from `policies` (see [`vec_env`][]).
 
-        ``weights``: one non-negative number per policy (default: equal), not all zero; a
+        `weights`: one non-negative number per policy (default: equal), not all zero; a
         member of weight 0 is not drawn. The same object given twice is one member (weights
-        added). ``pairs``: ``"same"`` (one member plays both opponent seats of a game) or
-        ``"independent"``. Games in progress keep their opponents; each slot draws at the
-        start of its next game (``reset()`` redraws all). ``None`` returns to the fixed
-        ``opponents`` of the constructor."""
+        added). `pairs`: `"same"` (one member plays both opponent seats of a game) or
+        `"independent"`. Games in progress keep their opponents; each slot draws at the
+        start of its next game (`reset()` redraws all). `None` returns to the fixed
+        `opponents` of the constructor."""
         where = f"{type(self).__name__}.set_opponent_pool"
         if policies is None:
             self._pool = None
@@ -189,7 +189,7 @@ class LearnerGames:
 
     def opponent_names(self, slots: Any = None) -> list[tuple[str, str]]:
         """The names of the (left, right) opponents of each slot's current game (all slots,
-        or those of ``slots``)."""
+        or those of `slots`)."""
         members = self.opponent_members if self._pool is not None else list(_distinct(self.opponents))
         ids = self.opponent_ids if self._pool is not None else self._fixed_ids()
         names = [policy_name(m) for m in members]
@@ -211,7 +211,7 @@ class LearnerGames:
         return ids
 
     def _draw_opponents(self, slots: np.ndarray) -> None:
-        """The pool's draw of opponents for the games starting in ``slots``."""
+        """The pool's draw of opponents for the games starting in `slots`."""
         if self._pool is None or slots.size == 0:
             return
         columns = 1 if self._pool_pairs == "same" else 2
@@ -223,7 +223,7 @@ class LearnerGames:
 
     def _after_engine_step(self, state: engine.State, games: np.ndarray, slots: np.ndarray,
                            seats: np.ndarray) -> None:
-        """Rewards and game ends from the events of the engine.step that moved ``games``."""
+        """Rewards and game ends from the events of the engine.step that moved `games`."""
         if not np.count_nonzero(state.deal_ended[games]):
             return  # most rounds: every reward kind pays, and every game ends, only as a deal ends
         rows, rewards = env_options.event_rewards(self.reward_kind, state, games)
@@ -255,7 +255,7 @@ class LearnerGames:
 
     def _play_opponents(self) -> None:
         """Opponent decisions, batched, until every game waits on its learner; then the
-        learners' legal actions are in ``self._legal``."""
+        learners' legal actions are in `self._legal`."""
         state, slots = self.state, self._slots
         seats = self.learner_seat  # updated in place as games end and seats rotate
         for _ in range(_MAX_OPPONENT_ROUNDS):
@@ -268,7 +268,7 @@ class LearnerGames:
 
     def _opponent_round(self, state: engine.State, waiting: np.ndarray, slots: np.ndarray,
                         seats: np.ndarray) -> None:
-        """One decision in each game of ``waiting`` (all waiting on an opponent)."""
+        """One decision in each game of `waiting` (all waiting on an opponent)."""
         left, right = self.opponents
         legal = engine.legal_bits(state, waiting)
         if self._pool is None and left is right:  # one policy holds every waiting seat: one call as is
@@ -306,7 +306,7 @@ def _distinct(pair: tuple[object, object]) -> tuple[object, ...]:
     return pair[:1] if pair[0] is pair[1] else pair
 
 def check_num_envs(num_envs: Any, where: str) -> int:
-    """``num_envs`` as an int: a positive integer that this machine can hold (one line if not)."""
+    """`num_envs` as an int: a positive integer that this machine can hold (one line if not)."""
     if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
         raise ValueError(f"{where}: num_envs must be a positive integer, got {shorten(num_envs)}")
     check_fits(f"{where}: {int(num_envs):,} environments", int(num_envs) * BYTES_PER_ENV, "give fewer num_envs")
@@ -314,9 +314,9 @@ def check_num_envs(num_envs: Any, where: str) -> int:
 
 
 def checked_actions(actions: Any, n: int, where: str) -> np.ndarray:
-    """A copy of ``actions`` as ``int64[n]``, or a one-line ValueError naming what was wrong.
+    """A copy of `actions` as `int64[n]`, or a one-line ValueError naming what was wrong.
 
-    Exactly shape ``(n,)``: a ``(n, 1)`` or ``(1, n)`` array is refused rather than
+    Exactly shape `(n,)`: a `(n, 1)` or `(1, n)` array is refused rather than
     reshaped, since guessing which axis holds the games can step the wrong games."""
     array = np.array(actions, copy=True)  # later changes to the caller's array do not leak in
     if array.shape != (n,) or array.dtype.kind not in "iu":

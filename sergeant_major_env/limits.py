@@ -2,16 +2,18 @@
 
 A size that decides how much memory a command will hold at once (games of a tournament,
 environments of a vec env, a batch of engine games, a search's worlds and rollouts, the
-layers of a policy file) is checked with :func:`check_fits` against the memory this machine
-has available now (:func:`available_bytes`: ``MemAvailable`` of ``/proc/meminfo``, or the
+layers of a policy file) is checked with `check_fits` against the memory this machine
+has available now (`available_bytes`: `MemAvailable` of `/proc/meminfo`, or the
 container's own limit when that is lower), before anything is allocated. A size that does
-not fit is one line::
+not fit is one line:
 
-    evaluate: 600,000,000,000 games would need about 27,940.7 GiB of memory; this machine has 21.4 GiB available; give fewer games
+```text
+evaluate: 600,000,000,000 games would need about 27,940.7 GiB of memory; this machine has 21.4 GiB available; give fewer games
+```
 
 Sizes that no machine needs (a policy file with 100,000 layers, a 100 KB player name) have
-fixed maxima where they are read, documented there; :func:`shorten` keeps any value a
-message echoes short. :func:`seconds_argument` is the benchmarks' ``--seconds`` type.
+fixed maxima where they are read, documented there; `shorten` keeps any value a
+message echoes short. `seconds_argument` is the benchmarks' `--seconds` type.
 """
 
 from __future__ import annotations
@@ -25,23 +27,23 @@ from typing import Any
 
 GIB = 2**30
 ECHO_CHARS = 60
-"""Most characters of a user's value that a message repeats (:func:`shorten`)."""
+"""Most characters of a user's value that a message repeats (`shorten`)."""
 
 ALWAYS_FITS = 16 * 2**20
 """Sizes up to this many bytes are taken without asking the system (reading /proc/meminfo
 costs 30 us, an engine game's reset 250 us): every machine this runs on has that much."""
 
 MIN_SECONDS, MAX_SECONDS = 0.01, 3600.0
-"""The range of a benchmark's ``--seconds`` (one timed run)."""
+"""The range of a benchmark's `--seconds` (one timed run)."""
 
 RUN_RECORD_BYTES, RUN_RECORD_DEPTH = 1_000_000, 32
 """Largest and deepest run.json (a train run's record, a few kB, nested 4 deep) read: by
-``train --resume`` and by an agent that loads a run's model."""
+`train --resume` and by an agent that loads a run's model."""
 
 
 def available_bytes() -> int | None:
-    """Bytes of memory this process can still take: ``MemAvailable`` (Linux ``/proc/meminfo``),
-    or the free physical pages (``os.sysconf``) elsewhere, lowered to what a cgroup (v2) memory
+    """Bytes of memory this process can still take: `MemAvailable` (Linux `/proc/meminfo`),
+    or the free physical pages (`os.sysconf`) elsewhere, lowered to what a cgroup (v2) memory
     limit leaves; None when the system does not say."""
     found = [value for value in (_meminfo_available(), _sysconf_available()) if value is not None][:1]
     cgroup = _cgroup_available()
@@ -78,16 +80,16 @@ def _cgroup_available() -> int | None:
 
 
 def format_bytes(size: float) -> str:
-    """``12.3 GiB`` (or MiB below a GiB), with thousands separators."""
+    """`12.3 GiB` (or MiB below a GiB), with thousands separators."""
     return f"{size / GIB:,.1f} GiB" if size >= GIB else f"{size / 2**20:,.1f} MiB"
 
 
 def check_fits(what: str, bytes_needed: float, advice: str = "") -> None:
-    """A one-line ``ValueError`` unless ``bytes_needed`` fits in the memory this machine has
-    available now (:func:`available_bytes`; nothing is checked where the system does not say,
-    nor up to :data:`ALWAYS_FITS`).
-    ``what`` names the work (``"SergeantMajorVecEnv: 10**9 environments"``), ``advice`` what
-    to give instead (``"give fewer games"``)."""
+    """A one-line `ValueError` unless `bytes_needed` fits in the memory this machine has
+    available now (`available_bytes`; nothing is checked where the system does not say,
+    nor up to `ALWAYS_FITS`).
+    `what` names the work (`"SergeantMajorVecEnv: 10**9 environments"`), `advice` what
+    to give instead (`"give fewer games"`)."""
     if bytes_needed <= ALWAYS_FITS:
         return  # no system call for the everyday sizes (an env's reset, a vec env's autoreset)
     available = available_bytes()
@@ -97,21 +99,21 @@ def check_fits(what: str, bytes_needed: float, advice: str = "") -> None:
 
 
 def is_integer(value: Any) -> bool:
-    """Whether ``value`` is an integer: a Python int or any other `numbers.Integral` (numpy's
+    """Whether `value` is an integer: a Python int or any other `numbers.Integral` (numpy's
     `np.int64(3)` too), never a bool (`True` is no count; numpy's bool is not Integral). The
     one test of every integer option (rules, env options, command options, counts, seeds)."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def is_number(value: Any) -> bool:
-    """Whether ``value`` is a real number: an integer (`is_integer`) or a float, numpy's
+    """Whether `value` is a real number: an integer (`is_integer`) or a float, numpy's
     too, never a bool. The one test of every option that takes a number."""
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def check_count(value: Any, what: str, low: int = 1, high: int | None = None) -> int:
-    """``value`` as an int when it is an integer (`is_integer`) from ``low`` to ``high``;
-    else a one-line ``ValueError`` naming ``what`` and the range."""
+    """`value` as an int when it is an integer (`is_integer`) from `low` to `high`;
+    else a one-line `ValueError` naming `what` and the range."""
     if not is_integer(value) or value < low or (high is not None and value > high):
         span = f"from {low:,} to {high:,}" if high is not None else f">= {low:,}"
         raise ValueError(f"{what} must be an integer {span}, got {shorten(value)}")
@@ -119,7 +121,7 @@ def check_count(value: Any, what: str, low: int = 1, high: int | None = None) ->
 
 
 def shorten(value: Any, limit: int = ECHO_CHARS) -> str:
-    """``repr(value)``, cut to ``limit`` characters with ``...`` (a message never echoes a
+    """`repr(value)`, cut to `limit` characters with `...` (a message never echoes a
     megabyte of user input). Huge integers are not converted to text whole."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 190:
         return f"{'-' if value < 0 else ''}an integer of {math.floor(value.bit_length() * math.log10(2)) + 1} digits"
@@ -130,8 +132,8 @@ def shorten(value: Any, limit: int = ECHO_CHARS) -> str:
 
 
 def cut_middle(text: str, limit: int) -> str:
-    """``text`` when it has at most ``limit`` characters, else its start and end around ``...``,
-    ``limit`` characters in all (a long name keeps what tells it apart: often its end)."""
+    """`text` when it has at most `limit` characters, else its start and end around `...`,
+    `limit` characters in all (a long name keeps what tells it apart: often its end)."""
     if len(text) <= limit:
         return text
     tail = (limit - 3) // 2
@@ -139,7 +141,7 @@ def cut_middle(text: str, limit: int) -> str:
 
 
 def count_argument(text: str) -> int:
-    """An ``argparse`` ``type=`` for a benchmark's counts (games, rounds, resamples): an integer
+    """An `argparse` `type=` for a benchmark's counts (games, rounds, resamples): an integer
     of at least 1."""
     try:
         value = int(text)
@@ -151,8 +153,8 @@ def count_argument(text: str) -> int:
 
 
 def seconds_argument(text: str) -> float:
-    """An ``argparse`` ``type=`` for a benchmark's ``--seconds``: a finite number of seconds from
-    :data:`MIN_SECONDS` to :data:`MAX_SECONDS` (NaN, infinity and 1e-9 are usage errors)."""
+    """An `argparse` `type=` for a benchmark's `--seconds`: a finite number of seconds from
+    `MIN_SECONDS` to `MAX_SECONDS` (NaN, infinity and 1e-9 are usage errors)."""
     try:
         seconds = float(text)
     except ValueError:

@@ -1,81 +1,67 @@
 """What one seat knows, as a flat float32 vector per game: its information state.
 
-``observe(state, seat)`` returns ``float32[B, OBSERVATION_SIZE]`` for one seat per game.
+`observe(state, seat)` returns `float32[B, OBSERVATION_SIZE]` for one seat per game.
 Seats inside the vector are *relative* to the observer: index 0 is the observer, 1 the
 player on its left (next to play after it), 2 the player on its right. Card planes are
 52 wide in card-id order (R3). Numbers are divided by their segment's scale
-(:data:`SCALES`). Everything here is what that seat legitimately knows, and the deal's
+(`SCALES`). Everything here is what that seat legitimately knows, and the deal's
 whole trick history is in it (which trick each card fell in, who led each trick), so the
 vector is the seat's complete information state. Segments marked *derived* add nothing
 new: they are computed from the others, to help small networks.
 
-=====================  ====  =====  ============================================================
-segment                size  scale  meaning
-=====================  ====  =====  ============================================================
-``hand``                 52      1  own cards; during its own mode choice the playmaker sees only
-                                    its first six cards (R9)
-``played``              156      1  cards each relative seat has played in this deal
-``trick``               156      1  the current trick, by position (first card = the leader's)
-``talon``                52      1  the talon, once turned face up (section 5, step 4)
-``discards``             52      1  own discards (the playmaker only)
-``exchange_given``       52      1  cards this seat handed over in this deal's exchanges
-``exchange_received``    52      1  cards this seat received in them
-``winning_card``         52      1  *derived*: the card winning the current trick so far (R16)
-``winners_in_hand``      52      1  *derived*: own cards that would beat every card on the table
-                                    (none while the table is empty)
-``highest_left``         52      1  *derived*: per suit, the highest card not yet played in this
-                                    deal's tricks (nor among own discards)
-``decision``              5      1  one-hot decision kind of the seat to act: mode, exchange give,
-                                    exchange return, discard, play
-``to_act``                3      1  relative seat to act (all zero once the game is over)
-``mode``                  6      1  one-hot mode: S C H D NT MIN (zero before the choice)
-``roles``                 9      1  per relative seat, one-hot role: dealer, playmaker, third
-``targets``               3      8  per relative seat, tricks to make (R23, R24)
-``tricks_won``            3     16  per relative seat
-``trick_leader``          3      1  relative seat leading the current trick
-``exchange_due``          6     13  cards due per (giver, receiver) pair of relative seats
-``exchange_done``         6     13  cards handed so far per pair (R22: public counts)
-``prev_points``           3     13  per relative seat, points of the previous deal
-``scores``                3     50  per relative seat
-``deal``                  1     18  index of the current deal
-``modes_available``      18      1  per relative seat, the modes it may still choose (R8)
-``card_trick``           52     16  per card, 1 + the index of the trick of this deal it was played
-                                    in (0 if not played): with ``played`` (who) and
-                                    ``trick_leaders`` (who led) it gives every trick in order
-``trick_leaders``        48      1  per trick 0..15 of this deal, one-hot relative seat of its
-                                    leader (the current trick included; zero for tricks not begun)
-``voids``                12      1  per relative seat and suit S C H D: the seat has shown in this
-                                    deal's tricks that it holds no card of the suit (R13: it did
-                                    not follow the led suit; R14: nor trumped, in a trump deal)
-``winning_seat``          3      1  *derived*: relative seat winning the current trick so far
-``tricks_needed``         3     16  *derived*: per relative seat, target minus tricks won (R23,
-                                    R24; negative once past the target)
-``unseen_per_suit``       4     13  *derived*: per suit, cards this seat has not seen (not in its
-                                    hand, not played, not the shown talon, not its own discards
-                                    or exchange cards)
-=====================  ====  =====  ============================================================
+| segment | size | scale | meaning |
+|---|---|---|---|
+| `hand` | 52 | 1 | own cards; during its own mode choice the playmaker sees only its first six cards (R9) |
+| `played` | 156 | 1 | cards each relative seat has played in this deal |
+| `trick` | 156 | 1 | the current trick, by position (first card = the leader's) |
+| `talon` | 52 | 1 | the talon, once turned face up (section 5, step 4) |
+| `discards` | 52 | 1 | own discards (the playmaker only) |
+| `exchange_given` | 52 | 1 | cards this seat handed over in this deal's exchanges |
+| `exchange_received` | 52 | 1 | cards this seat received in them |
+| `winning_card` | 52 | 1 | *derived*: the card winning the current trick so far (R16) |
+| `winners_in_hand` | 52 | 1 | *derived*: own cards that would beat every card on the table (none while the table is empty) |
+| `highest_left` | 52 | 1 | *derived*: per suit, the highest card not yet played in this deal's tricks (nor among own discards) |
+| `decision` | 5 | 1 | one-hot decision kind of the seat to act: mode, exchange give, exchange return, discard, play |
+| `to_act` | 3 | 1 | relative seat to act (all zero once the game is over) |
+| `mode` | 6 | 1 | one-hot mode: S C H D NT MIN (zero before the choice) |
+| `roles` | 9 | 1 | per relative seat, one-hot role: dealer, playmaker, third |
+| `targets` | 3 | 8 | per relative seat, tricks to make (R23, R24) |
+| `tricks_won` | 3 | 16 | per relative seat |
+| `trick_leader` | 3 | 1 | relative seat leading the current trick |
+| `exchange_due` | 6 | 13 | cards due per (giver, receiver) pair of relative seats |
+| `exchange_done` | 6 | 13 | cards handed so far per pair (R22: public counts) |
+| `prev_points` | 3 | 13 | per relative seat, points of the previous deal |
+| `scores` | 3 | 50 | per relative seat |
+| `deal` | 1 | 18 | index of the current deal |
+| `modes_available` | 18 | 1 | per relative seat, the modes it may still choose (R8) |
+| `card_trick` | 52 | 16 | per card, 1 + the index of the trick of this deal it was played in (0 if not played): with `played` (who) and `trick_leaders` (who led) it gives every trick in order |
+| `trick_leaders` | 48 | 1 | per trick 0..15 of this deal, one-hot relative seat of its leader (the current trick included; zero for tricks not begun) |
+| `voids` | 12 | 1 | per relative seat and suit S C H D: the seat has shown in this deal's tricks that it holds no card of the suit (R13: it did not follow the led suit; R14: nor trumped, in a trump deal) |
+| `winning_seat` | 3 | 1 | *derived*: relative seat winning the current trick so far |
+| `tricks_needed` | 3 | 16 | *derived*: per relative seat, target minus tricks won (R23, R24; negative once past the target) |
+| `unseen_per_suit` | 4 | 13 | *derived*: per suit, cards this seat has not seen (not in its hand, not played, not the shown talon, not its own discards or exchange cards) |
 
 R22: the cards a pair exchanges are never in the third seat's observation; only the
 counts are. While a pair exchanges, the decision kind shows whether the receiver is
 choosing its return (so a trump was given, R21); the third seat never decides until the
 pair is done, so no decision of it can use that.
 
-:func:`observe_card_sets` gives the same observation with its 14 card planes as uint64
+[`observe_card_sets`][] gives the same observation with its 14 card planes as uint64
 card sets (the form the heuristic reads; no float planes written and decoded again).
-``SEGMENTS`` maps each name to its slice, ``SCALES`` each name to its divisor, and
-:func:`decode` turns one observation back into natural units (card ids, seats, counts,
-the voids and the list of tricks). ``VERSION`` numbers this layout: it changes whenever a
+`SEGMENTS` maps each name to its slice, `SCALES` each name to its divisor, and
+[`decode`][] turns one observation back into natural units (card ids, seats, counts,
+the voids and the list of tricks). `VERSION` numbers this layout: it changes whenever a
 segment is added, removed, resized or rescaled, and every model file records the version
 it was trained on, so a model never silently reads another layout. Pairs in
-``exchange_*`` are ordered (0→1, 0→2, 1→0, 1→2, 2→0, 2→1) in relative seats.
+`exchange_*` are ordered (0→1, 0→2, 1→0, 1→2, 2→0, 2→1) in relative seats.
 
-Both functions are compiled kernels (:mod:`sergeant_major_env.jit`): one routine writes each
+Both functions are compiled kernels (`sergeant_major_env.jit`): one routine writes each
 game's row straight from the state, one game after another; from 256 games the games are
-spread over every core where numba has its tbb threading layer (``pip install tbb``; numba's
+spread over every core where numba has its tbb threading layer (`pip install tbb`; numba's
 other layer, GNU OpenMP, is unsafe in the forked worker processes, so without tbb every
 batch is observed serially). A single game costs a few microseconds. The machine code is cached on disk: only the first call on a machine
-(or after an upgrade) compiles, for some seconds; later processes load it. ``observe(state,
-seat, out=array)`` writes into a caller's float32 array instead of a new one (an env that
+(or after an upgrade) compiles, for some seconds; later processes load it. `observe(state,
+seat, out=array)` writes into a caller's float32 array instead of a new one (an env that
 observes every step allocates nothing).
 """
 
@@ -121,7 +107,7 @@ DERIVED = ("winning_card", "winners_in_hand", "highest_left", "winning_seat", "t
 """The segments computed from the others (see the module docstring)."""
 
 CARD_SETS_WIDTH = 52 * 14
-"""The observation entries that :func:`observe_card_sets` returns as card sets (the 14 planes)."""
+"""The observation entries that [`observe_card_sets`][] returns as card sets (the 14 planes)."""
 _PLANE_SEGMENTS = ("hand", "played", "trick", "talon", "discards", "exchange_given", "exchange_received",
                    "winning_card", "winners_in_hand", "highest_left")
 assert [SEGMENTS[name].start for name in _PLANE_SEGMENTS] == [52 * p for p in (0, 1, 4, 7, 8, 9, 10, 11, 12, 13)]
@@ -147,11 +133,11 @@ _PAIR_GIVERS, _PAIR_RECEIVERS = np.array(_PAIRS).T.copy()
 _ONE, _NONE, _SUIT_BITS = np.uint64(1), np.uint64(0), np.uint64(0x1FFF)
 _PARALLEL_FROM = 256
 """Batches of this many games or more are observed on every core: by the parallel kernel where
-numba's threading layer is tbb (:data:`_PARALLEL_SAFE`), else in chunks on threads (:func:`_run`)."""
+numba's threading layer is tbb (`_PARALLEL_SAFE`), else in chunks on threads (`_run`)."""
 
 
 _THREADS_FROM = 1024
-"""Without tbb, batches of this many games or more are observed in chunks on :func:`jit.spread`'s
+"""Without tbb, batches of this many games or more are observed in chunks on `jit.spread`'s
 threads: a game takes about 0.6 us, a chunk's hand-off to a thread about 0.1 ms, so from
 about a thousand games on the threads gain."""
 
@@ -161,9 +147,9 @@ _PARALLEL_SAFE = PARALLEL_SAFE
 
 @kernel(inline=True)
 def _observe_game(g, seat, fields, planes, rest):
-    """The view of ``seat`` in game ``g`` of the state's ``fields`` (in _fields's order): its 14
-    card planes as card sets into ``planes`` (uint64[14]) and its entries from ``decision`` on
-    into ``rest`` (float32[_REST_WIDTH])."""
+    """The view of `seat` in game `g` of the state's `fields` (in _fields's order): its 14
+    card planes as card sets into `planes` (uint64[14]) and its entries from `decision` on
+    into `rest` (float32[_REST_WIDTH])."""
     (phase, mode, to_act, leader, dealer, deal, hands, first_six, talon, discards, played, given, received, shown_out,
      trick, trick_leaders, card_trick, modes_used, exchange_due, exchange_done, tricks_won, prev_points,
      scores) = fields
@@ -273,13 +259,13 @@ def _seats_ok(seats) -> bool:
 
 @kernel(inline=True)
 def _seat(seats, g):
-    """The observer of game ``g``: one seat for every game, or one per game."""
+    """The observer of game `g`: one seat for every game, or one per game."""
     return seats[0] if seats.shape[0] == 1 else seats[g]
 
 
 @kernel(inline=True)
 def _spread(planes, row):
-    """The 14 card sets as 52 floats each (1.0: the card is in the set) into ``row``."""
+    """The 14 card sets as 52 floats each (1.0: the card is in the set) into `row`."""
     for p in range(14):
         for card in range(52):
             row[52 * p + card] = np.float32((planes[p] >> np.uint64(card)) & _ONE)
@@ -297,9 +283,9 @@ def _fields(buffer):
 
 @kernel(inline=True)
 def _observe_row(g, seat, fields, row, card_sets, planes):
-    """Game ``g`` seen by ``seat`` into ``row``: the whole vector when ``row`` has
-    OBSERVATION_SIZE entries, else its entries from ``decision`` on and the card sets into
-    ``card_sets[g]``; ``planes`` is room for the card sets when there is no ``card_sets``."""
+    """Game `g` seen by `seat` into `row`: the whole vector when `row` has
+    OBSERVATION_SIZE entries, else its entries from `decision` on and the card sets into
+    `card_sets[g]`; `planes` is room for the card sets when there is no `card_sets`."""
     if card_sets.shape[0]:
         planes = card_sets[g]
     _observe_game(g, seat, fields, planes, row[row.shape[0] - _REST_WIDTH:])
@@ -309,10 +295,10 @@ def _observe_row(g, seat, fields, row, card_sets, planes):
 
 @kernel(ahead="game", seconds=8, signature="int64[::1], float32[:, ::1], uint64[:, ::1], uint8[::1]")
 def _observe_serial(seats, out, card_sets, buffer) -> bool:
-    """Every game's observation into ``out`` (float32[B, OBSERVATION_SIZE]; or float32[B,
-    OBSERVATION_SIZE - CARD_SETS_WIDTH] and the card sets into ``card_sets``, uint64[B, 14],
+    """Every game's observation into `out` (float32[B, OBSERVATION_SIZE]; or float32[B,
+    OBSERVATION_SIZE - CARD_SETS_WIDTH] and the card sets into `card_sets`, uint64[B, 14],
     else uint64[0, 14]), one game after another; False, with nothing written, if a seat is not
-    0, 1 or 2. ``seats``: intp[1] (one seat for every game) or intp[B]; ``buffer``: the state's."""
+    0, 1 or 2. `seats`: intp[1] (one seat for every game) or intp[B]; `buffer`: the state's."""
     if not _seats_ok(seats):
         return False
     fields = _fields(buffer)
@@ -324,7 +310,7 @@ def _observe_serial(seats, out, card_sets, buffer) -> bool:
 
 @kernel(parallel=True)
 def _observe_parallel(seats, out, card_sets, buffer) -> bool:
-    """:func:`_observe_serial` with the games spread over the cores."""
+    """`_observe_serial` with the games spread over the cores."""
     if not _seats_ok(seats):
         return False
     fields = _fields(buffer)
@@ -336,7 +322,7 @@ def _observe_parallel(seats, out, card_sets, buffer) -> bool:
 
 @kernel(ahead="threads", seconds=10, signature="int64[::1], float32[:, ::1], uint64[:, ::1], int64, int64, uint8[::1]")
 def _observe_chunk(seats, out, card_sets, start, stop, buffer) -> bool:
-    """:func:`_observe_serial` of the games start..stop-1 (a chunk of :func:`jit.spread`'s
+    """`_observe_serial` of the games start..stop-1 (a chunk of `jit.spread`'s
     threads); every chunk checks every seat first, so a bad one writes nothing anywhere."""
     if not _seats_ok(seats):
         return False
@@ -353,8 +339,8 @@ _ONE_SEAT = tuple(np.full(1, seat, dtype=np.intp) for seat in range(3))  # a sea
 
 def _run(state: State, seats: np.ndarray, out: np.ndarray, card_sets: np.ndarray) -> None:
     """The serial kernel for small batches; for big ones every core: the parallel kernel (from
-    _PARALLEL_FROM games, with tbb), else the chunks of :func:`_observe_chunk` on
-    :func:`jit.spread`'s threads (from _THREADS_FROM games)."""
+    _PARALLEL_FROM games, with tbb), else the chunks of `_observe_chunk` on
+    `jit.spread`'s threads (from _THREADS_FROM games)."""
     n = state.batch_size
     if use_threads(n, _THREADS_FROM):
         buffer = state.buffer
@@ -367,8 +353,8 @@ def _run(state: State, seats: np.ndarray, out: np.ndarray, card_sets: np.ndarray
 
 
 def _seats(state: State, seat) -> np.ndarray:
-    """``seat`` (an int or int[B]) as intp[1] (one seat for every game) or intp[B]; the kernels
-    check the range (0, 1 or 2) and :func:`_bad_seat` says what was wrong."""
+    """`seat` (an int or int[B]) as intp[1] (one seat for every game) or intp[B]; the kernels
+    check the range (0, 1 or 2) and `_bad_seat` says what was wrong."""
     if isinstance(seat, (int, np.integer)) and 0 <= seat <= 2:
         return _ONE_SEAT[int(seat)]
     seats = np.asarray(seat, dtype=np.intp)
@@ -389,8 +375,8 @@ def _bad_seat(state: State, seats: np.ndarray) -> ValueError:
 
 
 def observe(state: State, seat, out: np.ndarray | None = None) -> np.ndarray:
-    """float32[B, OBSERVATION_SIZE]: the view of ``seat`` (an int or int[B]) in each game.
-    ``out``, if given, is a C-contiguous float32[B, OBSERVATION_SIZE] array that receives the
+    """float32[B, OBSERVATION_SIZE]: the view of `seat` (an int or int[B]) in each game.
+    `out`, if given, is a C-contiguous float32[B, OBSERVATION_SIZE] array that receives the
     vectors (and is returned): no new array per call."""
     seats = _seats(state, seat)
     n = state.batch_size
@@ -405,12 +391,12 @@ def observe(state: State, seat, out: np.ndarray | None = None) -> np.ndarray:
 
 
 def observe_card_sets(state: State, seat) -> tuple[np.ndarray, np.ndarray]:
-    """The observation of :func:`observe` in another form, for agents that read its card
-    planes as sets of cards: ``(card_sets, rest)``, where ``card_sets`` is uint64[B, 14], plane
-    p of the layout (``hand``, ``played`` x 3, ``trick`` x 3, ... ``highest_left``) as a card
-    set (bit c: card c), and ``rest`` is float32[B, OBSERVATION_SIZE - CARD_SETS_WIDTH], the
-    vector's entries from ``decision`` on. The same numbers from the same kernel as
-    :func:`observe` (tests/test_observation.py checks that they make its vector), without
+    """The observation of [`observe`][] in another form, for agents that read its card
+    planes as sets of cards: `(card_sets, rest)`, where `card_sets` is uint64[B, 14], plane
+    p of the layout (`hand`, `played` x 3, `trick` x 3, ... `highest_left`) as a card
+    set (bit c: card c), and `rest` is float32[B, OBSERVATION_SIZE - CARD_SETS_WIDTH], the
+    vector's entries from `decision` on. The same numbers from the same kernel as
+    [`observe`][] (tests/test_observation.py checks that they make its vector), without
     writing and reading back 728 floats a game."""
     seats = _seats(state, seat)
     n = state.batch_size
@@ -421,11 +407,11 @@ def observe_card_sets(state: State, seat) -> tuple[np.ndarray, np.ndarray]:
 
 
 def acting_card_sets(state: State, games: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`observe_card_sets` of the seat to act in each of the games ``games`` (int64
-    indices into ``state``), row i for game ``games[i]``, read in place: what ``observe_card_sets(
-    state.take(games), ...)`` gives, without copying the games out (a vector env's opponents
+    """[`observe_card_sets`][] of the seat to act in each of the games `games` (int64
+    indices into `state`), row i for game `games[i]`, read in place: what `observe_card_sets(
+    state.take(games), ...)` gives, without copying the games out (a vector env's opponents
     decide in a subset of its games each round). A batch big enough for threads takes that
-    copy and :func:`observe_card_sets`'s threads. ValueError (one line) for an index out of
+    copy and [`observe_card_sets`][]'s threads. ValueError (one line) for an index out of
     range or a game with no seat to act."""
     games = np.ascontiguousarray(games, dtype=np.int64)
     if games.size >= (_PARALLEL_FROM if _PARALLEL_SAFE else _THREADS_FROM):
@@ -442,7 +428,7 @@ def acting_card_sets(state: State, games: np.ndarray) -> tuple[np.ndarray, np.nd
 
 @kernel(ahead="game", seconds=8, signature="int64[::1], float32[:, ::1], uint64[:, ::1], uint8[::1]")
 def _acting_serial(games, rest, card_sets, buffer) -> int:
-    """:func:`acting_card_sets`: row i the view of the seat to act in game ``games[i]``; -1, or
+    """[`acting_card_sets`][]: row i the view of the seat to act in game `games[i]`; -1, or
     the position of the first game out of range or with no seat to act (nothing written)."""
     fields = _fields(buffer)
     to_act = fields[2]
@@ -456,8 +442,8 @@ def _acting_serial(games, rest, card_sets, buffer) -> int:
 
 def observation_bounds(num_deals: int = 18) -> tuple[np.ndarray, np.ndarray]:
     """float32 (low, high) of every entry, for observation spaces: each segment's natural range
-    divided by its scale, computed in float32 as :func:`observe` scales them. ``scores`` span
-    +-13 points a deal over ``num_deals`` deals (R23, R24)."""
+    divided by its scale, computed in float32 as [`observe`][] scales them. `scores` span
+    +-13 points a deal over `num_deals` deals (R23, R24)."""
     low = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
     high = np.ones(OBSERVATION_SIZE, dtype=np.float32)
     for name, _, scale, natural_low, natural_high in _LAYOUT:
@@ -480,16 +466,16 @@ def _index(row: np.ndarray) -> int:
 
 
 def decode(observation: np.ndarray) -> dict[str, Any]:
-    """One observation row in natural units: every segment by name, plus ``"tricks"``.
+    """One observation row in natural units: every segment by name, plus `"tricks"`.
 
-    Card planes become sorted card-id lists (``played``, ``exchange_*``: one list per relative
-    seat or the plane's cards; ``trick``: the card of each position, -1 empty; ``winning_card``:
-    an id or -1); one-hot blocks become indices (-1 for none; ``roles``: the role of each relative
-    seat); scaled numbers become ints; ``modes_available`` is ``bool[3, 6]``, ``voids``
-    ``bool[3, 4]`` (relative seat x suit S C H D), ``card_trick`` ``int[52]`` (the trick index of
-    each card, -1 if not played) and ``trick_leaders`` ``int[16]`` (relative seat, -1).
-    ``"tricks"`` lists this deal's tricks so far, oldest first, the unfinished one last if it has
-    cards, each ``(leader relative seat, [card ids in playing order])``."""
+    Card planes become sorted card-id lists (`played`, `exchange_*`: one list per relative
+    seat or the plane's cards; `trick`: the card of each position, -1 empty; `winning_card`:
+    an id or -1); one-hot blocks become indices (-1 for none; `roles`: the role of each relative
+    seat); scaled numbers become ints; `modes_available` is `bool[3, 6]`, `voids`
+    `bool[3, 4]` (relative seat x suit S C H D), `card_trick` `int[52]` (the trick index of
+    each card, -1 if not played) and `trick_leaders` `int[16]` (relative seat, -1).
+    `"tricks"` lists this deal's tricks so far, oldest first, the unfinished one last if it has
+    cards, each `(leader relative seat, [card ids in playing order])`."""
     obs = np.asarray(observation, dtype=np.float32).reshape(-1)
     if obs.shape != (OBSERVATION_SIZE,):
         raise ValueError(f"decode takes one observation of {OBSERVATION_SIZE} floats (version {VERSION}), "

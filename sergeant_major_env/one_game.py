@@ -1,33 +1,36 @@
 """One game, one kernel call a decision: the fast path of the one-game views.
 
-The PettingZoo AEC env, the OpenSpiel game, the single-seat env's table, ``play`` and the
+The PettingZoo AEC env, the OpenSpiel game, the single-seat env's table, `play` and the
 web page step one game at a time. Through the batched API a decision there is five calls
-(:func:`engine.legal_bits`, the mask, :func:`observation.observe`, the action, :func:`engine.step`),
+([`engine.legal_bits`][], the mask, [`observation.observe`][], the action, [`engine.step`][]),
 each with numpy's and numba's fixed costs, which at one game are the whole cost. A
-:class:`OneGame` keeps a batch-of-one :class:`~sergeant_major_env.engine.State` together with
+[`OneGame`][] keeps a batch-of-one [`State`][] together with
 its decision's legal actions, action mask and the acting seat's observation, and
-:meth:`OneGame.step` does all of it in one compiled call: check the action against the legal
-actions (as :func:`engine.step` does, the state unchanged on a refusal), apply it with the
-engine's own rules kernel (:func:`engine._apply_k`), then compute the next decision's legal
-actions, mask and observation (:func:`observation._observe_row`, the same code as
-:func:`observation.observe`). Same games, same numbers as the batched API, bit for bit
+[`OneGame.step`][] does all of it in one compiled call: check the action against the legal
+actions (as [`engine.step`][] does, the state unchanged on a refusal), apply it with the
+engine's own rules kernel (`engine._apply_k`), then compute the next decision's legal
+actions, mask and observation (`observation._observe_row`, the same code as
+[`observation.observe`][]). Same games, same numbers as the batched API, bit for bit
 (tests/test_one_game.py).
 
-    >>> from sergeant_major_env import Rules, engine
-    >>> from sergeant_major_env.one_game import DEAL_ENDED, OneGame
-    >>> game = OneGame(engine.init([7], Rules(num_deals=1)))
-    >>> int(game.mask.sum())        # the playmaker's six modes (R8)
-    6
-    >>> status = game.step(52)      # mode ♠
-    >>> game.observation.shape
-    (919,)
-    >>> (status & 3) - 1, status >> 2 & 7, bool(status & DEAL_ENDED)  # seat 0 discards (R17, section 5)
-    (0, 3, False)
+```pycon
+>>> from sergeant_major_env import Rules, engine
+>>> from sergeant_major_env.one_game import DEAL_ENDED, OneGame
+>>> game = OneGame(engine.init([7], Rules(num_deals=1)))
+>>> int(game.mask.sum())        # the playmaker's six modes (R8)
+6
+>>> status = game.step(52)      # mode ♠
+>>> game.observation.shape
+(919,)
+>>> (status & 3) - 1, status >> 2 & 7, bool(status & DEAL_ENDED)  # seat 0 discards (R17, section 5)
+(0, 3, False)
 
-The arrays ``legal`` (uint64[1]), ``mask`` (int8[58]) and ``observation`` (float32[919], the
-view of the seat to act, or of ``seat`` when one is fixed) are rewritten in place at every
-step: copy them to keep them. After changing ``state`` by other means (``engine.set_cards``,
-a reset) or the attributes ``seat`` and ``autoreset``, call :meth:`OneGame.refresh`.
+```
+
+The arrays `legal` (uint64[1]), `mask` (int8[58]) and `observation` (float32[919], the
+view of the seat to act, or of `seat` when one is fixed) are rewritten in place at every
+step: copy them to keep them. After changing `state` by other means (`engine.set_cards`,
+a reset) or the attributes `seat` and `autoreset`, call [`OneGame.refresh`][].
 """
 
 from __future__ import annotations
@@ -51,21 +54,21 @@ _MASK = _OBSERVATION + 4 * OBSERVATION_SIZE
 _SCRATCH_BYTES = _MASK + NUM_ACTIONS
 
 REFUSED = -1
-""":func:`_one_step_k`'s status for a refused action. Any other status says what follows the
-step: ``status & 3`` is the seat to act + 1 (0 once the game is over), ``status >> 2 & 7`` the
-phase (``engine.DECISIONS``' index, ``engine.OVER``), ``status & DEAL_ENDED`` whether this step
-ended a deal (``state.deal_ended``): what a view reads after every step, without three numpy
+"""`_one_step_k`'s status for a refused action. Any other status says what follows the
+step: `status & 3` is the seat to act + 1 (0 once the game is over), `status >> 2 & 7` the
+phase (`engine.DECISIONS`' index, `engine.OVER`), `status & DEAL_ENDED` whether this step
+ended a deal (`state.deal_ended`): what a view reads after every step, without three numpy
 reads of the state."""
 DEAL_ENDED = 32
-"""The bit set in a status (the statuses: :data:`REFUSED`) when the step ended a deal."""
+"""The bit set in a status (the statuses: [`REFUSED`][]) when the step ended a deal."""
 
 
 @kernel(ahead="one game", seconds=30, signature="int64, uint8[::1], uint8[::1]")
 def _one_step_k(action, buffer, scratch) -> int:
-    """Game 0 of ``buffer``: with ``action`` >= 0, refuse it (:data:`REFUSED`, nothing changed)
-    unless the game is over or the legal actions in ``scratch`` hold it, else apply it; then the
+    """Game 0 of `buffer`: with `action` >= 0, refuse it ([`REFUSED`][], nothing changed)
+    unless the game is over or the legal actions in `scratch` hold it, else apply it; then the
     decision's legal actions and mask and, when the seat to act (or the fixed seat, if >= 0) is
-    a seat, its observation into ``scratch``; returns the status (:data:`REFUSED`). ``action``
+    a seat, its observation into `scratch`; returns the status ([`REFUSED`][]). `action`
     -1 only refreshes."""
     settings = buffer_view(scratch, _SETTINGS, np.int64, 3)  # autoreset, rules, the fixed seat or -1
     legal = buffer_view(scratch, _LEGAL, np.uint64, 1)
@@ -90,9 +93,9 @@ def _one_step_k(action, buffer, scratch) -> int:
 
 
 def compile_kernels() -> None:
-    """Compiles what a one-game view needs (the start of a game and :func:`_one_step_k`) where
-    the disk cache lacks it, on every core at once (:func:`jit.compile_ahead`; once per process,
-    one line on stderr). A view calls it before ``engine.init`` makes its first game, which would
+    """Compiles what a one-game view needs (the start of a game and `_one_step_k`) where
+    the disk cache lacks it, on every core at once (`jit.compile_ahead`; once per process,
+    one line on stderr). A view calls it before `engine.init` makes its first game, which would
     otherwise compile the batched game's kernels."""
     compile_ahead("one game", "the one-game kernels")
 
@@ -101,9 +104,9 @@ class OneGame:
     """A batch-of-one engine state with its decision's legal actions, mask and observation,
     advanced by one compiled call a decision (module docstring).
 
-    ``state``: a :class:`State` of one game (it is stepped in place). ``seat``: observe this
+    `state`: a [`State`][] of one game (it is stepped in place). `seat`: observe this
     seat at every decision instead of the seat to act (a seat's own table, as the single-seat
-    env has). ``autoreset``: as :func:`engine.step`'s."""
+    env has). `autoreset`: as [`engine.step`][]'s."""
 
     def __init__(self, state: State, seat: int | None = None, autoreset: bool = False) -> None:
         if not isinstance(state, State) or state.batch_size != 1:
@@ -122,7 +125,7 @@ class OneGame:
         self.refresh()
 
     def __getstate__(self) -> dict:
-        """Pickling and ``copy.deepcopy`` keep the state and the settings; the arrays (views of
+        """Pickling and `copy.deepcopy` keep the state and the settings; the arrays (views of
         one scratch buffer) are made again from the state."""
         return {"state": self.state, "seat": self.seat, "autoreset": self.autoreset}
 
@@ -130,17 +133,17 @@ class OneGame:
         self.__init__(saved["state"], None if saved["seat"] < 0 else saved["seat"], saved["autoreset"])
 
     def refresh(self) -> None:
-        """Recompute the legal actions, mask and observation from ``state`` (after changing it,
-        or its ``rules``)."""
+        """Recompute the legal actions, mask and observation from `state` (after changing it,
+        or its `rules`)."""
         self._scratch[_SETTINGS:_LEGAL].view(np.int64)[:] = (self.autoreset, self.state.rule_code, self.seat)
         self._arguments = (self.state.buffer, self._scratch)
         _one_step_k(-1, *self._arguments)
 
     def step(self, action: int) -> int:
-        """Apply ``action`` (an int) to the game, or raise :class:`engine.IllegalActionError`
+        """Apply `action` (an int) to the game, or raise [`engine.IllegalActionError`][]
         (one line, citing the rule) with the state unchanged; then the next decision's legal
         actions, mask and observation are in place, and the status returned says who acts
-        next, in which phase, and whether the step ended a deal (:data:`REFUSED`). A finished
+        next, in which phase, and whether the step ended a deal ([`REFUSED`][]). A finished
         game ignores its action."""
         if type(action) is not int:
             if not isinstance(action, (int, np.integer)) or isinstance(action, bool):

@@ -1,60 +1,62 @@
-"""3-5-8 inside OpenSpiel: the game ``python_sergeant_major``, driving this package's engine.
+"""3-5-8 inside OpenSpiel: the game `python_sergeant_major`, driving this package's engine.
 
-Importing this module registers the game with OpenSpiel (``pip install
-"sergeant-major-env[openspiel]"``, Python 3.11 and later)::
+Importing this module registers the game with OpenSpiel (`pip install
+"sergeant-major-env[openspiel]"`, Python 3.11 and later):
 
-    import pyspiel
-    import sergeant_major_env.openspiel  # registers python_sergeant_major
-    game = pyspiel.load_game("python_sergeant_major(num_deals=2)")
+```python
+import pyspiel
+import sergeant_major_env.openspiel  # registers python_sergeant_major
+game = pyspiel.load_game("python_sergeant_major(num_deals=2)")
+```
 
-The game has no rule of its own: every decision is :func:`engine.step` on a batch of one
-engine game, legality is :func:`engine.legal_bits`, observations are
-:func:`observation.observe`, text views are :mod:`render`'s, records are
-:class:`records.Recorder`'s. What OpenSpiel adds is the deal as chance nodes:
+The game has no rule of its own: every decision is [`engine.step`][] on a batch of one
+engine game, legality is [`engine.legal_bits`][], observations are
+[`observation.observe`][], text views are `render`'s, records are
+[`records.Recorder`][]'s. What OpenSpiel adds is the deal as chance nodes:
 
-* **Parameters** are the rule options of RULES.md section 9 (:class:`rules.Rules`), same
-  names and defaults: ``num_deals`` (18), ``exchanges`` (true), ``must_overtake``,
-  ``must_overtrump``, ``dealer_builds_talon`` (false); and ``reward``, the envs' option of
-  the same name (:mod:`options`, :data:`options.REWARDS`): ``points`` (the default),
-  ``score`` or ``rank`` (see Rewards).
+* **Parameters** are the rule options of RULES.md section 9 ([`rules.Rules`][]), same
+  names and defaults: `num_deals` (18), `exchanges` (true), `must_overtake`,
+  `must_overtrump`, `dealer_builds_talon` (false); and `reward`, the envs' option of
+  the same name ([`options`][], [`options.REWARDS`][]): `points` (the default),
+  `score` or `rank` (see Rewards).
 * **Chance nodes.** The first chance node draws the first dealer by lot (R4): outcomes
   0, 1, 2 (the seat), probability 1/3 each. Then each deal's 52 cards are dealt one chance
   node at a time, uniformly over the cards not dealt yet (outcome = card id, R3), as the
   engine deals (R10): cards 1..48 go one at a time clockwise starting left of the dealer,
-  so card k (0-based) goes to seat ``(dealer + 1 + k) % 3`` as its card ``k // 3`` in dealing
-  order, and cards 49..52 form the talon. With ``dealer_builds_talon`` (R11) the engine
+  so card k (0-based) goes to seat `(dealer + 1 + k) % 3` as its card `k // 3` in dealing
+  order, and cards 49..52 form the talon. With `dealer_builds_talon` (R11) the engine
   takes the dealer's placement of the talon as a random choice, which leaves every card
   uniformly placed as above, so the chance nodes are the same; the option is passed to the
   engine with the others. Once the 52 cards are dealt they are installed with
-  :func:`engine.set_cards` (the record replayer's entry point) and the playmaker decides.
+  [`engine.set_cards`][] (the record replayer's entry point) and the playmaker decides.
 * **Players' actions** are the action ids of RULES.md section 10 (58 distinct actions).
   Forced returns (R21) are applied by the engine, never asked.
-* **Rewards**: with ``reward=points`` (the default) the reward model is ``REWARDS``:
-  :meth:`SergeantMajorState.rewards` gives each deal's points (R23, R24) after the
+* **Rewards**: with `reward=points` (the default) the reward model is `REWARDS`:
+  `SergeantMajorState.rewards` gives each deal's points (R23, R24) after the
   decision that ends the deal (through the chance nodes of the next deal's cards, up to the
-  next decision), 0 elsewhere; ``returns()`` is the running total (the scores, R25). With
-  ``reward=score`` or ``reward=rank`` the reward model is ``TERMINAL`` (what OpenSpiel's
+  next decision), 0 elsewhere; `returns()` is the running total (the scores, R25). With
+  `reward=score` or `reward=rank` the reward model is `TERMINAL` (what OpenSpiel's
   MCTS requires): rewards and returns are 0 until the game ends, then each seat's total
-  (``score``) or +1 / 0 / -1 by place, ties sharing (``rank``, R6,
-  :func:`options.rank_rewards`). The points of a deal sum to 0 (R25), so the game is
-  declared ``ZERO_SUM`` (utility sum 0); utilities are bounded by +-13 points a deal (a
+  (`score`) or +1 / 0 / -1 by place, ties sharing (`rank`, R6,
+  [`options.rank_rewards`][]). The points of a deal sum to 0 (R25), so the game is
+  declared `ZERO_SUM` (utility sum 0); utilities are bounded by +-13 points a deal (a
   seat makes at most 16 tricks: 16 - 3 as dealer; 3 - 16 as playmaker in MIN), +-1 with
-  ``rank``.
-* **Game length**: OpenSpiel's ``max_game_length`` counts decisions, not chance outcomes:
+  `rank`.
+* **Game length**: OpenSpiel's `max_game_length` counts decisions, not chance outcomes:
   per deal 1 mode choice, 4 discards, 48 plays, and after the first deal at most 13
   exchanged cards (a giver's points, R19, are at most 13), each a give and at most one free
-  return (R21): ``53 * num_deals + 26 * (num_deals - 1)``. The chance nodes (``1 + 52 *
-  num_deals``) are within ``max_chance_nodes_in_history``, which OpenSpiel sets equal to
-  ``max_game_length`` for Python games.
-* **Observations** (OpenSpiel's observer API, :meth:`SergeantMajorGame.make_py_observer`):
-  the tensor is :func:`observation.observe` of the player (``OBSERVATION_SIZE`` floats), its
-  named pieces are :data:`observation.SEGMENTS`; the string is :func:`render.seat_view` of
+  return (R21): `53 * num_deals + 26 * (num_deals - 1)`. The chance nodes (`1 + 52 *
+  num_deals`) are within `max_chance_nodes_in_history`, which OpenSpiel sets equal to
+  `max_game_length` for Python games.
+* **Observations** (OpenSpiel's observer API, `SergeantMajorGame.make_py_observer`):
+  the tensor is [`observation.observe`][] of the player (`OBSERVATION_SIZE` floats), its
+  named pieces are `observation.SEGMENTS`; the string is `render.seat_view` of
   the player plus the deal's tricks so far. Before the lot is drawn the tensor is zeros;
   while a deal is being dealt it shows the cards dealt so far (the playmaker: of its first
   six only, R9). The observation is the seat's knowledge of the current deal; it does not
   recall earlier deals, nor the order of what it saw (its own discards, its cards as dealt).
-* **Information state** (perfect recall: ``make_py_observer`` with
-  ``perfect_recall=True``; ``information_state_string`` / ``information_state_tensor``):
+* **Information state** (perfect recall: `make_py_observer` with
+  `perfect_recall=True`; `information_state_string` / `information_state_tensor`):
   each seat's record of the game as it saw it, one event per history entry: the event's
   kind (the lot, a card dealt, a decision of some seat), the action if the seat saw it (its
   own; the lot; modes and plays, which are public: R8, R12; not another seat's discard or
@@ -64,58 +66,58 @@ engine game, legality is :func:`engine.legal_bits`, observations are
   actions, the public actions, what an exchange shows the pair (R22) and the counts it
   shows the third seat, and never a card the seat has not seen: the observation is the one
   source of what a seat sees. The string is that record, one line an event. The tensor
-  (:func:`information_state_size`: ``OBSERVATION_SIZE + 687 * num_deals`` floats, named
-  ``observation`` and ``deals``) is the current observation and, per deal, a block read
-  from the record (:data:`_DEAL_PIECES`): the roles (9), mode (6), own cards by order of
+  (`information_state_size`: `OBSERVATION_SIZE + 687 * num_deals` floats, named
+  `observation` and `deals`) is the current observation and, per deal, a block read
+  from the record (`_DEAL_PIECES`): the roles (9), mode (6), own cards by order of
   arrival (52: the k-th event that brought cards into the hand gives them k / 32), talon
   (52), own discards in order (52), who played each card (156), in which trick (52), who led
   each trick (48), which pairs handed a card at each exchange step (26 x 6), and the step
   of each card the seat gave or received (52 + 52). The record is kept from the first time
   an information state is asked (the history is replayed then), so play that never asks
   pays nothing; a clone records only once asked. A state made from an engine state
-  (:meth:`SergeantMajorGame.state_from_engine`) has no history: its record starts with
+  (`SergeantMajorGame.state_from_engine`) has no history: its record starts with
   what each seat sees then.
-* **Resampling** (``resample_from_infostate(player_id, probability_sampler)``, for IS-MCTS):
-  a state with the same information state for ``player_id``, the seat to act at a
+* **Resampling** (`resample_from_infostate(player_id, probability_sampler)`, for IS-MCTS):
+  a state with the same information state for `player_id`, the seat to act at a
   decision, and everything it has not seen redrawn uniformly among the deals consistent
-  with what it saw (:func:`worlds.sample_worlds`, seeded by one draw of the sampler). The
-  new state has no history; ``player_id``'s record is kept, the other seats' start with
+  with what it saw ([`worlds.sample_worlds`][], seeded by one draw of the sampler). The
+  new state has no history; `player_id`'s record is kept, the other seats' start with
   what they see in the new state. Bad players, a chance node or finished state, another
   seat than the one to act, and a sampler that is not callable or does not return a number
-  in [0, 1) are one ``SpielError`` line each, this state unchanged.
-* **C++ search bots.** pyspiel's ``MCTSBot`` and ``ISMCTSBot`` crash the interpreter
-  (signal 11) on Python games (OpenSpiel's own ``python_tic_tac_toe`` and
-  ``python_kuhn_poker`` too, open_spiel 2.0.x), so importing this module makes them refuse
+  in [0, 1) are one `SpielError` line each, this state unchanged.
+* **C++ search bots.** pyspiel's `MCTSBot` and `ISMCTSBot` crash the interpreter
+  (signal 11) on Python games (OpenSpiel's own `python_tic_tac_toe` and
+  `python_kuhn_poker` too, open_spiel 2.0.x), so importing this module makes them refuse
   this game in one `SpielError` line instead: `MCTSBot` when built, both at `step` and
   `step_with_policy`, and `pyspiel.evaluate_bots` when handed either with a state of
   this game (its C++ loop calls the bots without Python). The guards are patched into
   pyspiel's own classes, so `from pyspiel import MCTSBot` before this import is guarded
   too; only `from pyspiel import evaluate_bots` before it keeps the unguarded function.
   The Python bots (`open_spiel.python.algorithms.mcts`, `ismcts`) run on it.
-* **Refusals.** Every action that is not in ``legal_actions()`` (at a chance node: not an
-  outcome of ``chance_outcomes()``), and any action on a terminal state, raises
-  :class:`IllegalActionError`, one line naming the action and what is allowed, and leaves
+* **Refusals.** Every action that is not in `legal_actions()` (at a chance node: not an
+  outcome of `chance_outcomes()`), and any action on a terminal state, raises
+  `IllegalActionError`, one line naming the action and what is allowed, and leaves
   the state as it was (history, player to act, engine state). It is both pyspiel's
-  ``SpielError`` (what OpenSpiel's C++ games raise) and this package's
-  :class:`engine.IllegalActionError` (a ``ValueError``). The check is
-  :meth:`SergeantMajorState._check`, run by ``_apply_action``, the one way in of every
-  action (``apply_action``, OpenSpiel's C++ tools, :func:`deserialize_state`); it is a bit
-  test. A player id that is not a seat in ``information_state_string`` /
-  ``information_state_tensor`` is one ``SpielError`` line. Bad parameters are one
-  ``ValueError`` line (:class:`rules.Rules`, :func:`options.check_reward`); pyspiel checks
+  `SpielError` (what OpenSpiel's C++ games raise) and this package's
+  [`engine.IllegalActionError`][] (a `ValueError`). The check is
+  `SergeantMajorState._check`, run by `_apply_action`, the one way in of every
+  action (`apply_action`, OpenSpiel's C++ tools, `deserialize_state`); it is a bit
+  test. A player id that is not a seat in `information_state_string` /
+  `information_state_tensor` is one `SpielError` line. Bad parameters are one
+  `ValueError` line ([`rules.Rules`][], `options.check_reward`); pyspiel checks
   their types and names itself. Two things the game cannot see, as it is handed the
   parameters parsed and converted: a parameter named twice in a game string (pyspiel keeps
   the last), and an integer beyond C++ `int` (such as `2**63`: pybind11's "Unable to
   cast" error). Importing this module wraps `pyspiel.load_game` to check both for this game
   first (`check_load_game`), as one `ValueError` line; a `load_game` imported from
   pyspiel before this module, and C++ callers, go without that check.
-* ``game_record(state)`` is the RULES.md section 11 record of a finished state, replayed
-  from its history through a :class:`records.Recorder`; ``records check`` accepts it.
+* `game_record(state)` is the RULES.md section 11 record of a finished state, replayed
+  from its history through a [`records.Recorder`][]; `records check` accepts it.
 
-Serialisation. ``state.serialize()`` / ``game.deserialize_state(text)`` are OpenSpiel's
+Serialisation. `state.serialize()` / `game.deserialize_state(text)` are OpenSpiel's
 for Python games: the history plus the state's attributes *pickled*, which OpenSpiel's own
-tests (``random_sim_test(serialize=True)``) use. Unpickling can run code, so for text from
-elsewhere use :func:`deserialize_state`, which reads the history line only and replays it.
+tests (`random_sim_test(serialize=True)`) use. Unpickling can run code, so for text from
+elsewhere use `deserialize_state`, which reads the history line only and replays it.
 """
 
 from __future__ import annotations
@@ -149,9 +151,9 @@ _ONE = np.zeros(1, dtype=np.intp)  # game 0 of a batch of one
 ALL_CARDS = (1 << NUM_CARDS) - 1
 _UNCHANGED = " The state is unchanged."  # the end of a refusal, as the engine's
 REWARD_PARAMETER = "reward"
-"""The game parameter of the rewards (module docstring, "Rewards"): :data:`options.REWARDS`."""
+"""The game parameter of the rewards (module docstring, "Rewards"): [`options.REWARDS`][]."""
 PARAMETERS = {**Rules().to_dict(), REWARD_PARAMETER: DEFAULT_REWARD}
-"""The game's parameters and defaults: the rule options (RULES.md section 9) and ``reward``."""
+"""The game's parameters and defaults: the rule options (RULES.md section 9) and `reward`."""
 
 GAME_TYPE = pyspiel.GameType(
     short_name=SHORT_NAME,
@@ -172,8 +174,8 @@ GAME_TYPE = pyspiel.GameType(
 
 
 def game_type(reward: str) -> pyspiel.GameType:
-    """The game type of a game with ``reward`` (module docstring, "Rewards"): :data:`GAME_TYPE`,
-    whose reward model is ``REWARDS``, for ``points``; the same with ``TERMINAL`` otherwise."""
+    """The game type of a game with `reward` (module docstring, "Rewards"): `GAME_TYPE`,
+    whose reward model is `REWARDS`, for `points`; the same with `TERMINAL` otherwise."""
     if reward == "points":
         return GAME_TYPE
     fields = {name: getattr(GAME_TYPE, name) for name in (
@@ -185,7 +187,7 @@ def game_type(reward: str) -> pyspiel.GameType:
 
 class IllegalActionError(engine.IllegalActionError, pyspiel.SpielError):
     """An action refused by the game (module docstring, "Refusals"); the state is unchanged.
-    Caught as pyspiel's ``SpielError`` and as this package's ``engine.IllegalActionError``."""
+    Caught as pyspiel's `SpielError` and as this package's `engine.IllegalActionError`."""
 
 
 def max_decisions(num_deals: int) -> int:
@@ -194,7 +196,7 @@ def max_decisions(num_deals: int) -> int:
 
 
 def game_info(rules: Rules, reward: str = DEFAULT_REWARD) -> pyspiel.GameInfo:
-    """OpenSpiel's GameInfo of a game under ``rules`` with ``reward`` (module docstring)."""
+    """OpenSpiel's GameInfo of a game under `rules` with `reward` (module docstring)."""
     bound = 1 if reward == "rank" else POINTS_BOUND * rules.num_deals
     return pyspiel.GameInfo(
         num_distinct_actions=NUM_ACTIONS,
@@ -208,17 +210,17 @@ def game_info(rules: Rules, reward: str = DEFAULT_REWARD) -> pyspiel.GameInfo:
 
 
 def rules_from_params(params: dict[str, Any] | None) -> Rules:
-    """The :class:`Rules` of OpenSpiel game parameters (one clear line for a bad one)."""
+    """The [`Rules`][] of OpenSpiel game parameters (one clear line for a bad one)."""
     return Rules.from_dict({name: value for name, value in dict(params or {}).items() if name != REWARD_PARAMETER})
 
 
 def reward_from_params(params: dict[str, Any] | None) -> str:
-    """The ``reward`` game parameter, checked by :func:`options.check_reward` (one line)."""
+    """The `reward` game parameter, checked by `options.check_reward` (one line)."""
     return check_reward(dict(params or {}).get(REWARD_PARAMETER, DEFAULT_REWARD), SHORT_NAME)
 
 
 class SergeantMajorGame(pyspiel.Game):
-    """The OpenSpiel game; its parameters are the rule options (:class:`Rules`)."""
+    """The OpenSpiel game; its parameters are the rule options ([`Rules`][])."""
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
         self.rules = rules_from_params(params)
@@ -234,7 +236,7 @@ class SergeantMajorGame(pyspiel.Game):
     def make_py_observer(self, iig_obs_type=None, params=None):
         """The observer of the module docstring for the default observation type, the
         information-state observer for perfect recall (module docstring, "Information
-        state"); ``None`` (not provided) for public-only or factored observations."""
+        state"); `None` (not provided) for public-only or factored observations."""
         if isinstance(iig_obs_type, dict):  # OpenSpiel passes the params alone when there is no type
             iig_obs_type, params = None, iig_obs_type
         if params:
@@ -247,9 +249,9 @@ class SergeantMajorGame(pyspiel.Game):
         return SergeantMajorObserver()
 
     def state_from_engine(self, state: engine.State, last_deal: int | None = None) -> "SergeantMajorState":
-        """An OpenSpiel state at the decision of game 0 of an engine ``state`` (copied), with
-        no history: for search bots that resample worlds (:mod:`sergeant_major_env.worlds`).
-        ``last_deal`` (0-based) ends the game after that deal (a search horizon; the
+        """An OpenSpiel state at the decision of game 0 of an engine `state` (copied), with
+        no history: for search bots that resample worlds ([`sergeant_major_env.worlds`][]).
+        `last_deal` (0-based) ends the game after that deal (a search horizon; the
         returns are then the scores so far)."""
         if state.rules != self.rules:
             raise ValueError(f"the engine state's rules {state.rules.to_dict()} are not this game's "
@@ -270,7 +272,7 @@ class _Engine:
     their attributes, and this copies the engine's buffer, sharing the frozen rules.
 
     A new game's engine is the game's template, copied only when first used: pyspiel makes a
-    new initial state for every ``observation_tensor`` call of a Python game (to size its
+    new initial state for every `observation_tensor` call of a Python game (to size its
     buffers) and never looks inside it."""
 
     def __init__(self, state: engine.State, shared: bool = False) -> None:
@@ -337,10 +339,10 @@ class SergeantMajorState(pyspiel.State):
         return [(card, 1 / len(left)) for card in left]
 
     def apply_action(self, action: int) -> None:
-        """OpenSpiel's ``apply_action``; an action id that is never legal (outside 0..57: -1 is
+        """OpenSpiel's `apply_action`; an action id that is never legal (outside 0..57: -1 is
         OpenSpiel's invalid action, which pyspiel would refuse with its C++ check's text, and
         ids beyond 64 bits, which pybind would refuse as a bad argument) gets the game's one
-        line (:meth:`_check`) first. Everything else is checked in :meth:`_apply_action`."""
+        line (`_check`) first. Everything else is checked in `_apply_action`."""
         try:
             action = operator.index(action)
         except TypeError:
@@ -350,7 +352,7 @@ class SergeantMajorState(pyspiel.State):
         super().apply_action(action)
 
     def _check(self, action: int) -> None:
-        """Raise :class:`IllegalActionError` (one line, nothing changed) unless ``action`` is
+        """Raise `IllegalActionError` (one line, nothing changed) unless `action` is
         legal here: the lot's seats (R4), a card not dealt yet (R10), a decision's legal bit
         (the engine's), nothing once the game is over."""
         if self.is_terminal():
@@ -432,8 +434,8 @@ class SergeantMajorState(pyspiel.State):
 
     def returns(self) -> list[float]:
         """Each seat's points so far (R25): its total once the game is over. With a terminal
-        ``reward`` (module docstring, "Rewards"): zeros until the end, then the total
-        (``score``) or +1 / 0 / -1 by place (``rank``, R6)."""
+        `reward` (module docstring, "Rewards"): zeros until the end, then the total
+        (`score`) or +1 / 0 / -1 by place (`rank`, R6)."""
         scores = [float(s) for s in self._engine.state.scores[0]]
         reward = self._reward
         if reward == "points":
@@ -445,7 +447,7 @@ class SergeantMajorState(pyspiel.State):
     def rewards(self) -> list[float]:
         """The points of the deal the last decision ended (R23, R24), else zeros; the chance
         nodes that deal the next deal keep them, since OpenSpiel reads rewards at decisions.
-        With a terminal ``reward``: zeros until the end, then :meth:`returns`."""
+        With a terminal `reward`: zeros until the end, then `returns`."""
         if self._reward != "points":
             return self.returns()
         return list(self._rewards)
@@ -453,9 +455,9 @@ class SergeantMajorState(pyspiel.State):
     # ------------------------------------------------------------------ information state
 
     def _event(self, action: int) -> tuple[int, int, int, int, int] | None:
-        """(kind, actor, action, deal, dealer) of ``action`` before it is applied: kind is the
-        engine's decision phase, or :data:`_LOT` / :data:`_CARD` for chance. ``None`` in a
-        clone whose record waits until an information state is asked (:class:`_Views`)."""
+        """(kind, actor, action, deal, dealer) of `action` before it is applied: kind is the
+        engine's decision phase, or `_LOT` / `_CARD` for chance. `None` in a
+        clone whose record waits until an information state is asked (`_Views`)."""
         views = self._views
         if views.lazy:
             if views.resume is None:  # a copy of where the record stops; the actions follow in the history
@@ -471,8 +473,8 @@ class SergeantMajorState(pyspiel.State):
         return int(state.phase[0]), int(state.to_act[0]), action, deal, dealer
 
     def _information(self) -> "_Views":
-        """What each seat has seen (:class:`_Views`), recorded from now on: replayed from the
-        history (from the lot, or from the :class:`_Origin` of a state made from an engine
+        """What each seat has seen (`_Views`), recorded from now on: replayed from the
+        history (from the lot, or from the `_Origin` of a state made from an engine
         state) the first time an information state is asked, then kept up to date."""
         views, start = self._views, 0
         if views is not None and not views.lazy:
@@ -493,12 +495,12 @@ class SergeantMajorState(pyspiel.State):
         return self._views
 
     def information_state_string(self, player: Any = None) -> str:
-        """OpenSpiel's, with a player that is not a seat refused in one ``SpielError`` line
-        (pyspiel's own check spans two lines); ``None``: the player to act."""
+        """OpenSpiel's, with a player that is not a seat refused in one `SpielError` line
+        (pyspiel's own check spans two lines); `None`: the player to act."""
         return super().information_state_string(self._player(player, "information_state_string"))
 
     def information_state_tensor(self, player: Any = None) -> list[float]:
-        """OpenSpiel's, with the player checked as in :meth:`information_state_string`."""
+        """OpenSpiel's, with the player checked as in `information_state_string`."""
         return super().information_state_tensor(self._player(player, "information_state_tensor"))
 
     def _player(self, player: Any, where: str) -> int:
@@ -509,12 +511,12 @@ class SergeantMajorState(pyspiel.State):
         return _checked_player(player, where)
 
     def resample_from_infostate(self, player_id: int, probability_sampler) -> "SergeantMajorState":
-        """A state that ``player_id`` cannot tell from this one (module docstring,
+        """A state that `player_id` cannot tell from this one (module docstring,
         "Resampling"): the same information state for it, everything it has not seen redrawn
-        uniformly among the deals consistent with what it saw (:func:`worlds.sample_worlds`).
-        ``probability_sampler()`` (OpenSpiel's ``UniformProbabilitySampler``, or any callable
+        uniformly among the deals consistent with what it saw ([`worlds.sample_worlds`][]).
+        `probability_sampler()` (OpenSpiel's `UniformProbabilitySampler`, or any callable
         returning a float in [0, 1)) seeds the draw. Only the seat to act at a decision can be
-        resampled for; anything else is one ``SpielError`` line, this state unchanged."""
+        resampled for; anything else is one `SpielError` line, this state unchanged."""
         player = _checked_player(player_id, "resample_from_infostate")
         if self.is_terminal() or self._dealing():
             raise pyspiel.SpielError(f"resample_from_infostate needs a decision, not "
@@ -563,7 +565,7 @@ class SergeantMajorState(pyspiel.State):
 
 
 def _members(bits: int) -> list[int]:
-    """The ids of the set bits of ``bits``, ascending."""
+    """The ids of the set bits of `bits`, ascending."""
     members = []
     while bits:
         low = bits & -bits
@@ -574,7 +576,7 @@ def _members(bits: int) -> list[int]:
 
 def deal_cards(cards: np.ndarray, dealer: int) -> tuple[np.ndarray, np.ndarray]:
     """(int8[3, 16] hands in dealing order, int8[4] talon) of 52 cards in dealing order
-    (-1 for cards not dealt yet): card k < 48 goes to seat ``(dealer + 1 + k) % 3`` (R10:
+    (-1 for cards not dealt yet): card k < 48 goes to seat `(dealer + 1 + k) % 3` (R10:
     one at a time clockwise from the left of the dealer), the last four to the talon."""
     cards = np.asarray(cards, dtype=np.int8)
     dealt = np.empty((3, 16), dtype=np.int8)
@@ -587,21 +589,21 @@ def deal_cards(cards: np.ndarray, dealer: int) -> tuple[np.ndarray, np.ndarray]:
 # ============================================================================ observation
 
 class SergeantMajorObserver:
-    """OpenSpiel's observer API over :func:`observation.observe` (module docstring)."""
+    """OpenSpiel's observer API over [`observation.observe`][] (module docstring)."""
 
     def __init__(self) -> None:
         self.tensor = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
         self.dict = {name: self.tensor[segment] for name, segment in SEGMENTS.items()}
 
     def set_from(self, state: SergeantMajorState, player: int) -> None:
-        """The tensor (and its named pieces) of ``player``: :func:`observation.observe`."""
+        """The tensor (and its named pieces) of `player`: [`observation.observe`][]."""
         if not state._lot_drawn:
             self.tensor.fill(0.0)
         else:
             self.tensor[:] = observe(state._engine.state, player)[0]
 
     def string_from(self, state: SergeantMajorState, player: int) -> str:
-        """What ``player`` sees, as text: :func:`render.seat_view` and the deal's tricks."""
+        """What `player` sees, as text: `render.seat_view` and the deal's tricks."""
         if not state._lot_drawn:
             return "the first dealer is drawn by lot (R4)"
         engine_state = state._engine.state
@@ -616,7 +618,7 @@ class SergeantMajorObserver:
 
 
 def tricks_text(state: engine.State) -> str:
-    """This deal's completed tricks (public): ``tricks: 1. seat 2 Q♥ 2♥ 3♥ > seat 2; ...``."""
+    """This deal's completed tricks (public): `tricks: 1. seat 2 Q♥ 2♥ 3♥ > seat 2; ...`."""
     done = int(state.tricks_won[0].sum()) if state.phase[0] == engine.PLAY else 0
     tricks = []
     for t in range(done):
@@ -684,7 +686,7 @@ class _Views:
         self.resume = None  # (an _Origin where the record stops, the history length there), once lazy
 
     def __getstate__(self) -> dict:
-        """Pickled (``state.serialize()``) without the text and tensor caches, rebuilt when asked."""
+        """Pickled (`state.serialize()`) without the text and tensor caches, rebuilt when asked."""
         return {**self.__dict__, "lines": None, "folds": None}
 
     def __setstate__(self, state: dict) -> None:
@@ -705,9 +707,9 @@ class _Views:
 
     @classmethod
     def start(cls, state: SergeantMajorState, start: bool = True, keep=None) -> "_Views":
-        """The record of ``state`` from now on; ``start``: it begins with a start event (what
-        each seat sees now; a state made from an engine state); ``keep``: (player, views) whose
-        record of ``player`` is kept (a resampled state)."""
+        """The record of `state` from now on; `start`: it begins with a start event (what
+        each seat sees now; a state made from an engine state); `keep`: (player, views) whose
+        record of `player` is kept (a resampled state)."""
         views = cls([[], [], []], *_views_of(state._engine.state, state._lot_drawn))
         if start:
             deal, dealer = int(state._engine.state.deal[0]), int(state._engine.state.dealer[0])
@@ -737,7 +739,7 @@ class _Views:
 
 
 class _Origin:
-    """The start of a state made from an engine state (``state_from_engine``, a resampled
+    """The start of a state made from an engine state (`state_from_engine`, a resampled
     state): a frozen copy from which its history is replayed (shared by its clones)."""
 
     def __init__(self, state: SergeantMajorState, views: "_Views | None" = None) -> None:
@@ -767,7 +769,7 @@ class _Origin:
 
 
 def _checked_player(player: Any, where: str) -> int:
-    """``player`` as a seat 0, 1, 2 (one SpielError line otherwise)."""
+    """`player` as a seat 0, 1, 2 (one SpielError line otherwise)."""
     if isinstance(player, (bool, np.bool_)) or not isinstance(player, (int, np.integer)) or not 0 <= player < NUM_PLAYERS:
         raise pyspiel.SpielError(f"{where}: player must be a seat 0, 1 or 2, got {shorten(player)}")
     return int(player)
@@ -787,7 +789,7 @@ def _seed_from(sampler: Any) -> int:
 
 
 def information_state_string(views: _Views, player: int) -> str:
-    """The text of ``player``'s record: one line per event, what it saw."""
+    """The text of `player`'s record: one line per event, what it saw."""
     lines = views.lines[player]
     for n in range(len(lines), len(views.logs[player])):
         lines.append(_event_text(n + 1, player, *views.logs[player][n]))
@@ -796,7 +798,7 @@ def information_state_string(views: _Views, player: int) -> str:
 
 def _event_text(n: int, player: int, kind: int, actor: int, action: int, deal: int, dealer: int,
                 planes: tuple, rest: tuple) -> str:
-    """Event ``n`` of ``player``'s record as one line."""
+    """Event `n` of `player`'s record as one line."""
     if kind == _START:
         what = f"deal {deal + 1}: from here (earlier history not recorded), seeing"
     elif kind == _LOT:
@@ -814,13 +816,13 @@ def _event_text(n: int, player: int, kind: int, actor: int, action: int, deal: i
 
 
 def _rest_text(index: int, value: float) -> str:
-    """``name[k]=value`` of an entry of the observation after its card planes, in natural units."""
+    """`name[k]=value` of an entry of the observation after its card planes, in natural units."""
     name, start = max((item for item in _REST_NAMES if item[1] <= index), key=lambda item: item[1])
     return f"{name}[{index - start}]={round(value * SCALES[name], 3):g}"
 
 
 class _Fold:
-    """A seat's per-deal tensor blocks (:data:`_DEAL_PIECES`) read from the first ``done``
+    """A seat's per-deal tensor blocks (`_DEAL_PIECES`) read from the first `done`
     events of its record, and the counts they need (per deal: events that brought cards into
     the hand, own discards, plays, exchange steps)."""
 
@@ -835,7 +837,7 @@ class _Fold:
         return new
 
     def read(self, log: list, player: int) -> None:
-        """Add the events of ``log`` after the first ``done``."""
+        """Add the events of `log` after the first `done`."""
         o, done = _DEAL_OFFSETS, _EXCHANGE_DONE
         for kind, actor, action, deal, dealer, planes, rest in log[self.done:]:
             if kind in (_LOT, _START) or deal >= len(self.blocks):
@@ -879,8 +881,8 @@ class _Fold:
 
 
 def fill_information_state_tensor(views: _Views, player: int, observation: np.ndarray, out: np.ndarray) -> None:
-    """``out`` = the observation and, for each deal, the block of :data:`_DEAL_PIECES` filled
-    from ``player``'s record (module docstring, "Information state"); read incrementally."""
+    """`out` = the observation and, for each deal, the block of `_DEAL_PIECES` filled
+    from `player`'s record (module docstring, "Information state"); read incrementally."""
     num_deals = (out.size - OBSERVATION_SIZE) // DEAL_BLOCK
     fold = views.folds[player]
     if fold is None or len(fold.blocks) != num_deals:
@@ -911,7 +913,7 @@ class InformationStateObserver:
 # ============================================================================ records
 
 class _RecordedState(SergeantMajorState):
-    """A state whose decisions go through a :class:`records.Recorder` (for :func:`game_record`)."""
+    """A state whose decisions go through a [`records.Recorder`][] (for `game_record`)."""
 
     def __init__(self, game: SergeantMajorGame, players: Sequence[str]) -> None:
         super().__init__(game)
@@ -930,10 +932,10 @@ class _RecordedState(SergeantMajorState):
 
 
 def game_record(state: SergeantMajorState, players: Sequence[str] = ("openspiel",) * 3) -> dict[str, Any]:
-    """The RULES.md section 11 record of a finished game, replayed from ``state.history()``.
+    """The RULES.md section 11 record of a finished game, replayed from `state.history()`.
 
-    The record's ``seed`` is 0: the cards came from OpenSpiel's chance nodes, not from an
-    engine seed; the record holds them all, so it replays without one (``records check``)."""
+    The record's `seed` is 0: the cards came from OpenSpiel's chance nodes, not from an
+    engine seed; the record holds them all, so it replays without one (`records check`)."""
     if not isinstance(state, SergeantMajorState):
         raise TypeError(f"game_record needs a {SHORT_NAME} state, got {type(state).__name__}")
     if not state.is_terminal() or state.engine_state.phase[0] != engine.OVER:
@@ -953,8 +955,8 @@ def game_record(state: SergeantMajorState, players: Sequence[str] = ("openspiel"
 # ============================================================================ serialisation
 
 def deserialize_state(game: SergeantMajorGame, text: str) -> SergeantMajorState:
-    """The state of ``state.serialize()`` text, replayed from its ``history=`` line only:
-    never unpickles (OpenSpiel's ``game.deserialize_state`` unpickles the attributes)."""
+    """The state of `state.serialize()` text, replayed from its `history=` line only:
+    never unpickles (OpenSpiel's `game.deserialize_state` unpickles the attributes)."""
     first = text.split("\n", 1)[0]
     if not first.startswith("history="):
         raise ValueError("expected OpenSpiel's serialised state, starting with a 'history=' line")
@@ -979,7 +981,7 @@ def deserialize_state(game: SergeantMajorGame, text: str) -> SergeantMajorState:
 
 
 def _who(player: int) -> str:
-    """A player id as text: ``seat 1``, ``chance (-1)``, ``nobody (-4, the game is over)``."""
+    """A player id as text: `seat 1`, `chance (-1)`, `nobody (-4, the game is over)`."""
     player = int(player)
     if player == pyspiel.PlayerId.CHANCE:
         return f"chance ({player})"

@@ -1,18 +1,18 @@
 """The terminal game's reusable pieces: reading a person's moves and playing one game.
 
-The command line is ``sergeant-major play`` (:mod:`sergeant_major_env.cli.play`), which resolves
-agent names with ``sergeant_major_env.agents.make_agent``; this module never imports the agents
-package, so other front ends and :class:`sergeant_major_env.agents.human.HumanAgent` can use it:
+The command line is `sergeant-major play` (`sergeant_major_env.cli.play`), which resolves
+agent names with `sergeant_major_env.agents.make_agent`; this module never imports the agents
+package, so other front ends and [`sergeant_major_env.agents.human.HumanAgent`][] can use it:
 
-* :func:`parse_move` reads a typed card (``QH``, ``qh``, ``10h``, ``T♥``, ``♥Q``) or mode
-  (``S`` / ``spades`` / ``♠`` / ``trumps ♠`` ... ``NT``, ``MIN``); anything it cannot read,
-  or that is ambiguous (``trumps`` alone: which suit?), is a ValueError saying so;
-* :func:`ask_move` asks until a legal move is typed (``?`` help, ``table`` the table again,
-  ``quit`` leaves);
-* :func:`play_game` plays one game with given agent objects, one seat typed by the person.
+* `parse_move` reads a typed card (`QH`, `qh`, `10h`, `T♥`, `♥Q`) or mode
+  (`S` / `spades` / `♠` / `trumps ♠` ... `NT`, `MIN`); anything it cannot read,
+  or that is ambiguous (`trumps` alone: which suit?), is a ValueError saying so;
+* `ask_move` asks until a legal move is typed (`?` help, `table` the table again,
+  `quit` leaves);
+* `play_game` plays one game with given agent objects, one seat typed by the person.
 
-Everything shown is drawn by :mod:`sergeant_major_env.render`, from the person's seat only.
-An illegal move is refused with the rule it breaks (the engine's ``illegal_reason``, worded
+Everything shown is drawn by `sergeant_major_env.render`, from the person's seat only.
+An illegal move is refused with the rule it breaks (the engine's `illegal_reason`, worded
 for the person: "you") and the person is asked again. The rules are the engine's.
 """
 
@@ -31,7 +31,7 @@ from .seeding import check_seed
 
 
 class QuitGame(Exception):
-    """The person asked to leave the game (``quit``)."""
+    """The person asked to leave the game (`quit`)."""
 
 
 # ============================================================================ reading a move
@@ -60,9 +60,9 @@ HELP = """How to type a move:
 
 
 def parse_move(text: str) -> int:
-    """The action id (RULES.md section 10) a person typed: a card (``QH``, ``10h``, ``♥Q``,
-    ``T♥``) -> 0..51, a mode (``NT``, ``min``, ``spades``, ``♠``, ``trumps ♠``, ``mode NT``)
-    -> 52..57. Raises ValueError on anything else, and on ``trumps`` without a suit."""
+    """The action id (RULES.md section 10) a person typed: a card (`QH`, `10h`, `♥Q`,
+    `T♥`) -> 0..51, a mode (`NT`, `min`, `spades`, `♠`, `trumps ♠`, `mode NT`)
+    -> 52..57. Raises ValueError on anything else, and on `trumps` without a suit."""
     typed = str(text).strip()
     lowered = typed.lower().replace("\ufe0f", "")  # the emoji variation selector of ♥️
     if not _ALLOWED.match(lowered):
@@ -96,9 +96,9 @@ def parse_move(text: str) -> int:
 def ask_move(legal_mask: np.ndarray, input_fn: Callable[[str], str], output: TextIO, prompt: str = "your move> ",
              explain: Callable[[int], str] | None = None, show: Callable[[], str] | None = None) -> int:
     """Read moves until a legal one is typed and return it. A bad or ambiguous line gets a
-    message and a new prompt; ``quit`` raises :class:`QuitGame`; EOFError / KeyboardInterrupt
-    pass through. ``explain(action)`` says why a move is illegal (else a generic message),
-    ``show()`` the table."""
+    message and a new prompt; `quit` raises `QuitGame`; EOFError / KeyboardInterrupt
+    pass through. `explain(action)` says why a move is illegal (else a generic message),
+    `show()` the table."""
     legal_mask = np.asarray(legal_mask, dtype=bool)
     legal = np.flatnonzero(legal_mask)
     legal_line = render.legal_text(legal_mask)
@@ -134,7 +134,7 @@ def ask_move(legal_mask: np.ndarray, input_fn: Callable[[str], str], output: Tex
 
 
 def reason_for_you(reason: str, seat: int, name: Callable[[int], str] = render.move_text) -> str:
-    """:func:`engine.illegal_reason` speaks of "seat N", R3's card names and suit and mode
+    """[`engine.illegal_reason`][] speaks of "seat N", R3's card names and suit and mode
     letters; the person at seat N reads "you" and the notation of the view showing it
     (`render.machine_names_for_people`: cards and modes as `name` names moves, `render.move_text`
     in the terminal: `R12: you do not hold 10♥`, `R13: you must follow suit ♦`)."""
@@ -148,11 +148,11 @@ def reason_for_you(reason: str, seat: int, name: Callable[[int], str] = render.m
 
 def play_game(agents: Sequence[Any], human: int, seed: int, rules: Rules, input_fn: Callable[[str], str],
               output: TextIO, names: Sequence[str] | None = None, record: bool = False) -> dict[str, Any]:
-    """Play one game: ``agents[seat]`` decides for each seat but ``human`` (whose entry is
-    ignored: the person types at ``input_fn``); ``names[seat]`` is how a seat's player is
-    called (default: the agents' names). Returns ``{"scores", "seed", "record"}`` (``record``
-    when asked: RULES.md section 11). An agent that sees the hidden cards (``pimc:cheat``) is refused
-    (:func:`~sergeant_major_env.policies.refuse_cheats`). EOFError, KeyboardInterrupt and :class:`QuitGame` from
+    """Play one game: `agents[seat]` decides for each seat but `human` (whose entry is
+    ignored: the person types at `input_fn`); `names[seat]` is how a seat's player is
+    called (default: the agents' names). Returns `{"scores", "seed", "record"}` (`record`
+    when asked: RULES.md section 11). An agent that sees the hidden cards (`pimc:cheat`) is refused
+    ([`refuse_cheats`][]). EOFError, KeyboardInterrupt and `QuitGame` from
     the input pass through."""
     seed = check_seed(seed)
     if human not in (0, 1, 2):

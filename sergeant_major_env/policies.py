@@ -1,64 +1,62 @@
 """The batched agent interface every environment of this package drives.
 
-A *policy* decides for a whole batch of games at once::
+A *policy* decides for a whole batch of games at once:
 
-    actions = policy.act(observations, legal_mask, rng)
+```python
+actions = policy.act(observations, legal_mask, rng)
+```
 
-================  ======================  ===============================================
-argument          type                    meaning
-================  ======================  ===============================================
-``observations``  ``float32[B, D]``       ``observe(state, seat)`` of the deciding seat of
-                                          each game (``D = OBSERVATION_SIZE``)
-``legal_mask``    ``bool[B, 58]``         ``engine.legal_action_mask`` of those games
-``rng``           ``np.random.Generator`` the caller's generator: a policy that draws its
-                                          randomness only from it is reproducible
-returns           ``int64[B]``            one legal action id per game (RULES.md section 10)
-================  ======================  ===============================================
+| argument | type | meaning |
+|---|---|---|
+| `observations` | `float32[B, D]` | `observe(state, seat)` of the deciding seat of each game (`D = OBSERVATION_SIZE`) |
+| `legal_mask` | `bool[B, 58]` | `engine.legal_action_mask` of those games |
+| `rng` | `np.random.Generator` | the caller's generator: a policy that draws its randomness only from it is reproducible |
+| returns | `int64[B]` | one legal action id per game (RULES.md section 10) |
 
-Optional attributes, read with ``getattr`` and a default:
+Optional attributes, read with `getattr` and a default:
 
-* ``name`` (``str``, default: the class name): shown in records and benchmarks;
-* ``needs_observations`` (``bool``, default ``True``): a policy that decides from the
-  legal mask alone (such as :class:`RandomPolicy`) sets it to ``False``; the environments
+* `name` (`str`, default: the class name): shown in records and benchmarks;
+* `needs_observations` (`bool`, default `True`): a policy that decides from the
+  legal mask alone (such as [`RandomPolicy`][]) sets it to `False`; the environments
   then skip computing observations for it and pass a read-only array of zeros of the
   same shape instead.
 
-* ``deterministic`` (``bool``, default ``False``): each game's action depends only on that
-  game (the observation, or what a search policy reads of the state), never on ``rng`` nor
-  on the other games of the call. :func:`~sergeant_major_env.evaluation.play_tables` may
+* `deterministic` (`bool`, default `False`): each game's action depends only on that
+  game (the observation, or what a search policy reads of the state), never on `rng` nor
+  on the other games of the call. [`play_tables`][sergeant_major_env.evaluation.play_tables] may
   then split a batch of games over worker processes with the same results.
 
-* ``act_on_state(state, games, rng) -> int64[len(games)]``: a *search* policy (such as
-  the ``pimc`` agent) that plays out sampled deals needs the engine state itself. Callers
-  that hold the state (:func:`~sergeant_major_env.evaluation.play_games`, the vec env and
-  single-seat env opponents) call this method instead of ``act`` when a policy has it,
-  for the games ``games`` of ``state``. Such a policy promises to use only what the seat
-  to act knows: the public fields and :func:`~sergeant_major_env.worlds.sample_worlds`.
+* `act_on_state(state, games, rng) -> int64[len(games)]`: a *search* policy (such as
+  the `pimc` agent) that plays out sampled deals needs the engine state itself. Callers
+  that hold the state ([`play_games`][sergeant_major_env.evaluation.play_games], the vec env and
+  single-seat env opponents) call this method instead of `act` when a policy has it,
+  for the games `games` of `state`. Such a policy promises to use only what the seat
+  to act knows: the public fields and [`sample_worlds`][sergeant_major_env.worlds.sample_worlds].
 
-* ``cheats`` (``bool``, default ``False``): the policy reads what its seat cannot know (the
-  other hands: ``pimc:cheat``, a measurement of what perfect inference is worth), breaking
-  the promise above. :func:`sees_hidden_cards` reads it: a table with a person refuses
-  such a policy (:func:`refuse_cheats`) and ``evaluate``
+* `cheats` (`bool`, default `False`): the policy reads what its seat cannot know (the
+  other hands: `pimc:cheat`, a measurement of what perfect inference is worth), breaking
+  the promise above. [`sees_hidden_cards`][] reads it: a table with a person refuses
+  such a policy ([`refuse_cheats`][]) and `evaluate`
   prints a note under its report.
 
-* ``act_from_state(state, games, legal_mask, rng) -> int64[len(games)]``: the same
-  decisions as ``act``, for the seats to act in the games ``games`` of the engine ``state``
-  (``legal_mask`` their rows), read by the policy's own compiled code from the state
+* `act_from_state(state, games, legal_mask, rng) -> int64[len(games)]`: the same
+  decisions as `act`, for the seats to act in the games `games` of the engine `state`
+  (`legal_mask` their rows), read by the policy's own compiled code from the state
   instead of from observations: what each seat to act knows, no more (the heuristic, whose
-  card decisions read their inputs in place). :func:`decide` prefers it to the two forms
+  card decisions read their inputs in place). [`decide`][] prefers it to the two forms
   below.
 
-* ``act_on_card_sets(card_sets, rest, legal_mask, rng) -> int64[B]``: the same decisions
-  as ``act``, from the observation in the form
-  :func:`~sergeant_major_env.observation.observe_card_sets` gives it (the card planes as
+* `act_on_card_sets(card_sets, rest, legal_mask, rng) -> int64[B]`: the same decisions
+  as `act`, from the observation in the form
+  [`observe_card_sets`][] gives it (the card planes as
   uint64 card sets, the other entries as floats). A policy that reads the planes as sets
-  (the heuristic) offers it to skip writing and decoding the float planes; :func:`decide`
-  (so every caller that holds the state) then uses it instead of ``act`` for two games or
+  (the heuristic) offers it to skip writing and decoding the float planes; [`decide`][]
+  (so every caller that holds the state) then uses it instead of `act` for two games or
   more.
 
-The environments (:mod:`~sergeant_major_env.single_seat`, :mod:`~sergeant_major_env.vec_env`,
+The environments ([`single_seat`][], [`vec_env`][],
 the PettingZoo env) call opponents through this interface, batched: one call for all the
-games waiting on that opponent. The agents of the project (the top-level ``agents``
+games waiting on that opponent. The agents of the project (the top-level `agents`
 package) implement it; this package never imports them.
 """
 
@@ -73,10 +71,10 @@ from .observation import OBSERVATION_SIZE, acting_card_sets, observe, observe_ca
 
 @runtime_checkable
 class Policy(Protocol):
-    """Anything with a batched ``act`` (see the module docstring)."""
+    """Anything with a batched `act` (see the module docstring)."""
 
     def act(self, observations: np.ndarray, legal_mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """``int64[B]``: one legal action per row of ``legal_mask``."""
+        """`int64[B]`: one legal action per row of `legal_mask`."""
         ...
 
 
@@ -112,16 +110,16 @@ def zeros_observations(rows: int) -> np.ndarray:
 
 
 def policy_name(policy: object) -> str:
-    """The ``name`` of a policy, or its class name."""
+    """The `name` of a policy, or its class name."""
     name = getattr(policy, "name", None)
     return name if isinstance(name, str) and name else type(policy).__name__
 
 
 def decide(policy: object, state, games: np.ndarray, legal_mask: np.ndarray,
            rng: np.random.Generator) -> np.ndarray:
-    """``int64[len(games)]``: ``policy``'s actions for the seats to act in ``games`` (indices into
-    the engine ``state``; ``legal_mask`` holds their rows). Search policies get the state,
-    those with ``act_from_state`` too, those with ``act_on_card_sets`` the observations in
+    """`int64[len(games)]`: `policy`'s actions for the seats to act in `games` (indices into
+    the engine `state`; `legal_mask` holds their rows). Search policies get the state,
+    those with `act_from_state` too, those with `act_on_card_sets` the observations in
     that form, the others the float observations (zeros for a policy that skips them); every
     environment, the tournaments and the terminal game ask their policies through here."""
     if searches_state(policy):
@@ -144,24 +142,24 @@ def decide(policy: object, state, games: np.ndarray, legal_mask: np.ndarray,
 
 
 def searches_state(policy: object) -> bool:
-    """Whether ``policy`` decides from the engine state (``act_on_state``), not observations."""
+    """Whether `policy` decides from the engine state (`act_on_state`), not observations."""
     return callable(getattr(policy, "act_on_state", None))
 
 
 def is_deterministic(policy: object) -> bool:
-    """Whether ``policy`` says its actions depend on each game alone (``deterministic``)."""
+    """Whether `policy` says its actions depend on each game alone (`deterministic`)."""
     return getattr(policy, "deterministic", False) is True
 
 
 def sees_hidden_cards(policy: object) -> bool:
-    """Whether ``policy`` says it reads cards its seat cannot see (``cheats``: ``pimc:cheat``)."""
+    """Whether `policy` says it reads cards its seat cannot see (`cheats`: `pimc:cheat`)."""
     return getattr(policy, "cheats", False) is True
 
 
 def refuse_cheats(agents: Sequence[Any], names: Sequence[str] | None = None) -> None:
-    """ValueError (one line) when one of ``agents`` sees cards its seat cannot
-    (:func:`~sergeant_major_env.policies.sees_hidden_cards`): at a table with a person every
-    bot must play from what its seat knows. ``names``: how the agents were named (for the message)."""
+    """ValueError (one line) when one of `agents` sees cards its seat cannot
+    ([`sees_hidden_cards`][]): at a table with a person every
+    bot must play from what its seat knows. `names`: how the agents were named (for the message)."""
     names = list(names) if names is not None else [policy_name(agent) for agent in agents]
     cheaters = [name for name, agent in zip(names, agents) if agent is not None and sees_hidden_cards(agent)]
     if cheaters:
@@ -174,7 +172,7 @@ def needs_observations(policy: object) -> bool:
 
 
 def check_policy(policy: object, what: str = "policy") -> object:
-    """``policy`` itself, after checking that it has a callable ``act``."""
+    """`policy` itself, after checking that it has a callable `act`."""
     if not callable(getattr(policy, "act", None)):
         raise TypeError(
             f"{what} must have a batched act(observations, legal_mask, rng) method "
@@ -184,10 +182,10 @@ def check_policy(policy: object, what: str = "policy") -> object:
 
 
 def checked_actions(policy: object, actions, rows: int) -> np.ndarray:
-    """The actions a policy returned, as ``int64[rows]``, or a clear error naming the policy.
+    """The actions a policy returned, as `int64[rows]`, or a clear error naming the policy.
 
     Only the type and shape are checked here; the engine checks legality (and raises
-    :class:`~sergeant_major_env.engine.IllegalActionError` naming the legal actions)."""
+    [`IllegalActionError`][sergeant_major_env.engine.IllegalActionError] naming the legal actions)."""
     out = np.asarray(actions)
     if out.shape != (rows,) or out.dtype.kind not in "iu":
         raise ValueError(

@@ -1,24 +1,24 @@
 """Jobs played in worker processes of this machine: its cores, without Ray.
 
-:func:`run_jobs` calls ``play(job, on_deals)`` for every job in forked worker processes and
+`run_jobs` calls `play(job, on_deals)` for every job in forked worker processes and
 returns the outcomes in job order, as a plain loop would. The workers are forked, so they
-inherit ``play`` and the jobs (the agents already built, models loaded): only a job's
-index goes to a worker and only its outcome comes back, pickled. ``on_deals(n)``, the
+inherit `play` and the jobs (the agents already built, models loaded): only a job's
+index goes to a worker and only its outcome comes back, pickled. `on_deals(n)`, the
 progress of the deals played, is summed over the workers in a shared counter and
 reported from this process.
 
 An error in a job is raised here, once, as the job raised it; a worker that dies (killed,
 out of memory) is an error too, never a hang. Ctrl-C, SIGTERM and SIGHUP (under
-:func:`sergeant_major_env.interrupts.handled`, as every ``sergeant-major`` command runs) or
-any error stop and join every worker before the exception leaves :func:`run_jobs`; a worker
+`sergeant_major_env.interrupts.handled`, as every `sergeant-major` command runs) or
+any error stop and join every worker before the exception leaves `run_jobs`; a worker
 also dies with this process (Linux's parent-death signal), so none outlives a SIGKILL of it.
 
-Workers are forked on Linux only (:func:`can_fork`; elsewhere the jobs run in this process,
+Workers are forked on Linux only (`can_fork`; elsewhere the jobs run in this process,
 one after the other, with the same outcomes), and not from a daemonic worker process;
-:func:`available_cpus` says how many processes are worth starting here. Workers that compile
+`available_cpus` says how many processes are worth starting here. Workers that compile
 the kernels on a first run compile them side by side and say so in one line
 (`jit.workers_compiling`).
-``evaluation.play_tables`` decides which jobs may run apart (``workers``).
+`evaluation.play_tables` decides which jobs may run apart (`workers`).
 """
 
 from __future__ import annotations
@@ -65,8 +65,8 @@ def can_fork() -> bool:
 
 def run_jobs(play: Callable[[Any, Callable[[int], None]], Any], jobs: Sequence[Any], workers: int,
              on_deals: Callable[[int], None] | None = None) -> list[Any]:
-    """``[play(job, on_deals) for job in jobs]``, played in ``workers`` forked processes (in
-    this one when ``workers`` is 1, there is one job, or the process cannot fork)."""
+    """`[play(job, on_deals) for job in jobs]`, played in `workers` forked processes (in
+    this one when `workers` is 1, there is one job, or the process cannot fork)."""
     global _INHERITED
     report = on_deals if on_deals is not None else (lambda deals: None)
     if workers <= 1 or len(jobs) <= 1 or not can_fork():
@@ -119,7 +119,7 @@ def _outcomes(executor: ProcessPoolExecutor, count: int, deals: Any, report: Cal
 
 
 def _stop_workers(executor: ProcessPoolExecutor, started: set) -> None:
-    """Terminate the workers of ``executor`` (and any process forked for it that it did not
+    """Terminate the workers of `executor` (and any process forked for it that it did not
     record yet: a signal can come between a fork and its bookkeeping) and join them."""
     processes = set((getattr(executor, "_processes", None) or {}).values()) | started
     for process in processes:
@@ -134,8 +134,8 @@ def _stop_workers(executor: ProcessPoolExecutor, started: set) -> None:
 
 def _start_worker(parent: int, threads: int) -> None:
     """In a worker, first: the stop signals as a worker takes them
-    (:func:`sergeant_major_env.interrupts.reset_in_worker`), death with the parent, and its share
-    of the cores for the kernels' threads (:func:`jit.set_threads`: the workers together use
+    (`sergeant_major_env.interrupts.reset_in_worker`), death with the parent, and its share
+    of the cores for the kernels' threads (`jit.set_threads`: the workers together use
     every core once, not each of them every core; the results are the same on any number)."""
     from . import jit
 
@@ -145,7 +145,7 @@ def _start_worker(parent: int, threads: int) -> None:
 
 
 def _die_with_parent(parent: int) -> None:
-    """Ask Linux to kill this process when its parent dies (``prctl(PR_SET_PDEATHSIG)``), so
+    """Ask Linux to kill this process when its parent dies (`prctl(PR_SET_PDEATHSIG)`), so
     that a parent killed by SIGKILL leaves no worker behind; if the parent is gone already,
     end now."""
     try:
@@ -158,7 +158,7 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _run_job(index: int) -> Any:
-    """In a worker: play job ``index`` of the inherited run, counting its deals in the shared counter."""
+    """In a worker: play job `index` of the inherited run, counting its deals in the shared counter."""
     play, jobs, deals = _INHERITED
 
     def on_deals(count: int) -> None:

@@ -1,45 +1,49 @@
 """Game records (RULES.md section 11): recording, JSON Lines and replay checking.
 
-A record is one JSON object per finished game (``"format": "sergeant-major-record/1"``)::
+A record is one JSON object per finished game (`"format": "sergeant-major-record/1"`):
 
-    {"format", "rules": {section 9 options}, "seed", "players": [3 names], "first_dealer",
-     "deals": [{"number", "dealer", "playmaker", "third",
-                "hands": [[16 cards as dealt] x 3], "talon": [4 cards], "mode",
-                "exchanges": [{"giver", "receiver", "given", "returned"}, ...],
-                "discards": [4 cards], "tricks": [{"leader", "cards": [3], "winner"} x 16],
-                "tricks_won": [3], "points": [3]}, ...],
-     "scores": [3 totals]}
+```text
+{"format", "rules": {section 9 options}, "seed", "players": [3 names], "first_dealer",
+ "deals": [{"number", "dealer", "playmaker", "third",
+            "hands": [[16 cards as dealt] x 3], "talon": [4 cards], "mode",
+            "exchanges": [{"giver", "receiver", "given", "returned"}, ...],
+            "discards": [4 cards], "tricks": [{"leader", "cards": [3], "winner"} x 16],
+            "tricks_won": [3], "points": [3]}, ...],
+ "scores": [3 totals]}
+```
 
-Cards are written as in R3 (``"QH"``), modes as ``S C H D NT MIN``, seats as 0..2. Every
-key is required (``"exchanges": []`` included) and no other key is allowed. The record holds
+Cards are written as in R3 (`"QH"`), modes as `S C H D NT MIN`, seats as 0..2. Every
+key is required (`"exchanges": []` included) and no other key is allowed. The record holds
 the cards of every deal and every decision, so it replays without the seed; the seed is the
 game's own per-game seed, which alone reproduces the cards of an engine game.
 
-* :class:`Recorder` wraps :func:`engine.step` and turns each finished game of a batch into a
-  record (``Recorder.finished``); :func:`simulate` plays random games with it.
-* :func:`replay` re-runs a record through the engine and raises :class:`RecordError` naming
+* [`Recorder`][] wraps [`engine.step`][] and turns each finished game of a batch into a
+  record (`Recorder.finished`); [`simulate`][] plays random games with it.
+* [`replay`][] re-runs a record through the engine and raises [`RecordError`][] naming
   the first inconsistency and the rule broken, e.g.
-  ``deal 3, trick 5, seat 1 played 7H: R13: seat 1 must follow suit S``. Legality is the
-  engine's (``legal_bits`` / ``illegal_reason``) and so are winners and points: this module
-  only compares the record with what the engine does. :func:`check_records` replays many
-  records as one engine batch per rule set (one ``engine.step`` per decision for all of
-  them), each record's problem worded as :func:`replay` words it alone.
-* :func:`write_jsonl` / :func:`read_jsonl`: one record per line.
+  `deal 3, trick 5, seat 1 played 7H: R13: seat 1 must follow suit S`. Legality is the
+  engine's (`legal_bits` / `illegal_reason`) and so are winners and points: this module
+  only compares the record with what the engine does. [`check_records`][] replays many
+  records as one engine batch per rule set (one `engine.step` per decision for all of
+  them), each record's problem worded as [`replay`][] words it alone.
+* [`write_jsonl`][] / [`read_jsonl`][]: one record per line.
 
-Command line (``sergeant-major records``, :mod:`sergeant_major_env.cli.records`; ``--help`` on each)::
+Command line (`sergeant-major records`, `sergeant_major_env.cli.records`; `--help` on each):
 
-    sergeant-major records simulate --games N --seed S --out FILE [--option NAME=VALUE ...] [--overwrite]
-    sergeant-major records check FILE
-    sergeant-major records html FILE [--game N] --out PAGE.html [--overwrite]
+```text
+sergeant-major records simulate --games N --seed S --out FILE [--option NAME=VALUE ...] [--overwrite]
+sergeant-major records check FILE
+sergeant-major records html FILE [--game N] --out PAGE.html [--overwrite]
+```
 
-``simulate`` plays N games with uniformly random legal decisions (game i has seed S + i,
-which must stay at most 2**63 - 1), batched, and writes their records; ``--out`` is checked
+`simulate` plays N games with uniformly random legal decisions (game i has seed S + i,
+which must stay at most 2**63 - 1), batched, and writes their records; `--out` is checked
 writable before the first game and written whole or not at all (a temporary file renamed at
 the end), so an interrupted run leaves no truncated file; an existing file is replaced only
-with ``--overwrite``. ``check`` replays every record of a file, :data:`CHECK_BATCH` records
+with `--overwrite`. `check` replays every record of a file, `CHECK_BATCH` records
 at a time as one batch, and exits 0 only if all replay exactly, printing one line per bad
-record otherwise. ``html`` writes record N as one self-contained page that steps through
-the game (:mod:`~sergeant_major_env.replay_page`), with the same ``--out`` rules.
+record otherwise. `html` writes record N as one self-contained page that steps through
+the game ([`replay_page`][]), with the same `--out` rules.
 """
 
 from __future__ import annotations
@@ -71,17 +75,17 @@ _CARD_IDS = {name: card for card, name in enumerate(_CARD_NAMES)}  # parse_card'
 
 MAX_PLAYER_NAME = 200
 """Longest player name a record holds (an agent spec with its path fits; a 100 KB name would
-be repeated in every caption of a replay page). :func:`fit_player_names` shortens longer
-names when a game is recorded; :func:`parse_record` refuses them in a file."""
+be repeated in every caption of a replay page). [`fit_player_names`][] shortens longer
+names when a game is recorded; [`parse_record`][] refuses them in a file."""
 
 MAX_RECORD_CHARS = 1_000_000
 """Longest line of a records file read: a record of 18 deals is about 26,000 characters. A
-file with a longer line is refused at that line, without reading the line whole (:func:`record_lines`)."""
+file with a longer line is refused at that line, without reading the line whole ([`record_lines`][])."""
 
 
 def fit_player_names(names: Sequence[Any]) -> list[str]:
-    """Three player names as a record holds them: each at most :data:`MAX_PLAYER_NAME`
-    characters (a longer one keeps its start and end around ``...``); a one-line ValueError
+    """Three player names as a record holds them: each at most [`MAX_PLAYER_NAME`][]
+    characters (a longer one keeps its start and end around `...`); a one-line ValueError
     unless there are three strings."""
     names = list(names)
     if len(names) != 3 or not all(isinstance(name, str) for name in names):
@@ -104,12 +108,12 @@ _COLUMNS = 6
 class Recorder:
     """Records the games of a batch while they are stepped; finished games become records.
 
-    ``rec = Recorder(state, players)``, then ``rec.step(actions)`` instead of
-    ``engine.step(state, actions)``. Each step stores one small row per game (decision
+    `rec = Recorder(state, players)`, then `rec.step(actions)` instead of
+    `engine.step(state, actions)`. Each step stores one small row per game (decision
     kind, seat, exchange receiver, action, card returned, trick winner) in a growing array,
     and the cards of each deal as dealt. The per-game Python work (building the dict) is
-    done once, when a game ends; its record is appended to ``finished``. With
-    ``autoreset`` the slot's next game is recorded as a new record.
+    done once, when a game ends; its record is appended to `finished`. With
+    `autoreset` the slot's next game is recorded as a new record.
     """
 
     def __init__(self, state: engine.State, players: Sequence[str] | None = None) -> None:
@@ -130,7 +134,7 @@ class Recorder:
         self._begin_games(np.arange(batch))
 
     def step(self, actions, autoreset: bool = False) -> engine.State:
-        """:func:`engine.step`, recording the decision and its outcome."""
+        """[`engine.step`][], recording the decision and its outcome."""
         state = self.state
         actions = np.asarray(actions)
         row = np.empty((state.batch_size, _COLUMNS), dtype=np.int8)
@@ -157,7 +161,7 @@ class Recorder:
         self._begin_deals(slots)
 
     def _begin_deals(self, slots: np.ndarray) -> None:
-        """Keep the new deal's cards: ``hands`` of a record are as dealt (section 11)."""
+        """Keep the new deal's cards: `hands` of a record are as dealt (section 11)."""
         dealt, talon, dealer = self.state.dealt[slots], self.state.talon_cards[slots], self.state.dealer[slots]
         for i, g in enumerate(slots):
             self._games[g]["deals"].append({"dealer": int(dealer[i]), "hands": dealt[i], "talon": talon[i]})
@@ -246,12 +250,12 @@ def random_actions(state: engine.State, rng: np.random.Generator) -> np.ndarray:
 
 def simulate(games: int, seed: int = 0, rules: Rules | None = None, players: Sequence[str] | None = None,
              batch_size: int = 1024, on_finished: Callable[[int], None] | None = None) -> Iterator[dict]:
-    """Yield the records of ``games`` games with uniformly random legal decisions.
+    """Yield the records of `games` games with uniformly random legal decisions.
 
-    Game i has per-game seed ``seed + i`` (:func:`engine.game_seeds`), so its cards are
-    reproducible alone; the decisions come from one ``numpy`` Generator seeded with
-    ``seed``. Games advance together, ``batch_size`` at a time, one ``engine.step`` per
-    decision. Records come in game order; ``on_finished(n)`` reports n newly finished games.
+    Game i has per-game seed `seed + i` ([`engine.game_seeds`][]), so its cards are
+    reproducible alone; the decisions come from one `numpy` Generator seeded with
+    `seed`. Games advance together, `batch_size` at a time, one `engine.step` per
+    decision. Records come in game order; `on_finished(n)` reports n newly finished games.
     """
     if isinstance(games, bool) or not isinstance(games, int) or games < 0:
         raise ValueError(f"games must be a non-negative integer, got {games!r}")
@@ -272,8 +276,8 @@ def simulate(games: int, seed: int = 0, rules: Rules | None = None, players: Seq
 
 
 def check_game_seeds(seed: Any, games: int) -> int:
-    """``seed`` by the one seed rule (:mod:`~sergeant_major_env.seeding`), and so is the seed of the
-    last game, ``seed + games - 1``: a one-line ValueError names the largest seed that fits."""
+    """`seed` by the one seed rule (`seeding`), and so is the seed of the
+    last game, `seed + games - 1`: a one-line ValueError names the largest seed that fits."""
     return check_seed_span(seed, games)
 
 
@@ -404,14 +408,14 @@ def _parse_trick(trick: Any, where: str) -> dict[str, Any]:
 # ============================================================================ replay
 
 def replay(record: Any) -> None:
-    """Re-run a record through the engine; raise :class:`RecordError` at the first inconsistency."""
+    """Re-run a record through the engine; raise [`RecordError`][] at the first inconsistency."""
     problem = _Replays([parse_record(record)]).run()[0]
     if problem is not None:
         raise RecordError(problem)
 
 
 def check_record(record: Any) -> str | None:
-    """The first problem of a record (structure or replay), or ``None`` if it replays exactly."""
+    """The first problem of a record (structure or replay), or `None` if it replays exactly."""
     try:
         replay(record)
     except RecordError as error:
@@ -420,9 +424,9 @@ def check_record(record: Any) -> str | None:
 
 
 def check_records(records: Sequence[Any]) -> list[str | None]:
-    """:func:`check_record` of each record, the records replayed together: one engine batch per
-    rule set, one :func:`engine.step` per decision for all of them. Each record's problem is
-    word for word the one :func:`check_record` gives it alone."""
+    """[`check_record`][] of each record, the records replayed together: one engine batch per
+    rule set, one [`engine.step`][] per decision for all of them. Each record's problem is
+    word for word the one [`check_record`][] gives it alone."""
     problems: list[str | None] = [None] * len(records)
     by_rules: dict[Rules, list[tuple[int, dict[str, Any]]]] = {}
     for index, record in enumerate(records):
@@ -461,10 +465,10 @@ class _Replays:
     """Parsed records of one rule set against one engine batch, game g for record g.
 
     All games advance together, deal by deal and decision by decision, one
-    :func:`engine.step` per decision for all of them: the engine decides, this compares.
+    [`engine.step`][] per decision for all of them: the engine decides, this compares.
     A game leaves the batch at its first problem, which is worded from the engine state of
     that game at that moment, as a batch of one would word it (a batch of one is what
-    :func:`replay` runs). Checks are vector comparisons over the games still replaying; the
+    [`replay`][] runs). Checks are vector comparisons over the games still replaying; the
     Python wording of a problem runs only for the games that have one.
     """
 
@@ -483,7 +487,7 @@ class _Replays:
         self.replaying = np.ones(len(games), dtype=bool)  # no problem found yet
 
     def run(self) -> list[str | None]:
-        """The first problem of each record, ``None`` for those that replay exactly."""
+        """The first problem of each record, `None` for those that replay exactly."""
         num_deals = self.rules.num_deals
         for number in range(1, self.deals_replayed + 1):
             self.finish(self.among(self.deal_counts == number - 1))
@@ -498,11 +502,11 @@ class _Replays:
     # ------------------------------------------------------------------ bookkeeping
 
     def among(self, wanted: np.ndarray) -> np.ndarray:
-        """The games still replaying where ``wanted`` holds (increasing game numbers)."""
+        """The games still replaying where `wanted` holds (increasing game numbers)."""
         return np.flatnonzero(self.replaying & wanted)
 
     def playing(self, number: int) -> np.ndarray:
-        """The games still replaying whose record has a deal ``number``."""
+        """The games still replaying whose record has a deal `number`."""
         return self.among(self.deal_counts >= number)
 
     def fail(self, g: int, where: str, message: str) -> None:
@@ -514,7 +518,7 @@ class _Replays:
 
     def decide(self, games: np.ndarray, actions: np.ndarray, where: Callable[[int], str]) -> np.ndarray:
         """Step one decision of each game; the engine refuses an illegal one and says why
-        (``where(g)`` places it). Returns the games stepped."""
+        (`where(g)` places it). Returns the games stepped."""
         if games.size == 0:
             return games
         legal = engine.legal_bits(self.state, games)
@@ -622,7 +626,7 @@ class _Replays:
     # ------------------------------------------------------------------ exchanges (R17-R21)
 
     def exchange(self, number: int) -> None:
-        """Each record's exchanges of deal ``number`` in order, one round per exchange index."""
+        """Each record's exchanges of deal `number` in order, one round per exchange index."""
         state = self.state
         exchanges = {g: self.record_deal(g, number)["exchanges"] for g in self.playing(number).tolist()}
         listed = np.zeros(len(self.games), dtype=np.int64)  # exchanges in each record's deal
@@ -734,7 +738,7 @@ class _Replays:
 
 
 def _deal_arrays(games: list[dict[str, Any]], count: int) -> dict[str, np.ndarray]:
-    """The fields of :data:`_DEAL_ARRAYS` of each record's first ``count`` deals as arrays
+    """The fields of `_DEAL_ARRAYS` of each record's first `count` deals as arrays
     [game, deal, ...] (zeros past a record's last deal)."""
     arrays = {name: np.zeros((len(games), count, *shape), dtype=np.int8)
               for name, (shape, _) in _DEAL_ARRAYS.items()}
@@ -749,9 +753,9 @@ def _deal_arrays(games: list[dict[str, Any]], count: int) -> dict[str, np.ndarra
 # ============================================================================ JSON Lines
 
 def write_jsonl(records: Iterable[dict], path: str) -> int:
-    """Write records one JSON object a line; returns how many. ``records`` may be a generator
-    (:func:`simulate`): the lines go to a temporary file that replaces ``path`` only once the
-    last record is written, so an interrupted run leaves ``path`` as it was."""
+    """Write records one JSON object a line; returns how many. `records` may be a generator
+    ([`simulate`][]): the lines go to a temporary file that replaces `path` only once the
+    last record is written, so an interrupted run leaves `path` as it was."""
     count = 0
     with atomic_write(path) as file:
         for record in records:
@@ -763,8 +767,8 @@ def write_jsonl(records: Iterable[dict], path: str) -> int:
 def record_lines(path: str) -> Iterator[tuple[int, str]]:
     """(line number, text) of each non-blank line: each is one record. What is not a records
     file is refused with one ValueError line before it is read whole: a path that is not a
-    regular file (a folder, a device such as ``/dev/zero``, a pipe), and a file at its first line
-    longer than :data:`MAX_RECORD_CHARS` (a RecordError; at most that many characters are read
+    regular file (a folder, a device such as `/dev/zero`, a pipe), and a file at its first line
+    longer than [`MAX_RECORD_CHARS`][] (a RecordError; at most that many characters are read
     of it). A file that cannot be opened is the OSError."""
     check_regular_file(path, "records file")
     with open(path, encoding="utf-8") as file:
@@ -789,13 +793,13 @@ def decode_line(number: int, line: str) -> Any:
 
 def parse_lines(path: str) -> Iterator[tuple[int, Any]]:
     """(line number, parsed JSON or a RecordError) for each non-blank line; a ValueError for a
-    file that is not a records file (:func:`record_lines`)."""
+    file that is not a records file ([`record_lines`][])."""
     for number, line in record_lines(path):
         yield number, decode_line(number, line)
 
 
 def read_jsonl(path: str) -> list[dict]:
-    """All records of a JSON Lines file; :class:`RecordError` names the first bad line."""
+    """All records of a JSON Lines file; [`RecordError`][] names the first bad line."""
     records = []
     for number, value in parse_lines(path):
         if isinstance(value, RecordError):

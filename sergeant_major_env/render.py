@@ -1,7 +1,7 @@
 """The one table renderer: a game as text, for one viewer.
 
-Every view of the game draws here: the PettingZoo env's ``render()``, the single-seat env's
-``render()``, the terminal game (:mod:`sergeant_major_env.play`) and the human agent. A view
+Every view of the game draws here: the PettingZoo env's `render()`, the single-seat env's
+`render()`, the terminal game (`sergeant_major_env.play`) and the human agent. A view
 is for a *viewer*, one seat, and shows only what that seat knows:
 
 * its own hand; during its own mode choice only its first six cards (R9);
@@ -13,14 +13,14 @@ is for a *viewer*, one seat, and shows only what that seat knows:
   exchanges; a pair's cards are never shown to the third seat (R22);
 * never another seat's hand.
 
-The *referee's view* (:func:`referee_view`, the AEC env's default) is the view of the seat to
+The *referee's view* (`referee_view`, the AEC env's default) is the view of the seat to
 act, so it follows the turn; once the game is over it shows the public table only.
 
-R9 and R22 are applied once, in :func:`seat_table` (the :class:`TableView` of a seat) and in
-:func:`sees_exchanged_cards`; :func:`table_text` only draws a :class:`TableView`.
-:func:`observation_table` decodes the same view from an observation vector (which holds only
+R9 and R22 are applied once, in `seat_table` (the `TableView` of a seat) and in
+`sees_exchanged_cards`; `table_text` only draws a `TableView`.
+`observation_table` decodes the same view from an observation vector (which holds only
 what its seat knows), for a front end that has no engine state. The terminal game's running
-commentary (:class:`Narrator`) and its one-line hints (:func:`decision_hint`) live here too,
+commentary (`Narrator`) and its one-line hints (`decision_hint`) live here too,
 so everything a person is shown comes from this module.
 
 Cards are written for people: rank then suit symbol, a ten as `10` (`RANK_TEXT`: `10♥`,
@@ -114,7 +114,7 @@ def machine_names_for_people(text: str, name: Callable[[int], str] = move_text) 
 
 
 def modes_text(modes: int) -> str:
-    """The modes of a bit set (bit m: mode m), as :func:`move_text` writes them."""
+    """The modes of a bit set (bit m: mode m), as `move_text` writes them."""
     return "  ".join(move_text(MODE_ACTION_OFFSET + m) for m in range(6) if int(modes) >> m & 1) or "(none)"
 
 
@@ -127,7 +127,7 @@ def legal_text(legal_mask: np.ndarray) -> str:
 
 
 def seat_labels(names: Sequence[str], you: int | None = None) -> tuple[str, str, str]:
-    """How each seat is called in a view: ``you`` for seat ``you``, ``seat 2 (heuristic)`` for the others."""
+    """How each seat is called in a view: `you` for seat `you`, `seat 2 (heuristic)` for the others."""
     return tuple(YOU if seat == you else f"seat {seat} ({names[seat]})" for seat in range(3))
 
 
@@ -139,7 +139,7 @@ def sees_exchanged_cards(viewer: int, giver: int, receiver: int) -> bool:
 
 
 def own_cards(state: engine.State, seat: int, game: int = 0) -> tuple[int, bool]:
-    """(the cards ``seat`` sees of its own hand, whether they are only its first six): during its
+    """(the cards `seat` sees of its own hand, whether they are only its first six): during its
     own mode choice the playmaker has seen only the first six cards dealt to it (R9)."""
     playmaker = (int(state.dealer[game]) + engine.PLAYMAKER) % 3
     if int(state.phase[game]) == engine.MODE and seat == playmaker:
@@ -180,16 +180,16 @@ class TableView:
         return self.roles.index(engine.PLAYMAKER)
 
     def target(self, seat: int) -> int | None:
-        """The tricks ``seat`` must make (R23; R24 in MIN), None before the mode is chosen."""
+        """The tricks `seat` must make (R23; R24 in MIN), None before the mode is chosen."""
         if self.mode < 0:
             return None
         return int((engine.MIN_TARGETS if self.mode == MINIMUM else engine.TARGETS)[self.roles[seat]])
 
 
 def seat_table(state: engine.State, viewer: int, names: Sequence[str], game: int = 0) -> TableView:
-    """The :class:`TableView` of ``viewer`` (a seat, 0..2) in game ``game`` of ``state``: the only
+    """The `TableView` of `viewer` (a seat, 0..2) in game `game` of `state`: the only
     place where the engine state is read for a view, so the only place that decides what a
-    seat may see (R9 in :func:`own_cards`, R22 by reading the viewer's own exchange cards only)."""
+    seat may see (R9 in `own_cards`, R22 by reading the viewer's own exchange cards only)."""
     if viewer not in (0, 1, 2):
         raise ValueError(f"a view is for seat 0, 1 or 2, got {viewer!r}")
     phase, dealer = int(state.phase[game]), int(state.dealer[game])
@@ -236,9 +236,9 @@ def _exchanges(state: engine.State, game: int) -> tuple[tuple[int, int, int, int
 
 
 def observation_table(observation: np.ndarray) -> TableView:
-    """The :class:`TableView` held in one observation vector (:func:`observation.observe`), in
-    seats relative to its observer: ``you``, ``left``, ``right``. The observation already holds
-    only what its seat knows (:func:`observation.decode` reads it); the number of deals and the
+    """The `TableView` held in one observation vector ([`observation.observe`][]), in
+    seats relative to its observer: `you`, `left`, `right`. The observation already holds
+    only what its seat knows ([`observation.decode`][] reads it); the number of deals and the
     absolute seats are not in it."""
     seen = decode(observation)
     phase = seen["decision"] if seen["decision"] >= 0 else engine.OVER
@@ -312,7 +312,7 @@ def table_text(view: TableView, ranks: Ranks = RANK_TEXT) -> str:
 
 
 def _does(name: str, verb: str) -> str:
-    """``you lead`` (or ``You lead``) for the person, ``seat 1 (heuristic) leads`` for anyone else."""
+    """`you lead` (or `You lead`) for the person, `seat 1 (heuristic) leads` for anyone else."""
     return f"{name} {verb}" if name.lower() == YOU else f"{name} {verb}s"
 
 
@@ -344,7 +344,7 @@ def referee_view(state: engine.State, names: Sequence[str], game: int = 0) -> st
 
 
 def observation_view(observation: np.ndarray) -> str:
-    """The table held in one observation vector (seats ``you``, ``left``, ``right``)."""
+    """The table held in one observation vector (seats `you`, `left`, `right`)."""
     return table_text(observation_table(observation))
 
 
@@ -390,7 +390,7 @@ def _capital(text: str) -> str:
 
 
 def before_step(state: engine.State, game: int = 0) -> dict[str, Any]:
-    """What :meth:`Narrator.step` needs to know of the state before a step."""
+    """What `Narrator.step` needs to know of the state before a step."""
     pair = min(int(state.exchange_pair[game]), 1)
     return {"phase": int(state.phase[game]), "seat": int(state.to_act[game]), "dealer": int(state.dealer[game]),
             "mode": int(state.mode[game]), "deal": int(state.deal[game]),
@@ -399,7 +399,7 @@ def before_step(state: engine.State, game: int = 0) -> dict[str, Any]:
 
 
 class Narrator:
-    """Tells ``viewer`` what happened in each step of game 0, showing only what its seat may see
+    """Tells `viewer` what happened in each step of game 0, showing only what its seat may see
     (the cards of an exchange only to the pair, R22; discards only to the playmaker)."""
 
     def __init__(self, viewer: int, names: Sequence[str], output: TextIO) -> None:
@@ -414,7 +414,7 @@ class Narrator:
         self.say(f"\n--- Deal {int(state.deal[0]) + 1} of {state.rules.num_deals}: {roles} ---")
 
     def step(self, before: dict[str, Any], action: int, state: engine.State) -> None:
-        """Narrate the step that took ``action`` (``before`` from :func:`before_step`)."""
+        """Narrate the step that took `action` (`before` from `before_step`)."""
         phase, seat = before["phase"], before["seat"]
         name = _capital(self.names[seat])
         if phase == engine.MODE:

@@ -1,17 +1,17 @@
-"""A game record as one self-contained HTML page that steps through the game (``records html``).
+"""A game record as one self-contained HTML page that steps through the game (`records html`).
 
-:func:`page_data` replays a record through the engine (after :func:`records.check_record` has
+[`page_data`][] replays a record through the engine (after [`records.check_record`][] has
 found it clean) and keeps a *frame* at each moment the page shows: a deal as dealt, the mode
 and the roles, each exchange, the talon, the discards, each trick with its winner, the deal's
 points, and the final scores. Everything a frame says comes from the engine state at that
 moment (the record supplies only the cards dealt and the decisions), and every card, mode and
-role is written with the one renderer's vocabulary (:mod:`sergeant_major_env.render`).
+role is written with the one renderer's vocabulary (`sergeant_major_env.render`).
 
-:func:`page_html` puts that data, as JSON, into one HTML file with its CSS and script inline
-(the files ``pages/replay.html``, ``replay.css`` and ``replay.js``, with the card and table
-drawing shared with the page played in the browser, :mod:`sergeant_major_env.pages`): no
+[`page_html`][] puts that data, as JSON, into one HTML file with its CSS and script inline
+(the files `pages/replay.html`, `replay.css` and `replay.js`, with the card and table
+drawing shared with the page played in the browser, `sergeant_major_env.pages`): no
 network, no server. The script only shows frames (arrow keys and buttons step; the URL
-hash ``#frame-N``, ``#deal-D`` or ``#final`` opens a frame); it knows no rule of the game.
+hash `#frame-N`, `#deal-D` or `#final` opens a frame); it knows no rule of the game.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class _Story:
 
     def frame(self, kind: str, caption: str, hands=None, tricks_won=None, scores=None,
               trick: Sequence[tuple[int, int]] = (), winner: int = -1) -> None:
-        """Keep what the page shows now; ``hands``, ``tricks_won`` and ``scores`` default to the
+        """Keep what the page shows now; `hands`, `tricks_won` and `scores` default to the
         engine's (a deal's last trick passes them in: the engine has dealt the next deal already).
         The talon and the discards are shown from the frames that turn them up on."""
         state, deal = self.state, self.deals[-1]
@@ -175,11 +175,11 @@ class _Story:
 
 
 def page_html(data: dict[str, Any]) -> str:
-    """One HTML file holding ``data`` (JSON) and the CSS and script that show it
-    (``pages/replay.*``, put together by :func:`pages.assemble`).
+    """One HTML file holding `data` (JSON) and the CSS and script that show it
+    (`pages/replay.*`, put together by `pages.assemble`).
 
     The placeholders are filled in one pass, so text put in for one placeholder is never
-    searched for another: a title (a file name) holding ``__DATA__`` stays that text, and the
+    searched for another: a title (a file name) holding `__DATA__` stays that text, and the
     game's JSON is not copied into the title."""
     payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     # Inside <script> only "</" could end the element early; \u003c is the same character to JSON.
@@ -192,7 +192,7 @@ MAX_TITLE = 200
 
 
 def fit_title(title: Any) -> str:
-    """``title`` as a page shows it: text of at most :data:`MAX_TITLE` characters."""
+    """`title` as a page shows it: text of at most [`MAX_TITLE`][] characters."""
     if not isinstance(title, str):
         raise ValueError(f"the page title must be text, got {type(title).__name__}")
     return cut_middle(title, MAX_TITLE)

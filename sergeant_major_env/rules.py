@@ -63,9 +63,9 @@ class Rules:
 
     @classmethod
     def from_strings(cls, assignments: list[str]) -> "Rules":
-        """Parse command-line ``NAME=VALUE`` pairs (``exchanges=false``, ``num_deals=3``).
+        """Parse command-line `NAME=VALUE` pairs (`exchanges=false`, `num_deals=3`).
 
-        Each option may be named once: ``num_deals=1 num_deals=2`` is a ValueError naming it
+        Each option may be named once: `num_deals=1 num_deals=2` is a ValueError naming it
         (rather than the last one silently winning)."""
         options: dict[str, Any] = {}
         given: dict[str, str] = {}
@@ -97,19 +97,19 @@ class Rules:
 
 
 RULE_OPTIONS_FLAGS = ("--option", "--options")
-"""The command-line spellings of the rule options, in every command (:func:`add_rule_options`)."""
+"""The command-line spellings of the rule options, in every command ([`add_rule_options`][])."""
 
 
 def add_rule_options(parser: Any, dest: str = "option", default: Sequence[str] | None = (),
                      default_help: str = "the rule book's") -> argparse.Action:
-    """Declare ``--option NAME=VALUE ...`` (also spelled ``--options``) on ``parser`` or an argument group:
+    """Declare `--option NAME=VALUE ...` (also spelled `--options`) on `parser` or an argument group:
     the one declaration of the rule options (RULES.md section 9) that every command shares.
 
-    The values are collected, unparsed, in ``args.<dest>`` (repeats and several values after one
-    flag extend the list); :meth:`Rules.from_strings` turns them into :class:`Rules`. ``parser``:
-    an ``argparse.ArgumentParser`` or one of its argument groups. ``default``: the value when
-    the flag is not given, as a new list (``None`` tells "not asked" from "asked for nothing").
-    ``default_help``: what the help says is played without the flag.
+    The values are collected, unparsed, in `args.<dest>` (repeats and several values after one
+    flag extend the list); [`Rules.from_strings`][] turns them into [`Rules`][]. `parser`:
+    an `argparse.ArgumentParser` or one of its argument groups. `default`: the value when
+    the flag is not given, as a new list (`None` tells "not asked" from "asked for nothing").
+    `default_help`: what the help says is played without the flag.
     """
     return parser.add_argument(
         *RULE_OPTIONS_FLAGS, dest=dest, action="extend", nargs="+", default=None if default is None else list(default),
@@ -117,5 +117,5 @@ def add_rule_options(parser: Any, dest: str = "option", default: Sequence[str] |
 
 
 def rule_options_help(default_help: str = "the rule book's") -> str:
-    """``--option``'s line of help, in every command; ``default_help``: what is played without it."""
+    """`--option`'s line of help, in every command; `default_help`: what is played without it."""
     return f"rule options (Rule book, section 9): {', '.join(Rules.names())}; each at most once (default: {default_help})"

@@ -1,90 +1,90 @@
 """A Gymnasium environment: one learner seat of 3-5-8 against two opponent policies.
 
-``SergeantMajorEnv`` (registered as ``"SergeantMajor-v0"``: ``gymnasium.make(
-"SergeantMajor-v0", num_deals=3)`` works after ``import sergeant_major_env``) plays one
-game of the batched engine (:mod:`sergeant_major_env.engine`, a batch of one). The learner
-decides at its own turns; the opponents' turns in between are played inside ``reset`` and
-``step`` by opponent policies (:mod:`sergeant_major_env.policies`, the batched
-``act(observations, legal_mask, rng)`` interface; default: :class:`RandomPolicy` for both),
-each on ``observe(state, its seat)`` and ``engine.legal_action_mask``.
+`SergeantMajorEnv` (registered as `"SergeantMajor-v0"`: `gymnasium.make(
+"SergeantMajor-v0", num_deals=3)` works after `import sergeant_major_env`) plays one
+game of the batched engine ([`sergeant_major_env.engine`][], a batch of one). The learner
+decides at its own turns; the opponents' turns in between are played inside `reset` and
+`step` by opponent policies ([`sergeant_major_env.policies`][], the batched
+`act(observations, legal_mask, rng)` interface; default: [`RandomPolicy`][] for both),
+each on `observe(state, its seat)` and `engine.legal_action_mask`.
 
 Spaces
-    observation: ``Box(float32, (OBSERVATION_SIZE,))``, ``observe(state, learner_seat)``
-    (see :mod:`sergeant_major_env.observation`; seats in it are relative to the learner).
-    action: ``Discrete(58)``: 0..51 a card, 52..57 a mode (RULES.md section 10).
-    Only some actions are legal at each decision: ``info["action_mask"]`` and
-    ``action_masks()`` (for sb3-contrib's ``MaskablePPO``) give them as ``bool[58]``. The
-    wrappers of ``gymnasium.make`` do not forward ``action_masks``: reach it as
-    ``env.unwrapped.action_masks()`` or ``env.get_wrapper_attr("action_masks")()`` (SB3's
-    vector envs do the latter), or read ``info["action_mask"]``, which every wrapper passes on.
+:   observation: `Box(float32, (OBSERVATION_SIZE,))`, `observe(state, learner_seat)`
+    (see [`sergeant_major_env.observation`][]; seats in it are relative to the learner).
+    action: `Discrete(58)`: 0..51 a card, 52..57 a mode (RULES.md section 10).
+    Only some actions are legal at each decision: `info["action_mask"]` and
+    `action_masks()` (for sb3-contrib's `MaskablePPO`) give them as `bool[58]`. The
+    wrappers of `gymnasium.make` do not forward `action_masks`: reach it as
+    `env.unwrapped.action_masks()` or `env.get_wrapper_attr("action_masks")()` (SB3's
+    vector envs do the latter), or read `info["action_mask"]`, which every wrapper passes on.
     A finished game's mask marks action 0 alone, never nothing
-    (:func:`sergeant_major_env.options.action_mask`): masking logits with ``-inf`` is safe
+    ([`sergeant_major_env.options.action_mask`][]): masking logits with `-inf` is safe
     on every observation the env returns.
 
-Rewards (``reward=``)
-    ``"points"`` (default): the learner's points of each deal (R23, R24), given at the
+Rewards (`reward=`)
+:   `"points"` (default): the learner's points of each deal (R23, R24), given at the
     step in which the deal ended (the deal may end on an opponent's card played during
     that step). The rewards of an episode sum to the learner's final score.
-    ``"score"``: the learner's final score, once, at the end of the game.
-    ``"rank"``: +1 / 0 / -1 for first / second / third place at the end of the game;
+    `"score"`: the learner's final score, once, at the end of the game.
+    `"rank"`: +1 / 0 / -1 for first / second / third place at the end of the game;
     players with equal scores share their places and the average reward (R6): two
     winners get +0.5 each, three equal scores 0.
-    (All three from :func:`sergeant_major_env.options.event_rewards`, as in every view.)
+    (All three from [`sergeant_major_env.options.event_rewards`][], as in every view.)
 
 Episodes
-    One game (``num_deals`` deals). ``terminated`` is True at the step that ends the game
+:   One game (`num_deals` deals). `terminated` is True at the step that ends the game
     (the observation is then the learner's view of the finished game; its mask marks action
-    0 alone, a placeholder that ``step`` refuses), or at an illegal action under
-    ``illegal_action="terminate"``; ``truncated`` is always False. ``step`` after that is a
-    RuntimeError: call ``reset()``.
+    0 alone, a placeholder that `step` refuses), or at an illegal action under
+    `illegal_action="terminate"`; `truncated` is always False. `step` after that is a
+    RuntimeError: call `reset()`.
 
 Info (numbers and arrays only, one convention with the AEC env)
-    ``action_mask`` (``bool[58]``: the learner's legal actions; once terminated action 0 alone),
-    ``decision`` (int: the engine phase id of the learner's decision, names in
-    ``engine.DECISIONS``: 0 mode, 1 exchange_give, 2 exchange_return, 3 discard, 4 play;
-    ``engine.OVER`` (5) once terminated), ``deal`` (int: 0-based index of the current deal,
-    ``state.deal``; ``num_deals`` once the game is over), ``role`` (int: the learner's role
-    in that deal, an index into ``engine.ROLE_NAMES``: 0 dealer, 1 playmaker, 2 third),
-    ``learner_seat`` (int), ``scores`` (``int64[3]``: every seat's total, by absolute seat),
-    ``illegal_action`` (bool: the learner's action was illegal and was replaced, or ended the
-    game); at the terminal step also ``final_scores`` (``int64[3]``, the engine's final
+:   `action_mask` (`bool[58]`: the learner's legal actions; once terminated action 0 alone),
+    `decision` (int: the engine phase id of the learner's decision, names in
+    `engine.DECISIONS`: 0 mode, 1 exchange_give, 2 exchange_return, 3 discard, 4 play;
+    `engine.OVER` (5) once terminated), `deal` (int: 0-based index of the current deal,
+    `state.deal`; `num_deals` once the game is over), `role` (int: the learner's role
+    in that deal, an index into `engine.ROLE_NAMES`: 0 dealer, 1 playmaker, 2 third),
+    `learner_seat` (int), `scores` (`int64[3]`: every seat's total, by absolute seat),
+    `illegal_action` (bool: the learner's action was illegal and was replaced, or ended the
+    game); at the terminal step also `final_scores` (`int64[3]`, the engine's final
     scores; the totals so far if an illegal action ended the game).
 
 Options
-    ``learner_seat``: 0, 1, 2 (fixed) or ``None``: drawn at each reset from the env's
-    ``np_random`` (``reset(options={"learner_seat": k})`` overrides it for one episode).
-    ``opponents``: ``None`` (two random players), one policy for both opponents, or two
+:   `learner_seat`: 0, 1, 2 (fixed) or `None`: drawn at each reset from the env's
+    `np_random` (`reset(options={"learner_seat": k})` overrides it for one episode).
+    `opponents`: `None` (two random players), one policy for both opponents, or two
     policies: the seat on the learner's left (it plays after the learner) and on its right.
-    ``reward``: see above. ``illegal_action`` (what an action id 0..57 that the rules refuse
-    does): ``"terminate"`` (default, so that generic checkers pass), ``"raise"`` or
-    ``"replace"``, with ``illegal_reward``; anything that is not an integer 0..57 is a
-    ``ValueError`` and changes nothing.
+    `reward`: see above. `illegal_action` (what an action id 0..57 that the rules refuse
+    does): `"terminate"` (default, so that generic checkers pass), `"raise"` or
+    `"replace"`, with `illegal_reward`; anything that is not an integer 0..57 is a
+    `ValueError` and changes nothing.
 
-    Rule options (RULES.md section 9) as keyword arguments (``num_deals=3``) or
-    ``rules=Rules(...)``, not both. Every keyword is described once, for all the envs, in
-    :mod:`sergeant_major_env.options`.
+    Rule options (RULES.md section 9) as keyword arguments (`num_deals=3`) or
+    `rules=Rules(...)`, not both. Every keyword is described once, for all the envs, in
+    [`sergeant_major_env.options`][].
 
 Seeding
-    ``reset(seed=s)`` plays the engine game of seed ``s`` (``engine.init([s])``) and seeds
-    the opponents' generator from ``s`` too (``np.random.default_rng([s, 1])``), so the same
-    seed, learner seat and learner actions give the same game. ``reset()`` without a seed
-    draws the game's seed from the env's ``np_random``. ``s`` follows the one seed rule of
-    :mod:`sergeant_major_env.seeding` (an integer 0 to 2**63 - 1), checked first.
+:   `reset(seed=s)` plays the engine game of seed `s` (`engine.init([s])`) and seeds
+    the opponents' generator from `s` too (`np.random.default_rng([s, 1])`), so the same
+    seed, learner seat and learner actions give the same game. `reset()` without a seed
+    draws the game's seed from the env's `np_random`. `s` follows the one seed rule of
+    `sergeant_major_env.seeding` (an integer 0 to 2**63 - 1), checked first.
 
 Version
-    The ``-v0`` of the id is the environment version, shared with the PettingZoo env
-    ``sergeant_major_v0`` (:mod:`sergeant_major_env.versions`): it goes up when the rules'
-    behaviour, the observation layout (``observation.VERSION``, which model files record),
+:   The `-v0` of the id is the environment version, shared with the PettingZoo env
+    `sergeant_major_v0` ([`sergeant_major_env.versions`][]): it goes up when the rules'
+    behaviour, the observation layout (`observation.VERSION`, which model files record),
     the action ids or the rewards change.
 
 Vectorised
-    ``gymnasium.make_vec("SergeantMajor-v0", num_envs=n)`` makes the native vector env,
-    :class:`~sergeant_major_env.gym_vector.SergeantMajorVectorEnv` (the vector entry point:
+:   `gymnasium.make_vec("SergeantMajor-v0", num_envs=n)` makes the native vector env,
+    [`SergeantMajorVectorEnv`][sergeant_major_env.gym_vector.SergeantMajorVectorEnv] (the vector entry point:
     n games in one batched engine state, the same options, the same games as
-    ``vectorization_mode="sync"`` for the same seeds). In the ``"sync"`` and ``"async"``
-    modes, Gymnasium's default ``NEXT_STEP`` autoreset resets a finished env at the step
+    `vectorization_mode="sync"` for the same seeds). In the `"sync"` and `"async"`
+    modes, Gymnasium's default `NEXT_STEP` autoreset resets a finished env at the step
     AFTER its terminal step and ignores that step's action; the terminal step's
-    ``infos["action_mask"]`` row marks action 0 alone, so a masked policy may act on it.
+    `infos["action_mask"]` row marks action 0 alone, so a masked policy may act on it.
 """
 
 from __future__ import annotations
@@ -108,15 +108,15 @@ from .versions import GYMNASIUM_ID
 _FIRST_GAME = np.zeros(1, dtype=np.intp)
 
 ENV_ID = GYMNASIUM_ID
-"""The Gymnasium id, ``SergeantMajor-v0``: its number is the environment version
-(:mod:`sergeant_major_env.versions`, one rule for the three environments)."""
+"""The Gymnasium id, `SergeantMajor-v0`: its number is the environment version
+([`sergeant_major_env.versions`][], one rule for the three environments)."""
 
 
 # ----------------------------------------------------------------------------- shared helpers
 # (also used by sergeant_major_env.vec_env; the env options are in sergeant_major_env.options)
 
 def opponent_pair(opponents: Any, where: str) -> tuple[object, object]:
-    """``(left, right)``: the policies of the seats left and right of the learner."""
+    """`(left, right)`: the policies of the seats left and right of the learner."""
     if opponents is None:
         policy = RandomPolicy()
         return policy, policy
@@ -224,7 +224,7 @@ class SergeantMajorEnv(gymnasium.Env):
         return env_options.action_mask(self._legal)[0]
 
     def _end_by_illegal_action(self):
-        """``illegal_action="terminate"``: the episode ends now with ``illegal_reward``; the
+        """`illegal_action="terminate"`: the episode ends now with `illegal_reward`; the
         engine state stays where the action was tried."""
         self._ended_by_illegal_action = True
         self._legal = np.zeros(1, dtype=np.uint64)  # nothing is legal any more
@@ -234,16 +234,16 @@ class SergeantMajorEnv(gymnasium.Env):
         return self._observation(), self.illegal_reward, True, False, info
 
     def render(self) -> str | None:
-        """``render_mode="ansi"``: the table as the learner's seat sees it, the learner called
+        """`render_mode="ansi"`: the table as the learner's seat sees it, the learner called
         "you" (its own hand, during its own mode choice only its first six cards, R9; never
-        another hand), drawn by :mod:`sergeant_major_env.render`. ``None`` without a render mode."""
+        another hand), drawn by `sergeant_major_env.render`. `None` without a render mode."""
         if self.render_mode != "ansi":
             return None
         return self._text()
 
     # ------------------------------------------------------------------ internals
     def _require_state(self, call: str = "step()") -> engine.State:
-        """The engine state, or a one-line RuntimeError naming ``call``, made before ``reset()``."""
+        """The engine state, or a one-line RuntimeError naming `call`, made before `reset()`."""
         if self.state is None:
             raise RuntimeError(f"call reset() before {call}")
         return self.state
@@ -300,8 +300,8 @@ def learner_view(state: engine.State, seat: int, opponents: Any, game: int = 0) 
 
 
 def register() -> None:
-    """Register ``SergeantMajor-v0`` with Gymnasium (done on ``import sergeant_major_env``):
-    ``gymnasium.make`` makes this env, ``gymnasium.make_vec`` the native vector env."""
+    """Register `SergeantMajor-v0` with Gymnasium (done on `import sergeant_major_env`):
+    `gymnasium.make` makes this env, `gymnasium.make_vec` the native vector env."""
     if ENV_ID not in gymnasium.registry:
         gymnasium.register(id=ENV_ID, entry_point="sergeant_major_env.single_seat:SergeantMajorEnv",
                            vector_entry_point="sergeant_major_env.gym_vector:SergeantMajorVectorEnv")

@@ -1,51 +1,51 @@
 """The statistics of a tournament: confidence intervals, head-to-head margins, ratings, the result.
 
-:func:`summarize` turns the final scores of played games (and the :class:`Schedule` that
-says who sat where, at which table, in which duplicate group) into an :class:`EvaluationResult`;
-:func:`~sergeant_major_env.evaluation.play_tables` calls it after the games. The playing
-itself (making the schedule, batched play, Ray chunks) is :mod:`~sergeant_major_env.evaluation`,
+[`summarize`][] turns the final scores of played games (and the [`Schedule`][] that
+says who sat where, at which table, in which duplicate group) into an [`EvaluationResult`][];
+[`play_tables`][sergeant_major_env.evaluation.play_tables] calls it after the games. The playing
+itself (making the schedule, batched play, Ray chunks) is [`evaluation`][],
 which imports this module (never the other way round).
 
 The unit of independence is the **group** (the six games of a seed with duplicate deals; one
-game with ``"fixed"`` seatings; with a round robin, group j spans every table, since all
+game with `"fixed"` seatings; with a round robin, group j spans every table, since all
 tables play seed + j). For an agent, each group gives the average of its points over its
 games in that group (over its tables, too, with a round robin); the mean of those group
-averages is ``mean_points`` and ``ci95`` is the Student-t interval
-``mean +- t(0.975, n-1) * sd / sqrt(n)`` over the n group averages. The t quantiles come from
-a small table (:data:`T_TABLE`, interpolated in 1/df, no scipy needed); for n >= 120 they are
-within 0.02 of the normal 1.96. With a single group there is no interval (``null``).
+averages is `mean_points` and `ci95` is the Student-t interval
+`mean +- t(0.975, n-1) * sd / sqrt(n)` over the n group averages. The t quantiles come from
+a small table (`T_TABLE`, interpolated in 1/df, no scipy needed); for n >= 120 they are
+within 0.02 of the normal 1.96. With a single group there is no interval (`null`).
 
-* ``win_rate``: R6, equal totals share the win: each of k tied leaders gets 1/k of a win.
-* ``mean_place``: 1 = first; tied players share (average) their places: two tied first are
-  1.5 each, three tied are 2 each. The text table's ``place`` column (:data:`PLACE_LEGEND`).
-* ``head_to_head``: for each pair (a, b) of agents that met, the per-group average of
-  ``points(a) - points(b)`` over the games in which both played, its mean (``margin``) and
-  t-interval, and ``a_ahead`` (the share of those games where a finished above b; ties 1/2).
-  Two copies of one agent (``X`` and ``X#2``: :attr:`EvaluationResult.copies`) get a note
+* `win_rate`: R6, equal totals share the win: each of k tied leaders gets 1/k of a win.
+* `mean_place`: 1 = first; tied players share (average) their places: two tied first are
+  1.5 each, three tied are 2 each. The text table's `place` column ([`PLACE_LEGEND`][]).
+* `head_to_head`: for each pair (a, b) of agents that met, the per-group average of
+  `points(a) - points(b)` over the games in which both played, its mean (`margin`) and
+  t-interval, and `a_ahead` (the share of those games where a finished above b; ties 1/2).
+  Two copies of one agent (`X` and `X#2`: [`EvaluationResult.copies`][]) get a note
   under the table; when every agent at their tables is deterministic and the seatings are
   duplicate, each group plays the same games with the two swapped, so their margin is 0 and
-  ``a_ahead`` 50% by construction, and the note says so (:meth:`EvaluationResult.copies_notes`).
+  `a_ahead` 50% by construction, and the note says so ([`EvaluationResult.copies_notes`][]).
 
-**Ratings** (:func:`fit_ratings`): one ranking of all the agents, across all the tables of a
+**Ratings** ([`fit_ratings`][]): one ranking of all the agents, across all the tables of a
 round robin. Each game gives three pairwise results (a finished above b: 1, below: 0, level:
 1/2 each); a Bradley-Terry model, P(a above b) = s_a / (s_a + s_b), is fitted to all of them
 by maximum likelihood. The rating is the log-strength in Elo points,
-``RATING_SCALE * log(s_a)``, anchored at **mean 0 over the agents of the tournament**: a
+`RATING_SCALE * log(s_a)`, anchored at **mean 0 over the agents of the tournament**: a
 rating says how far an agent stands above or below the field's average, and a gap of D
 points between two agents means odds of 10**(D/400) to 1 that the higher finishes above the
 lower (200 points: 76%, 400 points: 91%). Ratings of different tournaments share a scale but
-not an anchor (the mean moves with the field). ``ci95`` is a 95% percentile bootstrap: the
+not an anchor (the mean moves with the field). `ci95` is a 95% percentile bootstrap: the
 duplicate groups (group j spanning every table) are drawn with replacement
-:data:`BOOTSTRAP_SAMPLES` times and refitted, by a generator seeded with the tournament's
+[`BOOTSTRAP_SAMPLES`][] times and refitted, by a generator seeded with the tournament's
 seed, so the same seed gives the same intervals. With three agents (one table) the ratings
-are the three head-to-head ``a_ahead`` shares made consistent on one scale (two free numbers
+are the three head-to-head `a_ahead` shares made consistent on one scale (two free numbers
 for three pairs); with more, each agent's rating pools its games at every table it sat at.
 
 Why this fit: Bradley-Terry is the order-free, maximum-likelihood form of Elo (an Elo run
 over the same games would depend on their order and on its K factor). It ranks by who
 finishes above whom, not by points, so one very large win does not outweigh many small
 losses; the head-to-head margins above give the sizes in points. It is fitted here in numpy
-(Newton's method, :func:`bradley_terry`, with :data:`PRIOR_GAMES` virtual drawn games a
+(Newton's method, [`bradley_terry`][], with [`PRIOR_GAMES`][] virtual drawn games a
 pair so that an agent that always finished ahead still gets a finite rating): choix, the
 library for such fits, is not installed with this project, and twenty lines of numpy fit
 every bootstrap replicate at once. The intervals come from the bootstrap rather than the
@@ -53,8 +53,8 @@ likelihood because the pairwise results are not independent: three come from eac
 the six games of a duplicate group share their cards; the group is the independent unit,
 as for the t-intervals.
 
-The result converts to JSON (:meth:`EvaluationResult.to_dict`; the leaderboard as
-``"ratings": [{"name", "rating", "ci95": [lo, hi]}]``, highest first), CSV and a text table.
+The result converts to JSON (`EvaluationResult.to_dict`; the leaderboard as
+`"ratings": [{"name", "rating", "ci95": [lo, hi]}]`, highest first), CSV and a text table.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ _T_VALUES = np.array([T_TABLE[int(d)] for d in _T_DF])
 
 
 def t_quantile_95(df: int) -> float:
-    """t(0.975, df), the factor of a two-sided 95% interval with ``df`` degrees of freedom."""
+    """t(0.975, df), the factor of a two-sided 95% interval with `df` degrees of freedom."""
     if df < 1:
         raise ValueError(f"degrees of freedom must be at least 1, got {df}")
     if df in T_TABLE:
@@ -97,8 +97,8 @@ def t_quantile_95(df: int) -> float:
 
 
 def mean_ci(values: Sequence[float] | np.ndarray) -> tuple[float, list[float] | None]:
-    """(mean, [low, high]) of a 95% t-interval for the mean of independent ``values``;
-    the interval is ``None`` with fewer than two values."""
+    """(mean, [low, high]) of a 95% t-interval for the mean of independent `values`;
+    the interval is `None` with fewer than two values."""
     values = np.asarray(values, dtype=float)
     if values.size == 0:
         return float("nan"), None
@@ -122,7 +122,7 @@ BOOTSTRAP_STREAM = 7
 """The spawn key of the bootstrap's generator: a stream of its own, apart from the agents' (chunk_rng)."""
 _BOOTSTRAP_CELLS = 2_000_000  # replicates x groups resampled at once (memory: 16 bytes a cell)
 PLACE_LEGEND = "place: the agent's mean finishing place, 1 = first to 3 = last (tied players share the average)"
-"""The line under the text table's agents: what its ``place`` column (``mean_place``) is."""
+"""The line under the text table's agents: what its `place` column (`mean_place`) is."""
 RATINGS_METHOD = ("Bradley-Terry fit of who finished ahead of whom in each game (ties half), "
                   f"{PRIOR_GAMES:g} virtual drawn game per pair; Elo points (400 = 10:1 odds of finishing ahead), "
                   f"mean 0 over the agents; 95% percentile bootstrap over groups ({BOOTSTRAP_SAMPLES} replicates)")
@@ -142,7 +142,7 @@ class Rating:
 
 def pairwise_ahead(scores: np.ndarray, seat_players: np.ndarray, group: np.ndarray,
                    num_players: int) -> np.ndarray:
-    """``ahead[j, a, b]``: in how many of duplicate group j's games agent a finished above agent b
+    """`ahead[j, a, b]`: in how many of duplicate group j's games agent a finished above agent b
     (a tie counts half for each), over every table of the group. float[groups, P, P]; groups in
     ascending order of their number."""
     scores = np.asarray(scores)
@@ -156,17 +156,17 @@ def pairwise_ahead(scores: np.ndarray, seat_players: np.ndarray, group: np.ndarr
 
 def bradley_terry(ahead: np.ndarray, prior_games: float = PRIOR_GAMES, tolerance: float = 1e-9,
                   max_iterations: int = 200) -> np.ndarray:
-    """Log-strengths (mean 0) of the Bradley-Terry model fitted to ``ahead[..., a, b]`` (a's
+    """Log-strengths (mean 0) of the Bradley-Terry model fitted to `ahead[..., a, b]` (a's
     results against b: 1 a game won, 1/2 a tie): float[..., P], for every leading index at once.
 
-    The model: a finishes ahead of b with probability ``s_a / (s_a + s_b)``, with ``prior_games``
+    The model: a finishes ahead of b with probability `s_a / (s_a + s_b)`, with `prior_games`
     virtual drawn games added to every pair first, which makes the maximum of the likelihood
     unique and finite. Fitted by Newton's method on the log-strengths (the log-likelihood is
     concave; each step solves the P x P curvature, made regular along the mean by a rank-one
     term, and is shortened to at most one unit where it would move further): a few tens of
     steps even for lopsided tables, where Hunter's MM iterations crawl (a heuristic winning
     all but a few of 1,200 games against random did not settle in 10,000 of them). Stops when
-    no log-strength moves by more than ``tolerance``.
+    no log-strength moves by more than `tolerance`.
     """
     ahead = np.asarray(ahead, dtype=float)
     players = ahead.shape[-1]
@@ -192,7 +192,7 @@ def bradley_terry(ahead: np.ndarray, prior_games: float = PRIOR_GAMES, tolerance
 
 def bootstrap_ratings(ahead: np.ndarray, rng: np.random.Generator,
                       samples: int = BOOTSTRAP_SAMPLES) -> np.ndarray:
-    """Ratings of ``samples`` bootstrap replicates, float[samples, P]: each replicate draws as many
+    """Ratings of `samples` bootstrap replicates, float[samples, P]: each replicate draws as many
     duplicate groups as there are, with replacement, and fits their summed results."""
     groups = ahead.shape[0]
     uniform = np.full(groups, 1 / groups)
@@ -206,12 +206,12 @@ def bootstrap_ratings(ahead: np.ndarray, rng: np.random.Generator,
 
 def fit_ratings(names: Sequence[str], ahead: np.ndarray, seed: int = 0,
                 samples: int = BOOTSTRAP_SAMPLES) -> list[Rating]:
-    """The leaderboard: one :class:`Rating` per agent, highest first (ties in the order of ``names``).
+    """The leaderboard: one [`Rating`][] per agent, highest first (ties in the order of `names`).
 
-    ``ahead[j, a, b]``: duplicate group j's results of a against b (:func:`pairwise_ahead`). The
-    rating is ``RATING_SCALE`` times the Bradley-Terry log-strength of all groups together (mean 0
-    over the agents); ``ci95`` is the 2.5 and 97.5 percentile of ``samples`` bootstrap replicates
-    over the groups, drawn by a generator seeded with ``seed`` (same seed, same interval), or
+    `ahead[j, a, b]`: duplicate group j's results of a against b ([`pairwise_ahead`][]). The
+    rating is `RATING_SCALE` times the Bradley-Terry log-strength of all groups together (mean 0
+    over the agents); `ci95` is the 2.5 and 97.5 percentile of `samples` bootstrap replicates
+    over the groups, drawn by a generator seeded with `seed` (same seed, same interval), or
     None with fewer than two groups.
     """
     ahead = np.asarray(ahead, dtype=float)
@@ -247,7 +247,7 @@ def unrated_gaps(names: Sequence[str], ahead: np.ndarray) -> list[str]:
 @dataclasses.dataclass
 class Schedule:
     """Every game of a tournament: its seed, the players in seats 0-2, its table and group
-    (made by :func:`~sergeant_major_env.evaluation.make_schedule`)."""
+    (made by [`make_schedule`][sergeant_major_env.evaluation.make_schedule])."""
 
     seeds: np.ndarray       # uint64[G]
     seat_players: np.ndarray  # int64[G, 3]  index into the player list
@@ -299,7 +299,7 @@ class TableResult:
 
 @dataclasses.dataclass
 class EvaluationResult:
-    """What :func:`play_tables` found; ``to_dict()`` is its JSON form."""
+    """What `play_tables` found; `to_dict()` is its JSON form."""
 
     names: list[str]
     games: int
@@ -314,13 +314,13 @@ class EvaluationResult:
     records: list[dict] | None = None
     ratings: list[Rating] = dataclasses.field(default_factory=list)  # the leaderboard, highest first
     copies: list[tuple[str, str]] = dataclasses.field(default_factory=list)
-    """pairs of names that are two copies of one agent (one name given twice: ``X``, ``X#2``)"""
+    """pairs of names that are two copies of one agent (one name given twice: `X`, `X#2`)"""
     deterministic: list[str] = dataclasses.field(default_factory=list)
     """the names of the agents that say they are deterministic
-    (:func:`~sergeant_major_env.policies.is_deterministic`)"""
+    ([`is_deterministic`][sergeant_major_env.policies.is_deterministic])"""
     cheats: list[str] = dataclasses.field(default_factory=list)
-    """the names of the agents that see the hidden cards (``pimc:cheat``,
-    :func:`~sergeant_major_env.policies.sees_hidden_cards`): :meth:`cheats_notes` says so"""
+    """the names of the agents that see the hidden cards (`pimc:cheat`,
+    [`sees_hidden_cards`][sergeant_major_env.policies.sees_hidden_cards]): [`cheats_notes`][] says so"""
 
     def agent(self, name: str) -> AgentStats:
         for stats in self.agents:
@@ -329,8 +329,8 @@ class EvaluationResult:
         raise KeyError(name)
 
     def group_points(self, name: str) -> np.ndarray:
-        """float[groups]: agent ``name``'s mean points in each group it played, in group order
-        (their mean is its ``mean_points``): two results of the same seed and schedule pair
+        """float[groups]: agent `name`'s mean points in each group it played, in group order
+        (their mean is its `mean_points`): two results of the same seed and schedule pair
         up group by group, deal by deal."""
         games, seats = np.nonzero(self.schedule.seat_players == self.names.index(name))
         return _group_means(self.scores[games, seats].astype(float), self.schedule.group[games])
@@ -353,11 +353,11 @@ class EvaluationResult:
         }
 
     def to_json(self, path: str) -> None:
-        """Write :meth:`to_dict` as JSON, atomically (never half written)."""
+        """Write `to_dict` as JSON, atomically (never half written)."""
         write_json(path, self.to_dict())
 
     def csv_rows(self) -> list[dict[str, Any]]:
-        """One row per agent overall (``table`` = ``all``) and per agent of each table."""
+        """One row per agent overall (`table` = `all`) and per agent of each table."""
         rows = []
         scopes = [("all", self.agents)] + [("|".join(t.agents), t.stats) for t in self.tables]
         if len(self.tables) == 1:
@@ -372,7 +372,7 @@ class EvaluationResult:
         return rows
 
     def to_csv(self, path: str) -> None:
-        """Write :meth:`csv_rows` as CSV, atomically (never half written)."""
+        """Write [`csv_rows`][] as CSV, atomically (never half written)."""
         rows = self.csv_rows()
         with atomic_write(path) as file:
             writer = csv.DictWriter(file, fieldnames=list(rows[0]))
@@ -403,33 +403,33 @@ class EvaluationResult:
         return "\n".join(lines)
 
     def cheats_notes(self) -> list[str]:
-        """One note line when an agent at the table sees the hidden cards (:attr:`cheats`)."""
+        """One note line when an agent at the table sees the hidden cards ([`cheats`][])."""
         if not self.cheats:
             return []
         return [f"note: {', '.join(self.cheats)} {'sees' if len(self.cheats) == 1 else 'see'} every hidden card "
                 f"(not a fair player: a measure of what perfect inference is worth)"]
 
     def copies_notes(self) -> list[str]:
-        """A note for each head-to-head pair of two copies of one agent (:attr:`copies`), saying
-        when their margin is 0 by construction (:meth:`same_games_swapped`)."""
+        """A note for each head-to-head pair of two copies of one agent ([`copies`][]), saying
+        when their margin is 0 by construction ([`same_games_swapped`][])."""
         return [f"note: {a} and {b} are two copies of one agent, all at their tables deterministic: in swapped seats "
                 f"they play the same games, margin 0 by construction"
                 if self.same_games_swapped(a, b) else f"note: {a} and {b} are two copies of one agent"
                 for a, b in self.copies]
 
     def same_games_swapped(self, a: str, b: str) -> bool:
-        """Whether copies ``a`` and ``b`` play the same games with their seats swapped: duplicate
+        """Whether copies `a` and `b` play the same games with their seats swapped: duplicate
         seatings (each group plays every seating of a deal) and only deterministic agents at the
-        tables where they meet (:attr:`deterministic`)."""
+        tables where they meet ([`deterministic`][])."""
         met = {name for table in self.tables if a in table.agents and b in table.agents for name in table.agents}
         return self.seatings == "duplicate" and bool(met) and met <= set(self.deterministic)
 
     def pairwise_ahead(self) -> np.ndarray:
-        """float[groups, P, P]: each duplicate group's results of agent a against agent b (:func:`pairwise_ahead`)."""
+        """float[groups, P, P]: each duplicate group's results of agent a against agent b ([`pairwise_ahead`][])."""
         return pairwise_ahead(self.scores, self.schedule.seat_players, self.schedule.group, len(self.names))
 
     def rating_notes(self) -> list[str]:
-        """The leaderboard's caveats (:func:`unrated_gaps`)."""
+        """The leaderboard's caveats ([`unrated_gaps`][])."""
         return unrated_gaps(self.names, self.pairwise_ahead())
 
     def ratings_title(self) -> str:
@@ -481,7 +481,7 @@ def _clean(value: Any) -> Any:
 
 
 def _group_means(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """Average of ``values`` per group, over the groups present (in group order)."""
+    """Average of `values` per group, over the groups present (in group order)."""
     if values.size == 0:
         return values.astype(float)
     present, inverse = np.unique(groups, return_inverse=True)

@@ -1,77 +1,77 @@
-"""A Stable-Baselines3 ``VecEnv`` of ``num_envs`` games, all in ONE batched engine state.
+"""A Stable-Baselines3 `VecEnv` of `num_envs` games, all in ONE batched engine state.
 
-``SergeantMajorVecEnv(num_envs, seed=0, opponents=None, reward="points", **rule_options)``
-holds one :class:`~sergeant_major_env.engine.State` of ``num_envs`` games. In each game
+`SergeantMajorVecEnv(num_envs, seed=0, opponents=None, reward="points", **rule_options)`
+holds one [`State`][sergeant_major_env.engine.State] of `num_envs` games. In each game
 (a *slot*) one seat is the learner, the one SB3 acts for; the two others are played by
-opponent policies (:mod:`sergeant_major_env.policies`), batched: whenever games wait on
+opponent policies ([`sergeant_major_env.policies`][]), batched: whenever games wait on
 an opponent, that opponent's policy is called ONCE for all of them (the same policy
 object for both opponents: one call for both seats), the engine steps those games, and
 this repeats until every game waits on its learner. There is no Python loop over games.
-That machinery is :class:`~sergeant_major_env.learner_games.LearnerGames`, shared with the
-Gymnasium ``VectorEnv`` (:mod:`~sergeant_major_env.gym_vector`); this module adds SB3's API.
+That machinery is [`LearnerGames`][], shared with the
+Gymnasium `VectorEnv` ([`gym_vector`][]); this module adds SB3's API.
 
-Learner seats rotate so that every seat and role is learned: game number ``e`` (0, 1, ...)
-of slot ``i`` has the learner at seat ``(i + e) % 3`` (``learner_seat=k`` fixes it).
+Learner seats rotate so that every seat and role is learned: game number `e` (0, 1, ...)
+of slot `i` has the learner at seat `(i + e) % 3` (`learner_seat=k` fixes it).
 
-Spaces, rewards, options: as :class:`~sergeant_major_env.single_seat.SergeantMajorEnv`
-(``Box(float32, (OBSERVATION_SIZE,))`` = ``observe(state, learner seat)``,
-``Discrete(58)``; ``reward="points"`` (each deal's points, at the step in which the deal
+Spaces, rewards, options: as [`SergeantMajorEnv`][]
+(`Box(float32, (OBSERVATION_SIZE,))` = `observe(state, learner seat)`,
+`Discrete(58)`; `reward="points"` (each deal's points, at the step in which the deal
 ended, opponents' turns included: an episode's rewards sum to the final score),
-``"score"`` or ``"rank"``; rule options as keyword arguments or ``rules=``).
+`"score"` or `"rank"`; rule options as keyword arguments or `rules=`).
 
-Version: the environment version of ``SergeantMajor-v0`` and ``sergeant_major_v0``
-(:mod:`sergeant_major_env.versions`): the same games, observations, actions and rewards.
+Version: the environment version of `SergeantMajor-v0` and `sergeant_major_v0`
+([`sergeant_major_env.versions`][]): the same games, observations, actions and rewards.
 
-Per step (``step_async`` + ``step_wait``): the learner actions of all games are applied in
-one ``engine.step``; then the opponents play. ``step_wait`` returns ``obs float32[N, D]``,
-``rewards float32[N]``, ``dones bool[N]``, ``infos`` (a dict per game). A game that ends
-(on the learner's or on an opponent's card) has ``done`` True, ``infos[i]`` holds
-``terminal_observation`` (the learner's view of the finished game), ``episode``
-(``{"r": return, "l": learner decisions, "t": seconds since the env was made}``, as SB3's
-``Monitor``), ``final_scores`` and ``TimeLimit.truncated`` (False); the slot has already
-started its next game, whose first observation is ``obs[i]``.
+Per step (`step_async` + `step_wait`): the learner actions of all games are applied in
+one `engine.step`; then the opponents play. `step_wait` returns `obs float32[N, D]`,
+`rewards float32[N]`, `dones bool[N]`, `infos` (a dict per game). A game that ends
+(on the learner's or on an opponent's card) has `done` True, `infos[i]` holds
+`terminal_observation` (the learner's view of the finished game), `episode`
+(`{"r": return, "l": learner decisions, "t": seconds since the env was made}`, as SB3's
+`Monitor`), `final_scores` and `TimeLimit.truncated` (False); the slot has already
+started its next game, whose first observation is `obs[i]`.
 
-Actions: ``step_async(actions)`` takes exactly ``N`` integer action ids, an array (or
-sequence) of shape ``(N,)``, and copies it, so changing the array before ``step_wait``
+Actions: `step_async(actions)` takes exactly `N` integer action ids, an array (or
+sequence) of shape `(N,)`, and copies it, so changing the array before `step_wait`
 does not change the step; any other shape or dtype, or an id outside 0..57, is a one-line
-``ValueError`` at ``step_async`` (nothing is stepped).
+`ValueError` at `step_async` (nothing is stepped).
 
-Action masks: ``action_masks()`` -> ``bool[N, 58]``; sb3-contrib's ``MaskablePPO`` gets them
-through ``env_method("action_masks")`` (a list of per-game masks), which is supported.
-An illegal learner action raises :class:`~sergeant_major_env.engine.IllegalActionError`
-naming the game and its legal actions, with the state unchanged (``illegal_action=
-"replace"`` substitutes a random legal action instead); why raising is the default here is
-said, with every other keyword, once in :mod:`sergeant_major_env.options`.
+Action masks: `action_masks()` -> `bool[N, 58]`; sb3-contrib's `MaskablePPO` gets them
+through `env_method("action_masks")` (a list of per-game masks), which is supported.
+An illegal learner action raises [`IllegalActionError`][sergeant_major_env.engine.IllegalActionError]
+naming the game and its legal actions, with the state unchanged (`illegal_action=
+"replace"` substitutes a random legal action instead); why raising is the default here is
+said, with every other keyword, once in [`sergeant_major_env.options`][].
 
-Each opponent round steps only the games waiting on an opponent (``engine.step(...,
-games=waiting)``), so late rounds with few games left cost little. Finished games are
+Each opponent round steps only the games waiting on an opponent (`engine.step(...,
+games=waiting)`), so late rounds with few games left cost little. Finished games are
 restarted here rather than by
-``engine.step(autoreset=True)`` (same seeds, same new game), so that the finished game's
-``terminal_observation`` can still be observed.
+`engine.step(autoreset=True)` (same seeds, same new game), so that the finished game's
+`terminal_observation` can still be observed.
 
 Opponent pool (for training against a mix, e.g. a curriculum or a self-play league):
-``set_opponent_pool(policies, weights=None, pairs="same")`` replaces the fixed opponents.
-Each slot draws its opponents from the pool (probabilities proportional to ``weights``)
-whenever one of its games starts: with ``pairs="same"`` one member plays both opponent
-seats, with ``pairs="independent"`` the left and right seats are drawn separately. A game
+`set_opponent_pool(policies, weights=None, pairs="same")` replaces the fixed opponents.
+Each slot draws its opponents from the pool (probabilities proportional to `weights`)
+whenever one of its games starts: with `pairs="same"` one member plays both opponent
+seats, with `pairs="independent"` the left and right seats are drawn separately. A game
 keeps its opponents until it ends, so a call while games are in progress (new weights, new
-members) takes effect slot by slot, at each slot's next game; ``reset()`` redraws every
+members) takes effect slot by slot, at each slot's next game; `reset()` redraws every
 slot. An opponent round then calls each member ONCE, on all the waiting games in which it
-holds the seat to act (no Python loop over games). ``opponent_ids`` (``int64[N, 2]``: the
+holds the seat to act (no Python loop over games). `opponent_ids` (`int64[N, 2]`: the
 member index of the left and right opponent of each slot's current game, into
-``opponent_members``) shows the assignment; ``set_opponent_pool(None)`` returns to the
-fixed ``opponents``. Every finished game's info also holds ``opponents``: the names of its
+`opponent_members`) shows the assignment; `set_opponent_pool(None)` returns to the
+fixed `opponents`. Every finished game's info also holds `opponents`: the names of its
 (left, right) opponents, so training can log its returns per opponent.
 
-Seeding (``S`` follows the one seed rule of :mod:`sergeant_major_env.seeding`, an integer
-0 to 2**63 - 1, checked before anything changes): slot ``i`` plays the engine games of seeds
-``S + i``, ``S + i + N``,
-``S + i + 2N``, ... (``N = num_envs``; the engine's autoreset convention), so every game is
+Seeding (`S` follows the one seed rule of `sergeant_major_env.seeding`, an integer
+0 to 2**63 - 1, checked before anything changes): slot `i` plays the engine games of seeds
+`S + i`, `S + i + N`,
+`S + i + 2N`, ... (`N = num_envs`; the engine's autoreset convention), so every game is
 reproduced by its seed alone given the same actions (the opponents' too: with
-deterministic opponents, game i alone in the engine is the same game). ``S`` is ``seed``
-at the first ``reset()``, or the value given to ``seed(S)`` before a ``reset()``. The opponents draw
-from one generator for the whole batch, ``np.random.default_rng([S, 1])``; the pool draws
-(which member plays which game) from another, ``np.random.default_rng([S, 2])``. A ``reset()``
+deterministic opponents, game i alone in the engine is the same game). `S` is `seed`
+at the first `reset()`, or the value given to `seed(S)` before a `reset()`. The opponents draw
+from one generator for the whole batch, `np.random.default_rng([S, 1])`; the pool draws
+(which member plays which game) from another, `np.random.default_rng([S, 2])`. A `reset()`
 without a new seed abandons the games in progress and lets each slot continue with its
 next seed.
 """
@@ -94,8 +94,8 @@ from .seeding import check_seed
 from .single_seat import observation_space
 
 class SergeantMajorVecEnv(LearnerGames, VecEnv):
-    """``num_envs`` games of one learner against opponent policies (see the module docstring;
-    the batched stepping is :class:`~sergeant_major_env.learner_games.LearnerGames`)."""
+    """`num_envs` games of one learner against opponent policies (see the module docstring;
+    the batched stepping is [`LearnerGames`][])."""
 
     def __init__(
         self,
@@ -167,7 +167,7 @@ class SergeantMajorVecEnv(LearnerGames, VecEnv):
         return bits_to_bool(self._legal, NUM_ACTIONS).copy()
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
-        """Use seed ``S`` from the next ``reset()``: slot i then plays S + i, S + i + N, ..."""
+        """Use seed `S` from the next `reset()`: slot i then plays S + i, S + i + N, ..."""
         if seed is None:
             seed = int(np.random.randint(0, np.iinfo(np.uint32).max, dtype=np.uint32))
         self._seed_pending = self._base_seed = check_seed(seed, f"{type(self).__name__}.seed: seed")
@@ -205,7 +205,7 @@ class SergeantMajorVecEnv(LearnerGames, VecEnv):
 
     # ------------------------------------------------------------------ internals
     def _checked_actions(self, actions: Any) -> np.ndarray:
-        """A copy of ``actions`` as ``int64[N]``, or a ValueError naming what was wrong."""
+        """A copy of `actions` as `int64[N]`, or a ValueError naming what was wrong."""
         return checked_actions(actions, self.num_envs, f"{type(self).__name__}.step_async")
 
     def _set_learner_seats(self, slots: np.ndarray) -> None:

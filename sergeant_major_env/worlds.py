@@ -1,9 +1,9 @@
 """Hidden-card sampling: complete game states ("worlds") consistent with what one seat knows.
 
-``sample_worlds(state, games, worlds, rng)`` returns, for each listed game, ``worlds``
+`sample_worlds(state, games, worlds, rng)` returns, for each listed game, `worlds`
 copies of it in which everything the seat to act cannot see is redrawn at random, and
 everything it can see is kept. It is the determinization step of search bots (PIMC), in
-the manner of OpenSpiel's ``resample_from_infostate``: the worlds are plain engine states,
+the manner of OpenSpiel's `resample_from_infostate`: the worlds are plain engine states,
 so the one engine plays them out.
 
 What the seat to act knows, and so every world keeps (RULES.md):
@@ -12,7 +12,7 @@ What the seat to act knows, and so every world keeps (RULES.md):
 * the cards played in this deal, trick by trick, and so the cards each seat has shown it
   does not hold: a seat that did not follow suit is void in it (R13), one that neither
   followed nor trumped holds no trump (R14), and with the R15 options, one that did not
-  beat the table could not (``State.shown_out``, :func:`engine.ruled_out`);
+  beat the table could not (`State.shown_out`, [`engine.ruled_out`][]);
 * the talon once turned face up (section 5): its cards not yet played are in the
   playmaker's hand or among its discards;
 * its own discards as playmaker; otherwise only that four unknown cards are out;
@@ -31,14 +31,14 @@ the above. The unseen cards go to at most three places: the two other hands and 
 own mode choice its ten unseen cards plus the talon). Each card may go to some of them;
 the number of assignments is a sum over how many cards of each kind go to the pile of
 products of binomial coefficients, so the sampler draws those counts with their exact
-weights, then the cards themselves uniformly (see :func:`_assign_k`). Given a belief model's
-probability of each unseen card's place, ``exact=True`` draws each consistent assignment
+weights, then the cards themselves uniformly (see `_assign_k`). Given a belief model's
+probability of each unseen card's place, `exact=True` draws each consistent assignment
 with a probability proportional to the product of the probabilities of its placements (a
-table over the cards and the hands' counts, then one draw a card: :func:`_product_splits_k`).
+table over the cards and the hands' counts, then one draw a card: `_product_splits_k`).
 
 Worlds get fresh random seeds (the real seed would reveal the next deals) and keep, of the
-other seats' exchanges, only what the seat to act took part in (``last_returned``, the card
-of the last return, is -1 unless it was in its pair); ``dealt`` is -1 (unknown).
+other seats' exchanges, only what the seat to act took part in (`last_returned`, the card
+of the last return, is -1 unless it was in its pair); `dealt` is -1 (unknown).
 """
 
 from __future__ import annotations
@@ -58,14 +58,14 @@ A_BIN, B_BIN, PILE = 0, 1, 2  # the left (seat + 1) and right (seat + 2) hands, 
 
 
 def knowledge(state: State, games: np.ndarray) -> dict[str, np.ndarray]:
-    """What the seat to act in each of ``games`` knows about where the unseen cards are.
+    """What the seat to act in each of `games` knows about where the unseen cards are.
 
     Returns uint64 arrays (one row per game; bins are the left hand, the right hand, the pile):
 
-    * ``fixed``    [G, 3]: cards known to be in each seat's hand (by absolute seat);
-    * ``unseen``   [G]:    the cards whose place the seat does not know;
-    * ``allowed``  [G, 3]: for each bin, the unseen cards that may be there;
-    * ``capacity`` [G, 3] (int): how many unseen cards each bin holds.
+    * `fixed`    [G, 3]: cards known to be in each seat's hand (by absolute seat);
+    * `unseen`   [G]:    the cards whose place the seat does not know;
+    * `allowed`  [G, 3]: for each bin, the unseen cards that may be there;
+    * `capacity` [G, 3] (int): how many unseen cards each bin holds.
     """
     games = np.asarray(games, dtype=np.intp)
     n = games.size
@@ -126,30 +126,30 @@ def knowledge(state: State, games: np.ndarray) -> dict[str, np.ndarray]:
 
 def sample_worlds(state: State, games, worlds: int, rng: np.random.Generator, log_probs: np.ndarray | None = None,
                   power: float = 1.0, exact: bool = False) -> State:
-    """``worlds`` worlds for each of ``games`` (row ``i * worlds + w`` is world w of ``games[i]``),
+    """`worlds` worlds for each of `games` (row `i * worlds + w` is world w of `games[i]`),
     consistent with what the seat to act knows and uniform among such (module docstring).
 
-    ``state`` an engine :class:`State`, ``games`` game numbers 0..B-1 of it (a game may be
-    listed twice), ``worlds`` a positive integer, ``rng`` a numpy ``Generator``
-    (``np.random.default_rng(seed)``); the worlds must fit this machine's memory. Anything
+    `state` an engine [`State`][], `games` game numbers 0..B-1 of it (a game may be
+    listed twice), `worlds` a positive integer, `rng` a numpy `Generator`
+    (`np.random.default_rng(seed)`); the worlds must fit this machine's memory. Anything
     else is one ValueError line, before anything is drawn.
 
     The random numbers are drawn here, with numpy, all before the worlds are made: a Gumbel
     noise per row and choice of pile counts, three rows of 52 uniform keys, a seed per world
-    (in that order); the kernel :func:`_worlds_k` then builds every world from them.
+    (in that order); the kernel `_worlds_k` then builds every world from them.
 
-    ``log_probs`` (float64[len(games), 52, 3], a belief model's log-probability of each card
+    `log_probs` (float64[len(games), 52, 3], a belief model's log-probability of each card
     being in the left hand, the right hand or the pile, for each game) draws the cards
     themselves by it instead of uniformly: each card's keys get the Gumbel of its uniform draw
-    plus ``power`` times its log-odds (pile against the hands; the left hand against the right),
+    plus `power` times its log-odds (pile against the hands; the left hand against the right),
     so the cards the model puts on the pile or in the left hand are picked first, without
     repeats (Gumbel top-k); the counts of each kind keep their exact uniform weights. The worlds
-    stay consistent with what the seat knows; ``power`` 0 gives the uniform worlds, bit for bit.
+    stay consistent with what the seat knows; `power` 0 gives the uniform worlds, bit for bit.
 
-    ``exact=True`` (True or False; with ``log_probs``) draws each world instead with a probability proportional
+    `exact=True` (True or False; with `log_probs`) draws each world instead with a probability proportional
     to the product, over the unseen cards, of the model's probability of the place the world
-    puts it, raised to ``power``, among the worlds consistent with what the seat knows (a
-    conditional draw: :func:`_product_splits_k`). It draws a uniform key per card and world
+    puts it, raised to `power`, among the worlds consistent with what the seat knows (a
+    conditional draw: `_product_splits_k`). It draws a uniform key per card and world
     where the key draw draws its Gumbel noise and keys, so its worlds are other worlds."""
     games = _checked_games(state, games)
     worlds = check_count(worlds, "sample_worlds: worlds")
@@ -197,7 +197,7 @@ def sample_worlds(state: State, games, worlds: int, rng: np.random.Generator, lo
 
 
 def _checked_log_probs(log_probs, games: int, power) -> np.ndarray:
-    """``log_probs`` as float64[games, 52, 3] of finite numbers, and ``power`` a finite number >= 0,
+    """`log_probs` as float64[games, 52, 3] of finite numbers, and `power` a finite number >= 0,
     or one ValueError line naming what is wrong (sample_worlds)."""
     try:
         array = np.asarray(log_probs, dtype=np.float64)
@@ -237,7 +237,7 @@ def _log_binomial_k(n, k, log_factorial):
 
 @kernel(inline=True)
 def _kinds_k(unseen, allowed_a, allowed_b, allowed_p):
-    """The unseen cards by the bins they may go to: (a, b, ab, p, ap, bp, abp) (:func:`_assign_k`)."""
+    """The unseen cards by the bins they may go to: (a, b, ab, p, ap, bp, abp) (`_assign_k`)."""
     a, b, p = allowed_a & unseen, allowed_b & unseen, allowed_p & unseen
     return a & ~b & ~p, b & ~a & ~p, a & b & ~p, p & ~a & ~b, a & p & ~b, b & p & ~a, a & b & p
 
@@ -245,9 +245,9 @@ def _kinds_k(unseen, allowed_a, allowed_b, allowed_p):
 @kernel(ahead="search", seconds=0.5, signature=(
         "uint64[::1], uint64[:, ::1], int64[:, ::1], float64[::1], float64[:, ::1]"))
 def _log_weights_k(unseen, allowed, capacity, log_factorial, log_w):
-    """Fills ``log_w[G, 225]``: for each game the log of the number of assignments of its unseen
-    cards that put ``d_ap`` cards of kind ap and ``d_bp`` of kind bp on the pile (``d_abp``
-    follows from the pile's size), as a product of binomials (:func:`_assign_k`). Returns 0, or
+    """Fills `log_w[G, 225]`: for each game the log of the number of assignments of its unseen
+    cards that put `d_ap` cards of kind ap and `d_bp` of kind bp on the pile (`d_abp`
+    follows from the pile's size), as a product of binomials (`_assign_k`). Returns 0, or
     1 when an unseen card may go nowhere, 2 when no assignment fits the hand sizes (_PROBLEMS)."""
     for g in range(unseen.size):
         if unseen[g] & ~(allowed[g, 0] | allowed[g, 1] | allowed[g, 2]):
@@ -275,8 +275,8 @@ def _log_weights_k(unseen, allowed, capacity, log_factorial, log_w):
 
 @kernel(inline=True)
 def _lowest_by_key_k(cards, k, keys, members):
-    """The ``k`` cards of the set ``cards`` with the smallest ``keys`` (a uniform k-subset; equal
-    keys, which a draw of doubles almost never gives, by card). ``members``: int64[52] scratch."""
+    """The `k` cards of the set `cards` with the smallest `keys` (a uniform k-subset; equal
+    keys, which a draw of doubles almost never gives, by card). `members`: int64[52] scratch."""
     if k <= 0:
         return _ZERO
     m = 0
@@ -296,15 +296,15 @@ def _lowest_by_key_k(cards, k, keys, members):
 
 @kernel(inline=True)
 def _assign_k(i, g, unseen, allowed, capacity, log_w, gumbel, pile_keys, hand_keys, members):
-    """(hand_a, hand_b, pile): a uniformly random split of game ``g``'s unseen cards into the three
-    bins (the left hand, the right hand, the pile), each bin getting ``capacity`` cards, all of
-    them ``allowed`` there; ``i``: the world's row of the draws.
+    """(hand_a, hand_b, pile): a uniformly random split of game `g`'s unseen cards into the three
+    bins (the left hand, the right hand, the pile), each bin getting `capacity` cards, all of
+    them `allowed` there; `i`: the world's row of the draws.
 
     Cards fall into kinds by the set of bins they may go to. The pile is filled first: all
-    cards that may only go there, then ``d`` of each kind that may go there or elsewhere;
+    cards that may only go there, then `d` of each kind that may go there or elsewhere;
     the two hands then take the cards only they may hold, and split the cards both may hold.
-    The number of assignments for a choice of the ``d`` is a product of binomials
-    (``log_w``), which weights that choice (Gumbel-max: the highest ``log_w`` + Gumbel noise);
+    The number of assignments for a choice of the `d` is a product of binomials
+    (`log_w`), which weights that choice (Gumbel-max: the highest `log_w` + Gumbel noise);
     the cards themselves are picked by random keys (uniform subsets)."""
     u = unseen[g]
     k_a, k_b, k_ab, k_p, k_ap, k_bp, k_abp = _kinds_k(u, allowed[g, 0], allowed[g, 1], allowed[g, 2])
@@ -329,8 +329,8 @@ def _assign_k(i, g, unseen, allowed, capacity, log_w, gumbel, pile_keys, hand_ke
         "int64, uint64[::1], uint64[:, ::1], int64[:, ::1], float64[:, ::1], float64[:, ::1], float64[:, ::1], "
         "float64[:, ::1], uint64[:, ::1]"))
 def _key_splits_k(worlds, unseen, allowed, capacity, log_w, gumbel, pile_keys, hand_keys, splits):
-    """Fills ``splits[r, 3]`` (the left hand's, the right hand's and the pile's unseen cards of
-    each world, row ``i`` a world of game ``i // worlds``) by :func:`_assign_k`."""
+    """Fills `splits[r, 3]` (the left hand's, the right hand's and the pile's unseen cards of
+    each world, row `i` a world of game `i // worlds`) by `_assign_k`."""
     members = np.empty(52, dtype=np.int64)
     for i in range(splits.shape[0]):
         hand_a, hand_b, pile = _assign_k(i, i // worlds, unseen, allowed, capacity, log_w, gumbel, pile_keys,
@@ -341,17 +341,17 @@ def _key_splits_k(worlds, unseen, allowed, capacity, log_w, gumbel, pile_keys, h
 @kernel(ahead="search", seconds=2, signature=(
         "int64, uint64[::1], uint64[:, ::1], int64[:, ::1], float64[:, :, ::1], float64[:, ::1], uint64[:, ::1]"))
 def _product_splits_k(worlds, unseen, allowed, capacity, weights, keys, splits):
-    """Fills ``splits[r, 3]`` as :func:`_key_splits_k` does, each world of game g drawn with a
-    probability proportional to the product over g's unseen cards of ``weights[g, card, bin]``
+    """Fills `splits[r, 3]` as `_key_splits_k` does, each world of game g drawn with a
+    probability proportional to the product over g's unseen cards of `weights[g, card, bin]`
     for the bin it puts the card in, among the splits that put each card where it is allowed
     and give each bin its capacity. Returns 0, or 2 when no split fits (_PROBLEMS).
 
-    Forward, over the unseen cards in ascending order, ``table[k, a, b]`` sums the products of
+    Forward, over the unseen cards in ascending order, `table[k, a, b]` sums the products of
     the splits of the first k cards that put a of them in the left hand and b in the right (the
     rest on the pile), each layer scaled to a largest entry of 1 (the draws use ratios within a
     layer). Backward, from the full split, each card from the last to the first goes to a bin
     with a probability proportional to its weight there times the table's entry that bin leaves
-    for the cards before it (``keys[i, card]`` the uniform draw)."""
+    for the cards before it (`keys[i, card]` the uniform draw)."""
     cards = np.empty(52, dtype=np.int64)
     for g in range(unseen.size):
         n = 0
@@ -408,7 +408,7 @@ def _product_splits_k(worlds, unseen, allowed, capacity, weights, keys, splits):
 
 @kernel(inline=True)
 def _bin_weights_k(g, card, allowed, weights):
-    """(left, right, pile): ``weights[g, card]``, 0 in a bin the card may not go to."""
+    """(left, right, pile): `weights[g, card]`, 0 in a bin the card may not go to."""
     bit = _ONE << np.uint64(card)
     return (weights[g, card, 0] if allowed[g, 0] & bit else 0.0, weights[g, card, 1] if allowed[g, 1] & bit else 0.0,
             weights[g, card, 2] if allowed[g, 2] & bit else 0.0)
@@ -418,8 +418,8 @@ def _bin_weights_k(g, card, allowed, weights):
         "uint8[::1], int64, uint64[:, ::1], int64[::1], int64[::1], boolean[::1], boolean[::1], uint64[:, ::1], "
         "float64[:, ::1], uint64[::1]"))
 def _worlds_k(buffer, worlds, fixed, seat, playmaker, choosing, talon_shown, splits, own_keys, seeds):
-    """Makes the worlds in ``buffer`` (``worlds`` copies of each game, row ``i`` a copy of game
-    ``i // worlds``): their unseen cards placed as ``splits[i]`` says (the left hand's, the
+    """Makes the worlds in `buffer` (`worlds` copies of each game, row `i` a copy of game
+    `i // worlds`): their unseen cards placed as `splits[i]` says (the left hand's, the
     right hand's, the pile's), the rest of what the seat to act does not know cleared (module
     docstring)."""
     s = _state_k(buffer)
@@ -465,7 +465,7 @@ def _worlds_k(buffer, worlds, fixed, seat, playmaker, choosing, talon_shown, spl
 
 
 def _checked_games(state: State, games) -> np.ndarray:
-    """``games`` as ``intp[k]``: integers 0..B-1 of ``state`` (a one-line ValueError otherwise)."""
+    """`games` as `intp[k]`: integers 0..B-1 of `state` (a one-line ValueError otherwise)."""
     if not isinstance(state, State):
         raise ValueError(f"sample_worlds: state must be an engine State, got {shorten(state)}")
     index = np.asarray(games).reshape(-1)

@@ -240,7 +240,7 @@ def test_every_segment_holds_what_the_docstring_says(seed, rules):
 
 def test_segments_cover_the_vector_in_the_docstrings_order_and_sizes():
     """The module docstring's table is the layout: same names, order, sizes and scales."""
-    rows = re.findall(r"^``(\w+)``\s+(\d+)\s+(\d+)\s", observation.__doc__, re.M)
+    rows = re.findall(r"^\| `(\w+)` \| (\d+) \| (\d+) \|", observation.__doc__, re.M)
     assert [name for name, _, _ in rows] == list(SEGMENTS)
     offset = 0
     for name, size, scale in rows:
@@ -249,7 +249,7 @@ def test_segments_cover_the_vector_in_the_docstrings_order_and_sizes():
         offset += int(size)
     assert OBSERVATION_SIZE == offset == 919
     for name in observation.DERIVED:
-        assert re.search(rf"^``{name}``.*\*derived\*", observation.__doc__, re.M), name
+        assert re.search(rf"^\| `{name}` \|.*\*derived\*", observation.__doc__, re.M), name
 
 
 def test_observe_accepts_a_seat_per_game_and_rejects_bad_seats():

@@ -1,29 +1,29 @@
-"""``belief``: where the unseen cards are, as one seat sees it (a network, its code-free file).
+"""`belief`: where the unseen cards are, as one seat sees it (a network, its code-free file).
 
-A belief model reads one seat's observation (:func:`sergeant_major_env.observation.observe`,
+A belief model reads one seat's observation ([`sergeant_major_env.observation.observe`][],
 the seat's whole information state) and gives, for each of the 52 cards, three logits: the
 card is in the hand of the seat on the left (seat + 1), in the hand on the right (seat + 2),
 or in the pile (the talon before it is shown, the playmaker's discards after; during the
 playmaker's own mode choice also its ten cards not yet seen). These are the three bins of
-:func:`sergeant_major_env.worlds.knowledge`. Only the unseen cards' logits mean anything: the
-model is trained on them alone (``sergeant-major distill belief``,
-:mod:`sergeant_major_env.training.belief`), each card's softmax taken over the bins it may be in.
+[`sergeant_major_env.worlds.knowledge`][]. Only the unseen cards' logits mean anything: the
+model is trained on them alone (`sergeant-major distill belief`,
+`sergeant_major_env.training.belief`), each card's softmax taken over the bins it may be in.
 
-``pimc:belief=learned`` weights its sampled worlds by it (:meth:`Belief.world_log_weights`):
+`pimc:belief=learned` weights its sampled worlds by it (`Belief.world_log_weights`):
 a world's log-weight is the sum, over the unseen cards, of the log of the model's probability
 of the bin the world put the card in over the share of the uniform candidates that put it
 there. The worlds are drawn uniformly among those consistent with what the seat knows, so the
 weights only choose among consistent worlds; the model never sees a hidden card (it reads the
 observation alone).
 
-The file is a pair, like a policy file (:mod:`sergeant_major_env.agents.policy_file`), and
-cannot carry code: ``belief.safetensors`` (the tensors) and ``belief.json`` beside it
-(:data:`FORMAT`, :data:`FORMAT_VERSION`, the observation layout, ``cards`` 52, ``bins`` 3, the
-hidden layers, and how it was made). :func:`load_belief` checks everything before use, each
+The file is a pair, like a policy file (`sergeant_major_env.agents.policy_file`), and
+cannot carry code: `belief.safetensors` (the tensors) and `belief.json` beside it
+(`FORMAT`, `FORMAT_VERSION`, the observation layout, `cards` 52, `bins` 3, the
+hidden layers, and how it was made). `load_belief` checks everything before use, each
 problem one ValueError line: the JSON (bounded read, format, version, layout, layers), the
 tensors file's size against the network the JSON describes (before it is read), the tensors'
 names, shapes and dtype, and that every weight is finite. This folder holds the shipped
-model, ``belief=learned``.
+model, `belief=learned`.
 """
 
 from __future__ import annotations
@@ -48,9 +48,9 @@ FORMAT_VERSION = 1
 TENSORS_FILE = "belief.safetensors"
 METADATA_FILE = "belief.json"
 BINS = 3
-"""Left hand, right hand, pile (:data:`sergeant_major_env.worlds.A_BIN`, ``B_BIN``, ``PILE``)."""
+"""Left hand, right hand, pile (`sergeant_major_env.worlds.A_BIN`, `B_BIN`, `PILE`)."""
 BELIEF_FOLDER = Path(__file__).resolve().parent
-"""The shipped model (``belief=learned``)."""
+"""The shipped model (`belief=learned`)."""
 SHIPPED = {"learned": BELIEF_FOLDER}
 MAX_METADATA_BYTES = 1_000_000
 MAX_METADATA_DEPTH = 32
@@ -62,8 +62,8 @@ _OWN_KEYS = ("format", "format_version", "tensors", "observation", "cards", "bin
 
 
 class BeliefNetwork(nn.Module):
-    """An MLP (ReLU) from the observation to ``[B, 52, 3]`` logits: ``body`` the hidden layers,
-    ``head`` the last linear layer (52 x 3 outputs)."""
+    """An MLP (ReLU) from the observation to `[B, 52, 3]` logits: `body` the hidden layers,
+    `head` the last linear layer (52 x 3 outputs)."""
 
     def __init__(self, layers: list[int]) -> None:
         super().__init__()
@@ -80,12 +80,12 @@ class BeliefNetwork(nn.Module):
 
 
 def belief_source(name: str | Path) -> Path:
-    """The file or folder a ``belief`` option names: the shipped model's folder for ``learned``."""
+    """The file or folder a `belief` option names: the shipped model's folder for `learned`."""
     return SHIPPED.get(str(name), Path(name))
 
 
 def belief_paths(path: str | Path) -> tuple[Path, Path]:
-    """(``.safetensors``, ``.json``) of ``path``: either file of the pair or a folder holding
+    """(`.safetensors`, `.json`) of `path`: either file of the pair or a folder holding
     belief.safetensors; a one-line ValueError when they are not there."""
     path = Path(path)
     if path.is_dir():
@@ -103,15 +103,15 @@ def belief_paths(path: str | Path) -> tuple[Path, Path]:
 
 
 def parameter_count(layers: list[int]) -> int:
-    """Numbers in a :class:`BeliefNetwork` of these hidden layers (weights and biases)."""
+    """Numbers in a `BeliefNetwork` of these hidden layers (weights and biases)."""
     widths = [OBSERVATION_SIZE, *layers, NUM_CARDS * BINS]
     return sum((a + 1) * b for a, b in zip(widths, widths[1:]))
 
 
 def read_belief_metadata(path: str | Path) -> dict[str, Any]:
-    """The checked belief.json of ``path``: bounded read, format and version, the observation
-    layout, 52 cards in 3 bins, hidden layers of at most :data:`MAX_LAYERS` sizes from 1 to
-    :data:`MAX_LAYER_SIZE`; each problem one ValueError line."""
+    """The checked belief.json of `path`: bounded read, format and version, the observation
+    layout, 52 cards in 3 bins, hidden layers of at most `MAX_LAYERS` sizes from 1 to
+    `MAX_LAYER_SIZE`; each problem one ValueError line."""
     _, metadata_path = belief_paths(path)
     metadata, where = read_described(metadata_path, "belief", "a belief model's", FORMAT, FORMAT_VERSION,
                                      MAX_METADATA_BYTES, MAX_METADATA_DEPTH)
@@ -158,9 +158,9 @@ def load_belief(path: str | Path) -> tuple[BeliefNetwork, dict[str, Any]]:
 
 def save_belief(network: BeliefNetwork, folder: str | Path, layers: list[int],
                 metadata: dict[str, Any] | None = None) -> Path:
-    """Write ``network`` as FOLDER/belief.safetensors + FOLDER/belief.json, each atomically, the
-    tensors first; ``metadata`` (JSON-able: how it was made) is added to the JSON. Returns the
-    tensors' path. The caller checks beforehand that it may replace them (``--overwrite``)."""
+    """Write `network` as FOLDER/belief.safetensors + FOLDER/belief.json, each atomically, the
+    tensors first; `metadata` (JSON-able: how it was made) is added to the JSON. Returns the
+    tensors' path. The caller checks beforehand that it may replace them (`--overwrite`)."""
     from safetensors.torch import save
 
     clash = sorted(set(metadata or {}) & set(_OWN_KEYS))
@@ -177,7 +177,7 @@ def save_belief(network: BeliefNetwork, folder: str | Path, layers: list[int],
 
 
 class Belief:
-    """A loaded belief model as the search uses it (``pimc:belief=...``)."""
+    """A loaded belief model as the search uses it (`pimc:belief=...`)."""
 
     def __init__(self, source: str | Path) -> None:
         from ..torch_setup import use_torch_threads
@@ -195,11 +195,11 @@ class Belief:
 
     def world_log_weights(self, observations: np.ndarray, worlds, seat: np.ndarray, unseen: np.ndarray,
                           per_game: int) -> np.ndarray:
-        """float[G * per_game]: the log-weight of each world (row ``i * per_game + w`` one of game
-        i's ``per_game`` uniform candidates): the sum over game i's ``unseen`` cards (uint64[G])
+        """float[G * per_game]: the log-weight of each world (row `i * per_game + w` one of game
+        i's `per_game` uniform candidates): the sum over game i's `unseen` cards (uint64[G])
         of log p(bin) - log u(bin), the bin the world put the card in, p the model's probability
-        from ``observations`` (float32[G, D]: the seat's, never the world's; ``seat`` int[G] the
-        seat to act), u the share of the game's candidates putting the card there (:data:`SMOOTHING`
+        from `observations` (float32[G, D]: the seat's, never the world's; `seat` int[G] the
+        seat to act), u the share of the game's candidates putting the card there (`SMOOTHING`
         added). Uniform worlds already follow what the seat knows (a void, a hand's size): the
         ratio moves their marginals to the model's without counting that knowledge twice, as the
         probabilities alone do (their product favours worlds the sampler already favours)."""

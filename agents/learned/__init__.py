@@ -1,27 +1,27 @@
-"""``learned``: the trained policy shipped inside the package, loaded by name with no path.
+"""`learned`: the trained policy shipped inside the package, loaded by name with no path.
 
 This folder holds three files, all plain data (nothing in them can run code):
 
-* ``policy.safetensors`` + ``policy.json``: a policy file of train.py, the code-free format
-  of :mod:`sergeant_major_env.agents.policy_file` (``ppo:agents/learned`` loads the same policy);
-* ``learned.json``: what the policy is (:data:`METADATA_FILE`, written by
-  ``sergeant-major ship RUN_FOLDER``): the run it came from and its training command,
+* `policy.safetensors` + `policy.json`: a policy file of train.py, the code-free format
+  of `sergeant_major_env.agents.policy_file` (`ppo:agents/learned` loads the same policy);
+* `learned.json`: what the policy is (`METADATA_FILE`, written by
+  `sergeant-major ship RUN_FOLDER`): the run it came from and its training command,
   the observation version and rule options it was trained under, the SHA-256 of the two
   policy files (so a policy swapped without its metadata is refused), and its measured
-  strength: for each opponent X, the mean points per game of ``learned`` at the table
-  ``learned,X,X`` on duplicate deals, with the 95% interval, the games, the seed and the
+  strength: for each opponent X, the mean points per game of `learned` at the table
+  `learned,X,X` on duplicate deals, with the 95% interval, the games, the seed and the
   evaluate.py command that gives those numbers.
 
-``learned-ppo`` is the policy PPO trained (the shipped ``learned`` up to version 0.2.0), kept in
-:data:`PPO_FOLDER` (``ppo/``, the same three files): the distillation started from it (version
-0.3.0's ``learned`` was fitted to labels of the search with it inside; the ``learned`` shipped
-since is two rounds of ``distill rounds`` on from that one), and head-to-head tables measure
+`learned-ppo` is the policy PPO trained (the shipped `learned` up to version 0.2.0), kept in
+`PPO_FOLDER` (`ppo/`, the same three files): the distillation started from it (version
+0.3.0's `learned` was fitted to labels of the search with it inside; the `learned` shipped
+since is two rounds of `distill rounds` on from that one), and head-to-head tables measure
 against it.
 
-``make_agent("learned")`` returns an :class:`sergeant_major_env.agents.ppo.PPOAgent` named ``learned`` whose
-``.metadata`` is ``learned.json`` (``.policy_metadata`` is policy.json) and ``.rules`` the
-rule options it was trained under. It needs the optional ``train`` dependencies (torch,
-safetensors), as every ``ppo:`` policy does.
+`make_agent("learned")` returns an [`sergeant_major_env.agents.ppo.PPOAgent`][] named `learned` whose
+`.metadata` is `learned.json` (`.policy_metadata` is policy.json) and `.rules` the
+rule options it was trained under. It needs the optional `train` dependencies (torch,
+safetensors), as every `ppo:` policy does.
 """
 
 from __future__ import annotations
@@ -35,14 +35,14 @@ from sergeant_major_env import files
 LEARNED_FOLDER = Path(__file__).resolve().parent
 """Where the shipped policy lives (inside the installed package)."""
 PPO_FOLDER = LEARNED_FOLDER / "ppo"
-"""Where ``learned-ppo`` lives: the policy PPO trained, where the shipped one's distillation started."""
+"""Where `learned-ppo` lives: the policy PPO trained, where the shipped one's distillation started."""
 SHIPPED_POLICIES = {"learned": LEARNED_FOLDER, "learned-ppo": PPO_FOLDER}
 """The shipped policies' agent names and folders."""
 
 
 def policy_source(name: str | Path) -> Path:
-    """The policy file or run folder ``name`` names: a shipped policy's folder for its agent name
-    (``learned``, ``learned-ppo``), else the path itself."""
+    """The policy file or run folder `name` names: a shipped policy's folder for its agent name
+    (`learned`, `learned-ppo`), else the path itself."""
     return SHIPPED_POLICIES.get(str(name), Path(name))
 
 TENSORS_FILE = "policy.safetensors"
@@ -63,7 +63,7 @@ def file_sha256(path: Path) -> str:
 
 
 def read_learned_metadata(folder: str | Path = LEARNED_FOLDER, agent: str = "learned") -> dict[str, Any]:
-    """The checked ``learned.json`` of ``folder``; a one-line ValueError when a file is missing,
+    """The checked `learned.json` of `folder`; a one-line ValueError when a file is missing,
     the JSON is not the shipped-policy format, or a policy file is not the one it describes."""
     folder = Path(folder)
     for name in (TENSORS_FILE, POLICY_METADATA_FILE, METADATA_FILE):
@@ -89,7 +89,7 @@ def _check_digests(folder: Path, digests: dict[str, Any], agent: str) -> None:
 
 
 def load_learned(folder: str | Path = LEARNED_FOLDER, name: str = "learned"):
-    """The shipped policy of ``folder`` as an agent named ``name`` (see the module docstring)."""
+    """The shipped policy of `folder` as an agent named `name` (see the module docstring)."""
     from ..ppo import PPOAgent
 
     metadata = read_learned_metadata(folder, name)
@@ -100,5 +100,5 @@ def load_learned(folder: str | Path = LEARNED_FOLDER, name: str = "learned"):
 
 
 def load_learned_ppo():
-    """``learned-ppo``: the policy PPO trained, the starting point of the shipped one (:data:`PPO_FOLDER`)."""
+    """`learned-ppo`: the policy PPO trained, the starting point of the shipped one (`PPO_FOLDER`)."""
     return load_learned(PPO_FOLDER, "learned-ppo")

@@ -1,4 +1,4 @@
-"""The ``sergeant-major`` command: one entry point with a subcommand per job.
+"""The `sergeant-major` command: one entry point with a subcommand per job.
 
     sergeant-major train --name quick --total-timesteps 200000 --imitate-steps 100000 --option num_deals=3
     sergeant-major evaluate --agents learned,heuristic,heuristic --games 120
@@ -9,20 +9,20 @@
     sergeant-major ship runs/recipe
     sergeant-major agents                                   # the agent names evaluate and play take
 
-``python -m sergeant_major_env ...`` is the same command, and the repository's ``train.py``,
-``evaluate.py`` and ``play.py`` are the same as ``sergeant-major train``, ``evaluate`` and
-``play``. Each subcommand is a module of this package with a ``main(argv) -> int``; a
-subcommand's module is imported only when it runs, so ``--help`` is quick and the optional
+`python -m sergeant_major_env ...` is the same command, and the repository's `train.py`,
+`evaluate.py` and `play.py` are the same as `sergeant-major train`, `evaluate` and
+`play`. Each subcommand is a module of this package with a `main(argv) -> int`; a
+subcommand's module is imported only when it runs, so `--help` is quick and the optional
 extras are needed only by the subcommands that use them. Each declares its options one way
-(:mod:`sergeant_major_env.arguments`): a frozen dataclass, a docstring per field, the parser
+(`sergeant_major_env.arguments`): a frozen dataclass, a docstring per field, the parser
 built from it, the options the commands share made by one factory each.
 
-Every subcommand runs under :func:`sergeant_major_env.interrupts.handled`, installed before
-its module is imported: Ctrl-C (SIGINT), ``kill`` (SIGTERM) and a closed terminal (SIGHUP)
+Every subcommand runs under `sergeant_major_env.interrupts.handled`, installed before
+its module is imported: Ctrl-C (SIGINT), `kill` (SIGTERM) and a closed terminal (SIGHUP)
 stop it the same way: its workers stopped, its temporary files removed, one line on stderr,
 exit status 130, 143 or 129. A subcommand that catches the interruption itself says what it
-kept (``records simulate``: the --out file was not written); otherwise the line is
-``sergeant-major COMMAND: interrupted (SIGNAL)``.
+kept (`records simulate`: the --out file was not written); otherwise the line is
+`sergeant-major COMMAND: interrupted (SIGNAL)`.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _command(name: str, argv: list[str]) -> int:
-    """Subcommand ``name``'s module imported and run (under :func:`guarded`, imports included)."""
+    """Subcommand `name`'s module imported and run (under `guarded`, imports included)."""
     from ..agents.torch_setup import reproducible_mkl
 
     reproducible_mkl()  # before a subcommand imports torch: the same weights run after run
@@ -86,8 +86,8 @@ def _command(name: str, argv: list[str]) -> int:
 
 
 def guarded(name: str, command: Callable[[], int]) -> int:
-    """``command()``'s status, run under :func:`interrupts.handled`: a stop signal that it does
-    not catch itself is one line (``sergeant-major NAME: interrupted (SIGTERM)``) and 128 + the
+    """`command()`'s status, run under `interrupts.handled`: a stop signal that it does
+    not catch itself is one line (`sergeant-major NAME: interrupted (SIGTERM)`) and 128 + the
     signal's number, after the cleanup that the unwinding does."""
     with interrupts.handled():
         try:
@@ -101,9 +101,9 @@ def guarded(name: str, command: Callable[[], int]) -> int:
 
 
 def run(argv: Sequence[str] | None = None) -> None:
-    """The console script: ``main``'s status as the process's exit status. After a stop signal
+    """The console script: `main`'s status as the process's exit status. After a stop signal
     (status 128 + its number, the command's one line said and its cleanup done) the process
-    ends at once, its output flushed (``os._exit``): a signal that came while numba compiled
+    ends at once, its output flushed (`os._exit`): a signal that came while numba compiled
     (a first run) leaves half-made LLVM objects whose finalizers would print tracebacks as the
     interpreter shuts down."""
     status = main(argv)

@@ -1,4 +1,4 @@
-"""``sergeant-major agents``: the agent names that ``evaluate``, ``play`` and ``train`` take."""
+"""`sergeant-major agents`: the agent names that `evaluate`, `play` and `train` take."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ..arguments import Notes, build_parser, parse_config
 
 @dataclasses.dataclass(frozen=True)
 class AgentsOptions:
-    """``sergeant-major agents`` has no options (``--help`` only)."""
+    """`sergeant-major agents` has no options (`--help` only)."""
 
 
 def _parser():

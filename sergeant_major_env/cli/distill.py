@@ -88,7 +88,7 @@ MAX_WORKERS = 256
 
 @dataclasses.dataclass(frozen=True)
 class LabelsOptions:
-    """``distill labels``'s options; the attribute docstrings are their lines of ``--help``."""
+    """`distill labels`'s options; the attribute docstrings are their lines of `--help`."""
 
     out: str | None = opt(None, Text(optional=True), metavar="FOLDER", required=True)
     """the labels folder (created; resumed if it holds labels of the same options)"""
@@ -118,7 +118,7 @@ class LabelsOptions:
 
 @dataclasses.dataclass(frozen=True)
 class FitCommandOptions:
-    """``distill fit``'s options besides :class:`~sergeant_major_env.training.distill.FitOptions`'."""
+    """`distill fit`'s options besides `FitOptions`'."""
 
     labels: tuple[str, ...] | None = opt(None, Texts(), metavar="FOLDER", kind="values", required=True)
     """labels folders"""
@@ -147,8 +147,8 @@ def _counts(text: str) -> tuple[int, ...]:
 
 @dataclasses.dataclass(frozen=True)
 class CurveOptions:
-    """``distill curve``'s options besides :class:`~sergeant_major_env.training.distill.FitOptions`'
-    (whose seed is --fit-seed here: :data:`CURVE_RENAMED`)."""
+    """`distill curve`'s options besides `FitOptions`'
+    (whose seed is --fit-seed here: `CURVE_RENAMED`)."""
 
     labels: tuple[str, ...] | None = opt(None, Texts(), metavar="FOLDER", kind="values", required=True)
     """labels folders"""
@@ -192,7 +192,7 @@ BELIEF = BeliefOptions()
 
 @dataclasses.dataclass(frozen=True)
 class BeliefCommandOptions:
-    """``distill belief``'s options (:class:`~sergeant_major_env.training.belief.BeliefOptions`)."""
+    """`distill belief`'s options (`BeliefOptions`)."""
 
     out: str | None = opt(None, Text(optional=True), metavar="FOLDER", required=True)
     """where belief.safetensors and belief.json are written"""
@@ -228,7 +228,7 @@ ROUNDS = RoundsPlan()
 
 @dataclasses.dataclass(frozen=True)
 class RoundsCommandOptions:
-    """``distill rounds``'s options besides :class:`~sergeant_major_env.training.distill.FitOptions`'
+    """`distill rounds`'s options besides `FitOptions`'
     (whose seed is --fit-seed here, as the curve's)."""
 
     out: str | None = opt(None, Text(optional=True), metavar="FOLDER", required=True)
@@ -504,8 +504,8 @@ def _curve_command(args: CurveOptions, fit: FitOptions, parser: argparse.Argumen
 
 
 def _kept_work(work: Callable[[], Any], out: Path, kept: str) -> tuple[Any, int | None]:
-    """(``work()``, None), or (None, the exit status) after one line: a stop signal (``kept``, the
-    finished work, stays in ``out`` and the same command continues), an error, a failed write."""
+    """(`work()`, None), or (None, the exit status) after one line: a stop signal (`kept`, the
+    finished work, stays in `out` and the same command continues), an error, a failed write."""
     try:
         return work(), None
     except KeyboardInterrupt as error:
@@ -521,7 +521,7 @@ def _kept_work(work: Callable[[], Any], out: Path, kept: str) -> tuple[Any, int 
 
 
 def _plot(plot: Callable[[Path], None], path: Path) -> int:
-    """``plot(path)``: 0 when written or without matplotlib (one line says so), 1 on a failed write."""
+    """`plot(path)`: 0 when written or without matplotlib (one line says so), 1 on a failed write."""
     try:
         plot(path)
     except ImportError:

@@ -86,7 +86,7 @@ OUTPUTS = (("json", "--json"), ("csv", "--csv"), ("plot", "--plot"), ("record", 
 
 @dataclasses.dataclass(frozen=True)
 class EvaluateOptions:
-    """Every option of ``sergeant-major evaluate``; the attribute docstrings are their lines of ``--help``."""
+    """Every option of `sergeant-major evaluate`; the attribute docstrings are their lines of `--help`."""
 
     agents: str = opt("heuristic,greedy,random", Text(), metavar="A,B,C")
     """comma-separated agent names, at least three"""
@@ -149,7 +149,7 @@ def check_outputs(args: EvaluateOptions) -> None:
 
 
 def plot_format(path: str) -> str:
-    """The image format of ``path`` (its suffix), checked against matplotlib's (ValueError)."""
+    """The image format of `path` (its suffix), checked against matplotlib's (ValueError)."""
     try:
         from matplotlib.figure import Figure
     except ImportError:
@@ -225,7 +225,7 @@ def plot_ratings(axes, result) -> None:
 
 
 class OutputError(Exception):
-    """An output file that could not be written: ``flag`` and ``path`` name it."""
+    """An output file that could not be written: `flag` and `path` name it."""
 
     def __init__(self, flag: str, path: str, error: Exception) -> None:
         self.flag, self.path = flag, path

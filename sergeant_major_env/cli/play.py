@@ -59,9 +59,9 @@ WEB = "in a browser (docs: Play in a browser)"
 
 @dataclasses.dataclass(frozen=True)
 class PlayOptions:
-    """Every option of ``sergeant-major play`` (and ``play --web``); the attribute docstrings are
-    their lines of ``--help``. ``--web``'s server takes its own settings from them
-    (:class:`sergeant_major_env.web.WebOptions`)."""
+    """Every option of `sergeant-major play` (and `play --web`); the attribute docstrings are
+    their lines of `--help`. `--web`'s server takes its own settings from them
+    (`sergeant_major_env.web.WebOptions`)."""
 
     opponents: str = opt("heuristic,heuristic", Text(), metavar="A,B")
     """agent names for the other two seats, in seat order"""
@@ -95,7 +95,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _web(parser: argparse.ArgumentParser, args: PlayOptions, rules: Rules) -> int:
-    """``--web``: serve the game to a browser (sergeant_major_env.web) until Ctrl-C."""
+    """`--web`: serve the game to a browser (sergeant_major_env.web) until Ctrl-C."""
     from sergeant_major_env.web import WebOptions, serve
 
     names, _ = _opponents(parser, args.opponents)  # checked once here; each game makes its own agents
@@ -116,7 +116,7 @@ def _web(parser: argparse.ArgumentParser, args: PlayOptions, rules: Rules) -> in
 
 
 def _loopback(host: str) -> bool:
-    """Whether ``host`` names this machine only (127.0.0.0/8, ::1, localhost)."""
+    """Whether `host` names this machine only (127.0.0.0/8, ::1, localhost)."""
     import ipaddress
 
     if host == "localhost":
@@ -144,7 +144,7 @@ def _opponents(parser: argparse.ArgumentParser, text: str) -> tuple[list[str], l
 
 
 def _unrecorded(path: str | None) -> str:
-    """What a game left before its end says about ``--record``: a record holds a whole game."""
+    """What a game left before its end says about `--record`: a record holds a whole game."""
     if not path:
         return ""
     return (f" Nothing was written to {path}: a game record holds a finished game (Rule book, section 11); "
@@ -153,8 +153,8 @@ def _unrecorded(path: str | None) -> str:
 
 def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = input,
          output: TextIO | None = None) -> int:
-    """The command line; returns the exit status (see the module docstring). ``input_fn``
-    (called with the prompt, returns a line) and ``output`` (a text stream) are for tests."""
+    """The command line; returns the exit status (see the module docstring). `input_fn`
+    (called with the prompt, returns a line) and `output` (a text stream) are for tests."""
     output = output if output is not None else sys.stdout
     parser = _parser()
     args = parse_config(parser, PlayOptions, argv)

@@ -1,12 +1,12 @@
-"""``sergeant-major records``: simulate games into records, check records by replay, draw one as a page.
+"""`sergeant-major records`: simulate games into records, check records by replay, draw one as a page.
 
-The records themselves (recording, JSON Lines, replay) are :mod:`sergeant_major_env.records`;
-the page is :mod:`sergeant_major_env.replay_page`. This module is only their command line.
+The records themselves (recording, JSON Lines, replay) are `sergeant_major_env.records`;
+the page is `sergeant_major_env.replay_page`. This module is only their command line.
 
 A record that does not replay costs one line naming its first problem, never a traceback;
-an existing --out file is refused unless --overwrite (:func:`sergeant_major_env.files.check_new_file`);
+an existing --out file is refused unless --overwrite (`sergeant_major_env.files.check_new_file`);
 Ctrl-C, SIGTERM and SIGHUP leave no temporary file and exit 130, 143 and 129
-(:mod:`sergeant_major_env.interrupts`).
+(`sergeant_major_env.interrupts`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from ..arguments import WHOLE, Integer, OneLineParser, Text, check_fields, make_
 
 @dataclasses.dataclass(frozen=True)
 class SimulateOptions:
-    """``records simulate``'s options; the attribute docstrings are their lines of ``--help``."""
+    """`records simulate`'s options; the attribute docstrings are their lines of `--help`."""
 
     games: int | None = arguments.games(None, required=True)
     """number of games, at least 1"""
@@ -49,7 +49,7 @@ class SimulateOptions:
 
 @dataclasses.dataclass(frozen=True)
 class CheckOptions:
-    """``records check``'s options."""
+    """`records check`'s options."""
 
     file: str | None = opt(None, Text(optional=True), kind="positional", metavar="FILE", required=True)
     """JSON Lines file of game records"""
@@ -60,7 +60,7 @@ class CheckOptions:
 
 @dataclasses.dataclass(frozen=True)
 class HtmlOptions:
-    """``records html``'s options."""
+    """`records html`'s options."""
 
     file: str | None = opt(None, Text(optional=True), kind="positional", metavar="FILE", required=True)
     """JSON Lines file of game records"""
@@ -213,8 +213,8 @@ def _html_command(args: HtmlOptions, parser: argparse.ArgumentParser) -> int:
 
 
 def _page_data(record: Any, title: str) -> dict[str, Any]:
-    """:func:`replay_page.page_data`; a failure inside the engine is a RecordError too (one
-    line, as ``records check`` words it), never a traceback."""
+    """`replay_page.page_data`; a failure inside the engine is a RecordError too (one
+    line, as `records check` words it), never a traceback."""
     try:
         return page_data(record, title=title)
     except RecordError:
@@ -225,7 +225,7 @@ def _page_data(record: Any, title: str) -> dict[str, Any]:
 
 
 def _nth_line(path: str, n: int) -> tuple[tuple[int, str] | None, int]:
-    """((line number, text) of record ``n``, counting from 1, or None and how many records there are)."""
+    """((line number, text) of record `n`, counting from 1, or None and how many records there are)."""
     total = 0
     for total, found in enumerate(record_lines(path), start=1):
         if total == n:

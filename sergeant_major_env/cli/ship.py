@@ -52,7 +52,7 @@ PROG = "sergeant-major ship"
 
 @dataclasses.dataclass(frozen=True)
 class ShipOptions:
-    """Every option of ``sergeant-major ship``; the attribute docstrings are their lines of ``--help``."""
+    """Every option of `sergeant-major ship`; the attribute docstrings are their lines of `--help`."""
 
     run: str | None = opt(None, Text(optional=True), kind="positional", metavar="RUN_FOLDER")
     """the run folder of sergeant-major train (or its policy.safetensors / policy.json) to ship"""

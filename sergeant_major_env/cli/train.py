@@ -172,7 +172,7 @@ PROG = "sergeant-major train"
 # ============================================================================ options
 
 def build_parser() -> options.OneLineParser:
-    """Every option of :class:`TrainConfig`, one line of help each; --help adds its default and
+    """Every option of `TrainConfig`, one line of help each; --help adds its default and
     the values it allows."""
     return options.build_parser(PROG, description=__doc__.split("\n\n")[0].strip(),
                                 epilog="\n\n".join(__doc__.split("\n\n")[1:]))
@@ -205,9 +205,9 @@ def require_train_extra() -> None:
 # ============================================================================ main
 
 def main(argv=None) -> int:
-    """``sergeant-major train``: train as the options say; 0 when the run is complete (after a
+    """`sergeant-major train`: train as the options say; 0 when the run is complete (after a
     stop signal it saves and exits 130, 143 or 129; a problem is one line and exit status 1 or 2).
-    A stop signal before training starts is the dispatcher's (:mod:`sergeant_major_env.interrupts`):
+    A stop signal before training starts is the dispatcher's (`sergeant_major_env.interrupts`):
     one line, nothing saved, no folder left."""
     train(argv)
     return 0
@@ -215,8 +215,8 @@ def main(argv=None) -> int:
 
 def train(argv=None, continue_command: str | None = None) -> dict:
     """Train as the options say; returns summary.json's record (after a stop signal: saves, exits 130, 143 or 129).
-    ``continue_command``: the command that continues the run, for the line after a stop signal
-    (default ``sergeant-major train --resume RUN``; ``sergeant-major exploit`` names its own)."""
+    `continue_command`: the command that continues the run, for the line after a stop signal
+    (default `sergeant-major train --resume RUN`; `sergeant-major exploit` names its own)."""
     started = time.perf_counter()
     plan = parse_args(argv)
     config = plan.config
@@ -329,7 +329,7 @@ def open_run_folder(plan: Plan) -> tuple[Path, bool]:
 
 
 def start_run(plan: Plan, out: Path, model, resumed_from):
-    """(league, evaluation history, unfinished imitation record) of the run in ``out``: run.json
+    """(league, evaluation history, unfinished imitation record) of the run in `out`: run.json
     written, and what the resumed run left (its league, evaluations, unfinished imitation)."""
     config, done = plan.config, model.num_timesteps
     export.write_run_record(plan, out, model, resumed_from)
@@ -346,7 +346,7 @@ class write_failures:
     """A file of the run that cannot be written (a full disk, a quota, a read-only folder) ends
     the command with one line and exit status 1. A run with a checkpoint of its own (or resumed
     in its own folder) is kept, resumable, and the line says how; a new run without one is
-    removed (``run_folder.removed_on_failure``), leaving nothing behind."""
+    removed (`run_folder.removed_on_failure`), leaving nothing behind."""
 
     def __init__(self, plan: Plan, out: Path, created: bool, model) -> None:
         self.plan, self.out, self.created, self.model = plan, out, created, model
@@ -380,7 +380,7 @@ def warm_start(config: TrainConfig, model, stop, earlier_imitation: dict | None)
 
 
 def learn(config: TrainConfig, model, callback, out, stop, clock) -> None:
-    """PPO up to --total-timesteps (not after a stop signal); its steps and times go to ``clock``."""
+    """PPO up to --total-timesteps (not after a stop signal); its steps and times go to `clock`."""
     done = model.num_timesteps
     start = time.perf_counter()
     if config.total_timesteps > done and not stop.requested:

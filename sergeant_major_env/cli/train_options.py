@@ -1,18 +1,18 @@
-"""``sergeant-major train``'s command line: parsed into a checked :class:`~sergeant_major_env.training.config.TrainConfig`,
-with ``--resume``'s run read back through the same checks, and the output folder planned.
+"""`sergeant-major train`'s command line: parsed into a checked `TrainConfig`,
+with `--resume`'s run read back through the same checks, and the output folder planned.
 
-The parser is built from :class:`~sergeant_major_env.training.config.TrainConfig` (one place for every option's flag,
-type, default, allowed values and help). :func:`parse` reads a command line into a
-:class:`Plan`; every problem is one line on stderr and exit status 2 (:class:`~sergeant_major_env.arguments.OneLineParser`),
+The parser is built from `TrainConfig` (one place for every option's flag,
+type, default, allowed values and help). `parse` reads a command line into a
+`Plan`; every problem is one line on stderr and exit status 2 (`OneLineParser`),
 found before anything is created:
 
-* a value out of its range, named with what is allowed (``--help`` shows it too);
-* with ``--resume RUN`` the run's own options come back from ``RUN/run.json`` (read with a
+* a value out of its range, named with what is allowed (`--help` shows it too);
+* with `--resume RUN` the run's own options come back from `RUN/run.json` (read with a
   bounded size and nesting), checked exactly as the command line's are; an option given
-  again with another value is an error naming both (only :data:`RESUME_MAY_CHANGE` may change);
+  again with another value is an error naming both (only `RESUME_MAY_CHANGE` may change);
 * an output folder that cannot be used.
 
-No torch here (``check_device`` imports it when called), so ``--help`` and usage errors work
+No torch here (`check_device` imports it when called), so `--help` and usage errors work
 without the train extra.
 """
 
@@ -46,12 +46,12 @@ thread), not today's default."""
 
 @dataclasses.dataclass(frozen=True)
 class Plan:
-    """A checked command line: the run's :class:`~sergeant_major_env.training.config.TrainConfig` and where it runs.
+    """A checked command line: the run's `TrainConfig` and where it runs.
 
-    ``resume_run``: the resumed run's folder (None for a new run), ``resume_checkpoints`` its
-    checkpoints to try in order, ``resume_note`` a line to print (a run without run.json),
-    ``earlier_commands`` the command lines its run.json lists; ``out_folder`` where this
-    command writes (None: a new runs/<timestamp>), ``in_place``: into the resumed run's own
+    `resume_run`: the resumed run's folder (None for a new run), `resume_checkpoints` its
+    checkpoints to try in order, `resume_note` a line to print (a run without run.json),
+    `earlier_commands` the command lines its run.json lists; `out_folder` where this
+    command writes (None: a new runs/<timestamp>), `in_place`: into the resumed run's own
     folder."""
 
     config: TrainConfig
@@ -67,7 +67,7 @@ class Plan:
 # ============================================================================ the parser
 
 def build_parser(prog: str, description: str, epilog: str) -> OneLineParser:
-    """The parser of every :class:`~sergeant_major_env.training.config.TrainConfig` option (no
+    """The parser of every `TrainConfig` option (no
     defaults in its namespace: only what the command line gives)."""
     return arguments.build_parser(prog, TrainConfig, description, epilog)
 
@@ -75,8 +75,8 @@ def build_parser(prog: str, description: str, epilog: str) -> OneLineParser:
 # ============================================================================ parsing
 
 def parse(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> Plan:
-    """The :class:`Plan` of ``argv`` (default ``sys.argv[1:]``), read with ``parser``
-    (:func:`build_parser`); a problem is ``parser.error`` (one line, exit status 2)."""
+    """The `Plan` of `argv` (default `sys.argv[1:]`), read with `parser`
+    (`build_parser`); a problem is `parser.error` (one line, exit status 2)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     given = vars(parser.parse_args(argv))
     command = shlex.join([*parser.prog.split(), *argv])
@@ -116,7 +116,7 @@ def resumed_plan(given: dict[str, Any], command: str) -> Plan:
 
 def merge_given(saved: TrainConfig, given: dict[str, Any]) -> dict[str, Any]:
     """The command line's options a resumed run takes: those not part of the run and those of
-    :data:`RESUME_MAY_CHANGE`; another one must equal the run's (else one line naming both)."""
+    `RESUME_MAY_CHANGE`; another one must equal the run's (else one line naming both)."""
     run_options = set(run_option_names())
     changes = {}
     for name, value in given.items():
@@ -190,7 +190,7 @@ def plan_output_folder(plan: Plan) -> Plan:
 
 
 def check_device(text: str) -> None:
-    """A one-line ValueError unless torch can use device ``text`` here (``auto`` always can)."""
+    """A one-line ValueError unless torch can use device `text` here (`auto` always can)."""
     import torch
 
     if text == "auto":

@@ -1,28 +1,28 @@
-"""train.py's pieces, each worth reading (and testing) on its own; train.py's ``main`` puts them together.
+"""train.py's pieces, each worth reading (and testing) on its own; train.py's `main` puts them together.
 
-* :mod:`sergeant_major_env.training.config`: every option of ``sergeant-major train`` as one typed, frozen
-  :class:`~sergeant_major_env.training.config.TrainConfig` (a docstring per field), checked when made; the
-  parser is built from it (:mod:`sergeant_major_env.cli.train_options` reads the command line, with
-  ``--resume``, into a checked plan);
-* :mod:`sergeant_major_env.training.learner`: a new MaskablePPO from the options, or the resumed run's checkpoint;
-* :mod:`sergeant_major_env.training.league`: the self-play league (learner snapshots as policy files, played
-  through ``agents.PPOAgent``), the opponent pool's weights and the curriculum;
-* :mod:`sergeant_major_env.training.imitation`: the warm start: teacher labels from every seat of the teacher's
+* `sergeant_major_env.training.config`: every option of `sergeant-major train` as one typed, frozen
+  `TrainConfig` (a docstring per field), checked when made; the
+  parser is built from it (`sergeant_major_env.cli.train_options` reads the command line, with
+  `--resume`, into a checked plan);
+* `sergeant_major_env.training.learner`: a new MaskablePPO from the options, or the resumed run's checkpoint;
+* `sergeant_major_env.training.league`: the self-play league (learner snapshots as policy files, played
+  through `agents.PPOAgent`), the opponent pool's weights and the curriculum;
+* `sergeant_major_env.training.imitation`: the warm start: teacher labels from every seat of the teacher's
   raw-engine games, and behaviour cloning of the policy (and value) on them;
-* :mod:`sergeant_major_env.training.callbacks`: everything periodic while PPO learns (snapshots, pool weights,
+* `sergeant_major_env.training.callbacks`: everything periodic while PPO learns (snapshots, pool weights,
   evaluations, checkpoints, per-opponent returns, the stop request);
-* :mod:`sergeant_major_env.training.eval_tables`: duplicate-deal evaluation tables and the learning curve;
-* :mod:`sergeant_major_env.training.export`: run.json, the model files (model.zip, policy.safetensors +
+* `sergeant_major_env.training.eval_tables`: duplicate-deal evaluation tables and the learning curve;
+* `sergeant_major_env.training.export`: run.json, the model files (model.zip, policy.safetensors +
   policy.json) and summary.json;
-* :mod:`sergeant_major_env.training.run_folder`: run folders (a new one per run, never mixed with an old one;
-  ``run.json`` read back; checkpoints, newest first with a fall-back past broken ones;
+* `sergeant_major_env.training.run_folder`: run folders (a new one per run, never mixed with an old one;
+  `run.json` read back; checkpoints, newest first with a fall-back past broken ones;
   atomic model saves; what a resumed run left);
-* :mod:`sergeant_major_env.training.stopping`: SIGINT / SIGTERM turned into "stop after this step and save";
-* :mod:`sergeant_major_env.training.ship`: ship a trained policy as the package's ``learned`` agent
-  (its command line: :mod:`sergeant_major_env.cli.ship`).
+* `sergeant_major_env.training.stopping`: SIGINT / SIGTERM turned into "stop after this step and save";
+* `sergeant_major_env.training.ship`: ship a trained policy as the package's `learned` agent
+  (its command line: `sergeant_major_env.cli.ship`).
 
-``config``, ``run_folder``, ``stopping``, ``imitation`` and ``eval_tables`` import neither torch
-nor SB3 at import time, so train.py's ``--help`` and usage errors work without the ``train``
-extra; ``learner``, ``league``, ``callbacks`` and ``export`` need it, and train.py imports them
+`config`, `run_folder`, `stopping`, `imitation` and `eval_tables` import neither torch
+nor SB3 at import time, so train.py's `--help` and usage errors work without the `train`
+extra; `learner`, `league`, `callbacks` and `export` need it, and train.py imports them
 only where it checks that the extra is there.
 """

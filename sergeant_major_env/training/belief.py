@@ -1,38 +1,29 @@
-"""Training a belief model (``sergeant-major distill belief``): where the unseen cards are.
+"""Training a belief model (`sergeant-major distill belief`): where the unseen cards are.
 
-**Positions** (:func:`make_positions`). Games are played by ``players`` (agent names), game g
-from the engine seed ``seed + g``, seat s of game g by ``players[(g // n**s) % n]`` for n
+**Positions** (`make_positions`). Games are played by `players` (agent names), game g
+from the engine seed `seed + g`, seat s of game g by `players[(g // n**s) % n]` for n
 players (two players: every mix of them at the table over eight games). At every decision with
-a real choice (the decisions ``pimc`` searches: two or more distinct legal actions) of the seat
+a real choice (the decisions `pimc` searches: two or more distinct legal actions) of the seat
 to act, one position is kept: the seat's observation, and for each card the bins it may be in
-(:func:`sergeant_major_env.worlds.knowledge`: only what the seat knows) and the bin it is in (the
+([`sergeant_major_env.worlds.knowledge`][]: only what the seat knows) and the bin it is in (the
 truth, read from the engine state). The truth is what the game's record holds (RULES.md section
 11: the deal's hands, talon, exchanges and discards; a record replays to the same states), read
 straight from the states while the games are played instead of written and replayed. The
 default seeds (3,000,000 on) are apart from every evaluation's (0, 100,000, 1,000,000), so a
 model is never measured on the deals it learnt.
 
-=============  ==================  ======================================================
-array          dtype, shape        meaning
-=============  ==================  ======================================================
-observation    float16 [N, D]      the seat's observation (:func:`observation.observe`;
-                                   half precision keeps a million positions in 2 GB,
-                                   each value within 0.05% of the float32 one, which
-                                   the model reads when it plays)
-allowed        bool [N, 52, 3]     the bins (left hand, right hand, pile) each unseen
-                                   card may be in
-truth          int8 [N, 52]        the bin each unseen card is in (-1: a card the seat
-                                   sees)
-game           int32 [N]           the game's index in the run (its seed is ``seed + game``)
-uniform        float32 [H, 52, 3]  the H held-out positions only: the marginals of
-                                   :data:`UNIFORM_WORLDS` uniform worlds
-                                   (:func:`sample_worlds`), the baseline
-=============  ==================  ======================================================
+| array | dtype, shape | meaning |
+|---|---|---|
+| observation | float16 [N, D] | the seat's observation ([`observation.observe`][]; half precision keeps a million positions in 2 GB, each value within 0.05% of the float32 one, which the model reads when it plays) |
+| allowed | bool [N, 52, 3] | the bins (left hand, right hand, pile) each unseen card may be in |
+| truth | int8 [N, 52] | the bin each unseen card is in (-1: a card the seat sees) |
+| game | int32 [N] | the game's index in the run (its seed is `seed + game`) |
+| uniform | float32 [H, 52, 3] | the H held-out positions only: the marginals of `UNIFORM_WORLDS` uniform worlds ([`sample_worlds`][]), the baseline |
 
-**Fit** (:func:`fit_belief`). An MLP (:class:`sergeant_major_env.agents.belief.BeliefNetwork`)
+**Fit** (`fit_belief`). An MLP (`sergeant_major_env.agents.belief.BeliefNetwork`)
 from the observation to 52 x 3 logits, trained with Adam on the cross-entropy of each unseen
 card's true bin, its softmax over the bins it may be in (a card with one possible bin teaches
-nothing). A tenth of the games (by game index, :func:`distill.held_out`) is held out and
+nothing). A tenth of the games (by game index, `distill.held_out`) is held out and
 measured, for the model and for the uniform worlds' marginals alike, over the unseen cards
 with more than one possible bin: the mean probability given to the true bin, the share whose
 most likely bin is the true one, and the cross-entropy.
@@ -125,7 +116,7 @@ def seat_players(games: int, players: int) -> np.ndarray:
 
 def make_positions(options: BeliefOptions, on_positions: Callable[[int], None] = lambda n: None
                    ) -> dict[str, np.ndarray]:
-    """The positions of the module docstring's table, for every game of ``options``."""
+    """The positions of the module docstring's table, for every game of `options`."""
     agents = [make_agent(name) for name in options.players]
     state = engine.init(engine.game_seeds(options.seed, options.games), options.rules)
     seats = seat_players(options.games, len(agents))
@@ -153,7 +144,7 @@ def make_positions(options: BeliefOptions, on_positions: Callable[[int], None] =
 
 
 def positions(state: engine.State, games: np.ndarray) -> dict[str, np.ndarray]:
-    """The positions of the seats to act in ``games``: observation, allowed bins, true bins, game."""
+    """The positions of the seats to act in `games`: observation, allowed bins, true bins, game."""
     known = knowledge(state, games)
     rows = np.arange(games.size)
     unseen = known["unseen"]
@@ -170,8 +161,8 @@ def positions(state: engine.State, games: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def uniform_marginals(state: engine.State, games: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """float32[G, 52, 3]: the share of :data:`UNIFORM_WORLDS` uniform worlds putting each card in
-    each bin (the seat to act's bins), for each of ``games``."""
+    """float32[G, 52, 3]: the share of `UNIFORM_WORLDS` uniform worlds putting each card in
+    each bin (the seat to act's bins), for each of `games`."""
     out = np.zeros((games.size, NUM_CARDS, 3), dtype=np.float32)
     if games.size == 0:
         return out
@@ -189,9 +180,9 @@ def uniform_marginals(state: engine.State, games: np.ndarray, rng: np.random.Gen
 
 def fit_belief(data: dict[str, np.ndarray], options: BeliefOptions,
                on_epoch: Callable[[dict[str, Any]], None] = lambda row: None):
-    """(network, history): a :class:`BeliefNetwork` fitted to the positions (module docstring),
-    torch on one thread; ``history`` one row per epoch (epoch 0: before training) with the
-    held-out measures, and the uniform worlds' in ``history[0]["uniform"]``."""
+    """(network, history): a `BeliefNetwork` fitted to the positions (module docstring),
+    torch on one thread; `history` one row per epoch (epoch 0: before training) with the
+    held-out measures, and the uniform worlds' in `history[0]["uniform"]`."""
     import torch
 
     from sergeant_major_env.agents.belief import BeliefNetwork
@@ -280,7 +271,7 @@ def uniform_measures(marginals: np.ndarray, allowed: np.ndarray, truth: np.ndarr
 
 def train_belief(options: BeliefOptions, on_positions: Callable[[int], None] = lambda n: None,
                  on_epoch: Callable[[dict[str, Any]], None] = lambda row: None):
-    """(network, report): positions made and a model fitted (the whole of ``distill belief``)."""
+    """(network, report): positions made and a model fitted (the whole of `distill belief`)."""
     start = time.perf_counter()
     data = make_positions(options, on_positions)
     made = time.perf_counter()

@@ -4,7 +4,7 @@ At each rollout boundary (after the PPO update of the previous rollout), in this
 league snapshot every --snapshot-every updates, the opponent pool's weights for the run's
 progress (curriculum), an evaluation every --eval-every timesteps, a checkpoint every
 --checkpoint-every timesteps. After every env step: the learner's game scores per kind of
-opponent (``rollout/ep_rew_vs_<opponent>``), the progress bar and the stop request. Torch's
+opponent (`rollout/ep_rew_vs_<opponent>`), the progress bar and the stop request. Torch's
 threads: --update-threads for the learner's rollouts and updates, one for each evaluation and
 after training (agents.torch_setup.UpdateThreads).
 
@@ -31,9 +31,9 @@ from .stopping import StopSignals, TrainingStopped
 
 class TrainingCallback(BaseCallback):
     """League snapshots, curriculum weights, per-opponent returns, evaluations (appended to
-    ``history`` and eval_history.json), checkpoints, progress bar; the stop request after
-    every env step. ``config`` is the run's :class:`~.config.TrainConfig`, ``opponents`` the fixed pool members by
-    name, ``out`` the run folder."""
+    `history` and eval_history.json), checkpoints, progress bar; the stop request after
+    every env step. `config` is the run's `TrainConfig`, `opponents` the fixed pool members by
+    name, `out` the run folder."""
 
     def __init__(self, config, env, opponents: dict, league: League, out: Path, history: list,
                  stop: StopSignals) -> None:
@@ -95,7 +95,7 @@ class TrainingCallback(BaseCallback):
         return not self.stop.requested  # False ends model.learn after this step
 
     def evaluate(self, t: int, agent=None, games: int | None = None, final: bool = False) -> dict | None:
-        """Evaluate ``agent`` (default: the live learner, playing as "ppo:RUN" does: the most
+        """Evaluate `agent` (default: the live learner, playing as "ppo:RUN" does: the most
         likely legal action), log the curves, append to the history. A stop signal drops
         the evaluation (None)."""
         start = time.perf_counter()
@@ -135,7 +135,7 @@ class TrainingCallback(BaseCallback):
 
     def save_evaluated(self, t: int) -> Path:
         """--save-evaluated: the live learner's policy as code-free files, RUN/evaluated/policy_T
-        .safetensors + .json, the policy the evaluation at timestep ``t`` played."""
+        .safetensors + .json, the policy the evaluation at timestep `t` played."""
         config, path = self.config, run_folder.evaluated_policy(self.out, t)
         path.parent.mkdir(exist_ok=True)
         return policy_file.save_policy(self.model.policy, path, {

@@ -1,24 +1,24 @@
-"""``sergeant-major train``'s options as one typed, checked, frozen config (CleanRL's ``Args``).
+"""`sergeant-major train`'s options as one typed, checked, frozen config (CleanRL's `Args`).
 
-:class:`TrainConfig` declares every option once: its type, default, the values it allows
-(a :class:`Check`), its flag, its group and its line of help. The command line's parser is
-built from it (:func:`add_arguments`), and ``--resume`` rebuilds a run's config from its
-``run.json`` through the same checks (:meth:`TrainConfig.from_stored`): a value the command
+`TrainConfig` declares every option once: its type, default, the values it allows
+(a `Check`), its flag, its group and its line of help. The command line's parser is
+built from it (`add_arguments`), and `--resume` rebuilds a run's config from its
+`run.json` through the same checks (`TrainConfig.from_stored`): a value the command
 line refuses is refused in a stored run too, with one line naming the option and what is
 allowed, before anything is written.
 
-Checks run in :meth:`TrainConfig.__post_init__`, so no unchecked config exists:
+Checks run in `TrainConfig.__post_init__`, so no unchecked config exists:
 
-* each option by its :class:`Check` (a stored value must have the option's JSON type: the
-  text ``"5"`` is not the integer 5);
-* the rule options (``--option NAME=VALUE``, RULES.md section 9) by :class:`~sergeant_major_env.rules.Rules`;
-* the opponent pool's weights, and no ``human`` agent (a person at a terminal cannot play
+* each option by its `Check` (a stored value must have the option's JSON type: the
+  text `"5"` is not the integer 5);
+* the rule options (`--option NAME=VALUE`, RULES.md section 9) by [`Rules`][];
+* the opponent pool's weights, and no `human` agent (a person at a terminal cannot play
   the thousands of games training needs, nor be imitated);
-* the network's size (:data:`MAX_LAYERS`, :data:`MAX_PARAMETERS`) and the memory a run
-  needs at once against this machine's (:func:`memory_needed`);
-* the seeds the run derives from ``--seed`` and ``--eval-seed`` (the one seed rule).
+* the network's size (`MAX_LAYERS`, `MAX_PARAMETERS`) and the memory a run
+  needs at once against this machine's (`memory_needed`);
+* the seeds the run derives from `--seed` and `--eval-seed` (the one seed rule).
 
-No torch here: ``--help`` and usage errors work without the train extra.
+No torch here: `--help` and usage errors work without the train extra.
 """
 
 from __future__ import annotations
@@ -52,16 +52,16 @@ IMITATION_BYTES_PER_DECISION = 3_700
 """Memory of one teacher decision held for a round of imitation (observation, mask, action,
 return, and torch's copies)."""
 MAX_EVAL_OPPONENTS = 8
-"""Evaluation tables (``--eval-opponents``), at most: each is played at every evaluation."""
+"""Evaluation tables (`--eval-opponents`), at most: each is played at every evaluation."""
 NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]{1,100}")
-"""A run name (``--name``): 1 to 100 of these characters, not ``.`` or ``..``."""
+"""A run name (`--name`): 1 to 100 of these characters, not `.` or `..`."""
 
 
 # ============================================================================ checks of train's own
 
 class Agent(Text):
-    """An agent name (``sergeant-major agents`` lists them), not ``human``: training plays
-    thousands of games at once, with no terminal; ``none_allowed``: or ``none``."""
+    """An agent name (`sergeant-major agents` lists them), not `human`: training plays
+    thousands of games at once, with no terminal; `none_allowed`: or `none`."""
 
     shown = True
 
@@ -81,7 +81,7 @@ class Agent(Text):
 
 
 class Pool(Text):
-    """Opponents and their weights: ``NAME=WEIGHT,...`` (:func:`parse_pool`), no ``human``."""
+    """Opponents and their weights: `NAME=WEIGHT,...` (`parse_pool`), no `human`."""
 
     shown = True
 
@@ -101,8 +101,8 @@ class Pool(Text):
 
 
 class Opponents(Text):
-    """The evaluation tables' opponents: 1 to :data:`MAX_EVAL_OPPONENTS` distinct agent names
-    separated by commas, none ``human`` (``self`` is not an agent: a table needs a fixed player)."""
+    """The evaluation tables' opponents: 1 to `MAX_EVAL_OPPONENTS` distinct agent names
+    separated by commas, none `human` (`self` is not an agent: a table needs a fixed player)."""
 
     shown = True
 
@@ -123,12 +123,12 @@ class Opponents(Text):
 
 
 def eval_opponent_names(text: str) -> list[str]:
-    """'random,heuristic' -> ['random', 'heuristic'] (names may hold colons: ``ppo:RUN``)."""
+    """'random,heuristic' -> ['random', 'heuristic'] (names may hold colons: `ppo:RUN`)."""
     return [name.strip() for name in text.split(",")]
 
 
 class LayerSizes(Check):
-    """Hidden layer sizes: 1 to :data:`MAX_LAYERS` integers, each 1 to :data:`MAX_WIDTH` (``128,128``)."""
+    """Hidden layer sizes: 1 to `MAX_LAYERS` integers, each 1 to `MAX_WIDTH` (`128,128`)."""
 
     allowed = (f"hidden layer sizes separated by commas, 1 to {MAX_LAYERS} layers of 1 to {MAX_WIDTH} units "
                f"(e.g. 128,128)")
@@ -147,7 +147,7 @@ class LayerSizes(Check):
 
 
 class RunName(Check):
-    """``--name``: a folder name under runs/ (:data:`NAME_PATTERN`), or none."""
+    """`--name`: a folder name under runs/ (`NAME_PATTERN`), or none."""
 
     allowed = "1 to 100 letters, digits, '.', '_' or '-' (it makes runs/NAME; --out DIR takes a path)"
 
@@ -204,11 +204,11 @@ RUN, OPPONENTS, IMITATION, NETWORK, EVALUATION = (
 
 @dataclasses.dataclass(frozen=True)
 class TrainConfig:
-    """Every option of ``sergeant-major train``: one field each, checked when made.
+    """Every option of `sergeant-major train`: one field each, checked when made.
 
-    The attribute docstrings are the options' lines of ``--help``. Options with
-    ``run=False`` (where and how this command runs) are not part of the run: run.json does
-    not keep them and ``--resume`` takes them from the command line.
+    The attribute docstrings are the options' lines of `--help`. Options with
+    `run=False` (where and how this command runs) are not part of the run: run.json does
+    not keep them and `--resume` takes them from the command line.
     """
 
     total_timesteps: int = opt(3_000_000, Integer(1), RUN, metavar="T")
@@ -307,7 +307,7 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         """Every option by its check (normalised: lists become tuples, numbers floats), then the
-        checks across options. A :class:`ConfigError` names the option."""
+        checks across options. A `ConfigError` names the option."""
         check_fields(self)
         try:
             self.rules
@@ -321,12 +321,12 @@ class TrainConfig:
 
     @property
     def rules(self) -> Rules:
-        """The rule options (``--option``)."""
+        """The rule options (`--option`)."""
         return Rules.from_strings(list(self.option))
 
     @property
     def eval_tables(self) -> tuple[str, ...]:
-        """The evaluation tables' opponents (``--eval-opponents``), in order."""
+        """The evaluation tables' opponents (`--eval-opponents`), in order."""
         return tuple(eval_opponent_names(self.eval_opponents))
 
     @property
@@ -335,13 +335,13 @@ class TrainConfig:
         return parse_pool(self.opponents)
 
     def run_options(self) -> dict[str, Any]:
-        """What run.json keeps of the run, as JSON values: every option with ``run=True`` (the
-        rule options are kept apart, as ``rules``)."""
+        """What run.json keeps of the run, as JSON values: every option with `run=True` (the
+        rule options are kept apart, as `rules`)."""
         return {name: list(value) if isinstance(value, tuple) else value
                 for name, value in dataclasses.asdict(self).items() if name in run_option_names()}
 
     def replace(self, **changes: Any) -> "TrainConfig":
-        """This config with ``changes``, checked again."""
+        """This config with `changes`, checked again."""
         return dataclasses.replace(self, **changes)
 
     # ---------------------------------------------------------------- from a stored run
@@ -349,9 +349,9 @@ class TrainConfig:
     @classmethod
     def from_stored(cls, options: Any, rules: Any, where: str,
                     before: Mapping[str, Any] | None = None) -> "TrainConfig":
-        """The config of a stored run (``options`` and ``rules`` of its run.json) through the same
-        checks as the command line's; a ValueError names ``where`` (the file), the option and what
-        it allows. Options it lacks have the values of ``before`` (what runs had before the option
+        """The config of a stored run (`options` and `rules` of its run.json) through the same
+        checks as the command line's; a ValueError names `where` (the file), the option and what
+        it allows. Options it lacks have the values of `before` (what runs had before the option
         existed), else their defaults."""
         if not isinstance(options, Mapping):
             raise ValueError(f"{where}: 'options' must be a JSON object of option names and values, got "
@@ -392,7 +392,7 @@ def run_option_names() -> list[str]:
 
 
 def flag_of(name: str) -> str:
-    """The command line's flag of option ``name`` (its first spelling)."""
+    """The command line's flag of option `name` (its first spelling)."""
     return arguments.flag_of(TrainConfig, name)
 
 
@@ -422,8 +422,8 @@ def check_network(config: TrainConfig) -> None:
 
 def memory_needed(config: TrainConfig) -> int:
     """Bytes a run holds at once, roughly: the networks with gradients and Adam's moments (16
-    bytes a weight), one round of imitation (:data:`IMITATION_BYTES_PER_DECISION` each) and
-    PPO's rollout buffer (:func:`rollout_bytes`)."""
+    bytes a weight), one round of imitation (`IMITATION_BYTES_PER_DECISION` each) and
+    PPO's rollout buffer (`rollout_bytes`)."""
     network = 16 * network_parameters(config.net_arch)
     imitation = IMITATION_BYTES_PER_DECISION * min(config.imitate_round, config.imitate_steps) \
         if config.imitate != "none" else 0
@@ -438,8 +438,8 @@ def rollout_bytes(config: TrainConfig) -> int:
 
 
 def check_memory(config: TrainConfig, available: int | None = None) -> None:
-    """A ConfigError when :func:`memory_needed` is beyond the memory this machine has available
-    (the one size rule's reading, :func:`sergeant_major_env.limits.available_bytes`), naming the
+    """A ConfigError when `memory_needed` is beyond the memory this machine has available
+    (the one size rule's reading, `sergeant_major_env.limits.available_bytes`), naming the
     option that needs the most."""
     available = available_bytes() if available is None else available
     needed = memory_needed(config)
@@ -469,8 +469,8 @@ def check_derived_seeds(config: TrainConfig) -> None:
 # ============================================================================ the command line
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Every :class:`TrainConfig` option as an argument of ``parser``, in groups, without
-    defaults (:func:`sergeant_major_env.arguments.add_arguments`)."""
+    """Every `TrainConfig` option as an argument of `parser`, in groups, without
+    defaults (`sergeant_major_env.arguments.add_arguments`)."""
     arguments.add_arguments(parser, TrainConfig)
 
 

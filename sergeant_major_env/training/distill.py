@@ -1,56 +1,54 @@
 """Distilling the search into the policy: labels from a search bot, and a policy fitted to them.
 
-**Labels** (:func:`make_labels`, ``sergeant-major distill labels``). Games are played by the
-``player`` (by default ``learned``: the positions the policy itself meets) in all three seats,
-game g of the run from the engine seed ``seed + g``, with a chance ``epsilon`` of a random legal
+**Labels** (`make_labels`, `sergeant-major distill labels`). Games are played by the
+`player` (by default `learned`: the positions the policy itself meets) in all three seats,
+game g of the run from the engine seed `seed + g`, with a chance `epsilon` of a random legal
 move instead (more varied positions). At every decision with a real choice (two or more
-distinct legal actions: cards equivalent by R16 count once, as in the search), the ``teacher``
-(a ``pimc`` spec) gives its value of each legal action for the seat to act
-(:meth:`~sergeant_major_env.agents.pimc.PIMCAgent.decision_values`: the mean points of the deal
+distinct legal actions: cards equivalent by R16 count once, as in the search), the `teacher`
+(a `pimc` spec) gives its value of each legal action for the seat to act
+([`decision_values`][sergeant_major_env.agents.pimc.PIMCAgent.decision_values]: the mean points of the deal
 over worlds sampled from what that seat knows, plus the value of the modes kept for later
 deals at a mode choice). Equivalent cards get their representative's value. One label:
 
-==============  ===============  ===========================================================
-array           dtype, shape     meaning
-==============  ===============  ===========================================================
-observation     float32 [N, D]   the seat's observation (:func:`observation.observe`)
-legal           bool [N, 58]     its legal actions (RULES.md section 10)
-values          float32 [N, 58]  the teacher's value of each legal action (NaN elsewhere)
-action          int16 [N]        the teacher's choice (its highest value)
-value           float32 [N]      the position's value: the teacher's value of its choice
-game            int32 [N]        the game's index in the run (its seed is ``seed + game``)
-seat            int8 [N]         the seat to act
-==============  ===============  ===========================================================
+| array | dtype, shape | meaning |
+|---|---|---|
+| observation | float32 [N, D] | the seat's observation ([`observation.observe`][]) |
+| legal | bool [N, 58] | its legal actions (RULES.md section 10) |
+| values | float32 [N, 58] | the teacher's value of each legal action (NaN elsewhere) |
+| action | int16 [N] | the teacher's choice (its highest value) |
+| value | float32 [N] | the position's value: the teacher's value of its choice |
+| game | int32 [N] | the game's index in the run (its seed is `seed + game`) |
+| seat | int8 [N] | the seat to act |
 
-The labels are written in shards of ``shard_games`` games (``shard_00000.npz``, ...: plain
-numpy arrays, read with ``np.load(allow_pickle=False)``, never code), each written whole to a
-temporary name and renamed, beside ``labels.json`` (the options they were made with). A
+The labels are written in shards of `shard_games` games (`shard_00000.npz`, ...: plain
+numpy arrays, read with `np.load(allow_pickle=False)`, never code), each written whole to a
+temporary name and renamed, beside `labels.json` (the options they were made with). A
 shard's games and labels depend on the options and the shard's index alone: the teacher's
 worlds are drawn from the seat's knowledge and its own seed (pimc's "Randomness"), the player
 is deterministic or draws from a generator seeded by the run's seed and the shard. So the
-shards are the same whichever worker process made them (``workers``), or Ray task (``ray``:
+shards are the same whichever worker process made them (`workers`), or Ray task (`ray`:
 each task builds its own teacher and player from the plan's names and sends its shard's
 arrays back, written by the process that asked), and a run stopped by Ctrl-C or a crash
 resumes with the shards still missing: the same command again. Asking for
-more ``games`` later adds shards to the same labels.
+more `games` later adds shards to the same labels.
 
-**Fit** (:func:`fit_policy`, ``sergeant-major distill fit``). The policy network of a policy
-file (by default the shipped ``learned``) is fitted to the labels: cross-entropy of its
+**Fit** (`fit_policy`, `sergeant-major distill fit`). The policy network of a policy
+file (by default the shipped `learned`) is fitted to the labels: cross-entropy of its
 masked action distribution to the softmax of the teacher's values over the legal actions at
-``temperature`` points (or to the teacher's choice alone, ``temperature`` 0), and its value
-head to the position's value (weight ``value_weight``), with Adam over ``epochs`` passes. A
+`temperature` points (or to the teacher's choice alone, `temperature` 0), and its value
+head to the position's value (weight `value_weight`), with Adam over `epochs` passes. A
 tenth of the games (by game index) is held out to report the agreement with the teacher's
-choice (the policy's most likely action is one of the teacher's best value). The result is a policy file (``policy.safetensors`` + ``policy.json``, code-free, with
-the observation version and how it was made), played as ``ppo:OUT``.
+choice (the policy's most likely action is one of the teacher's best value). The result is a policy file (`policy.safetensors` + `policy.json`, code-free, with
+the observation version and how it was made), played as `ppo:OUT`.
 
-**Reading labels** (:func:`load_labels`, the one reader of ``fit`` and ``curve``) checks
+**Reading labels** (`load_labels`, the one reader of `fit` and `curve`) checks
 everything before any work, each problem a one-line ValueError naming the file (and the array
-and row): the manifests (bounded reads: :func:`files.read_json`) and the shards each folder
-holds against its manifest (:func:`check_manifest_shards`), folders that would give the
-same labels twice (:func:`read_plans`), each shard's zip and ``.npy`` headers before anything
-is allocated (:func:`shard_rows`), the memory of them all (:func:`limits.check_fits`), then each
-label (:func:`check_shard`). A resumed labels run removes only the temporary files of its own
-shards and manifest (:func:`files.leftover_temporaries`).
+and row): the manifests (bounded reads: `files.read_json`) and the shards each folder
+holds against its manifest (`check_manifest_shards`), folders that would give the
+same labels twice (`read_plans`), each shard's zip and `.npy` headers before anything
+is allocated (`shard_rows`), the memory of them all (`limits.check_fits`), then each
+label (`check_shard`). A resumed labels run removes only the temporary files of its own
+shards and manifest (`files.leftover_temporaries`).
 """
 
 from __future__ import annotations
@@ -97,25 +95,25 @@ MAX_GAMES = 10_000_000
 MAX_SHARDS = 100_000
 """The most shards one labels folder may hold: their names are shard_00000.npz .. shard_99999.npz."""
 MANIFEST_BYTES, MANIFEST_DEPTH = 64 * 1024, 8
-"""The largest ``labels.json`` read (one is about 500 bytes) and its deepest nesting (it has 3)."""
+"""The largest `labels.json` read (one is about 500 bytes) and its deepest nesting (it has 3)."""
 MAX_HEADER_BYTES = 10_000
-"""The largest ``.npy`` header of a shard's array read (numpy writes about 128 bytes)."""
+"""The largest `.npy` header of a shard's array read (numpy writes about 128 bytes)."""
 
 
 # ============================================================================ the plan
 
 @dataclasses.dataclass(frozen=True)
 class LabelPlan:
-    """What a labels folder holds: every option that changes a label (``labels.json``)."""
+    """What a labels folder holds: every option that changes a label (`labels.json`)."""
 
     teacher: str = "pimc:rollout=learned"
-    """The search bot that values the actions: a ``pimc`` spec (pimc:worlds=32:rollout=learned)."""
+    """The search bot that values the actions: a `pimc` spec (pimc:worlds=32:rollout=learned)."""
     player: str = "learned"
     """The agent that plays the games in all three seats: whose positions are labelled."""
     epsilon: float = 0.0
     """Chance of a uniformly random legal move instead of the player's, at each decision."""
     games: int = 600
-    """Games to play and label (game g from engine seed ``seed + g``)."""
+    """Games to play and label (game g from engine seed `seed + g`)."""
     shard_games: int = 20
     """Games per shard: the unit of work of a worker process and of resuming."""
     seed: int = 2_000_000_000
@@ -157,7 +155,7 @@ class LabelPlan:
                 "shard_games": self.shard_games, "seed": self.seed, "rules": self.rules.to_dict()}
 
     def command(self, folder: str | Path) -> str:
-        """The ``sergeant-major distill labels`` command that makes (or continues) these labels in ``folder``."""
+        """The `sergeant-major distill labels` command that makes (or continues) these labels in `folder`."""
         words = ["sergeant-major", "distill", "labels", "--out", str(folder), "--games", str(self.games),
                  "--seed", str(self.seed)]
         defaults = LabelPlan()
@@ -167,12 +165,12 @@ class LabelPlan:
         return shlex.join(words + rule_words(self.rules))
 
     def same_labels_as(self, other: "LabelPlan") -> bool:
-        """Whether the shards both would write are the same (``games`` may differ: more shards)."""
+        """Whether the shards both would write are the same (`games` may differ: more shards)."""
         return dataclasses.replace(self, games=other.games) == other
 
 
 def rule_words(rules: Rules) -> list[str]:
-    """``--option NAME=VALUE ...`` for the rule options that differ from the rule book's (none: [])."""
+    """`--option NAME=VALUE ...` for the rule options that differ from the rule book's (none: [])."""
     changed = [f"{name}={str(value).lower() if isinstance(value, bool) else value}"
                for name, value in rules.to_dict().items() if value != getattr(Rules(), name)]
     return ["--option", *changed] if changed else []
@@ -183,11 +181,11 @@ def shard_path(folder: Path, shard: int) -> Path:
 
 
 SHARD_NAMES = r"shard_\d{5}\.npz"
-"""The names of the shards (:func:`shard_path`), as a regular expression."""
+"""The names of the shards (`shard_path`), as a regular expression."""
 
 
 def shard_files(folder: Path) -> dict[int, Path]:
-    """{shard: path} of the shards ``folder`` holds (a link too, even to nothing), by index:
+    """{shard: path} of the shards `folder` holds (a link too, even to nothing), by index:
     what is there, listed once, however many shards its plan has."""
     found = {}
     with os.scandir(folder) as entries:
@@ -213,8 +211,8 @@ def build_agents(plan: LabelPlan) -> tuple[PIMCAgent, object]:
 
 def shard_labels(plan: LabelPlan, shard: int, teacher: PIMCAgent, player: object,
                  on_labels: Callable[[int], None] = lambda count: None) -> dict[str, np.ndarray]:
-    """The labels of shard ``shard`` (games ``shard * shard_games`` on), as the module docstring's
-    arrays; ``on_labels(n)`` is told each time n more labels are made."""
+    """The labels of shard `shard` (games `shard * shard_games` on), as the module docstring's
+    arrays; `on_labels(n)` is told each time n more labels are made."""
     first = shard * plan.shard_games
     games = min(plan.shard_games, plan.games - first)
     state = engine.init(engine.game_seeds(plan.seed + first, games), plan.rules)
@@ -243,7 +241,7 @@ def _width(name: str) -> tuple[int, ...]:
 
 def _label(state: engine.State, games: np.ndarray, legal: np.ndarray, real: np.ndarray,
            teacher: PIMCAgent) -> dict[str, np.ndarray]:
-    """The labels of ``games`` (each with a real choice): the teacher's values of all legal actions."""
+    """The labels of `games` (each with a real choice): the teacher's values of all legal actions."""
     searched = teacher.decision_values(state, games, real, teacher.streams(state, games))
     legal_mask = bits_to_bool(legal, NUM_ACTIONS)
     values = equivalent_card_values(searched, legal_mask)
@@ -255,9 +253,9 @@ def _label(state: engine.State, games: np.ndarray, legal: np.ndarray, real: np.n
 
 
 def equivalent_card_values(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    """``values`` (float[G, 58], -inf where not searched) with each legal card that was not
+    """`values` (float[G, 58], -inf where not searched) with each legal card that was not
     searched given the value of the searched card below it in its suit: by R16 it is equivalent
-    to that card (:func:`~sergeant_major_env.agents.pimc.distinct_cards`: a skipped card is
+    to that card (`distinct_cards`: a skipped card is
     joined to its representative through legal or played cards only)."""
     values = values.copy()
     cards = values[:, :NUM_CARDS].reshape(-1, 4, 13)  # a view: suit x rank, rank 0 the two
@@ -289,14 +287,14 @@ def write_shard(path: Path, labels: dict[str, np.ndarray]) -> None:
 
 READ_ERRORS = (OSError, ValueError, EOFError, KeyError, NotImplementedError, RuntimeError, zipfile.BadZipFile,
                zlib.error)
-"""What reading a damaged ``.npz`` raises (a truncated or corrupt zip, a bad ``.npy`` header, a
+"""What reading a damaged `.npz` raises (a truncated or corrupt zip, a bad `.npy` header, a
 member missing, compressed by an unknown method or encrypted): each one line naming the shard."""
 
 
 def shard_rows(path: Path) -> int:
-    """The labels of the shard at ``path``, read from its arrays' headers alone (nothing is
+    """The labels of the shard at `path`, read from its arrays' headers alone (nothing is
     allocated): a one-line ValueError naming the file and the array unless it is a whole zip
-    holding each array of :data:`ARRAYS` with its dtype and width, the same rows in each, and
+    holding each array of `ARRAYS` with its dtype and width, the same rows in each, and
     exactly the bytes its header says (a header claiming 10^12 rows is refused here, not
     allocated)."""
     name = files._short_path(path)
@@ -326,7 +324,7 @@ def shard_rows(path: Path) -> int:
 
 
 def _array_header(member, array: str, dtype: np.dtype) -> tuple[tuple[int, ...], int]:
-    """(shape, bytes of data) of the ``.npy`` file being read from ``member``, checked against
+    """(shape, bytes of data) of the `.npy` file being read from `member`, checked against
     the array's dtype and width (a ValueError naming the array otherwise)."""
     version = np.lib.format.read_magic(member)
     readers = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
@@ -349,9 +347,9 @@ def _reason(error: BaseException) -> str:
 
 
 def read_shard(path: Path, first_game: int = 0, games: int | None = None) -> dict[str, np.ndarray]:
-    """A shard's arrays, checked before anything is allocated (:func:`shard_rows`) and after
-    (:func:`check_shard`); nothing is unpickled (``allow_pickle=False``), so no code is run.
-    ``first_game``, ``games``: the game indices the shard's labels may have."""
+    """A shard's arrays, checked before anything is allocated (`shard_rows`) and after
+    (`check_shard`); nothing is unpickled (`allow_pickle=False`), so no code is run.
+    `first_game`, `games`: the game indices the shard's labels may have."""
     rows = shard_rows(path)
     try:
         with zipfile.ZipFile(path) as archive:
@@ -373,7 +371,7 @@ def check_shard(path: Path, labels: dict[str, np.ndarray], first_game: int = 0, 
     """A one-line ValueError naming the shard, the array and the first row that a label cannot
     have: a number that is not finite, no legal action, a value at an illegal action (they are
     NaN) or none at a legal one, an action that is not one of the row's legal actions, a game
-    outside the shard's (``first_game`` .. ``first_game + games - 1``) or a seat outside 0..2."""
+    outside the shard's (`first_game` .. `first_game + games - 1`) or a seat outside 0..2."""
     legal, values, action = labels["legal"], labels["values"], labels["action"]
     in_range = (action >= 0) & (action < NUM_ACTIONS)
     last_game = np.iinfo(np.int32).max if games is None else first_game + games - 1
@@ -405,7 +403,7 @@ def check_shard(path: Path, labels: dict[str, np.ndarray], first_game: int = 0, 
 
 def read_manifest(folder: Path) -> LabelPlan | None:
     """The plan of an existing labels folder (None if it has none yet), checked against the
-    shards the folder holds (:func:`check_manifest_shards`)."""
+    shards the folder holds (`check_manifest_shards`)."""
     path = folder / MANIFEST
     if not path.exists() and not path.is_symlink():
         return None
@@ -426,10 +424,10 @@ def read_manifest(folder: Path) -> LabelPlan | None:
 
 
 def check_manifest_shards(folder: Path, plan: LabelPlan) -> None:
-    """A one-line ValueError when ``folder`` holds a shard that its manifest's ``plan`` does not
+    """A one-line ValueError when `folder` holds a shard that its manifest's `plan` does not
     have (an index past its games: the manifest is not the one the shards were made with). A
     shard of the plan that is missing is not one (labels still being made); each shard's rows,
-    games and arrays are checked when it is read (:func:`shard_rows`, :func:`check_shard`)."""
+    games and arrays are checked when it is read (`shard_rows`, `check_shard`)."""
     beyond = [path for shard, path in shard_files(folder).items() if shard >= plan.shards]
     if beyond:
         raise ValueError(f"{files._short_path(folder / MANIFEST)} plans {plan.shards:,} shard"
@@ -439,8 +437,8 @@ def check_manifest_shards(folder: Path, plan: LabelPlan) -> None:
 
 
 def open_labels(folder: Path, plan: LabelPlan) -> list[int]:
-    """Prepare ``folder`` for ``plan`` and return the shards still to make. A folder made with
-    other options is refused (one line); the same options (``games`` may grow) resume it."""
+    """Prepare `folder` for `plan` and return the shards still to make. A folder made with
+    other options is refused (one line); the same options (`games` may grow) resume it."""
     earlier = read_manifest(folder) if folder.is_dir() else None
     if earlier is not None and not earlier.same_labels_as(plan):
         differ = [key for key, value in plan.to_dict().items() if key != "games" and earlier.to_dict()[key] != value]
@@ -461,12 +459,12 @@ def open_labels(folder: Path, plan: LabelPlan) -> list[int]:
 def make_labels(folder: str | Path, plan: LabelPlan, workers: int = 1,
                 on_labels: Callable[[int], None] = lambda count: None, ray: bool = False,
                 ray_address: str | None = None) -> dict[str, Any]:
-    """Make the missing shards of ``folder`` (see the module docstring) in ``workers`` processes,
-    or with ``ray`` as Ray tasks (:func:`~sergeant_major_env.ray_jobs.run_on_ray`: on this
-    process's Ray session, or on one started at ``ray_address``, None for a local one; ``workers``
+    """Make the missing shards of `folder` (see the module docstring) in `workers` processes,
+    or with `ray` as Ray tasks (`run_on_ray`: on this
+    process's Ray session, or on one started at `ray_address`, None for a local one; `workers`
     is not used): each task builds the teacher and player from the plan's names and returns its
     shard's arrays, which this process writes as they arrive, so the labels are the same as
-    here and an interrupted run keeps every shard written. ``on_labels(n)``: n more labels made
+    here and an interrupted run keeps every shard written. `on_labels(n)`: n more labels made
     (with Ray, a shard's at once). Returns {"shards": made now, "labels": made now, "seconds": wall time}."""
     folder = Path(folder)
     plan.check()
@@ -502,7 +500,7 @@ def _shard_task(plan: LabelPlan, shard: int) -> dict[str, np.ndarray]:
 
 def _shards_on_ray(folder: Path, plan: LabelPlan, missing: list[int], address: str | None,
                    on_labels: Callable[[int], None]) -> list[int]:
-    """Make the ``missing`` shards as Ray tasks, each written here as it arrives; their label counts."""
+    """Make the `missing` shards as Ray tasks, each written here as it arrives; their label counts."""
     from sergeant_major_env.ray_jobs import run_on_ray
 
     def arrived(shard: int, labels: dict[str, np.ndarray]) -> int:
@@ -515,8 +513,8 @@ def _shards_on_ray(folder: Path, plan: LabelPlan, missing: list[int], address: s
 
 
 def games_made(folder: Path, plan: LabelPlan) -> int:
-    """The games of the shards of ``folder`` made so far without a gap from the first (the
-    ``--games`` that would give exactly these labels)."""
+    """The games of the shards of `folder` made so far without a gap from the first (the
+    `--games` that would give exactly these labels)."""
     shards = 0
     while shards < plan.shards and shard_path(folder, shards).exists():
         shards += 1
@@ -543,16 +541,16 @@ def read_plans(folders: Sequence[str | Path]) -> list[LabelPlan]:
 
 LABEL_BYTES = OBSERVATION_SIZE * 4 + NUM_ACTIONS * (1 + 4 + 4) + 2 + 4 + 4 + 1
 """Bytes of one label's arrays (and its target distribution); twice this is the measured peak of
-a fit, about 8 KB a label (docs/training.md), what :func:`load_labels` asks the memory for."""
+a fit, about 8 KB a label (docs/training.md), what `load_labels` asks the memory for."""
 
 
 def load_labels(folders: Sequence[str | Path], limit: int | None = None) -> dict[str, np.ndarray]:
-    """The labels of every shard of ``folders`` in order (at most ``limit`` labels), as one set of
-    arrays: the one reader of labels for ``fit`` and ``curve``. Everything is checked before
+    """The labels of every shard of `folders` in order (at most `limit` labels), as one set of
+    arrays: the one reader of labels for `fit` and `curve`. Everything is checked before
     the labels are used, each problem one ValueError line naming the file (and the array and
-    row): the manifests (:func:`read_plans`), every shard's headers before anything is allocated
-    and the memory all of them need (:func:`shard_rows`, :func:`limits.check_fits`), then every
-    label (:func:`check_shard`). A shard not made yet is skipped (a folder whose labels are
+    row): the manifests (`read_plans`), every shard's headers before anything is allocated
+    and the memory all of them need (`shard_rows`, `limits.check_fits`), then every
+    label (`check_shard`). A shard not made yet is skipped (a folder whose labels are
     still being made can be fitted to)."""
     plans = read_plans(folders)
     shards: list[tuple[Path, int, int]] = []  # (path, first game, games)
@@ -576,9 +574,9 @@ def load_labels(folders: Sequence[str | Path], limit: int | None = None) -> dict
 
 @dataclasses.dataclass(frozen=True)
 class FitOptions:
-    """How a policy is fitted to labels (``sergeant-major distill fit``): each field an option of
-    its command line (:mod:`sergeant_major_env.arguments`), its docstring the option's help;
-    :meth:`check` checks the ranges."""
+    """How a policy is fitted to labels (`sergeant-major distill fit`): each field an option of
+    its command line (`sergeant_major_env.arguments`), its docstring the option's help;
+    `check` checks the ranges."""
 
     epochs: int = opt(10, WHOLE)
     """Passes over the labels."""
@@ -619,7 +617,7 @@ class FitOptions:
 
 def target_distribution(values: np.ndarray, legal: np.ndarray, action: np.ndarray, temperature: float) -> np.ndarray:
     """float32[N, 58]: what the policy is fitted to: the softmax of the teacher's values over the
-    legal actions at ``temperature`` points per logit, or the teacher's choice (``temperature`` 0)."""
+    legal actions at `temperature` points per logit, or the teacher's choice (`temperature` 0)."""
     if temperature == 0:
         target = np.zeros(values.shape, dtype=np.float32)
         target[np.arange(len(action)), action] = 1.0
@@ -632,7 +630,7 @@ def target_distribution(values: np.ndarray, legal: np.ndarray, action: np.ndarra
 
 def kept_or_corrected(network, labels: dict[str, np.ndarray], margin: float) -> np.ndarray:
     """int64[N]: per label, the teacher's choice where its value beats that of the policy's own
-    most likely action by more than ``margin`` points, else the policy's own action."""
+    most likely action by more than `margin` points, else the policy's own action."""
     import torch
 
     with torch.no_grad():
@@ -645,18 +643,18 @@ def kept_or_corrected(network, labels: dict[str, np.ndarray], margin: float) -> 
 
 
 def held_out(games: np.ndarray, fraction: float) -> np.ndarray:
-    """bool[N]: the labels of the held-out games: ``fraction`` of the games, by a fixed hash of
+    """bool[N]: the labels of the held-out games: `fraction` of the games, by a fixed hash of
     the game's index (Knuth's multiplicative one), so every labels folder holds out the same games."""
     return (games.astype(np.uint64) * np.uint64(2654435761)) % np.uint64(1000) < round(fraction * 1000)
 
 
 FIT_FILES = ("policy.safetensors", "policy.json", "fit.json")
-"""What a fit writes in its folder (``fit``'s --out)."""
+"""What a fit writes in its folder (`fit`'s --out)."""
 
 
 def check_out_folder(out: Path, names: Sequence[str], overwrite: bool, what: str = "--out") -> None:
     """An output folder, before any work: one to be made (in a folder that exists), or one where
-    each of ``names`` is new or replaced only with ``overwrite`` (:func:`files.check_new_file`, the
+    each of `names` is new or replaced only with `overwrite` (`files.check_new_file`, the
     one rule of every command for its outputs); a one-line ValueError otherwise. Other files in
     it are left alone."""
     if out.exists() and not out.is_dir():
@@ -668,10 +666,10 @@ def check_out_folder(out: Path, names: Sequence[str], overwrite: bool, what: str
 
 
 def check_out_apart(out: Path, labels: Sequence[str | Path], what: str = "--out") -> None:
-    """A one-line ValueError when the output folder ``out`` is one of the ``labels`` folders or
+    """A one-line ValueError when the output folder `out` is one of the `labels` folders or
     inside one: its files would land among the labels, which a labels folder holds alone (its
     manifest and shards). An output folder holding a labels folder is allowed: nothing is
-    written into the labels (``distill rounds`` fits round k's policy into OUT/round-K beside
+    written into the labels (`distill rounds` fits round k's policy into OUT/round-K beside
     its labels in OUT/round-K/labels)."""
     target = out.resolve()
     for folder in labels:
@@ -691,10 +689,10 @@ def check_held_out(labels: dict[str, np.ndarray], options: FitOptions) -> None:
 
 
 def fitted_metadata(init_metadata: dict, rules: Rules, command: str, made: dict) -> dict:
-    """policy.json's metadata of a policy fitted to labels (``distill fit``, a round of ``distill
-    rounds``): the rules, the packages of this fit (not the starting policy's), and under
-    ``training`` the fit's command, the commands that make its labels and ``made`` (what the fit
-    read and did) with ``lineage``: the training records of the policy it started from, of the one
+    """policy.json's metadata of a policy fitted to labels (`distill fit`, a round of `distill
+    rounds`): the rules, the packages of this fit (not the starting policy's), and under
+    `training` the fit's command, the commands that make its labels and `made` (what the fit
+    read and did) with `lineage`: the training records of the policy it started from, of the one
     that one started from, and so on, newest first (a flat list however many rounds), so that
     the commands back to the first policy are all in the file."""
     from .export import package_versions
@@ -713,10 +711,10 @@ def fitted_metadata(init_metadata: dict, rules: Rules, command: str, made: dict)
 
 def fit_policy(network, labels: dict[str, np.ndarray], options: FitOptions,
                on_epoch: Callable[[dict[str, float]], None] = lambda row: None) -> list[dict[str, float]]:
-    """Fit ``network`` (a :class:`~sergeant_major_env.agents.policy_file.PolicyNetwork`) to the
+    """Fit `network` (a `PolicyNetwork`) to the
     labels in place; returns one row per epoch: training loss, held-out cross-entropy and
     agreement with the teacher's choice (before the first epoch too, as epoch 0: its training
-    loss is the starting network's on the training labels). Without held-out labels (``holdout``
+    loss is the starting network's on the training labels). Without held-out labels (`holdout`
     0) the held-out numbers are None."""
     import torch
 
@@ -779,7 +777,7 @@ def _best_actions(values: np.ndarray) -> np.ndarray:
 def _measure(network, observations, legal, target, best: np.ndarray, rows: np.ndarray, epoch: int,
              train_loss: float) -> dict[str, float]:
     """The held-out cross-entropy to the targets, and the agreement with the teacher: how often
-    the policy's most likely action is one of the teacher's best value (``best``)."""
+    the policy's most likely action is one of the teacher's best value (`best`)."""
     import torch
 
     if rows.size == 0:  # --holdout 0: nothing to measure (None: fit.json is JSON, which has no NaN)
@@ -798,19 +796,19 @@ def _measure(network, observations, legal, target, best: np.ndarray, rows: np.nd
 CURVE_FILE = "curve.json"
 CURVE_PLOT = "curve.png"
 CURVE_SEED = 100_000
-"""The deals a curve is measured on (evaluate's ``--seed``): neither the labels' default seed nor
+"""The deals a curve is measured on (evaluate's `--seed`): neither the labels' default seed nor
 evaluate's, train's or ship's."""
 CURVE_BYTES, CURVE_DEPTH = 16 * 2**20, 8
-"""The largest ``curve.json`` (or point's ``policy.json``) read (a point takes about 1 KB) and
+"""The largest `curve.json` (or point's `policy.json`) read (a point takes about 1 KB) and
 its deepest nesting (it has 5)."""
 
 
 @dataclasses.dataclass(frozen=True)
 class CurvePlan:
     """A curve of a fitted policy's strength against the number of labels it was fitted to
-    (``sergeant-major distill curve``): at each count, the first ``count`` labels of ``labels``
-    fit ``init`` with ``fit``, then the result plays two duplicate tables on the deals of ``seed``:
-    head to head ``X,against,heuristic`` and ``X,heuristic,heuristic``."""
+    (`sergeant-major distill curve`): at each count, the first `count` labels of `labels`
+    fit `init` with `fit`, then the result plays two duplicate tables on the deals of `seed`:
+    head to head `X,against,heuristic` and `X,heuristic,heuristic`."""
 
     labels: tuple[str, ...]
     counts: tuple[int, ...]
@@ -825,7 +823,7 @@ class CurvePlan:
         return {"head_to_head": (self.against, "heuristic"), "vs_heuristic": ("heuristic", "heuristic")}
 
     def fit_command(self, folder: Path, size: int) -> str:
-        """The ``sergeant-major distill fit`` command that makes the point's fit of ``size`` labels in ``folder``."""
+        """The `sergeant-major distill fit` command that makes the point's fit of `size` labels in `folder`."""
         words = ["sergeant-major", "distill", "fit", "--labels", *self.labels, "--init", self.init, "--out",
                  str(folder), "--limit", str(size)]
         for field in dataclasses.fields(FitOptions):
@@ -844,8 +842,8 @@ def point_folder(out: Path, count: int) -> Path:
 
 
 def read_curve(out: Path, plan: CurvePlan) -> list[dict[str, Any]]:
-    """The points already measured in ``out`` (none for a new folder); a one-line ValueError when
-    they were measured with other options than ``plan`` (other labels, init, tables or fit)."""
+    """The points already measured in `out` (none for a new folder); a one-line ValueError when
+    they were measured with other options than `plan` (other labels, init, tables or fit)."""
     path = out / CURVE_FILE
     if not path.exists() and not path.is_symlink():
         return []
@@ -865,13 +863,13 @@ def read_curve(out: Path, plan: CurvePlan) -> list[dict[str, Any]]:
 
 
 def missing_counts(plan: CurvePlan, points: list[dict[str, Any]]) -> list[int]:
-    """The label counts of ``plan`` not measured among ``points``, smallest first."""
+    """The label counts of `plan` not measured among `points`, smallest first."""
     return [count for count in sorted(set(plan.counts)) if count not in {point["labels"] for point in points}]
 
 
 def curve_labels(plan: CurvePlan, missing: list[int]) -> dict[str, np.ndarray]:
-    """The labels the ``missing`` points are fitted to (the first ``max(missing)``), read and
-    checked by :func:`load_labels`; a one-line ValueError when there are fewer, or when a
+    """The labels the `missing` points are fitted to (the first `max(missing)`), read and
+    checked by `load_labels`; a one-line ValueError when there are fewer, or when a
     point's labels are all of held-out games. Checked before any fit."""
     labels = load_labels(plan.labels, max(missing) or 1)
     if max(missing) > labels["action"].size:
@@ -885,10 +883,10 @@ def curve_labels(plan: CurvePlan, missing: list[int]) -> dict[str, np.ndarray]:
 
 def check_curve_out(out: Path, plan: CurvePlan, points: list[dict[str, Any]], overwrite: bool) -> None:
     """The one rule for existing outputs, for a curve (before any work): the folder apart from the
-    labels (:func:`check_out_apart`), and each file the curve will
+    labels (`check_out_apart`), and each file the curve will
     write (curve.json, curve.png, each missing point's policy files) is new, or replaced only
-    with ``overwrite`` (:func:`files.check_new_file`), except the curve's own: curve.json and
-    curve.png of this same curve (``points``: it continues), and a point's policy that this
+    with `overwrite` (`files.check_new_file`), except the curve's own: curve.json and
+    curve.png of this same curve (`points`: it continues), and a point's policy that this
     curve fitted but had not yet measured when it was stopped (its policy.json records this
     curve's fit command for it). A one-line ValueError otherwise."""
     check_out_apart(out, plan.labels)
@@ -901,7 +899,7 @@ def check_curve_out(out: Path, plan: CurvePlan, points: list[dict[str, Any]], ov
 
 
 def _own_point(folder: Path, plan: CurvePlan, size: int) -> bool:
-    """Whether ``folder`` holds the policy this curve fits for ``size`` labels (a point stopped
+    """Whether `folder` holds the policy this curve fits for `size` labels (a point stopped
     before it was measured): its policy.json records the fit command of that point."""
     try:
         metadata = files.read_json(folder / "policy.json", CURVE_BYTES, CURVE_DEPTH, what="policy description")
@@ -911,15 +909,15 @@ def _own_point(folder: Path, plan: CurvePlan, size: int) -> bool:
 
 
 def measure_policy(folder: Path, plan: CurvePlan, rules: Rules, workers: int | None, progress: bool) -> dict[str, Any]:
-    """The fitted policy in ``folder`` at each of the plan's tables (:func:`measure_tables`)."""
+    """The fitted policy in `folder` at each of the plan's tables (`measure_tables`)."""
     return measure_tables(folder, plan.tables(), plan.games, plan.seed, rules, workers, progress)
 
 
 def measure_tables(folder: Path, tables: dict[str, tuple[str, str]], games: int, seed: int, rules: Rules,
                    workers: int | None, progress: bool) -> dict[str, Any]:
-    """The policy in ``folder`` at each of ``tables`` ({name: the other two seats}; the one named
-    ``head_to_head`` also gives the margin over its seat 2 agent) on the duplicate deals of
-    ``seed``: its mean points per game and 95% interval, and the evaluate command that gives
+    """The policy in `folder` at each of `tables` ({name: the other two seats}; the one named
+    `head_to_head` also gives the margin over its seat 2 agent) on the duplicate deals of
+    `seed`: its mean points per game and 95% interval, and the evaluate command that gives
     the same numbers."""
     from sergeant_major_env.evaluation import TablePlan, play_tables
 
@@ -945,11 +943,11 @@ def measure_tables(folder: Path, tables: dict[str, tuple[str, str]], games: int,
 def label_curve(plan: CurvePlan, out: Path, rules: Rules, workers: int | None = None, progress: bool = False,
                 on_point: Callable[[dict[str, Any]], None] = lambda point: None,
                 labels: dict[str, np.ndarray] | None = None) -> list[dict[str, Any]]:
-    """Measure the points of ``plan`` still missing in ``out`` (see :class:`CurvePlan`), each
-    fitted policy kept in ``out/labels_COUNT``, and ``curve.json`` rewritten after every point
+    """Measure the points of `plan` still missing in `out` (see `CurvePlan`), each
+    fitted policy kept in `out/labels_COUNT`, and `curve.json` rewritten after every point
     (so a stopped curve continues where it stopped). Returns all the points, by label count.
-    ``labels``: :func:`curve_labels` of the missing points, when the caller has checked them
-    already (``sergeant-major distill curve`` does, with its outputs, before any work)."""
+    `labels`: `curve_labels` of the missing points, when the caller has checked them
+    already (`sergeant-major distill curve` does, with its outputs, before any work)."""
     from sergeant_major_env.agents.learned import policy_source
     from sergeant_major_env.agents.policy_file import load_policy, save_network
 

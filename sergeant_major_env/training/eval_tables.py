@@ -1,11 +1,11 @@
 """train.py's evaluations: duplicate-deal tables against fixed opponents, and the learning curve.
 
-:func:`evaluate` plays the learner at the tables "learner, X, X" (X: each of ``--eval-opponents``,
+`evaluate` plays the learner at the tables "learner, X, X" (X: each of `--eval-opponents`,
 random and heuristic by default) on the same deals each time
-(:func:`sergeant_major_env.evaluation.play_tables`, duplicate: each deal at every seating), so
-that two evaluations differ by the learner only; each table's ``group_means`` (the learner's
+([`sergeant_major_env.evaluation.play_tables`][], duplicate: each deal at every seating), so
+that two evaluations differ by the learner only; each table's `group_means` (the learner's
 mean points in each duplicate group, in group order) pair two evaluations deal by deal
-(``sergeant-major exploit``'s gain). :func:`plot_curve` draws ``eval_history.json``: mean
+(`sergeant-major exploit`'s gain). `plot_curve` draws `eval_history.json`: mean
 points per game with 95% bands.
 """
 
@@ -20,8 +20,8 @@ from sergeant_major_env import files
 from sergeant_major_env.evaluation import TablePlan, play_tables
 
 def evaluate(learner, games: int, seed: int, rules, tables) -> dict:
-    """Duplicate-deal tables "learner, X, X" for each X of ``tables`` (agents.make_agent names:
-    the run's ``--eval-opponents``): the learner's points with 95% CIs."""
+    """Duplicate-deal tables "learner, X, X" for each X of `tables` (agents.make_agent names:
+    the run's `--eval-opponents`): the learner's points with 95% CIs."""
     out = {}
     for opponent in tables:
         table = [learner, agents.make_agent(opponent), agents.make_agent(opponent)]
@@ -38,12 +38,12 @@ def evaluate(learner, games: int, seed: int, rules, tables) -> dict:
 
 
 def ci_text(ci) -> str:
-    """A 95% interval as ``[-1.2, +3.4]`` (``[n/a]`` when there is none)."""
+    """A 95% interval as `[-1.2, +3.4]` (`[n/a]` when there is none)."""
     return "[n/a]" if not ci else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]"
 
 
 def plot_curve(history: list[dict], path: Path, title: str, tables) -> None:
-    """learning_curve.png: the mean points at each table of ``tables`` (opponent names) against
+    """learning_curve.png: the mean points at each table of `tables` (opponent names) against
     timesteps, with 95% bands."""
     import matplotlib
 

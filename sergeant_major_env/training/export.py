@@ -1,12 +1,12 @@
 """What a train.py run writes about itself: run.json first, the model files and summary.json last.
 
-* ``run.json`` (at the start): every option, the rule options, observation layout, network
-  and the command lines, so that --resume continues the run as it was (:mod:`sergeant_major_env.training.run_folder`);
-* ``model.zip``: the final SB3 model (MaskablePPO.load unpickles it);
-* ``policy.safetensors`` + ``policy.json``: the final policy as code-free files
-  (:mod:`sergeant_major_env.agents.policy_file`), with how it was trained (:func:`policy_metadata`): agent ``ppo:RUN``;
-* ``summary.json``: configuration, timesteps, times and throughput, the final evaluation, the
-  league, the machine; "complete" or "interrupted" (:func:`run_summary`).
+* `run.json` (at the start): every option, the rule options, observation layout, network
+  and the command lines, so that --resume continues the run as it was (`sergeant_major_env.training.run_folder`);
+* `model.zip`: the final SB3 model (MaskablePPO.load unpickles it);
+* `policy.safetensors` + `policy.json`: the final policy as code-free files
+  (`sergeant_major_env.agents.policy_file`), with how it was trained (`policy_metadata`): agent `ppo:RUN`;
+* `summary.json`: configuration, timesteps, times and throughput, the final evaluation, the
+  league, the machine; "complete" or "interrupted" (`run_summary`).
 
 Needs the train extra at import (torch); train.py imports it after checking that it is there.
 """
@@ -36,8 +36,8 @@ PACKAGES = ("sergeant-major-env", "numpy", "torch", "stable-baselines3", "sb3-co
 
 @dataclasses.dataclass
 class Clock:
-    """This command's time, for summary.json: from ``start`` (``time.perf_counter()``), with the
-    load average when it was made and what model.learn did (:meth:`learned`)."""
+    """This command's time, for summary.json: from `start` (`time.perf_counter()`), with the
+    load average when it was made and what model.learn did (`learned`)."""
 
     start: float
     load_start: tuple[float, float, float] = dataclasses.field(default_factory=os.getloadavg)
@@ -46,7 +46,7 @@ class Clock:
     steps_per_second: float = math.nan      # its throughput, evaluations and checkpoints excluded
 
     def learned(self, steps: int, seconds: float, excluded_seconds: float) -> None:
-        """model.learn took ``steps`` env steps in ``seconds``, ``excluded_seconds`` of them in
+        """model.learn took `steps` env steps in `seconds`, `excluded_seconds` of them in
         evaluations and checkpoints."""
         self.steps, self.train_seconds = steps, seconds
         learn_seconds = seconds - excluded_seconds
@@ -73,7 +73,7 @@ def package_versions() -> dict:
 
 def write_run_record(plan, out: Path, model, resumed_from: Path | None) -> None:
     """run.json: everything needed to continue the run and to play its policy (the command
-    lines of the resumed run first). ``plan``: the checked command line (:class:`~.options.Plan`)."""
+    lines of the resumed run first). `plan`: the checked command line (`Plan`)."""
     config = plan.config
     run_folder.write_run_record(out, {
         "options": config.run_options(),
@@ -107,8 +107,8 @@ def save_model_files(plan, model, out: Path) -> dict[str, str]:
 
 def run_summary(plan, out: Path, model, *, stop, clock: Clock, eval_seconds: float, resumed_from: Path | None,
                 imitation: dict | None, final: dict | None, history: list, league: list[str], saved: dict) -> dict:
-    """summary.json's record of the run now. ``eval_seconds``: this command's time in evaluations;
-    ``saved``: the paths of the files written at the end, by summary.json's names."""
+    """summary.json's record of the run now. `eval_seconds`: this command's time in evaluations;
+    `saved`: the paths of the files written at the end, by summary.json's names."""
     config = plan.config
     t = model.num_timesteps
     phase = "imitation" if imitation and not imitation["complete"] else \

@@ -1,22 +1,22 @@
 """Teacher labels for behaviour cloning: every seat of a teacher's own games, from the raw engine.
 
-The teacher (any batched policy, e.g. ``agents.make_agent("heuristic")``) plays all three
-seats of ``num_games`` games held in one engine state. Every engine step is one decision in
+The teacher (any batched policy, e.g. `agents.make_agent("heuristic")`) plays all three
+seats of `num_games` games held in one engine state. Every engine step is one decision in
 every game, and every decision is a label: the deciding seat's observation, its legal mask,
 the teacher's action and the seat's return. An env that records the learner's seat only
 labels a third of that, and spends the rest of its time in opponent rounds.
 
 A seat's return follows the reward of train.py's vec env: each deal's points (R23, R24),
-credited to the seat's last decision before the deal ended, discounted by ``gamma`` per
-decision of that seat, and bootstrapped at the end of each chunk with ``value(observations)``
+credited to the seat's last decision before the deal ended, discounted by `gamma` per
+decision of that seat, and bootstrapped at the end of each chunk with `value(observations)`
 of each seat's view (the value network). A finished game cuts the returns: the slot's next
 game (the engine's automatic reset, seed + B) starts from zero.
 
-:func:`imitate` is train.py's warm start (``--imitate AGENT``): it fits a MaskablePPO policy
+`imitate` is train.py's warm start (`--imitate AGENT`): it fits a MaskablePPO policy
 to these labels, the policy to the teacher's moves and the value network to the returns.
 
-Nothing here imports torch at import time: :func:`imitate` imports it when called, and
-``value`` is any function from ``float32[B, D]`` to ``float[B]``.
+Nothing here imports torch at import time: `imitate` imports it when called, and
+`value` is any function from `float32[B, D]` to `float[B]`.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from .config import IMITATION_SEED  # the imitation games' seeds start here (+ -
 
 @dataclasses.dataclass
 class Labels:
-    """``steps * num_games`` labels, in step order (row ``k * num_games + g``: step k of game slot g)."""
+    """`steps * num_games` labels, in step order (row `k * num_games + g`: step k of game slot g)."""
 
     observations: np.ndarray  # float32[N, D]  the deciding seat's observation
     masks: np.ndarray         # bool[N, 58]     its legal actions
@@ -50,8 +50,8 @@ class Labels:
 def teacher_labels(teacher: object, num_games: int, steps: int, seed: int, rules: Rules, gamma: float,
                    value: Callable[[np.ndarray], np.ndarray], rng: np.random.Generator,
                    reward_scale: float = 1.0) -> Iterator[Labels]:
-    """Endless chunks of ``steps`` engine steps of ``num_games`` teacher self-play games (slot g
-    plays seeds ``seed + g``, ``seed + g + num_games``, ...), as :class:`Labels`."""
+    """Endless chunks of `steps` engine steps of `num_games` teacher self-play games (slot g
+    plays seeds `seed + g`, `seed + g + num_games`, ...), as `Labels`."""
     state = engine.init(engine.game_seeds(seed, num_games), rules)
     games = np.arange(num_games)
     while True:
@@ -75,10 +75,10 @@ def seat_returns(seats: np.ndarray, points: np.ndarray, ended: np.ndarray, boots
                  gamma: float) -> np.ndarray:
     """float32[T, B]: the return of the decision of step k in game slot b, for its seat.
 
-    ``seats`` int[T, B] the deciding seat of each step; ``points`` float[T, B, 3] the deal points
-    each seat got from the step (zero if no deal ended); ``ended`` bool[T, B] the step ended the
-    game; ``bootstrap`` float[T=end, B, 3] each seat's value after the last step. Walking back, a
-    seat's rewards gather until its decision takes them, plus ``gamma`` times its next return."""
+    `seats` int[T, B] the deciding seat of each step; `points` float[T, B, 3] the deal points
+    each seat got from the step (zero if no deal ended); `ended` bool[T, B] the step ended the
+    game; `bootstrap` float[T=end, B, 3] each seat's value after the last step. Walking back, a
+    seat's rewards gather until its decision takes them, plus `gamma` times its next return."""
     steps, num_games = seats.shape
     rows = np.arange(num_games)
     future = np.asarray(bootstrap, dtype=np.float64).copy()  # each seat's return at its next decision
@@ -98,22 +98,22 @@ def seat_returns(seats: np.ndarray, points: np.ndarray, ended: np.ndarray, boots
 # ============================================================================ train.py's warm start
 
 def imitate(model, config, logger, stop, earlier: dict | None = None) -> dict:
-    """Behaviour cloning warm start of ``model`` (MaskablePPO) on :func:`teacher_labels` of the
-    ``config.imitate`` agent: ``config.num_envs`` games in one engine state, so every engine step
-    labels a decision in every game. Labels are gathered in rounds of ``config.imitate_round``
-    decisions (whole chunks of ``config.n_steps`` steps); on each round the policy minimises the
+    """Behaviour cloning warm start of `model` (MaskablePPO) on `teacher_labels` of the
+    `config.imitate` agent: `config.num_envs` games in one engine state, so every engine step
+    labels a decision in every game. Labels are gathered in rounds of `config.imitate_round`
+    decisions (whole chunks of `config.n_steps` steps); on each round the policy minimises the
     cross-entropy of its masked logits against the teacher's moves and the value network the
     squared error to each deciding seat's discounted return (bootstrapped with its own value at
-    the chunk's end), ``config.imitate_epochs`` passes in shuffled minibatches of
-    ``config.batch_size`` on ``config.update_threads`` torch threads, with a learning rate falling
-    linearly from ``config.imitate_lr`` to 0 over ``config.imitate_steps`` decisions. Rounds, not
+    the chunk's end), `config.imitate_epochs` passes in shuffled minibatches of
+    `config.batch_size` on `config.update_threads` torch threads, with a learning rate falling
+    linearly from `config.imitate_lr` to 0 over `config.imitate_steps` decisions. Rounds, not
     chunks: minibatches drawn from many games and deal phases at once, and the falling rate,
     agreed with the teacher on 86.6% of held-out decisions against 81% (chunk by chunk, constant
-    rate) at the same cost. ``config`` is the run's :class:`~.config.TrainConfig`; ``logger``
+    rate) at the same cost. `config` is the run's `TrainConfig`; `logger`
     gets imitation/* records.
 
-    A stop signal (``stop.requested``) ends it after the current pass (the record says
-    ``complete: false``); ``earlier`` (that record, on --resume) continues it with the steps
+    A stop signal (`stop.requested`) ends it after the current pass (the record says
+    `complete: false`); `earlier` (that record, on --resume) continues it with the steps
     still to do, on new games and with a new optimizer. Returns the record of summary.json."""
     from sergeant_major_env.agents.torch_setup import UpdateThreads
 
@@ -174,7 +174,7 @@ def _imitate(model, config, logger, stop, earlier: dict | None) -> dict:
 
 
 def gather_round(chunks: Iterator[Labels], size: int, stop) -> Labels | None:
-    """Whole chunks of labels until ``size`` or more; None if a stop signal came first (the
+    """Whole chunks of labels until `size` or more; None if a stop signal came first (the
     labels of an unfinished round are dropped: they were never learned from)."""
     parts, count = [], 0
     while count < size:
@@ -189,8 +189,8 @@ def gather_round(chunks: Iterator[Labels], size: int, stop) -> Labels | None:
 
 
 class LinearRate:
-    """The imitation learning rate, falling linearly from ``peak`` to 0 over ``total`` decisions:
-    a round of ``size`` decisions, starting after ``done``, sets it before each minibatch."""
+    """The imitation learning rate, falling linearly from `peak` to 0 over `total` decisions:
+    a round of `size` decisions, starting after `done`, sets it before each minibatch."""
 
     def __init__(self, optimizer, peak: float, done: int, size: int, total: int) -> None:
         self.optimizer, self.peak, self.done, self.size, self.total = optimizer, peak, done, size, total
@@ -202,9 +202,9 @@ class LinearRate:
 
 
 def fit_round(policy, optimizer, labels: Labels, config, rate: LinearRate, stop) -> dict[str, float]:
-    """``config.imitate_epochs`` passes over one round of labels in shuffled minibatches of
-    ``config.batch_size``: cross-entropy of the masked logits plus ``config.vf_coef`` times the value
-    error, gradients clipped to ``config.max_grad_norm``; a stop signal ends it after the current
+    """`config.imitate_epochs` passes over one round of labels in shuffled minibatches of
+    `config.batch_size`: cross-entropy of the masked logits plus `config.vf_coef` times the value
+    error, gradients clipped to `config.max_grad_norm`; a stop signal ends it after the current
     pass. Returns the last minibatch's figures."""
     import torch
     from torch.nn.functional import cross_entropy, mse_loss

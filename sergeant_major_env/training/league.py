@@ -1,16 +1,16 @@
 """train.py's opponents: the self-play league of learner snapshots, and the pool they are drawn from.
 
 The league ("self" in --opponents): every --snapshot-every PPO updates the learner's policy
-is saved as a policy file, ``RUN/league/self_T.safetensors`` + ``.json`` (T: timesteps done;
-:mod:`sergeant_major_env.agents.policy_file`, code-free, so --resume reads it back without unpickling), and joins
-the league as the agent that file loads into: an :class:`sergeant_major_env.agents.PPOAgent` named ``self@T``
+is saved as a policy file, `RUN/league/self_T.safetensors` + `.json` (T: timesteps done;
+`sergeant_major_env.agents.policy_file`, code-free, so --resume reads it back without unpickling), and joins
+the league as the agent that file loads into: an [`sergeant_major_env.agents.PPOAgent`][sergeant_major_env.agents.ppo.PPOAgent] named `self@T`
 that samples from its masked policy (--snapshot-actions sample) or plays its most likely
 legal action (argmax). The latest --league-size snapshots stay, in the league and on disk.
 
-The pool (``SergeantMajorVecEnv.set_opponent_pool``): each fixed opponent (random, greedy,
+The pool (`SergeantMajorVecEnv.set_opponent_pool`): each fixed opponent (random, greedy,
 heuristic, ppo:RUN) at its weight, the snapshots sharing the weight of "self" equally.
 With the curriculum the weights move from the weak members only to the --opponents weights
-over the first --curriculum-end fraction of the run (:func:`pool_weights`).
+over the first --curriculum-end fraction of the run (`pool_weights`).
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ FOLDER = "league"
 
 
 def pool_weights(pool: dict[str, float], progress: float, curriculum: bool, end: float) -> dict[str, float]:
-    """The pool's weights at ``progress`` (fraction of the run done): with ``curriculum``, from
-    the weak members only (at their weights) at 0 linearly to ``pool`` at ``end``, then
-    ``pool``; constant ``pool`` without the curriculum or without weak members."""
+    """The pool's weights at `progress` (fraction of the run done): with `curriculum`, from
+    the weak members only (at their weights) at 0 linearly to `pool` at `end`, then
+    `pool`; constant `pool` without the curriculum or without weak members."""
     final = dict(pool)
     start = {k: (w if k in WEAK else 0.0) for k, w in pool.items()}
     if not curriculum or sum(start.values()) <= 0:
@@ -57,7 +57,7 @@ class Snapshot:
 
 
 class League:
-    """The snapshots of one run, oldest first, in ``run/league``; at most ``size`` of them."""
+    """The snapshots of one run, oldest first, in `run/league`; at most `size` of them."""
 
     def __init__(self, run: Path, size: int, sample: bool, rules: Rules) -> None:
         self.folder, self.size, self.sample, self.rules = run / FOLDER, size, sample, rules
@@ -68,8 +68,8 @@ class League:
         return [snapshot.agent.name for snapshot in self.snapshots]
 
     def add(self, policy, timesteps: int) -> None:
-        """Save ``policy`` (the learner's SB3 policy) as snapshot ``timesteps``; it joins the
-        league, and the oldest snapshots beyond ``size`` leave it (and the disk)."""
+        """Save `policy` (the learner's SB3 policy) as snapshot `timesteps`; it joins the
+        league, and the oldest snapshots beyond `size` leave it (and the disk)."""
         self.folder.mkdir(exist_ok=True)
         path = self.folder / snapshot_file(timesteps)
         policy_file.save_policy(policy, path, {"rules": self.rules.to_dict(),
@@ -82,7 +82,7 @@ class League:
         del self.snapshots[:-self.size]
 
     def load(self, earlier_run: Path, done: int) -> None:
-        """--resume: the latest ``size`` snapshots of ``earlier_run`` taken at most ``done``
+        """--resume: the latest `size` snapshots of `earlier_run` taken at most `done`
         timesteps in (policy files: nothing is unpickled), copied into this run's folder
         first when the run continues in another one."""
         earlier = earlier_run / FOLDER
@@ -103,8 +103,8 @@ class League:
                                                                  sample=self.sample)))
 
     def pool(self, weights: dict[str, float], fixed: dict[str, object]) -> tuple[list[object], list[float]]:
-        """(policies, weights) for ``set_opponent_pool``: each ``fixed`` opponent at its weight in
-        ``weights``, and the snapshots sharing the weight of "self" equally."""
+        """(policies, weights) for `set_opponent_pool`: each `fixed` opponent at its weight in
+        `weights`, and the snapshots sharing the weight of "self" equally."""
         policies: list[object] = []
         shares: list[float] = []
         for name, weight in weights.items():

@@ -21,7 +21,7 @@ from . import run_folder
 
 
 class ScaleReward(VecEnvWrapper):
-    """Rewards times ``scale`` (the episode infos, in points, are left as they are)."""
+    """Rewards times `scale` (the episode infos, in points, are left as they are)."""
 
     def __init__(self, venv, scale: float) -> None:
         super().__init__(venv)
@@ -40,8 +40,8 @@ def sb3_seed(seed: int) -> int:
 
 
 def init_network(config):
-    """The policy network ``--init`` names (:func:`~sergeant_major_env.agents.policy_file.load_policy`:
-    code-free, checked), or None for ``none``; a one-line ValueError when it cannot be loaded or
+    """The policy network `--init` names (`load_policy`:
+    code-free, checked), or None for `none`; a one-line ValueError when it cannot be loaded or
     its networks are not the run's (--net-arch, --activation)."""
     if config.init == "none":
         return None
@@ -63,8 +63,8 @@ def init_network(config):
 
 
 def new_model(config, venv, init=None) -> MaskablePPO:
-    """A MaskablePPO with the run's :class:`~.config.TrainConfig` (separate policy and value MLPs),
-    its weights those of ``init`` (:func:`init_network`) when given."""
+    """A MaskablePPO with the run's `TrainConfig` (separate policy and value MLPs),
+    its weights those of `init` (`init_network`) when given."""
     model = _new_model(config, venv)
     if init is not None:
         state = {name: tensor.detach().clone() for name, tensor in init.state_dict().items()}
@@ -95,7 +95,7 @@ class SpacesMismatch(ValueError):
 
 
 def load_checkpoint(config, checkpoints, env, venv) -> tuple[MaskablePPO, Path]:
-    """(model, path) of the newest good checkpoint of the resumed run (``checkpoints``, in order),
+    """(model, path) of the newest good checkpoint of the resumed run (`checkpoints`, in order),
     loaded for this env with MaskablePPO.load: it unpickles the run's own file. Broken ones are
     skipped with one line each on stderr; a ValueError when none loads or one was made for other
     spaces. The env and the global generators are then seeded past the timesteps done."""

@@ -1,23 +1,23 @@
-"""Rounds of search then distil (expert iteration): ``sergeant-major distill rounds``.
+"""Rounds of search then distil (expert iteration): `sergeant-major distill rounds`.
 
-Round k starts from the policy of round k-1 (round 0: ``--init``, the shipped ``learned`` by
+Round k starts from the policy of round k-1 (round 0: `--init`, the shipped `learned` by
 default) and runs three stages, each kept on disk as it finishes:
 
-1. **labels**: the policy plays ``games`` games in all three seats and the search with that
-   policy inside (``teacher``, by default ``pimc:rollout={policy}``) values every legal action
-   at each decision with a real choice (:func:`distill.make_labels`, in shards on every core).
-   Round k plays the deals ``seed + (k-1) * games`` on: no two rounds label the same deal, and
+1. **labels**: the policy plays `games` games in all three seats and the search with that
+   policy inside (`teacher`, by default `pimc:rollout={policy}`) values every legal action
+   at each decision with a real choice (`distill.make_labels`, in shards on every core).
+   Round k plays the deals `seed + (k-1) * games` on: no two rounds label the same deal, and
    the default seed is far from every evaluation's;
-2. **fit**: the policy of round k-1 fitted to round k's labels (:func:`distill.fit_policy`, the
-   options of ``distill fit``): round k's policy, a code-free policy file in ``OUT/round-k``;
-3. **tables**: round k's policy measured on fresh duplicate deals (``table_seed``): head to
-   head against round k-1's policy (``X,previous,heuristic``) and against two ``pimc``
-   (``X,pimc,pimc``), each with its 95% interval and the evaluate command that repeats it.
+2. **fit**: the policy of round k-1 fitted to round k's labels (`distill.fit_policy`, the
+   options of `distill fit`): round k's policy, a code-free policy file in `OUT/round-k`;
+3. **tables**: round k's policy measured on fresh duplicate deals (`table_seed`): head to
+   head against round k-1's policy (`X,previous,heuristic`) and against two `pimc`
+   (`X,pimc,pimc`), each with its 95% interval and the evaluate command that repeats it.
 
-``OUT/rounds.json`` records the plan and, per round, each finished stage's command and result:
+`OUT/rounds.json` records the plan and, per round, each finished stage's command and result:
 the same command continues a stopped run at the stage it stopped in (a labels stage at its
-next shard; labels that ``distill labels`` made with the same options in ``OUT/round-K/labels``
-are taken as they are); a folder of other options is refused in one line. ``OUT/rounds.png`` plots the
+next shard; labels that `distill labels` made with the same options in `OUT/round-K/labels`
+are taken as they are); a folder of other options is refused in one line. `OUT/rounds.png` plots the
 rounds.
 """
 
@@ -38,7 +38,7 @@ from . import distill
 ROUNDS_FILE = "rounds.json"
 ROUNDS_PLOT = "rounds.png"
 ROUNDS_BYTES, ROUNDS_DEPTH = 16 * 2**20, 10
-"""The largest ``rounds.json`` read (a round takes about 3 KB) and its deepest nesting."""
+"""The largest `rounds.json` read (a round takes about 3 KB) and its deepest nesting."""
 POLICY_MARK = "{policy}"
 """Where the teacher's spec names the round's starting policy."""
 STAGES = ("labels", "fit", "tables")
@@ -46,7 +46,7 @@ STAGES = ("labels", "fit", "tables")
 
 @dataclasses.dataclass(frozen=True)
 class RoundsPlan:
-    """What ``distill rounds`` does (the module docstring); ``rounds.json`` keeps it."""
+    """What `distill rounds` does (the module docstring); `rounds.json` keeps it."""
 
     rounds: int = 2
     """Rounds of labels, fit and tables."""
@@ -55,11 +55,11 @@ class RoundsPlan:
     init: str = "learned"
     """The policy of round 0: learned or learned-ppo (shipped), a run folder or a policy file."""
     teacher: str = f"pimc:rollout={POLICY_MARK}"
-    """The search that labels, a pimc spec; ``{policy}`` stands for the round's starting policy."""
+    """The search that labels, a pimc spec; `{policy}` stands for the round's starting policy."""
     shard_games: int = 20
     """Label games per shard (the unit of resuming)."""
     seed: int = distill.LabelPlan.seed
-    """Round k's label games play the engine seeds ``seed + (k-1) * games`` on."""
+    """Round k's label games play the engine seeds `seed + (k-1) * games` on."""
     table_games: int = 600
     """Games per measuring table."""
     table_seed: int = distill.CURVE_SEED
@@ -100,7 +100,7 @@ class RoundsPlan:
                              f"round folders this run writes; give a policy outside it")
 
     def policy(self, out: Path, k: int) -> str:
-        """The agent spec of round k's policy (round 0: ``init``, a shipped name or ``ppo:PATH``)."""
+        """The agent spec of round k's policy (round 0: `init`, a shipped name or `ppo:PATH`)."""
         from sergeant_major_env.agents.learned import SHIPPED_POLICIES
 
         if k == 0:
@@ -118,7 +118,7 @@ class RoundsPlan:
         return {"head_to_head": (self.policy(out, k - 1), "heuristic"), "vs_pimc": ("pimc", "pimc")}
 
     def fit_command(self, out: Path, k: int) -> str:
-        """The ``distill fit`` command that makes round k's policy from its labels."""
+        """The `distill fit` command that makes round k's policy from its labels."""
         words = ["sergeant-major", "distill", "fit", "--labels", str(labels_folder(out, k)), "--init",
                  _source(self, out, k - 1), "--out", str(round_folder(out, k))]
         for field in dataclasses.fields(distill.FitOptions):
@@ -141,12 +141,12 @@ def labels_folder(out: Path, k: int) -> Path:
 
 
 def _source(plan: RoundsPlan, out: Path, k: int) -> str:
-    """Round k's policy as ``distill fit --init`` takes it."""
+    """Round k's policy as `distill fit --init` takes it."""
     return plan.init if k == 0 else str(round_folder(out, k))
 
 
 def read_rounds(out: Path, plan: RoundsPlan) -> list[dict[str, Any]]:
-    """The rounds recorded in ``out`` (none for a new or empty folder); a one-line ValueError for
+    """The rounds recorded in `out` (none for a new or empty folder); a one-line ValueError for
     a folder of other options or one that holds other files."""
     path = out / ROUNDS_FILE
     if not path.exists() and not path.is_symlink():
@@ -175,8 +175,8 @@ def read_rounds(out: Path, plan: RoundsPlan) -> list[dict[str, Any]]:
 def run_rounds(plan: RoundsPlan, out: Path, workers: int | None = None, progress: bool = False,
                on_stage: Callable[[int, str, dict[str, Any]], None] = lambda k, stage, result: None,
                on_labels: Callable[[int], None] = lambda count: None) -> list[dict[str, Any]]:
-    """Run the stages of ``plan`` not yet recorded in ``out`` (the module docstring), writing
-    ``rounds.json`` after each; ``on_stage(k, stage, result)`` is told of each finished stage.
+    """Run the stages of `plan` not yet recorded in `out` (the module docstring), writing
+    `rounds.json` after each; `on_stage(k, stage, result)` is told of each finished stage.
     Returns every round's record."""
     from sergeant_major_env.agents.learned import policy_source
     from sergeant_major_env.agents.policy_file import load_policy, save_network
@@ -232,7 +232,7 @@ def run_rounds(plan: RoundsPlan, out: Path, workers: int | None = None, progress
 
 def plot_rounds(rounds: list[dict[str, Any]], plan: RoundsPlan, path: Path) -> None:
     """rounds.png: per round, the margin over the previous round's policy and the mean points
-    against two ``pimc``, with 95% intervals (round 0 at 0 on both: the reference)."""
+    against two `pimc`, with 95% intervals (round 0 at 0 on both: the reference)."""
     import matplotlib
 
     matplotlib.use("Agg")

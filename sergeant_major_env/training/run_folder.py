@@ -1,15 +1,17 @@
 """A train.py run folder: created once, recorded completely, never mixed with another run.
 
-    RUN/run.json                  what the run is: every option, rule options, observation
-                                  layout, network, command lines (written at the start)
-    RUN/checkpoints/model_T.zip   SB3 checkpoints (optimizer state included) at T timesteps
-    RUN/model.zip                 the last model, RUN/policy.safetensors + policy.json its
-                                  code-free policy (agents.policy_file), RUN/summary.json ...
+```text
+RUN/run.json                  what the run is: every option, rule options, observation
+                              layout, network, command lines (written at the start)
+RUN/checkpoints/model_T.zip   SB3 checkpoints (optimizer state included) at T timesteps
+RUN/model.zip                 the last model, RUN/policy.safetensors + policy.json its
+                              code-free policy (agents.policy_file), RUN/summary.json ...
+```
 
 A new run never writes into a folder that already holds something (unless asked to empty
 it), default names never collide (a timestamp plus a counter, the folder created with
-``exist_ok=False``), and every file goes to a temporary name first
-(:mod:`sergeant_major_env.files`). ``--resume`` reads ``run.json`` to continue the run with
+`exist_ok=False`), and every file goes to a temporary name first
+(`sergeant_major_env.files`). `--resume` reads `run.json` to continue the run with
 its own options; checkpoints are tried newest first, falling back past broken ones.
 """
 
@@ -30,7 +32,7 @@ RUN_FORMAT = "sergeant-major-env train.py run"
 RUN_FORMAT_VERSION = 1
 CHECKPOINTS = "checkpoints"
 EVALUATED = "evaluated"
-"""The folder of the policies the evaluations played (``--save-evaluated``)."""
+"""The folder of the policies the evaluations played (`--save-evaluated`)."""
 RUN_MARKERS = (RUN_FILE, "summary.json", CHECKPOINTS, "model.zip", "policy.safetensors")
 """What makes a folder a train.py run folder (one of these is enough)."""
 
@@ -42,8 +44,8 @@ def is_run_folder(folder: Path) -> bool:
 
 
 def check_new_run_folder(folder: Path, overwrite: bool) -> None:
-    """A one-line ValueError unless a new run may write into ``folder``: it does not exist
-    or is empty, or ``overwrite`` is set and it is a run folder; and it can be created."""
+    """A one-line ValueError unless a new run may write into `folder`: it does not exist
+    or is empty, or `overwrite` is set and it is a run folder; and it can be created."""
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"output folder {str(folder)!r} is a file")
     if folder.is_dir() and any(folder.iterdir()):
@@ -57,7 +59,7 @@ def check_new_run_folder(folder: Path, overwrite: bool) -> None:
 
 
 def check_can_create(folder: Path) -> None:
-    """A one-line ValueError unless ``folder`` exists writable or can be created (the
+    """A one-line ValueError unless `folder` exists writable or can be created (the
     nearest existing folder above it is writable; checked by creating a file there)."""
     existing = folder
     while not existing.exists():
@@ -75,8 +77,8 @@ def default_folder_stem(now: datetime.datetime | None = None) -> str:
 
 
 def create_run_folder(folder: Path | None, base: Path, overwrite: bool = False) -> Path:
-    """Create the run's folder: ``folder`` (emptied first with ``overwrite``), or a new
-    ``base/<timestamp>`` (``-2``, ``-3``, ... when taken), made with ``exist_ok=False`` so
+    """Create the run's folder: `folder` (emptied first with `overwrite`), or a new
+    `base/<timestamp>` (`-2`, `-3`, ... when taken), made with `exist_ok=False` so
     that two runs started in the same second never share one."""
     if folder is not None:
         if overwrite and folder.is_dir():
@@ -104,9 +106,9 @@ def empty_folder(folder: Path) -> None:
 
 
 def open_run_folder(folder: Path | None, in_place: bool, overwrite: bool) -> tuple[Path, bool]:
-    """(the run folder, whether this call created it), with its checkpoints folder: ``folder``
-    as it is when ``in_place`` (a run resumed in its own folder), else :func:`create_run_folder`
-    (``runs/<timestamp>`` when ``folder`` is None)."""
+    """(the run folder, whether this call created it), with its checkpoints folder: `folder`
+    as it is when `in_place` (a run resumed in its own folder), else `create_run_folder`
+    (`runs/<timestamp>` when `folder` is None)."""
     if in_place:
         created = False
     else:
@@ -118,7 +120,7 @@ def open_run_folder(folder: Path | None, in_place: bool, overwrite: bool) -> tup
 
 @contextlib.contextmanager
 def removed_on_failure(folder: Path, created: bool) -> Iterator[None]:
-    """Setting up a run in ``folder``: if it fails, a folder this run ``created`` goes again."""
+    """Setting up a run in `folder`: if it fails, a folder this run `created` goes again."""
     try:
         yield
     except BaseException:
@@ -130,7 +132,7 @@ def removed_on_failure(folder: Path, created: bool) -> Iterator[None]:
 # ============================================================================ run.json
 
 def write_run_record(folder: Path, record: dict[str, Any]) -> None:
-    """``folder/run.json`` (atomically); an OSError (a full disk) names it."""
+    """`folder/run.json` (atomically); an OSError (a full disk) names it."""
     try:
         files.write_json(folder / RUN_FILE, {"format": RUN_FORMAT, "format_version": RUN_FORMAT_VERSION, **record})
     except OSError as error:
@@ -141,8 +143,8 @@ def write_run_record(folder: Path, record: dict[str, Any]) -> None:
 
 def read_run_record(folder: Path) -> dict[str, Any] | None:
     """The run's run.json, or None when it has none (a run from before run.json). A one-line
-    ValueError when it is not a readable run record: over :data:`MAX_RECORD_BYTES`, nested
-    deeper than :data:`MAX_DEPTH`, not JSON, another format, or its command lines not text."""
+    ValueError when it is not a readable run record: over `MAX_RECORD_BYTES`, nested
+    deeper than `MAX_DEPTH`, not JSON, another format, or its command lines not text."""
     path = folder / RUN_FILE
     if not path.is_file():
         return None
@@ -171,14 +173,14 @@ MAX_DEPTH = 32
 
 
 def read_bounded_json(path: Path, max_bytes: int, max_depth: int = MAX_DEPTH) -> Any:
-    """The JSON value in ``path``, read only if it is at most ``max_bytes`` long and nests at
-    most ``max_depth`` deep (:func:`sergeant_major_env.files.read_json`: checked before parsing,
+    """The JSON value in `path`, read only if it is at most `max_bytes` long and nests at
+    most `max_depth` deep (`sergeant_major_env.files.read_json`: checked before parsing,
     no RecursionError); else a one-line ValueError naming the file and the limit."""
     return files.read_json(path, max_bytes, max_depth, what="run file")
 
 
 def read_json_or_none(path: Path) -> Any:
-    """The JSON in ``path`` (bounded as :func:`read_bounded_json`), or None if there is none
+    """The JSON in `path` (bounded as `read_bounded_json`), or None if there is none
     or it is not readable."""
     if not path.is_file():
         return None
@@ -191,7 +193,7 @@ def read_json_or_none(path: Path) -> Any:
 # ============================================================================ what an earlier run left
 
 def earlier_summary(run: Path | None) -> dict | None:
-    """The summary.json of the run folder ``run`` (None without a run, or when it has none)."""
+    """The summary.json of the run folder `run` (None without a run, or when it has none)."""
     summary = read_json_or_none(run / "summary.json") if run is not None else None
     return summary if isinstance(summary, dict) else None
 
@@ -215,7 +217,7 @@ def unfinished_imitation(run: Path | None) -> dict | None:
 
 
 def earlier_eval_history(run: Path | None, done: int) -> list[dict]:
-    """The run's evaluations (eval_history.json) up to ``done`` timesteps (``[]`` without a run)."""
+    """The run's evaluations (eval_history.json) up to `done` timesteps (`[]` without a run)."""
     history = read_json_or_none(run / "eval_history.json") if run is not None else None
     if not isinstance(history, list):
         return []
@@ -245,8 +247,8 @@ def _is_number(value: Any) -> bool:
 # ============================================================================ checkpoints
 
 def evaluated_policy(folder: Path, timesteps: int) -> Path:
-    """RUN/evaluated/policy_T.safetensors: the policy the evaluation at ``timesteps`` played
-    (``--save-evaluated``)."""
+    """RUN/evaluated/policy_T.safetensors: the policy the evaluation at `timesteps` played
+    (`--save-evaluated`)."""
     return folder / EVALUATED / f"policy_{timesteps:012d}.safetensors"
 
 
@@ -260,7 +262,7 @@ def find_checkpoints(folder: Path) -> list[Path]:
 
 
 def resume_candidates(path: Path) -> tuple[Path, list[Path]]:
-    """(run folder, checkpoints to try in order) of ``--resume PATH``: a run folder (its
+    """(run folder, checkpoints to try in order) of `--resume PATH`: a run folder (its
     checkpoints, newest first) or one checkpoint .zip (only that one). One-line
     ValueErrors for anything else."""
     if path.is_dir():
@@ -298,9 +300,9 @@ def checkpoint_spaces(path: Path) -> tuple[tuple[int, ...], int | None]:
 
 def load_first_good(candidates: list[Path], load: Callable[[Path], Any], log: Callable[[str], None],
                     fatal: tuple[type[Exception], ...] = ()) -> tuple[Path, Any]:
-    """``(path, load(path))`` of the first candidate that loads; each broken one is reported
+    """`(path, load(path))` of the first candidate that loads; each broken one is reported
     in one line (and the next one tried). A ValueError when none loads; an exception of a
-    ``fatal`` type is not a broken file and is raised at once."""
+    `fatal` type is not a broken file and is raised at once."""
     problems = []
     for index, path in enumerate(candidates):
         try:
@@ -316,8 +318,8 @@ def load_first_good(candidates: list[Path], load: Callable[[Path], Any], log: Ca
 
 
 def save_sb3_model(model, path: Path) -> Path:
-    """``model.save`` to a temporary file beside ``path``, renamed once complete. An OSError
-    (a full disk) names ``path``."""
+    """`model.save` to a temporary file beside `path`, renamed once complete. An OSError
+    (a full disk) names `path`."""
     try:
         with files.atomic_write(path, "wb") as file:
             model.save(file)

@@ -1,11 +1,11 @@
-"""Ship a trained policy as the package's ``learned`` agent, with its measured strength: the
-library of ``sergeant-major ship`` (its command line: :mod:`sergeant_major_env.cli.ship`, whose
+"""Ship a trained policy as the package's `learned` agent, with its measured strength: the
+library of `sergeant-major ship` (its command line: `sergeant_major_env.cli.ship`, whose
 docstring tells the whole story).
 
-The run's policy is loaded and checked (:func:`load_run_policy`), the destination checked
-(:func:`check_destination`, :func:`checkout_destination`), the strength measured at the
-tables "learned,X,X" (:func:`measure_strength`), and the files written with learned.json last
-(:func:`write_shipped`); :func:`strength_table` prints a shipped policy's strength.
+The run's policy is loaded and checked (`load_run_policy`), the destination checked
+(`check_destination`, `checkout_destination`), the strength measured at the
+tables "learned,X,X" (`measure_strength`), and the files written with learned.json last
+(`write_shipped`); `strength_table` prints a shipped policy's strength.
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ LEARNED = "learned"
 # ============================================================================ checks before any game
 
 def checkout_destination(folder: Path = LEARNED_FOLDER) -> Path | None:
-    """``folder`` (the `learned` agent's) when the package runs from a checkout of the repository
+    """`folder` (the `learned` agent's) when the package runs from a checkout of the repository
     (a pyproject.toml above the package), where shipping replaces the package's own agent; None
     for an installed package, whose files pip owns (site-packages: --into is needed)."""
     return folder if any((parent / "pyproject.toml").is_file() for parent in folder.parents[1:3]) else None
@@ -40,7 +40,7 @@ def checkout_destination(folder: Path = LEARNED_FOLDER) -> Path | None:
 
 def opponent_tables(args: Any) -> list[tuple[str, int]]:
     """(opponent name, games) of each table, checked: known agents, seeds in range (the counts, 1 or more, by the options)
-    (``args``: ``sergeant-major ship``'s options, :class:`sergeant_major_env.cli.ship.ShipOptions`)."""
+    (`args`: `sergeant-major ship`'s options, `sergeant_major_env.cli.ship.ShipOptions`)."""
     names = [name.strip() for name in args.opponents.split(",") if name.strip()]
     if not names or len(set(names)) != len(names):
         raise ValueError(f"--opponents needs distinct agent names separated by commas, got {args.opponents!r}")
@@ -56,8 +56,8 @@ def opponent_tables(args: Any) -> list[tuple[str, int]]:
 
 
 def check_destination(folder: Path, overwrite: bool) -> list[Path]:
-    """The three files to write in ``folder``; a ValueError if it is not a writable folder or it
-    already holds a policy and ``overwrite`` is not set."""
+    """The three files to write in `folder`; a ValueError if it is not a writable folder or it
+    already holds a policy and `overwrite` is not set."""
     if not folder.is_dir():
         raise ValueError(f"--into {str(folder)!r} is not a folder")
     targets = [folder / name for name in (TENSORS_FILE, POLICY_METADATA_FILE, METADATA_FILE)]
@@ -134,11 +134,11 @@ def shipped_metadata(run: str, policy_metadata: dict[str, Any], rules, strength:
 
 
 MACHINE_PATH = re.compile(r"(?<![\w.~-])/[^\s'\",=:;]+")
-"""An absolute (POSIX) path inside a command line: ``/home/me/runs/x`` in ``--out /home/me/runs/x``."""
+"""An absolute (POSIX) path inside a command line: `/home/me/runs/x` in `--out /home/me/runs/x`."""
 
 
 def portable(text: str) -> str:
-    """``text`` with each absolute path written as shipped files keep it: relative to the
+    """`text` with each absolute path written as shipped files keep it: relative to the
     current folder when inside it, else its last part. No machine's folders travel in the package."""
     return MACHINE_PATH.sub(lambda match: _portable_path(match.group(0)), text)
 
@@ -152,8 +152,8 @@ def _portable_path(path: str) -> str:
 
 def portable_policy_json(path: Path) -> bytes:
     """policy.json as shipped: its own bytes, or, when its training record names a machine's
-    path (``--out /home/me/runs/x`` in its command, a labels folder of a distilled policy), the
-    same JSON with every string of that record made :func:`portable`."""
+    path (`--out /home/me/runs/x` in its command, a labels folder of a distilled policy), the
+    same JSON with every string of that record made `portable`."""
     raw = path.read_bytes()
     metadata = json.loads(raw)
     training = metadata.get("training")

@@ -1,10 +1,10 @@
 """Ctrl-C (SIGINT), SIGTERM and SIGHUP during training: finish the current step, save, exit cleanly.
 
-:class:`StopSignals` replaces the two signals' default actions (a KeyboardInterrupt
+`StopSignals` replaces the two signals' default actions (a KeyboardInterrupt
 traceback, or death without a word) by a request that the training loops read at safe
 points: the PPO callback after each env step, imitation after each chunk. Work that can
-be dropped without losing anything (an evaluation) runs inside :meth:`StopSignals.abandonable`,
-where a signal ends it at once with :class:`TrainingStopped`. train.py then saves a
+be dropped without losing anything (an evaluation) runs inside `StopSignals.abandonable`,
+where a signal ends it at once with `TrainingStopped`. train.py then saves a
 checkpoint, the model files and a summary that says what was done, prints how to resume
 and exits with 128 + the signal number (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP), as shells do.
 """
@@ -23,11 +23,11 @@ HANDLED = STOP_SIGNALS
 
 
 class TrainingStopped(Exception):
-    """Raised inside :meth:`StopSignals.abandonable` when a stop signal arrives."""
+    """Raised inside `StopSignals.abandonable` when a stop signal arrives."""
 
 
 class StopSignals:
-    """While installed (a context manager), SIGINT and SIGTERM set :attr:`signal` instead of
+    """While installed (a context manager), SIGINT and SIGTERM set `signal` instead of
     stopping the process; a second signal only repeats that the run is being saved."""
 
     def __init__(self, log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)) -> None:

@@ -1,10 +1,10 @@
 """One game played in the browser: the person's seat against two agents, run in the engine.
 
 Every step the seat can see becomes an *event* (the renderer's lines telling what happened and
-the seat's view after it, :func:`.view.seat_view`); a step the seat cannot see (another pair's
+the seat's view after it, `.view.seat_view`); a step the seat cannot see (another pair's
 trump given, the playmaker's first three discards) is not even an event of its own. The
-person's moves come in through :meth:`WebGame.move`, checked against the engine (a stale or
-illegal move is :class:`Refused` and changes nothing); the bots play in a thread of their own.
+person's moves come in through `WebGame.move`, checked against the engine (a stale or
+illegal move is `Refused` and changes nothing); the bots play in a thread of their own.
 """
 
 from __future__ import annotations
@@ -35,11 +35,11 @@ class Refused(Exception):
 
 
 class WebGame:
-    """One game between the person (``options.seat``) and two agents, played in the engine.
+    """One game between the person (`options.seat`) and two agents, played in the engine.
 
-    Everything sent to the page is an *event*: ``{"n", "deal", "actor", "text", "view"}``, the
+    Everything sent to the page is an *event*: `{"n", "deal", "actor", "text", "view"}`, the
     renderer's lines telling what happened and the seat's view after it. The person's moves
-    come in through :meth:`move`; the bots' moves are made by :meth:`_run_bots` in a thread."""
+    come in through `move`; the bots' moves are made by `_run_bots` in a thread."""
 
     def __init__(self, game_id: str, agents: Sequence[Any], names: Sequence[str], seat: int, seed: int,
                  rules: Rules, on_over: Callable[["WebGame"], None] | None = None) -> None:
@@ -93,7 +93,7 @@ class WebGame:
         self.changed.notify_all()
 
     def _step(self, action: int) -> None:
-        """Apply one decision (the caller holds ``changed``) and keep what the seat sees of it."""
+        """Apply one decision (the caller holds `changed`) and keep what the seat sees of it."""
         state, seat = self.state, self.seat
         actor, phase = int(state.to_act[0]), int(state.phase[0])
         before = render.before_step(state)
@@ -131,7 +131,7 @@ class WebGame:
     # ------------------------------------------------------------------ the person
 
     def move(self, number: Any, action: Any) -> None:
-        """The person's decision number ``number`` is ``action``; :class:`Refused` (changing
+        """The person's decision number `number` is `action`; `Refused` (changing
         nothing) when it is not the person's turn, the number is stale or the move illegal."""
         if isinstance(number, bool) or not isinstance(number, int):
             raise Refused(400, f"move must be the number of your decision (an integer), got {number!r}")
@@ -167,7 +167,7 @@ class WebGame:
         threading.Thread(target=self._run_bots, name=f"bots-{self.id}", daemon=True).start()
 
     def _run_bots(self) -> None:
-        """The bots' moves until the person is to act. ``thinking`` is cleared in the same
+        """The bots' moves until the person is to act. `thinking` is cleared in the same
         critical section as the bot's move that gives the person the turn (or ends the game), so
         no response shows the person's turn with the bots still thinking, and a move arriving
         then starts a new run."""
@@ -190,7 +190,7 @@ class WebGame:
                     self.error = f"{self.labels[actor]} failed: {type(error).__name__}: {error}"
 
     def _bots_done(self) -> bool:
-        """Whether the bots stop here (the caller holds ``changed``); if so, ``thinking`` is cleared."""
+        """Whether the bots stop here (the caller holds `changed`); if so, `thinking` is cleared."""
         if self.cancelled or self.over or self.error or int(self.state.to_act[0]) == self.seat:
             self.thinking = False
             self.changed.notify_all()
@@ -200,7 +200,7 @@ class WebGame:
     # ------------------------------------------------------------------ responses
 
     def response(self, since: int) -> dict[str, Any]:
-        """The events from number ``since`` on, and the game's status (the caller holds ``changed``)."""
+        """The events from number `since` on, and the game's status (the caller holds `changed`)."""
         out: dict[str, Any] = {
             "game": self.id, "seat": self.seat, "names": list(self.labels), "num_deals": self.state.rules.num_deals,
             "events": self.events[since:], "next": len(self.events), "over": self.over, "thinking": self.thinking,
@@ -212,7 +212,7 @@ class WebGame:
         return out
 
     def wait(self, since: int, seconds: float) -> None:
-        """Wait (holding ``changed``) until there is an event from ``since`` on, or ``seconds`` pass."""
+        """Wait (holding `changed`) until there is an event from `since` on, or `seconds` pass."""
         self.changed.wait_for(lambda: len(self.events) > since or self.error or self.cancelled, timeout=seconds)
 
 

@@ -1,11 +1,11 @@
-"""The HTTP server of ``play --web``: its options, the games it runs, the requests it answers
-and refuses, and the command's serve loop (the promises are in :mod:`sergeant_major_env.web`).
+"""The HTTP server of `play --web`: its options, the games it runs, the requests it answers
+and refuses, and the command's serve loop (the promises are in `sergeant_major_env.web`).
 
-Before a path is looked at, a request must name this server in ``Host`` (421) and a POST must
-come from this server's own page (``Origin``: 403; ``Content-Type: application/json``: 415).
+Before a path is looked at, a request must name this server in `Host` (421) and a POST must
+come from this server's own page (`Origin`: 403; `Content-Type: application/json`: 415).
 Every answer forbids framing; a page may run only its own inline script and style, allowed by
-their SHA-256 (:func:`content_security_policy`). The page itself is put together from its
-files by :func:`sergeant_major_env.pages.play_page`.
+their SHA-256 (`content_security_policy`). The page itself is put together from its
+files by `sergeant_major_env.pages.play_page`.
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ MAX_WAIT = 20.0
 """The longest a GET of a game's events waits for a new one (seconds)."""
 
 MAX_WAIT_ASKED = 10**6
-"""The largest ``wait`` a GET may ask for (it waits :data:`MAX_WAIT` at most)."""
+"""The largest `wait` a GET may ask for (it waits `MAX_WAIT` at most)."""
 
 MAX_SINCE = 10**6
-"""The largest event number ``since`` a GET may ask from (a game has far fewer events)."""
+"""The largest event number `since` a GET may ask from (a game has far fewer events)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,8 +79,8 @@ class WebOptions:
 
 
 class WebServer(ThreadingHTTPServer):
-    """The games of one ``play --web``; ``opponents()`` makes the two agents of a new game (for
-    the seats other than the person's, in seat order), ``names`` are theirs."""
+    """The games of one `play --web`; `opponents()` makes the two agents of a new game (for
+    the seats other than the person's, in seat order), `names` are theirs."""
 
     daemon_threads = True
 
@@ -101,7 +101,7 @@ class WebServer(ThreadingHTTPServer):
         self.page_policy = content_security_policy(self.page)
 
     def serves(self, host: str) -> bool:
-        """Whether ``host`` (a ``Host`` header, or an ``Origin`` without its ``http://``) names
+        """Whether `host` (a `Host` header, or an `Origin` without its `http://`) names
         this server: the port it listens on, and the name it was given, its address, a loopback
         name (localhost, 127.0.0.1, [::1]) or, listening on every address (0.0.0.0), any
         address (an IP literal: a DNS-rebinding page's host is always a name)."""
@@ -127,9 +127,9 @@ class WebServer(ThreadingHTTPServer):
         return f"http://{host}:{port}/"
 
     def new_game(self) -> WebGame:
-        """A new game, its bots started; 429 when ``max_games`` unfinished games are running
+        """A new game, its bots started; 429 when `max_games` unfinished games are running
         (finished games do not count: the oldest seen of them are dropped to keep at most
-        ``max_games`` for their replay pages)."""
+        `max_games` for their replay pages)."""
         self.expire()
         with self.lock:
             running = [game for game in self.games.values() if not game.finished]
@@ -165,7 +165,7 @@ class WebServer(ThreadingHTTPServer):
         return game
 
     def expire(self) -> None:
-        """Drop the games nobody asked about for ``expire_after`` seconds."""
+        """Drop the games nobody asked about for `expire_after` seconds."""
         now = time.monotonic()
         with self.lock:
             idle = [g for g in self.games.values() if now - g.last_seen > self.options.expire_after]
@@ -206,19 +206,19 @@ class WebServer(ThreadingHTTPServer):
 
 
 def _bracketed(host: str) -> str:
-    """A host as a ``Host`` header writes it: an IPv6 address in brackets."""
+    """A host as a `Host` header writes it: an IPv6 address in brackets."""
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
 _HOST = re.compile(r"(\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9.-]{1,253})(?::([0-9]{1,5}))?")
-"""A ``Host`` header: a name or address (IPv6 in brackets), and an optional port (ASCII digits)."""
+"""A `Host` header: a name or address (IPv6 in brackets), and an optional port (ASCII digits)."""
 
 _INLINE = re.compile(r"<(script|style)>(.*?)</\1>", re.S)
-"""A page's own script and style elements (a ``<script type=...>`` data block is not run)."""
+"""A page's own script and style elements (a `<script type=...>` data block is not run)."""
 
 
 def content_security_policy(html: str) -> str:
-    """The ``Content-Security-Policy`` of a page of this server: its own inline script and
+    """The `Content-Security-Policy` of a page of this server: its own inline script and
     style run (by their SHA-256, so no other script does, even one put into the page), it
     talks to this server only, and no other site may frame it (clickjacking)."""
     hashes: dict[str, list[str]] = {"script": [], "style": []}
@@ -239,22 +239,22 @@ MAX_DEPTH = 8
 """The deepest a request body's JSON may nest (a move is one flat object)."""
 
 _LENGTH = re.compile(r"[0-9]{1,18}")
-"""A ``Content-Length``: ASCII digits only (``str.isdigit`` would take ``²`` or ``٣``)."""
+"""A `Content-Length`: ASCII digits only (`str.isdigit` would take `²` or `٣`)."""
 
 _NOT_A_PAGE = "default-src 'none'; frame-ancestors 'none'"
-"""The ``Content-Security-Policy`` of an answer that is not a page (JSON, a line of text)."""
+"""The `Content-Security-Policy` of an answer that is not a page (JSON, a line of text)."""
 
 
 class WebHandler(BaseHTTPRequestHandler):
-    """The HTTP interface of :class:`WebServer` (see the module docstring).
+    """The HTTP interface of `WebServer` (see the module docstring).
 
-    Before a path is looked at, a request must name this server in ``Host`` (421 otherwise:
+    Before a path is looked at, a request must name this server in `Host` (421 otherwise:
     a page of another site reaching it through DNS rebinding names its own host), and a POST
-    must come from this server's own page: its ``Origin``, when sent, is this server (403),
-    and its body is declared ``application/json`` (415; another site's form or "simple"
-    request cannot declare it without a CORS preflight, and ``OPTIONS`` is refused). Every
-    answer forbids framing (``frame-ancestors 'none'``, ``X-Frame-Options: DENY``); a page
-    may run only its own script and style (:func:`content_security_policy`)."""
+    must come from this server's own page: its `Origin`, when sent, is this server (403),
+    and its body is declared `application/json` (415; another site's form or "simple"
+    request cannot declare it without a CORS preflight, and `OPTIONS` is refused). Every
+    answer forbids framing (`frame-ancestors 'none'`, `X-Frame-Options: DENY`); a page
+    may run only its own script and style (`content_security_policy`)."""
 
     server: WebServer
     server_version = "sergeant-major-web"
@@ -313,7 +313,7 @@ class WebHandler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def _check_sender(self) -> None:
-        """421 unless ``Host`` names this server; 403 for a POST whose ``Origin`` is another site."""
+        """421 unless `Host` names this server; 403 for a POST whose `Origin` is another site."""
         host = self.headers.get("Host")
         if host is None or not self.server.serves(host):
             raise Refused(421, f"this server does not answer for host {cut_middle(repr(host), 80)}: open "
@@ -334,8 +334,8 @@ class WebHandler(BaseHTTPRequestHandler):
         return self.headers.get("X-Token") or (query.get("token") or [None])[0]
 
     def _body(self) -> Any:
-        """The request's JSON object (an empty body is ``{}``): declared JSON, its length in
-        ASCII digits, at most ``max_body`` bytes, all arriving within ``read_timeout``."""
+        """The request's JSON object (an empty body is `{}`): declared JSON, its length in
+        ASCII digits, at most `max_body` bytes, all arriving within `read_timeout`."""
         options = self.server.options
         kind = self.headers.get("Content-Type", "")
         if kind.split(";")[0].strip().lower() != "application/json":
@@ -354,8 +354,8 @@ class WebHandler(BaseHTTPRequestHandler):
         return _json_object(raw)
 
     def _read(self, length: int) -> bytes:
-        """Up to ``length`` bytes of the body (fewer when the sender closes first), all within
-        ``read_timeout`` seconds: a body trickling in byte by byte gets a 408 too."""
+        """Up to `length` bytes of the body (fewer when the sender closes first), all within
+        `read_timeout` seconds: a body trickling in byte by byte gets a 408 too."""
         timeout = self.server.options.read_timeout
         deadline, chunks, left = time.monotonic() + timeout, [], length
         try:
@@ -448,7 +448,7 @@ class WebHandler(BaseHTTPRequestHandler):
 
 
 def _number(query: dict[str, list[str]], name: str, high: int) -> int:
-    """A query parameter 0..``high`` in ASCII digits (0 when absent), or a 400 naming it and its range."""
+    """A query parameter 0..`high` in ASCII digits (0 when absent), or a 400 naming it and its range."""
     values = query.get(name)
     if not values:
         return 0
@@ -459,8 +459,8 @@ def _number(query: dict[str, list[str]], name: str, high: int) -> int:
 
 
 def _json_object(raw: bytes) -> dict[str, Any]:
-    """A request body's JSON object (``{}`` for an empty body), or a 400 in one line: not
-    UTF-8, not JSON, nested more than :data:`MAX_DEPTH` deep, or not an object."""
+    """A request body's JSON object (`{}` for an empty body), or a 400 in one line: not
+    UTF-8, not JSON, nested more than `MAX_DEPTH` deep, or not an object."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -479,7 +479,7 @@ def _json_object(raw: bytes) -> dict[str, Any]:
 
 
 def _too_deep(text: str) -> bool:
-    """Whether ``text``'s arrays and objects nest more than :data:`MAX_DEPTH` deep (brackets
+    """Whether `text`'s arrays and objects nest more than `MAX_DEPTH` deep (brackets
     inside strings do not count); checked before parsing, which would recurse that deep."""
     depth, in_string, escaped = 0, False, False
     for char in text:
@@ -505,7 +505,7 @@ def serve(opponents: Callable[[], Sequence[Any]], names: Sequence[str], options:
           host: str = "127.0.0.1", port: int = 0, open_browser: bool = True, output: TextIO | None = None,
           ready: Callable[[WebServer], None] | None = None) -> int:
     """Serve games until a stop signal; the exit status (1 when the address cannot be used, 130
-    after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP). ``ready(server)`` is called once it
+    after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP). `ready(server)` is called once it
     listens (tests)."""
     output = output if output is not None else sys.stdout
     try:

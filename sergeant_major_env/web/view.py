@@ -1,6 +1,6 @@
 """What the person's seat sees of a game played in the browser, as the page draws it.
 
-Everything is made from the seat's observation, ``observation.decode(observe(state, seat))``
+Everything is made from the seat's observation, `observation.decode(observe(state, seat))`
 (own hand, the first six cards only during the own mode choice, R9; the talon once turned face
 up; own discards; own exchange cards, R22; the public table), plus, when the seat is to act,
 the legal moves and the reasons the others are refused, which depend on the own hand and the
@@ -29,10 +29,10 @@ def _absolute(seat: int, values: Sequence[Any]) -> list[Any]:
 
 def seat_view(state: engine.State, seat: int, names: Sequence[str] = ("you", "seat 1", "seat 2"),
               move: int = 0) -> dict[str, Any]:
-    """What ``seat`` knows of game 0 now, as the page draws it (seats absolute, cards as ids):
-    made from ``decode(observe(state, seat))``; when ``seat`` is to act, also its legal moves,
+    """What `seat` knows of game 0 now, as the page draws it (seats absolute, cards as ids):
+    made from `decode(observe(state, seat))`; when `seat` is to act, also its legal moves,
     the reason each other move it could click is refused (its hand's cards, and in the mode
-    choice the six modes), the hint of the decision and ``move``, its decision's number."""
+    choice the six modes), the hint of the decision and `move`, its decision's number."""
     obs = decode(observe(state, seat)[0])
     rel_to_act, rel_leader = obs["to_act"], obs["trick_leader"]
     to_act = (seat + rel_to_act) % 3 if rel_to_act >= 0 else -1
@@ -69,7 +69,7 @@ def seat_view(state: engine.State, seat: int, names: Sequence[str] = ("you", "se
 
 
 def _placed(seat: int, leader: int, cards: Sequence[int]) -> list[list[int]]:
-    """A trick's cards in playing order as [absolute seat, card] pairs (``leader`` relative)."""
+    """A trick's cards in playing order as [absolute seat, card] pairs (`leader` relative)."""
     return [[(seat + leader + position) % 3, int(card)] for position, card in enumerate(cards)]
 
 
