@@ -19,9 +19,8 @@ Gymnasium `VectorEnv`, on the Gymnasium page). The tests (`tests/test_docs.py`) 
 the tables against the code (every observation index exactly once, the env options'
 defaults against the constructors). Nothing here imports PettingZoo, SB3 or torch.
 
-The docstrings stay reStructuredText; [`rest_to_markdown`][] reads one as Markdown for the
-API reference (`docs/griffe_rest.py` applies it to every docstring before mkdocstrings
-renders it): roles as links or code, simple tables as tables, literal blocks as code.
+The docstrings are Markdown, as the API page renders them; a table takes a docstring's text
+as it is.
 """
 
 from __future__ import annotations
@@ -52,156 +51,6 @@ def markdown_table(header: tuple[str, ...], rows: list[tuple]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cell(value) for value in row) + " |" for row in rows]
     return "\n".join(lines)
-
-
-def _rest_to_markdown(text: str) -> str:
-    """reST inline markup of the docstrings as Markdown: `x` -> `x`, `x` -> `x`."""
-    return rest_inline(text)
-
-
-# ----------------------------------------------------------------------------- docstrings
-
-# The docstrings are reStructuredText (read with help() and on the environments' pages); the API
-# reference shows them through mkdocstrings, which reads Markdown: docs/griffe_rest.py converts
-# each docstring with rest_to_markdown before it is rendered.
-_ROLE = re.compile(r":(?:py:)?[a-z]+:`(?P<target>[^`]+)`")
-_INLINE_LITERAL = re.compile(r"``(?P<code>[^`]+?)``")
-_TABLE_RULE = re.compile(r"=+( +=+)+")
-
-Linker = Callable[[str, str], "str | None"]
-"""`link(target, code)`: the Markdown of a cross-reference to `target` shown as `code`, or None."""
-
-
-def rest_inline(text: str, link: Linker | None = None) -> str:
-    """reST inline markup as Markdown: `x` -> `x`; `target` -> ``link(target, "`title`")``,
-    or `title` when there is no link (`~a.b` shows `b`, `title <a.b>` shows `title`)."""
-    def role(match: re.Match) -> str:
-        target, title = match["target"].lstrip("!"), None
-        if explicit := re.fullmatch(r"(.+?)\s*<([^<>]+)>", target, re.S):
-            title, target = explicit.groups()
-        if target.startswith("~"):
-            target = target[1:]
-            title = title or target.rsplit(".", 1)[-1]
-        code = f"`{title or target}`"
-        return (link(target, code) if link else None) or code
-
-    return _ROLE.sub(role, _INLINE_LITERAL.sub(r"`\g<code>`", text))
-
-
-def _rest_table(lines: list[str], rules: list[int], link: Linker | None = None) -> list[str]:
-    """One reST simple table (its lines, the indices of its `===` rules) as Markdown table lines."""
-    starts = [match.start() for match in re.finditer(r"=+", lines[rules[0]])]
-    indent = lines[rules[0]][:starts[0]]
-
-    def rows(first: int, last: int) -> list[list[str]]:
-        found: list[list[str]] = []
-        for line in lines[first:last]:
-            if not line.strip() or _TABLE_RULE.fullmatch(line.strip()):
-                continue
-            cells = [line[a:b].strip() for a, b in zip(starts, [*starts[1:], None])]
-            if cells[0] or not found:
-                found.append(cells)
-            else:  # a continuation line: the first column is blank
-                found[-1] = [f"{old} {new}".strip() for old, new in zip(found[-1], cells)]
-        return found
-
-    if len(rules) >= 3:
-        header = [" ".join(cells).strip() for cells in zip(*rows(rules[0] + 1, rules[1]))]
-        body = rows(rules[1] + 1, rules[-1])
-    else:
-        header, body = [""] * len(starts), rows(rules[0] + 1, rules[-1])
-    table = markdown_table(tuple(rest_inline(cell, link) for cell in header),
-                           [tuple(rest_inline(cell, link) for cell in row) for row in body])
-    return [indent + line for line in table.split("\n")]
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
-
-
-def _block_end(lines: list[str], start: int, indent: int) -> int:
-    """The end of the block from `lines[start]` of lines indented more than `indent` (blank lines
-    inside it, not after it)."""
-    end = start
-    while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > indent):
-        end += 1
-    while end > start and not lines[end - 1].strip():
-        end -= 1
-    return end
-
-
-def _fenced(lines: list[str], indent: int) -> list[str]:
-    """Lines of code as a fenced block at `indent`: `pycon` for a doctest, `python` when they
-    parse as Python, else `text`."""
-    block = inspect.cleandoc("\n".join(lines))
-    try:
-        ast.parse(block)
-        language = "python"
-    except SyntaxError:
-        language = "pycon" if block.startswith(">>>") else "text"
-    fence = " " * indent + "```"
-    return [fence + language, *(" " * indent + line if line else "" for line in block.split("\n")), fence]
-
-
-def _is_term(lines: list[str], i: int) -> bool:
-    """Whether `lines[i]` is the term of a reST definition list item (its definition indented under it)."""
-    line = lines[i]
-    return (bool(line.strip()) and i + 1 < len(lines) and bool(lines[i + 1].strip())
-            and _indent(lines[i + 1]) > _indent(line) and not re.match(r"\s*([-*+]|\d+\.|>>>) ", line))
-
-
-def _definition(lines: list[str], i: int, link: Linker | None) -> tuple[list[str], int]:
-    """The definition list item whose term is `lines[i]` in Markdown's `def_list` form
-    (`Term` / `:   definition`, its later lines indented 4), and the index after it."""
-    indent = " " * _indent(lines[i])
-    end = _block_end(lines, i + 1, _indent(lines[i]))
-    body = rest_to_markdown(inspect.cleandoc("\n".join(lines[i + 1:end])), link).split("\n")
-    return ([rest_inline(lines[i], link), f"{indent}:   {body[0]}",
-             *(f"{indent}    {line}" if line else "" for line in body[1:])], end)
-
-
-def rest_to_markdown(text: str, link: Linker | None = None) -> str:
-    """A reST docstring as Markdown: inline markup ([`rest_inline`][]), simple tables as Markdown
-    tables, `Text::` literal blocks, indented blocks and doctests as fenced code blocks (as written),
-    definition lists as Markdown's."""
-    lines, out, prose = text.split("\n"), [], []
-
-    def flush() -> None:
-        out.extend(rest_inline("\n".join(prose), link).split("\n") if prose else [])
-        prose.clear()
-
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        after_blank = i == 0 or not lines[i - 1].strip()
-        block: list[str] = []
-        if after_blank and _TABLE_RULE.fullmatch(line.strip()):
-            rules = [j for j in range(i, len(lines)) if _TABLE_RULE.fullmatch(lines[j].strip())]
-            ends = [j for j in rules if j + 1 == len(lines) or not lines[j + 1].strip()]
-            if ends:
-                block, i = _rest_table(lines, [j for j in rules if j <= ends[0]], link), ends[0] + 1
-        elif line.rstrip().endswith("::") and i + 2 < len(lines) and not lines[i + 1].strip() and _indent(
-                lines[i + 2]) > _indent(line):
-            text_before = line.rstrip()[:-2]
-            prose.append(text_before + ":" if text_before.strip() and not text_before.endswith(" ") else
-                         text_before.rstrip())
-            end = _block_end(lines, i + 2, _indent(line))
-            block, i = ["", *_fenced(lines[i + 2:end], _indent(line))], end
-        elif after_blank and (_indent(line) >= 4 and line.strip() or line.startswith(">>> ")):
-            # an indented block (Markdown's code block) or a doctest: code, as written
-            end = (_block_end(lines, i, 3) if _indent(line) >= 4 else  # a doctest ends at a blank line
-                   next((j for j in range(i, len(lines)) if not lines[j].strip()), len(lines)))
-            block, i = _fenced(lines[i:end], 0), end
-        elif (after_blank or out and not prose) and _is_term(lines, i):
-            block, i = _definition(lines, i, link)
-        if block:
-            flush()
-            out.extend(block)
-            continue
-        prose.append(line)
-        i += 1
-    flush()
-    return "\n".join(out)
 
 
 def _number(value: float) -> str:
@@ -307,7 +156,7 @@ def rule_option_rows() -> list[tuple[str, object, str]]:
         if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr)
                 and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
             docs[node.target.id] = after.value.value
-    return [(field.name, field.default, _rest_to_markdown(docs.get(field.name, "")))
+    return [(field.name, field.default, docs.get(field.name, ""))
             for field in dataclasses.fields(Rules)]
 
 

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib.util
 import inspect
@@ -168,51 +169,49 @@ def test_code_in_tables_never_breaks_mid_word(site):
     assert re.search(r"\.md-typeset table td:not\(:last-child\) code \{ white-space: nowrap; \}", css)
 
 
-# ----------------------------------------------------------------------------- reST to Markdown
+# ----------------------------------------------------------------------------- Markdown docstrings
 
-def test_roles_become_links_or_code():
-    def link(target, code):
-        return f"[{code}][{target}]" if target.startswith("engine") else None
-
-    text = ":func:`engine.step`, :class:`~engine.State`, :mod:`the cards <cards>`, :data:`x`, ``y``"
-    assert doc_tables.rest_inline(text, link) == ("[`engine.step`][engine.step], [`State`][engine.State], "
-                                                  "`the cards`, `x`, `y`")
-    assert doc_tables.rest_inline("``a\nb`` and :func:`f`") == "`a\nb` and `f`"
+_REST_MARKUP = re.compile(
+    r":(?:py:)?(?:func|class|meth|mod|data|attr|exc|obj|const|ref):`"  # a role
+    r"|(?<!`)``(?!`)"  # a double-backtick literal (a code fence's three are Markdown)
+    r"|^[ \t]*={2,}(?:[ \t]+={2,})+[ \t]*$"  # a simple table's rule
+    r"|\S::[ \t]*$",  # a literal block's marker
+    re.M)
 
 
-def test_a_simple_table_becomes_a_markdown_table():
-    rule = "=====  ===========  =====\n"
-    text = (f"Before:\n\n{rule}phase  name         what\n{rule}0      ``mode``     a | b\n"
-            f"       :func:`x`    more\n1      play         c\n{rule}\nAfter.")
-    assert doc_tables.rest_to_markdown(text) == (
-        "Before:\n\n| phase | name | what |\n|---|---|---|\n| 0 | `mode` `x` | a \\| b more |\n"
-        "| 1 | play | c |\n\nAfter.")
-    no_header = "===  ===\na    b\n===  ==="
-    assert doc_tables.rest_to_markdown(no_header) == "|  |  |\n|---|---|\n| a | b |"
+def package_docstrings() -> list[tuple[str, int, str]]:
+    """(file, line, text) of every docstring of the package (module, class, function and attribute
+    docstrings: every string statement) in sergeant_major_env/ and agents/, each file once."""
+    found = []
+    files = {path.resolve() for base in ("sergeant_major_env", "agents") for path in (ROOT / base).rglob("*.py")}
+    for path in sorted(files):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                found.append((str(path.relative_to(ROOT)), node.lineno, node.value.value))
+    return found
 
 
-def test_a_definition_list_becomes_markdown_definitions_and_an_indented_block_stays_as_written():
-    text = ("Spaces\n    a :class:`Box`\n    of floats.\n\n    More.\nRewards\n    points\n\n"
-            "    >>> f(:func:`x`)\n    1\n\nEnd.")
-    assert doc_tables.rest_to_markdown(text) == (
-        "Spaces\n:   a `Box`\n    of floats.\n\n    More.\nRewards\n:   points\n\n"
-        "    ```pycon\n    >>> f(:func:`x`)\n    1\n    ```\n\nEnd.")
-    assert doc_tables.rest_to_markdown("A:\n\n    x = 1\n\n    y = ``2``\nB.") == "A:\n\n```text\nx = 1\n\ny = ``2``\n```\nB."
+def test_the_rest_markup_pattern_finds_roles_literals_tables_and_literal_blocks():
+    for rest in (":func:`step`", "a :class:`~engine.State`", "``x``", "====  ====\na     b", "Usage::\n"):
+        assert _REST_MARKUP.search(rest), rest
+    for markdown in ("[`step`][]", "`x`", "```python\nx = 1\n```", "| a | b |\n|---|---|", "Usage:\n", "a::b"):
+        assert not _REST_MARKUP.search(markdown), markdown
 
 
-def test_a_literal_block_becomes_fenced_code_left_as_written():
-    text = "Usage::\n\n    x = f(1)  # ``a``\n\n    y = 2\n\nA line ::\n\n    sergeant-major check FILE\nEnd."
-    assert doc_tables.rest_to_markdown(text) == ("Usage:\n\n```python\nx = f(1)  # ``a``\n\ny = 2\n```\n\n"
-                                                 "A line\n\n```text\nsergeant-major check FILE\n```\nEnd.")
+def test_no_package_docstring_holds_rest_markup():
+    """Issue 53: the docstrings are written in the Markdown that mkdocstrings renders (no build-time
+    converter), so `help()` and the API page show the same text."""
+    docstrings = package_docstrings()
+    assert len(docstrings) > 1000
+    found = [f"{path}:{line}: {match.group(0)!r}" for path, line, text in docstrings
+             if (match := _REST_MARKUP.search(text))]
+    assert found == [], "\n".join(found[:20])
 
 
-def test_the_observation_docstring_converts_to_a_table_of_every_segment():
-    from sergeant_major_env import observation
-
-    table = doc_tables.rest_to_markdown(observation.__doc__)
-    assert not _TABLE_RULE_LINE.search(table)
-    names = re.findall(r"^\| `(\w+)`", table, re.M)
-    assert set(SEGMENTS) <= set(names)
+def test_the_observation_docstrings_table_gives_every_segment_its_meaning():
+    meanings = doc_tables.segment_meanings()
+    assert list(meanings) == list(SEGMENTS)
+    assert all(meanings.values()) and meanings["hand"].startswith("own cards")
 
 
 # ----------------------------------------------------------------------------- the results page
