@@ -6,10 +6,12 @@
 | `greedy` | [`GreedyAgent`][]: simple, fast rules (win cheaply, duck in MIN) |
 | `heuristic` | [`HeuristicAgent`][]: the strongest rule-based player (card reading, planned mode choice, exchanges, discards) |
 | `ppo:PATH` | [`PPOAgent`][]: a policy trained by train.py: a run folder or its policy.safetensors (code-free: never unpickles) |
-| `learned` | the trained policy shipped with the package (`sergeant_major_env.agents.learned`): a [`PPOAgent`][] whose `.metadata` gives its training and measured strength |
+| `learned` | the newest trained policy shipped with the package (`sergeant_major_env.agents.learned`): a [`PPOAgent`][] whose `.metadata` gives its training and measured strength; the top rung of the ladder |
+| `learned-r2` | the ladder (`LADDER_ROUNDS` in `sergeant_major_env.agents.learned`): round 2 of `distill rounds`, kept fixed under a name that never changes (one `learned-rN` per kept round) |
 | `learned-ppo` | the policy PPO trained, where `learned`'s distillation started (the shipped `learned` up to version 0.2.0) |
 | `pimc` | [`PIMCAgent`][]: determinized Monte Carlo search on sampled deals (`pimc:worlds=32:rollout=greedy`; needs the engine state) |
-| `search` | the strongest search configuration measured, by one name: [`SEARCH`][] (docs/results.md, "Search: `pimc` and `search`") |
+| `search` | the strongest search configuration measured, by one name: [`SEARCH`][], built on the newest `learned` (docs/results.md, "Search: `pimc` and `search`") |
+| `search-r2` | the same search with `learned-r2` inside (one `search-rN` per rung of the ladder: `SEARCHES`) |
 | `pimc:cheat` | pimc on the true deal: it SEES EVERY HIDDEN CARD, for measuring the value of perfect inference only (refused at a table with a person) |
 | `ismcts` | OpenSpiel's IS-MCTS bot (agents/ismcts.py; the `openspiel` extra), on worlds from the package's sampler (`ismcts:simulations=100:exploration=4`; needs the engine state) |
 | `human` | [`HumanAgent`][]: a person at the terminal |
@@ -27,6 +29,8 @@ names say so, and the short names refuse those files with a line saying why:
 [`AECSeat`][] plays any agent in one seat of the PettingZoo env.
 """
 
+import functools
+
 from .base import (
     AECSeat,
     Agent,
@@ -40,7 +44,7 @@ from .base import (
 from .greedy import GreedyAgent
 from .heuristic import HeuristicAgent
 from .human import HumanAgent
-from .learned import load_learned, load_learned_ppo
+from .learned import LADDER_ROUNDS, load_learned, load_learned_ppo, load_rung, newest_rung, rung_help, rung_name
 from .pimc import DEFAULTS as PIMC_OPTIONS
 from .pimc import POLICY_OPTIONS as PIMC_POLICY_OPTIONS
 from .pimc import PIMCAgent, PIMCSettings, make_pimc_agent
@@ -53,8 +57,13 @@ register_agent("heuristic", HeuristicAgent, help="the strongest rule-based playe
 register_agent("ppo", make_ppo_agent, takes_argument=True,
                help="a policy trained by sergeant-major train: ppo:RUN_FOLDER or ppo:PATH/policy.safetensors "
                     "(never unpickles)")
+_NEWEST = newest_rung()
 register_agent("learned", load_learned,
-               help="the trained policy shipped with the package (its strength: sergeant-major ship --show)")
+               help="the newest trained policy shipped with the package, the top rung of the ladder ("
+                    + (f"today the same policy as {_NEWEST}" if _NEWEST else "newer than every kept rung")
+                    + "; its strength: sergeant-major ship --show)")
+for _round in LADDER_ROUNDS:
+    register_agent(rung_name(_round), functools.partial(load_rung, _round), help=rung_help(_round))
 register_agent("learned-ppo", load_learned_ppo,
                help="the policy PPO trained, where learned's distillation started (shipped beside it)")
 register_agent("ppo-unsafe-pickle", make_unsafe_ppo_agent, takes_argument=True,
@@ -64,7 +73,14 @@ register_agent("pimc", PIMCAgent, options=PIMC_OPTIONS, policy_options=PIMC_POLI
                variants={"pimc:cheat": "NOT A FAIR PLAYER: pimc on the true deal, it sees every hidden card; for "
                                        "measuring the value of perfect inference only (refused against a person)"})
 
-SEARCH = "pimc:rollout=learned:belief=learned:prior=learned:prior_weight=0.2"
+def search_with(policy: str) -> str:
+    """The strongest search measured with the shipped policy `policy` inside (`SEARCH` with
+    `learned`): its rollouts of the seat's own moves and its prior; the worlds drawn by the
+    shipped belief model (`belief=learned` names the model of agents/belief/, not the policy)."""
+    return f"pimc:rollout={policy}:belief=learned:prior={policy}:prior_weight=0.2"
+
+
+SEARCH = search_with("learned")
 """The spec of `search`: the strongest search measured (docs/results.md, "Search: pimc"): the
 shipped belief model draws pimc's 16 worlds (exactly, each in proportion to the product of its
 probabilities to the power 0.5: pimc's defaults), the `learned` policy rolls out the seat's own
@@ -86,6 +102,21 @@ register_agent("search", make_search_agent,
                     f"model, the learned policy rolling out the seat's own moves and weighing the actions "
                     f"(a prior), the heuristic the others' (+27 points a game over pimc head to head: the "
                     f"docs' Results page, Search)")
+
+SEARCHES = {"search": SEARCH, **{f"search-r{n}": search_with(rung_name(n)) for n in LADDER_ROUNDS}}
+"""The searches by name and their pimc specs: `search` (the newest `learned` inside) and, for each
+rung `learned-rN` of the ladder, `search-rN` (the same options with `learned-rN` inside: fixed)."""
+
+
+def search_spec(name: str) -> str:
+    """The pimc spec a search name stands for (`SEARCHES`); any other spec as it is."""
+    return SEARCHES.get(name.strip(), name)
+
+
+for _round in LADDER_ROUNDS:
+    register_agent(f"search-r{_round}", functools.partial(make_agent, SEARCHES[f"search-r{_round}"]),
+                   help=f"the search with the ladder's {rung_name(_round)} inside, fixed: "
+                        f"{SEARCHES[f'search-r{_round}']} (search's options)")
 
 
 RLLIB_UNSAFE_NAME = "rllib-unsafe-pickle"
@@ -130,6 +161,6 @@ register_agent("human", HumanAgent, help="a person at the terminal (sergeant-maj
 
 __all__ = [
     "AECSeat", "Agent", "GreedyAgent", "HeuristicAgent", "HumanAgent", "PIMCAgent", "PIMCSettings", "PPOAgent",
-    "RandomAgent", "SEARCH", "aec_action", "agent_help", "known_agents", "make_agent", "register_agent",
-    "unregister_agent",
+    "RandomAgent", "SEARCH", "SEARCHES", "aec_action", "agent_help", "known_agents", "make_agent", "register_agent",
+    "search_spec", "search_with", "unregister_agent",
 ]

@@ -127,7 +127,7 @@ def make_agent(spec: str) -> Agent:
     name, sep, argument = spec.strip().partition(":")
     entry = _REGISTRY.get(name)
     if entry is None:
-        raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(known_agents())}")
+        raise ValueError(f"unknown agent {name!r}; {_names_like(name)}known agents: {', '.join(known_agents())}")
     if entry.options is not None:
         return entry.factory(**agent_options(name, argument, entry.options, entry.policy_options))
     if entry.takes_argument:
@@ -135,6 +135,14 @@ def make_agent(spec: str) -> Agent:
     if sep:
         raise ValueError(f"{name}: bad option {shorten(argument)}; {name} takes no options (got {spec!r})")
     return entry.factory()
+
+
+def _names_like(name: str) -> str:
+    """`the learned agents: learned, learned-ppo, learned-r2; ` for an unknown `learned-r9`: the
+    known names of its first word, when it has a dash and some do; else empty."""
+    stem = name.partition("-")[0]
+    like = [known for known in known_agents() if known.partition(":")[0].partition("-")[0] == stem]
+    return f"the {stem} agents: {', '.join(like)}; " if like and stem != name else ""
 
 
 def agent_options(agent: str, text: str, defaults: Mapping[str, Any], policy_options: tuple[str, ...] = ()) -> dict:

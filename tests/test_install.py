@@ -47,6 +47,9 @@ def test_the_wheel_installs_exactly_one_top_level_package(wheel):
     for needed in ("sergeant_major_env/agents/__init__.py", "sergeant_major_env/agents/learned/policy.safetensors",
                    "sergeant_major_env/agents/learned/learned.json", "sergeant_major_env/agents/learned/ppo/learned.json",
                    "sergeant_major_env/agents/learned/ppo/policy.safetensors", "sergeant_major_env/training/ship.py",
+                   "sergeant_major_env/agents/learned/ladder/r2/policy.safetensors",
+                   "sergeant_major_env/agents/learned/ladder/r2/policy.json",
+                   "sergeant_major_env/agents/learned/ladder/r2/learned.json",
                    "sergeant_major_env/cli/__init__.py", "sergeant_major_env/__main__.py",
                    *(f"sergeant_major_env/pages/{name}" for name in FILES)):
         assert needed in names, needed

@@ -280,6 +280,134 @@ def test_a_swapped_learned_ppo_file_is_refused_in_one_line_naming_it(tmp_path):
         load_learned(folder, "learned-ppo")
 
 
+# ============================================================================ the ladder (issue 51 item 1)
+
+def test_learned_r2_is_todays_learned_byte_for_byte_and_plays_its_moves(learned):
+    """The ladder keeps round 2 under a name that never changes: today `learned` is that policy,
+    so the two files are the same bytes and the two agents choose the same actions."""
+    from sergeant_major_env.agents.learned import LADDER, newest_rung, rung_folder
+
+    rung = agents.make_agent("learned-r2")
+    assert rung.name == "learned-r2" and LADDER["learned-r2"] == rung_folder(2)
+    for name in (TENSORS_FILE, POLICY_METADATA_FILE):
+        assert file_sha256(rung_folder(2) / name) == file_sha256(LEARNED_FOLDER / name)
+    assert rung.metadata["files"] == learned.metadata["files"] and newest_rung() == "learned-r2"
+    state = engine.init(np.arange(24) + 5_000, Rules())
+    rng = np.random.default_rng(0)
+    compared = 0
+    for _ in range(40):
+        mask = engine.legal_action_mask(state)
+        observations = observe(state, np.maximum(state.to_act, 0))
+        live = np.flatnonzero(mask.any(axis=1))
+        mine = rung.act(observations[live], mask[live], np.random.default_rng(1))
+        np.testing.assert_array_equal(mine, learned.act(observations[live], mask[live], np.random.default_rng(2)))
+        compared += live.size
+        engine.step(state, np.where(mask, rng.random(mask.shape), -1.0).argmax(axis=1))
+    assert compared > 500
+
+
+def test_learned_r2_records_its_round_and_learneds_training_and_strength(learned):
+    """ladder/r2/learned.json: agent learned-r2, round 2, and learned's training record and strength
+    table, its commands naming learned-r2 (the same figures: the same policy); keep_rung makes it."""
+    from sergeant_major_env.agents.learned import read_learned_metadata, rung_folder, rung_metadata
+
+    metadata = read_learned_metadata(rung_folder(2), "learned-r2")
+    assert metadata["agent"] == "learned-r2" and metadata["round"] == 2
+    assert metadata["training"] == learned.metadata["training"]
+    assert metadata == rung_metadata(learned.metadata, 2)
+    for opponent, entry in metadata["strength"]["opponents"].items():
+        shipped = learned.metadata["strength"]["opponents"][opponent]
+        assert {**entry, "command": shipped["command"]} == shipped
+        assert entry["command"] == shipped["command"].replace("--agents learned,", "--agents learned-r2,")
+
+
+def test_keep_rung_copies_learned_and_never_replaces_a_rung(tmp_path):
+    from sergeant_major_env.agents.learned import keep_rung, load_learned
+
+    folder = keep_rung(3, tmp_path / "r3")
+    for name in (TENSORS_FILE, POLICY_METADATA_FILE):
+        assert (folder / name).read_bytes() == (LEARNED_FOLDER / name).read_bytes()
+    agent = load_learned(folder, "learned-r3")
+    assert agent.metadata["agent"] == "learned-r3" and agent.metadata["round"] == 3
+    before = (folder / METADATA_FILE).read_bytes()
+    with pytest.raises(ValueError, match=r"already holds .*a rung of the ladder is never replaced$"):
+        keep_rung(3, folder)
+    assert (folder / METADATA_FILE).read_bytes() == before
+
+
+def test_a_swapped_rung_file_is_refused_in_one_line(tmp_path, monkeypatch):
+    """The registered learned-r2 checks its digests as learned does: its folder with
+    learned-ppo's weights in place of its own is refused, naming the agent and the file."""
+    import sergeant_major_env.agents.learned as learned_module
+
+    shutil.copytree(learned_module.LADDER_FOLDER, tmp_path / "ladder")
+    (tmp_path / "ladder" / "r2" / TENSORS_FILE).write_bytes((learned_module.PPO_FOLDER / TENSORS_FILE).read_bytes())
+    monkeypatch.setattr(learned_module, "LADDER_FOLDER", tmp_path / "ladder")
+    with pytest.raises(ValueError, match=r"^agent 'learned-r2': .*policy.safetensors is not the file learned.json "
+                                         r"describes") as error:
+        agents.make_agent("learned-r2")
+    assert "\n" not in str(error.value)
+
+
+def test_a_ladder_name_that_does_not_exist_is_one_line_naming_those_that_do():
+    with pytest.raises(ValueError) as error:
+        agents.make_agent("learned-r9")
+    message = str(error.value)
+    assert "\n" not in message
+    assert message.startswith("unknown agent 'learned-r9'; the learned agents: learned, learned-ppo, learned-r2;")
+
+
+def test_the_ladder_is_listed_with_its_round_and_strength(capsys):
+    """Each rung and its search are registered from LADDER_ROUNDS alone; `sergeant-major agents`
+    lists them, learned saying it is the top rung (today round 2)."""
+    from sergeant_major_env.agents.learned import LADDER_ROUNDS, SHIPPED_POLICIES, rung_name
+    from sergeant_major_env.cli import agents as agents_command
+
+    assert LADDER_ROUNDS == (2,) and SHIPPED_POLICIES["learned-r2"].name == "r2"
+    assert agents_command.main([]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    heuristic = read_learned_metadata()["strength"]["opponents"]["heuristic"]["mean_points"]
+    for number in LADDER_ROUNDS:
+        assert f"round {number} of distill rounds" in lines[rung_name(number)]
+        assert f"{heuristic:+.2f} against heuristic x2" in lines[rung_name(number)]
+        assert rung_name(number) in lines[f"search-r{number}"]
+    assert "top rung of the ladder" in lines["learned"] and "learned-r2" in lines["learned"]
+
+
+def test_search_r2_is_search_with_learned_r2_inside_by_one_name():
+    """search-r2: search's options (the shipped belief model, the prior's weight) with learned-r2
+    rolling out the seat's own moves and as the prior; the same agent as its spec, deciding alike."""
+    from sergeant_major_env.agents import SEARCH, SEARCHES, search_spec
+
+    spec = "pimc:rollout=learned-r2:belief=learned:prior=learned-r2:prior_weight=0.2"
+    assert SEARCHES["search-r2"] == spec == SEARCH.replace("=learned:belief", "=learned-r2:belief").replace(
+        "prior=learned:", "prior=learned-r2:")
+    assert search_spec("search-r2") == spec and search_spec("pimc:worlds=4") == "pimc:worlds=4"
+    search, spelled = agents.make_agent("search-r2"), agents.make_agent(spec)
+    assert search.settings == spelled.settings and repr(search) == repr(spelled)
+    assert search.rollout_policy.name == "learned-r2" and search.settings.belief == "learned"
+    assert search.settings.prior == "learned-r2" and search._prior is not None
+    state = engine.init(np.arange(6) + 900, Rules(num_deals=1))
+    rng = np.random.default_rng(3)
+    for _ in range(20):  # into the play
+        mask = engine.legal_action_mask(state)
+        engine.step(state, np.where(mask, rng.random(mask.shape), -1.0).argmax(axis=1))
+    live = np.flatnonzero(engine.legal_action_mask(state).any(axis=1))
+    np.testing.assert_array_equal(search.act_on_state(state, live, np.random.default_rng(1)),
+                                  spelled.act_on_state(state, live, np.random.default_rng(2)))
+    with pytest.raises(ValueError, match=r"^search-r2: bad option 'worlds=4'; search-r2 takes no options"):
+        agents.make_agent("search-r2:worlds=4")
+
+
+def test_pimc_takes_every_shipped_policy_by_name_for_its_policy_options():
+    from sergeant_major_env.agents.learned import SHIPPED_POLICIES
+
+    for name in SHIPPED_POLICIES:
+        search = agents.make_agent(f"pimc:rollout={name}:others={name}:prior={name}:infer={name}")
+        assert search.rollout_policy.name == name and search.others_policy is search.rollout_policy
+        assert search._prior is not None and search._log_probs is not None
+
+
 # ============================================================================ install and README
 
 def test_package_data_ships_every_file_of_the_learned_folder():
@@ -290,6 +418,7 @@ def test_package_data_ships_every_file_of_the_learned_folder():
     data = [path.relative_to(LEARNED_FOLDER).as_posix() for path in LEARNED_FOLDER.rglob("*")
             if path.is_file() and path.suffix not in (".py", ".pyc")]
     assert set(SHIPPED_FILES) <= set(data) and {f"ppo/{name}" for name in SHIPPED_FILES} <= set(data)
+    assert {f"ladder/r2/{name}" for name in SHIPPED_FILES} <= set(data)
     assert [name for name in data if not any(fnmatch.fnmatch(name, pattern) for pattern in patterns)] == []
 
 
