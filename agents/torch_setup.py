@@ -22,9 +22,17 @@ Intel MKL's, whose code path may depend on how each array happens to be aligned 
 two runs of the same training command could end with different weights (1 in 3 runs of
 `train.py --imitate none --total-timesteps 262144` did here). MKL's conditional numerical
 reproducibility (`MKL_CBWR=AUTO,STRICT`) fixes the path; MKL reads it once, before its first
-product, so the `sergeant-major` command sets it (`reproducible_mkl`) before any
+product, so the `sergeant-major` command sets it (`torch_environment`) before any
 subcommand imports torch, unless `MKL_CBWR` is already set. A script of your own that trains with torch sets it
 in the environment before Python starts.
+
+A busy machine: torch's CPU threads are GNU OpenMP's, which by default spin for a while at
+every barrier before they sleep. With two threads on a machine whose cores other jobs share,
+the spinning thread takes the core its partner needs: the same PPO updates (two threads, a
+2-core machine at load 5-8) took 9.2-18.9 s of CPU against 4.1-4.2 s with
+`OMP_WAIT_POLICY=PASSIVE` (threads that sleep at once), and 3-4 times the wall time. So the
+command sets `OMP_WAIT_POLICY=PASSIVE` too (unless set), before torch loads OpenMP; on a quiet
+machine it costs nothing measurable.
 """
 
 from __future__ import annotations
@@ -37,13 +45,18 @@ TORCH_THREADS = 1
 """Torch CPU threads used unless `OMP_NUM_THREADS` says otherwise."""
 
 MKL_CBWR = "AUTO,STRICT"
-"""MKL's reproducible mode that `reproducible_mkl` sets (the module docstring)."""
+"""MKL's reproducible mode that `torch_environment` sets (the module docstring)."""
+
+TORCH_ENVIRONMENT = {"MKL_CBWR": MKL_CBWR, "OMP_WAIT_POLICY": "PASSIVE"}
+"""What `torch_environment` sets where the user has not: MKL's reproducible mode, and OpenMP
+threads that sleep instead of spinning while they wait (the module docstring)."""
 
 
-def reproducible_mkl() -> None:
-    """Set `MKL_CBWR` (unless set) so that MKL's results do not depend on memory alignment:
-    to be called before torch is imported (the module docstring)."""
-    os.environ.setdefault("MKL_CBWR", MKL_CBWR)
+def torch_environment() -> None:
+    """Set `TORCH_ENVIRONMENT`'s variables (each unless set): to be called before torch is
+    imported, which reads them once (the module docstring)."""
+    for name, value in TORCH_ENVIRONMENT.items():
+        os.environ.setdefault(name, value)
 
 
 def use_torch_threads() -> int:

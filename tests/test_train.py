@@ -250,18 +250,19 @@ def test_same_seed_same_run(tmp_path):
 
 
 @pytest.mark.parametrize("preset", [None, "COMPATIBLE"])
-def test_the_command_makes_mkl_reproducible_before_torch_loads(preset):
+def test_the_command_sets_torchs_environment_before_torch_loads(preset):
     """MKL's products may take another path by memory alignment (runs of the same seed then
-    end with other weights): the ``sergeant-major`` command sets ``MKL_CBWR`` before a
-    subcommand imports torch, and leaves a value the user set."""
-    env = {k: v for k, v in os.environ.items() if k != "MKL_CBWR"}
+    end with other weights), and OpenMP's threads spin while they wait (4 times the CPU on a
+    busy machine): the `sergeant-major` command sets `MKL_CBWR` and `OMP_WAIT_POLICY` before
+    a subcommand imports torch, and leaves a value the user set."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MKL_CBWR", "OMP_WAIT_POLICY")}
     if preset:
-        env["MKL_CBWR"] = preset
+        env["MKL_CBWR"] = env["OMP_WAIT_POLICY"] = preset
     code = ("import os, sys; from sergeant_major_env.cli import main; import sergeant_major_env.agents.torch_setup as t; "
-            "t.reproducible_mkl = (lambda f: lambda: (f(), print(os.environ['MKL_CBWR'], 'torch' in sys.modules)))"
-            "(t.reproducible_mkl); main(['agents'])")
+            "t.torch_environment = (lambda f: lambda: (f(), print(os.environ['MKL_CBWR'], os.environ['OMP_WAIT_POLICY'], "
+            "'torch' in sys.modules)))(t.torch_environment); main(['agents'])")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
-    assert out.splitlines()[0] == f"{preset or MKL_CBWR} False"
+    assert out.splitlines()[0] == (f"{preset} {preset} False" if preset else f"{MKL_CBWR} PASSIVE False")
 
 
 def test_every_option_is_documented(capsys):

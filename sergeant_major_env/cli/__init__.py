@@ -79,9 +79,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _command(name: str, argv: list[str]) -> int:
     """Subcommand `name`'s module imported and run (under `guarded`, imports included)."""
-    from ..agents.torch_setup import reproducible_mkl
+    from ..agents.torch_setup import torch_environment
 
-    reproducible_mkl()  # before a subcommand imports torch: the same weights run after run
+    torch_environment()  # before a subcommand imports torch: the same weights run after run, no spinning threads
     return importlib.import_module(COMMANDS[name][0]).main(argv)
 
 
