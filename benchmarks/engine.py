@@ -4,16 +4,24 @@
     python benchmarks/engine.py --batch 1 --seconds 3 --json
 
 Each decision of every game computes the acting seat's legal-action mask ([B, 58] bool)
-and observation ([B, D] float32), draws a uniformly random legal action and steps the
-engine (finished games restart at once). Prints decisions/s (the median of --repeats
-runs), full games/s (18 deals unless --option num_deals=N; decisions/s over the mean
-decisions of a random game) and the state's bytes per game.
+and observation ([B, D] float32, a new array each decision), draws a uniformly random legal
+action and steps the engine (finished games restart at once). Prints decisions/s (the median
+of --repeats runs), full games/s (18 deals unless --option num_deals=N; decisions/s over the
+mean decisions of a random game), the state's bytes per game and the load average before
+and after. The bulk way is timed in the same run: the observations into one array reused
+every decision (`observe(state, seat, out=buffer)`, the same float32 vectors). At 4,096
+games a new array a decision is 15 MB of fresh memory, which the system hands out page by
+page, zeroed: most of what an observation costs.
 
 ``--compare`` measures in the same run, the same way, 0.3.0's numpy engine and observation
 (frozen in tests/reference_engine.py and tests/reference_observation.py) and OpenSpiel's C++ ``skat`` driven
 from Python one game at a time (legal actions, observation tensor, a random action; as
-benchmarks/openspiel_speed.py measures pyspiel), and prints the ratios. ``--engine-only``
-leaves out the mask and observation of this package's side (the rules alone).
+benchmarks/openspiel_speed.py measures pyspiel), and prints the ratios of each of ours to
+them:
+
+    python benchmarks/engine.py --batch 4096 --seconds 3 --repeats 3 --compare
+
+`--engine-only` leaves out the mask and observation of this package's side (the rules alone).
 
 Every run is followed by one on a single core (``sergeant_major_env.jit.one_core``: no
 threads for big batches), and both figures are printed with their ratio: what the cores bring
@@ -34,28 +42,36 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's package
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the other benchmarks' helpers
 
 from sergeant_major_env import Rules, engine, jit  # noqa: E402
 from sergeant_major_env.cards import bits_to_bool, random_member  # noqa: E402
-from sergeant_major_env.observation import observe  # noqa: E402
+from sergeant_major_env.observation import OBSERVATION_SIZE, observe  # noqa: E402
 from sergeant_major_env.one_game import OneGame  # noqa: E402
 from sergeant_major_env.rules import add_rule_options  # noqa: E402
 from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402
 from sergeant_major_env.limits import seconds_argument  # noqa: E402
+from gym_vector import load_average  # noqa: E402
+
+
+BULK = "batched API, reused out="
+"""The bulk way's name: the observations into one array reused every decision."""
 
 
 def run_once(batch: int, seconds: float, rules: Rules, seed: int, engine=engine, views: bool = True,
-             observe=observe) -> float:
+             observe=observe, bulk: bool = False) -> float:
     """One timed run: decisions per second (``engine``, ``observe``: this package's, or the frozen
-    references; ``views``: with the mask and observation)."""
+    references; `views`: with the mask and observation; `bulk`: the observations into one
+    array reused every decision, this package's `observe(..., out=)`)."""
     rng = np.random.default_rng(seed)
     state = engine.init(engine.game_seeds(seed, batch), rules)
+    options = {"out": np.empty((batch, OBSERVATION_SIZE), np.float32)} if bulk else {}
     decisions = 0
     start = time.perf_counter()
     while (elapsed := time.perf_counter() - start) < seconds:
         legal = engine.legal_bits(state)
         mask = bits_to_bool(legal, 58) if views else None
-        obs = observe(state, state.to_act) if views else None
+        obs = observe(state, state.to_act, **options) if views else None
         actions = random_member(legal, rng)
         engine.step(state, actions, autoreset=True, legal=legal)
         decisions += batch
@@ -131,6 +147,8 @@ def main() -> None:
 
     views = not args.engine_only
     runs = {"batched API": lambda i, s=args.seconds: run_once(args.batch, s, rules, args.seed + 1 + i, views=views)}
+    if views:
+        runs[BULK] = lambda i, s=args.seconds: run_once(args.batch, s, rules, args.seed + 1 + i, bulk=True)
     if args.batch > 1 and jit.threads() >= 2:  # every core (big batches) against one, in the same run
 
         def one_core(i: int, seconds: float = args.seconds) -> float:
@@ -144,6 +162,7 @@ def main() -> None:
         run(-1, min(0.5, args.seconds))  # warm-up (compiles or loads the kernels)
     if args.compare:
         runs.update(references(args, rules, views))
+    load_before = load_average()
     # The runs alternate (ours, the references, ours ...), so that all see the same load.
     times = {name: [] for name in runs}
     for i in range(args.repeats):
@@ -153,15 +172,18 @@ def main() -> None:
     decisions = max(rates["batched API"], rates.get("one-game path", 0.0))
     games = decisions / decisions_per_game(rules)
     state_bytes = engine.init(engine.game_seeds(0, args.batch), rules).nbytes_per_game()
-    ours = [name for name in ("batched API", "batched API, one core", "one-game path") if name in rates]
+    ours = [name for name in ("batched API", "batched API, one core", BULK, "one-game path") if name in rates]
+    load_after = load_average()
     if args.json:
         print(json.dumps({"batch": args.batch, "decisions_per_s": round(decisions), "games_per_s": round(games, 2),
                           "state_bytes_per_game": state_bytes, "threads": jit.threads(),
-                          **{f"{re.sub('[^a-z0-9]+', '_', name.lower())}_decisions_per_s": round(value)
+                          "load_average": {"before": load_before, "after": load_after},
+                          **{f"{re.sub('[^a-z0-9]+', '_', name.lower()).strip('_')}_decisions_per_s": round(value)
                              for name, value in rates.items()}}))
         return
     print(f"batch {args.batch}: {decisions:,.0f} decisions/s, {games:,.1f} games/s, "
-          f"{state_bytes:.0f} state bytes per game (median of {args.repeats} runs of {args.seconds:g} s)")
+          f"{state_bytes:.0f} state bytes per game (median of {args.repeats} runs of {args.seconds:g} s; "
+          f"load average {load_before} before, {load_after} after)")
     for name in ours:
         print(f"  {name}: {rates[name]:,.0f} decisions/s")
     for name, value in rates.items():
@@ -182,7 +204,6 @@ def references(args, rules: Rules, views: bool) -> dict:
         import pyspiel
     except ImportError:
         return runs
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from openspiel_speed import run_pyspiel
 
     skat = pyspiel.load_game("skat")

