@@ -9,10 +9,12 @@ import sergeant_major_env.openspiel  # registers python_sergeant_major
 game = pyspiel.load_game("python_sergeant_major(num_deals=2)")
 ```
 
-The game has no rule of its own: every decision is [`engine.step`][] on a batch of one
-engine game, legality is [`engine.legal_bits`][], observations are
-[`observation.observe`][], text views are `render`'s, records are
-[`records.Recorder`][]'s. What OpenSpiel adds is the deal as chance nodes:
+The game has no rule of its own: it takes the one-game path of the AEC env
+([`one_game.OneGame`][]): every decision is one compiled call of the engine's rules (the
+action checked against the decision's legal bits, applied, the next decision's legal actions
+computed), observations are [`observation.observe`][]'s numbers written by the same kernels,
+text views are `render`'s, records are [`records.Recorder`][]'s. What OpenSpiel adds is the
+deal as chance nodes:
 
 * **Parameters** are the rule options of RULES.md section 9 ([`rules.Rules`][]), same
   names and defaults: `num_deals` (18), `exchanges` (true), `must_overtake`,
@@ -27,8 +29,10 @@ engine game, legality is [`engine.legal_bits`][], observations are
   order, and cards 49..52 form the talon. With `dealer_builds_talon` (R11) the engine
   takes the dealer's placement of the talon as a random choice, which leaves every card
   uniformly placed as above, so the chance nodes are the same; the option is passed to the
-  engine with the others. Once the 52 cards are dealt they are installed with
-  [`engine.set_cards`][] (the record replayer's entry point) and the playmaker decides.
+  engine with the others. The cards dealt so far are kept in the state and given to the
+  engine ([`OneGame.deal`][]: [`engine.set_cards`][]' start of a deal, the record replayer's
+  entry point) when it is read (an observation, a text, an information state being recorded)
+  and once the 52 are dealt, when the playmaker decides.
 * **Players' actions** are the action ids of RULES.md section 10 (58 distinct actions).
   Forced returns (R21) are applied by the engine, never asked.
 * **Rewards**: with `reward=points` (the default) the reward model is `REWARDS`:
@@ -49,7 +53,8 @@ engine game, legality is [`engine.legal_bits`][], observations are
   num_deals`) are within `max_chance_nodes_in_history`, which OpenSpiel sets equal to
   `max_game_length` for Python games.
 * **Observations** (OpenSpiel's observer API, `SergeantMajorGame.make_py_observer`):
-  the tensor is [`observation.observe`][] of the player (`OBSERVATION_SIZE` floats), its
+  the tensor is [`observation.observe`][]'s of the player (`OBSERVATION_SIZE` floats),
+  written by the one-game kernel ([`OneGame.observe`][]) into the observer's buffer, its
   named pieces are `observation.SEGMENTS`; the string is `render.seat_view` of
   the player plus the deal's tricks so far. Before the lot is drawn the tensor is zeros;
   while a deal is being dealt it shows the cards dealt so far (the playmaker: of its first
@@ -72,11 +77,14 @@ engine game, legality is [`engine.legal_bits`][], observations are
   arrival (52: the k-th event that brought cards into the hand gives them k / 32), talon
   (52), own discards in order (52), who played each card (156), in which trick (52), who led
   each trick (48), which pairs handed a card at each exchange step (26 x 6), and the step
-  of each card the seat gave or received (52 + 52). The record is kept from the first time
-  an information state is asked (the history is replayed then), so play that never asks
-  pays nothing; a clone records only once asked. A state made from an engine state
-  (`SergeantMajorGame.state_from_engine`) has no history: its record starts with
-  what each seat sees then.
+  of each card the seat gave or received (52 + 52). The record is kept per event, one
+  compiled call each ([`one_game.Recall`][]: each seat's observation after the event, compared
+  with the one before, folded into the deal's block), from the first time an information
+  state is asked (the history is replayed then), so play that never asks pays nothing; the
+  events as text (what the string shows) are kept from the first time a string is asked (the
+  history replayed again). A clone records only once asked: from where it was made. A
+  state made from an engine state (`SergeantMajorGame.state_from_engine`) has no history:
+  its record starts with what each seat sees then.
 * **Resampling** (`resample_from_infostate(player_id, probability_sampler)`, for IS-MCTS):
   a state with the same information state for `player_id`, the seat to act at a
   decision, and everything it has not seen redrawn uniformly among the deals consistent
@@ -99,10 +107,11 @@ engine game, legality is [`engine.legal_bits`][], observations are
   `IllegalActionError`, one line naming the action and what is allowed, and leaves
   the state as it was (history, player to act, engine state). It is both pyspiel's
   `SpielError` (what OpenSpiel's C++ games raise) and this package's
-  [`engine.IllegalActionError`][] (a `ValueError`). The check is
-  `SergeantMajorState._check`, run by `_apply_action`, the one way in of every
-  action (`apply_action`, OpenSpiel's C++ tools, `deserialize_state`); it is a bit
-  test. A player id that is not a seat in `information_state_string` /
+  [`engine.IllegalActionError`][] (a `ValueError`). The checks are in
+  `_apply_action`, the one way in of every action (`apply_action`, OpenSpiel's C++ tools,
+  `deserialize_state`): bit tests, a decision's in the one-game kernel, which refuses an
+  action changing nothing, with the engine's words (`_check`, the same tests, takes the ids
+  that are never legal before pyspiel sees them). A player id that is not a seat in `information_state_string` /
   `information_state_tensor` is one `SpielError` line. Bad parameters are one
   `ValueError` line ([`rules.Rules`][], `options.check_reward`); pyspiel checks
   their types and names itself. Two things the game cannot see, as it is handed the
@@ -111,6 +120,18 @@ engine game, legality is [`engine.legal_bits`][], observations are
   cast" error). Importing this module wraps `pyspiel.load_game` to check both for this game
   first (`check_load_game`), as one `ValueError` line; a `load_game` imported from
   pyspiel before this module, and C++ callers, go without that check.
+* **Speed.** A decision is one compiled call, a card dealt by chance is a few Python
+  operations (no engine call until the deal is complete or read), and the methods a Python
+  caller asks at every step (`is_chance_node`, `legal_actions`, `chance_outcomes`,
+  `observation_tensor`, `information_state_tensor`) are answered in Python without
+  pyspiel's round trips through C++ (which ask `current_player` several times, and for a
+  tensor make a new initial state to size the buffer, then convert every float). The
+  tensors are handed out as lists kept from one ask to the next, only the entries that
+  changed converted ([`one_game.TensorList`][]). A clone (OpenSpiel deep-copies a state's
+  attributes) copies the engine game, the deal and, for a record, its current deal's block
+  and the seats' observations; the rest is shared. C++ callers (OpenSpiel's own tools) take
+  pyspiel's paths, which reach the same code through `_apply_action`, `_legal_actions` and
+  the observers. `benchmarks/openspiel_speed.py` measures it against OpenSpiel's C++ `skat`.
 * `game_record(state)` is the RULES.md section 11 record of a finished state, replayed
   from its history through a [`records.Recorder`][]; `records check` accepts it.
 
@@ -122,6 +143,7 @@ elsewhere use `deserialize_state`, which reads the history line only and replays
 
 from __future__ import annotations
 
+import copy
 import math
 import numbers
 import operator
@@ -132,7 +154,10 @@ import pyspiel
 
 from . import engine
 from .cards import MODE_ACTION_OFFSET, NUM_ACTIONS, NUM_CARDS, RANKS, action_name, card_name
-from .observation import CARD_SETS_WIDTH, OBSERVATION_SIZE, SCALES, SEGMENTS, observe, observe_card_sets
+from .observation import CARD_SETS_WIDTH, OBSERVATION_SIZE, SCALES, SEGMENTS
+from .one_game import MAX_EXCHANGE_STEPS, MAX_EXCHANGED  # noqa: F401  (this module's constants before issue 52)
+from .one_game import (CARD, DEAL_ENDED, KEPT_REST, LEGAL_COUNT, LOT, RECALL_BLOCK, RECALL_OFFSETS, RECALL_PIECES,
+                       REFUSED, START, OneGame, Recall, TensorList, announce_compiling_views, step_kernel)
 from .options import DEFAULT_REWARD, check_reward, rank_rewards
 from .limits import shorten
 from .records import Recorder
@@ -144,8 +169,6 @@ SHORT_NAME = "python_sergeant_major"
 NUM_PLAYERS = 3
 POINTS_BOUND = 13
 """The most points a seat can win or lose in one deal (R23, R24): 16 - 3 or 3 - 16."""
-MAX_EXCHANGED = 13
-"""The most cards exchanged after one deal: a giver's points (R19), at most 13."""
 SEAT_NAMES = ("seat 0", "seat 1", "seat 2")
 _ONE = np.zeros(1, dtype=np.intp)  # game 0 of a batch of one
 ALL_CARDS = (1 << NUM_CARDS) - 1
@@ -227,7 +250,8 @@ class SergeantMajorGame(pyspiel.Game):
         self.reward = reward_from_params(params)
         super().__init__(game_type(self.reward), game_info(self.rules, self.reward),
                          {**self.rules.to_dict(), REWARD_PARAMETER: self.reward})
-        self._template = engine.init(np.zeros(1, dtype=np.uint64), self.rules)
+        self._template = OneGame(engine.init(np.zeros(1, dtype=np.uint64), self.rules), observing=False)
+        announce_compiling_views()
 
     def new_initial_state(self) -> "SergeantMajorState":
         """The start of a game: the first chance node, the lot for the first dealer (R4)."""
@@ -256,36 +280,135 @@ class SergeantMajorGame(pyspiel.Game):
         if state.rules != self.rules:
             raise ValueError(f"the engine state's rules {state.rules.to_dict()} are not this game's "
                              f"{self.rules.to_dict()}")
+        return self._state_at(state.take(_ONE), self.rules.num_deals - 1 if last_deal is None else int(last_deal),
+                              _NO_REWARDS)
+
+    def _state_at(self, world: engine.State, last_deal: int, rewards: tuple) -> "SergeantMajorState":
+        """A state at the decision of `world` (a batch of one, kept), its deal dealt (the
+        order unknown), with no history: its information states start here (`_Origin`)."""
         new = SergeantMajorState(self)
-        new._engine = _Engine(state.take(_ONE))
-        new._lot_drawn = True
-        new._deal = [-1] * NUM_CARDS  # the deal is dealt; its order is not known here
-        new._dealt = ALL_CARDS
-        if last_deal is not None:
-            new._last_deal = int(last_deal)
-        new._origin = _Origin(new)  # its information states start here (module docstring)
+        new._t = _Table.at(OneGame(world, observing=False), last_deal, rewards, self.reward)
+        new._t.origin = _Origin(new)
         return new
 
 
-class _Engine:
-    """The engine game (a batch of one) of a state; OpenSpiel clones states by deep-copying
-    their attributes, and this copies the engine's buffer, sharing the frozen rules.
+class _Table:
+    """The game of a state (module docstring, "Speed"): the engine game as a
+    [`one_game.OneGame`][] (one compiled call a decision), the current deal as chance dealt
+    it so far, and who acts. OpenSpiel clones a state by deep-copying its attributes: this
+    copies the engine game and the deal, and shares the rest.
 
-    A new game's engine is the game's template, copied only when first used: pyspiel makes a
-    new initial state for every `observation_tensor` call of a Python game (to size its
-    buffers) and never looks inside it."""
+    A new game's engine game is the game's template, copied at the first change (`own`):
+    OpenSpiel makes a new initial state for every clone and every C++ `observation_tensor`
+    call (to size its buffers), which never look inside it. The cards chance deals reach the
+    engine when it is read or the deal is complete (`install`), not one call a card."""
 
-    def __init__(self, state: engine.State, shared: bool = False) -> None:
-        self._state, self._shared = state, shared
+    __slots__ = ("one", "ids", "shared", "lot", "deck", "count", "dealt", "left", "installed", "player",
+                 "legal_count", "rewards", "last_deal", "reward", "origin", "observed")
+
+    @classmethod
+    def fresh(cls, game: SergeantMajorGame) -> "_Table":
+        """The start of a game: the lot is drawn next (R4)."""
+        t = cls.__new__(cls)
+        t.use(game._template)
+        t.shared, t.lot, t.deck, t.count, t.dealt, t.left, t.installed = True, False, None, 0, 0, None, True
+        t.player, t.legal_count, t.rewards, t.last_deal, t.reward, t.origin, t.observed = \
+            _CHANCE, 0, _NO_REWARDS, game.rules.num_deals - 1, game.reward, None, None
+        return t
+
+    @classmethod
+    def at(cls, one: OneGame, last_deal: int, rewards: tuple, reward: str) -> "_Table":
+        """At the decision of `one`, its deal dealt (the order unknown: -1 each)."""
+        t = cls.__new__(cls)
+        t.use(one)
+        t.shared, t.lot, t.deck, t.count, t.dealt, t.left, t.installed = \
+            False, True, np.full(NUM_CARDS, -1, dtype=np.int8), NUM_CARDS, ALL_CARDS, [], True
+        t.last_deal, t.rewards, t.reward, t.origin, t.observed = last_deal, tuple(rewards), reward, None, None
+        state = one.state
+        t.decision(one.refresh())
+        if state.phase.item(0) == engine.OVER or state.deal.item(0) > last_deal:
+            t.player = _TERMINAL
+        return t
+
+    def __deepcopy__(self, memo) -> "_Table":
+        new = _Table.__new__(_Table)
+        new.use(self.one if self.shared else self.one.copy())
+        new.deck = None if self.deck is None else self.deck.copy()
+        new.left = None if self.left is None else list(self.left)
+        new.shared, new.lot, new.count, new.dealt, new.installed, new.player, new.legal_count, new.rewards, \
+            new.last_deal, new.reward, new.origin = self.shared, self.lot, self.count, self.dealt, self.installed, \
+            self.player, self.legal_count, self.rewards, self.last_deal, self.reward, self.origin
+        new.observed = None  # (a cache)
+        return new
+
+    def __getstate__(self) -> dict:
+        """Pickled (`state.serialize()`) without the observations' cache."""
+        return {name: getattr(self, name) for name in self.__slots__ if name not in ("observed", "shared", "ids")}
+
+    def __setstate__(self, saved: dict) -> None:
+        for name, value in saved.items():
+            setattr(self, name, value)
+        self.shared, self.observed = False, None
+        self.use(self.one)
+        self.player = {-1: _CHANCE, -4: _TERMINAL}.get(int(self.player), int(self.player))
+
+    def use(self, one: OneGame) -> None:
+        """Play `one`; `ids`: its legal actions' ids, read as a memoryview (faster than numpy's)."""
+        self.one, self.ids = one, memoryview(one.legal_ids)
+
+    def own(self) -> None:
+        """Copy the game's template before the first change."""
+        if self.shared:
+            self.use(self.one.copy())
+            self.shared = False
+
+    def install(self) -> int:
+        """Give the engine the cards of the current deal dealt so far (R10); the status."""
+        self.installed = True
+        return self.one.deal_checked(self.deck)
 
     @property
     def state(self) -> engine.State:
-        if self._shared:
-            self._state, self._shared = self._state.copy(), False
-        return self._state
+        """The engine game, with the cards dealt so far."""
+        if not self.installed:
+            self.install()
+        return self.one.state
 
-    def __deepcopy__(self, memo) -> "_Engine":
-        return _Engine(self._state, shared=True) if self._shared else _Engine(self._state.copy())
+    def decision(self, status: int) -> None:
+        """The player to act and the number of legal actions of a step's status."""
+        self.player, self.legal_count = (status & 3) - 1, status >> LEGAL_COUNT
+
+    def legal(self) -> int:
+        """The legal actions of the decision as bits."""
+        return self.one.legal.item(0)
+
+    def legal_actions(self) -> list[int]:
+        """The legal actions of the decision, ascending."""
+        return self.ids[:self.legal_count].tolist()
+
+    def observe(self, player: int, out: np.ndarray) -> np.ndarray:
+        """The observation of `player` into `out`: zeros before the lot (R4)."""
+        if not self.lot:
+            out.fill(0.0)
+            return out
+        if not self.installed:
+            self.install()
+        return self.one.observe(player, out)
+
+    def observation_list(self, player: int) -> list[float]:
+        """The observation of `player` as a new list (OpenSpiel's `observation_tensor`)."""
+        observed = self.observations()
+        if self.lot:
+            observed[player].patch(0, self.observe(player, observed[NUM_PLAYERS]))
+        return observed[player].list()
+
+    def observations(self) -> list:
+        """The seats' observations as lists ([`one_game.TensorList`][]) and room for one
+        observation (a cache, not copied with the table)."""
+        if self.observed is None:
+            self.observed = [*(TensorList(OBSERVATION_SIZE, OBSERVATION_SIZE) for _ in range(NUM_PLAYERS)),
+                             np.zeros(OBSERVATION_SIZE, dtype=np.float32)]
+        return self.observed
 
 
 class SergeantMajorState(pyspiel.State):
@@ -294,141 +417,203 @@ class SergeantMajorState(pyspiel.State):
 
     def __init__(self, game: SergeantMajorGame) -> None:
         super().__init__(game)
-        self._engine = _Engine(game._template, shared=True)
-        self._lot_drawn = False
-        self._deal: list[int] = []  # the chance outcomes of the current deal: cards in dealing order
-        self._dealt = 0  # the same cards as a set (bit c: card c), for chance_outcomes and the check
-        self._rewards = [0.0] * NUM_PLAYERS
-        self._last_deal = game.rules.num_deals - 1
-        self._reward = game.reward
-        self._legal: int | None = None  # the legal actions of the decision, once asked
-        self._views: _Views | None = None  # what each seat has seen, once an information state is asked
-        self._origin: _Origin | None = None  # where the history starts, if not at the lot (state_from_engine)
+        self._t = _Table.fresh(game)  # the game (module docstring, "Speed")
+        self._rec: _Record | None = None  # what each seat has seen, once an information state is asked
 
     # ------------------------------------------------------------------ OpenSpiel API
 
     @property
     def engine_state(self) -> engine.State:
         """The engine game (a batch of one) this state drives; it holds every hidden card."""
-        return self._engine.state
+        return self._t.state
+
+    @property
+    def _deal(self) -> list[int]:
+        """The chance outcomes of the current deal: cards in dealing order (-1: not known)."""
+        t = self._t
+        return [] if t.deck is None else t.deck[:t.count].tolist()
+
+    @property
+    def _last_deal(self) -> int:
+        """The game's last deal, 0-based (a search horizon's, `state_from_engine`)."""
+        return self._t.last_deal
 
     def current_player(self) -> int:
-        if self.is_terminal():
-            return pyspiel.PlayerId.TERMINAL
-        if self._dealing():
-            return pyspiel.PlayerId.CHANCE
-        return self._engine.state.to_act.item(0)
-
-    def _dealing(self) -> bool:
-        return not self._lot_drawn or len(self._deal) < NUM_CARDS
+        return self._t.player
 
     def is_terminal(self) -> bool:
-        state = self._engine.state
-        return state.phase.item(0) == engine.OVER or state.deal.item(0) > self._last_deal
+        return self._t.player is _TERMINAL
+
+    def is_chance_node(self) -> bool:
+        """OpenSpiel's, answered here (pyspiel's asks `current_player` through C++)."""
+        return self._t.player is _CHANCE
+
+    def legal_actions(self, player: Any = None) -> list[int]:
+        """OpenSpiel's, answered here for the player to act (pyspiel's asks `current_player`
+        three times through C++ first); other players as pyspiel answers them."""
+        t = self._t
+        current = t.player
+        if player is not None and player != current:
+            return super().legal_actions(player)
+        if current is _CHANCE:
+            return list(t.left) if t.lot else [0, 1, 2]
+        if current is _TERMINAL:
+            return []
+        return t.ids[:t.legal_count].tolist()  # (_Table.legal_actions, inline: asked at every decision)
 
     def _legal_actions(self, player: int) -> list[int]:
-        if self._legal is None:  # kept for the step that follows (engine.step's `legal`)
-            self._legal = int(engine.legal_bits(self._engine.state)[0])
-        return _members(self._legal)
+        return self._t.legal_actions()
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         """The lot (R4): each seat 1/3; a card (R10): each card not dealt yet, uniformly."""
-        if not self._lot_drawn:
-            return [(seat, 1 / NUM_PLAYERS) for seat in range(NUM_PLAYERS)]
-        left = _members(ALL_CARDS & ~self._dealt)
-        return [(card, 1 / len(left)) for card in left]
+        t = self._t
+        if not t.lot:
+            return list(_LOT_OUTCOMES)
+        left = t.left
+        return list(zip(left, _UNIFORM[len(left)]))
 
     def apply_action(self, action: int) -> None:
         """OpenSpiel's `apply_action`; an action id that is never legal (outside 0..57: -1 is
         OpenSpiel's invalid action, which pyspiel would refuse with its C++ check's text, and
         ids beyond 64 bits, which pybind would refuse as a bad argument) gets the game's one
         line (`_check`) first. Everything else is checked in `_apply_action`."""
-        try:
-            action = operator.index(action)
-        except TypeError:
-            raise TypeError(f"an action is an integer id, got {action!r}") from None
-        if not 0 <= action < NUM_ACTIONS:
-            self._check(action)
-        super().apply_action(action)
+        if type(action) is not int or not 0 <= action < NUM_ACTIONS:
+            try:
+                action = operator.index(action)
+            except TypeError:
+                raise TypeError(f"an action is an integer id, got {action!r}") from None
+            if not 0 <= action < NUM_ACTIONS:
+                self._check(action)
+        _APPLY_ACTION(self, action)
 
     def _check(self, action: int) -> None:
-        """Raise `IllegalActionError` (one line, nothing changed) unless `action` is
-        legal here: the lot's seats (R4), a card not dealt yet (R10), a decision's legal bit
-        (the engine's), nothing once the game is over."""
-        if self.is_terminal():
-            raise IllegalActionError(f"{self._ended()}: no action is legal, got action {action}.{_UNCHANGED}")
-        if not self._lot_drawn:
-            if not 0 <= action < NUM_PLAYERS:
-                raise IllegalActionError(f"R4: the first dealer is drawn by lot, outcomes 0, 1, 2 (a seat), "
-                                         f"got {action}.{_UNCHANGED}")
-        elif self._dealing():
-            if not 0 <= action < NUM_CARDS or self._dealt >> action & 1:
-                why = "was dealt already" if 0 <= action < NUM_CARDS else "is not a card id (0..51)"
-                raise IllegalActionError(f"R10: chance deals one of the {NUM_CARDS - len(self._deal)} cards not "
-                                         f"dealt yet (chance_outcomes()); card {action} {why}.{_UNCHANGED}")
-        else:
-            if self._legal is None:  # kept for the step that follows (engine.step's `legal`)
-                self._legal = int(engine.legal_bits(self._engine.state)[0])
-            if not (0 <= action < NUM_ACTIONS and self._legal >> action & 1):
-                # the engine's own refusal text (rule id, reason, the legal actions), as engine.step words it
-                raise IllegalActionError(engine._illegal_message(self._engine.state, 0, action, 1))
+        """Raise `IllegalActionError` (one line, nothing changed) unless `action` is legal
+        here: the lot's seats (R4), a card not dealt yet (R10), a decision's legal bit (the
+        engine's), nothing once the game is over."""
+        t = self._t
+        if t.player is _TERMINAL:
+            raise self._refusal(action)
+        if t.player is _CHANCE:
+            if (not 0 <= action < NUM_PLAYERS) if not t.lot else (not 0 <= action < NUM_CARDS or t.dealt >> action & 1):
+                raise self._refusal(action)
+        elif not (0 <= action < NUM_ACTIONS and t.legal() >> action & 1):
+            raise self._refusal(action)
+
+    def _refusal(self, action: int) -> IllegalActionError:
+        """The refusal of `action` here (one line naming it and what is allowed, R4, R10, the
+        engine's reason for a decision)."""
+        t = self._t
+        if t.player is _TERMINAL:
+            return IllegalActionError(f"{self._ended()}: no action is legal, got action {action}.{_UNCHANGED}")
+        if not t.lot:
+            return IllegalActionError(f"R4: the first dealer is drawn by lot, outcomes 0, 1, 2 (a seat), "
+                                      f"got {action}.{_UNCHANGED}")
+        if t.player is _CHANCE:
+            why = "was dealt already" if 0 <= action < NUM_CARDS else "is not a card id (0..51)"
+            return IllegalActionError(f"R10: chance deals one of the {NUM_CARDS - t.count} cards not "
+                                      f"dealt yet (chance_outcomes()); card {action} {why}.{_UNCHANGED}")
+        # the engine's own refusal text (rule id, reason, the legal actions), as engine.step words it
+        return IllegalActionError(engine._illegal_message(t.one.state, 0, action, 1))
 
     def _ended(self) -> str:
         """Why the state is terminal: the game's last deal, or the search horizon, ended."""
-        if self._engine.state.phase.item(0) == engine.OVER:
+        if self._t.one.state.phase.item(0) == engine.OVER:
             return "the game is over"
-        return f"the search horizon (deal {self._last_deal + 1}) has ended"
+        return f"the search horizon (deal {self._t.last_deal + 1}) has ended"
 
     def _apply_action(self, action: int) -> None:
-        self._check(action)
-        event = None if self._views is None else self._event(action)  # the information states' record
-        if not self._lot_drawn:
-            state = self._engine.state
-            state.first_dealer[0] = state.dealer[0] = action  # R4, as the record replayer sets it
-            self._lot_drawn = True
-            self._install()
-        elif self._dealing():
-            self._deal.append(int(action))
-            self._dealt |= 1 << action
-            self._install()
-        else:  # a decision; the chance nodes after it keep its rewards (OpenSpiel sums them per decision)
-            self._step_engine(int(action))
-            self._legal = None  # (a subclass's _step_engine may not clear it)
-            self._rewards = [0.0] * NUM_PLAYERS
-            state = self._engine.state
-            if state.deal_ended[0]:
-                self._rewards = [float(p) for p in state.deal_points[0]]
-                if not self.is_terminal():  # the next deal is dealt by chance nodes, not the engine's seed
-                    self._deal, self._dealt = [], 0
-                    self._install()
-        if event is not None:
-            self._views.record(self._engine.state, *event)
+        """The one way in of every action (module docstring, "Refusals"): a card dealt (R10),
+        the lot (R4) or a decision (one compiled call, `one_game.step_kernel`)."""
+        t, rec = self._t, self._rec
+        if rec is not None and rec.paused:  # a clone's record: replayed from here if ever asked
+            if rec.resume is None:
+                rec.resume = (copy.deepcopy(t), len(self.history()))
+            rec = None
+        player = t.player
+        if player is _CHANCE and t.lot:  # a card: kept here, given to the engine when read or complete
+            if not 0 <= action < NUM_CARDS or t.dealt >> action & 1:
+                raise self._refusal(action)
+            if rec is not None:
+                state = t.one.state
+                deal, dealer = state.deal.item(0), state.dealer.item(0)
+            t.deck[t.count] = action
+            t.count += 1
+            t.dealt |= 1 << action
+            t.left.remove(action)
+            if t.count == NUM_CARDS:  # the deal is dealt: the playmaker decides
+                status = t.install()
+                t.player, t.legal_count = (status & 3) - 1, status >> LEGAL_COUNT  # (_Table.decision, inline)
+                self._deal_installed()
+            elif rec is not None:
+                t.install()
+            else:
+                t.installed = False
+            if rec is not None:
+                rec.event(t.one, CARD, -1, action, deal, dealer)
+        elif player is _CHANCE:
+            self._draw_lot(action, rec)
+        elif player is _TERMINAL:
+            raise self._refusal(action)
+        else:
+            if rec is not None:
+                state = t.one.state
+                kind, deal, dealer = state.phase.item(0), state.deal.item(0), state.dealer.item(0)
+            if self._step_engine is None:  # one compiled call: OneGame.step's kernel
+                status = step_kernel(action, *t.one.arguments) if 0 <= action < NUM_ACTIONS else REFUSED
+                if status == REFUSED:  # the engine's refusal (rule, reason, legal actions), nothing changed
+                    raise self._refusal(action)
+            else:
+                try:
+                    status = self._step_engine(action)
+                except engine.IllegalActionError as error:
+                    raise IllegalActionError(str(error)) from None
+            if status & DEAL_ENDED:  # the chance nodes after it keep its rewards (OpenSpiel sums them per decision)
+                self._end_deal(status)
+            else:
+                t.rewards = _NO_REWARDS
+                t.player, t.legal_count = (status & 3) - 1, status >> LEGAL_COUNT  # (_Table.decision, inline)
+            if rec is not None:
+                rec.event(t.one, kind, player, action, deal, dealer)
 
-    def _step_engine(self, action: int) -> None:
-        legal = None if self._legal is None else np.array([self._legal], dtype=np.uint64)
-        self._legal = None
-        engine.step(self._engine.state, np.array([action]), legal=legal)
+    def _draw_lot(self, action: int, rec: "_Record | None") -> None:
+        if not 0 <= action < NUM_PLAYERS:
+            raise self._refusal(action)
+        t = self._t
+        t.own()
+        state = t.one.state
+        state.first_dealer[0] = state.dealer[0] = action  # R4, as the record replayer sets it
+        t.lot, t.deck, t.count, t.dealt, t.left = True, np.full(NUM_CARDS, -1, dtype=np.int8), 0, 0, list(_CARDS)
+        t.install()
+        if rec is not None:
+            rec.event(t.one, LOT, -1, action, 0, action)
 
-    def _install(self) -> None:
-        """Give the engine the cards of the current deal dealt so far (-1: not yet)."""
-        cards = np.full(NUM_CARDS, -1, dtype=np.int8)
-        cards[: len(self._deal)] = self._deal
-        dealt, talon = deal_cards(cards, int(self._engine.state.dealer[0]))
-        engine._set_cards_checked(self._engine.state, _ONE, dealt, talon)  # cards checked by _check (R10)
-        if len(self._deal) == NUM_CARDS:
-            self._deal_installed()
+    def _end_deal(self, status: int) -> None:
+        t = self._t
+        state = t.one.state
+        t.rewards = tuple(map(float, state.deal_points[0].tolist()))
+        if status >> 2 & 7 == engine.OVER or state.deal.item(0) > t.last_deal:
+            t.player = _TERMINAL
+        else:  # the next deal is dealt by chance nodes, not the engine's seed
+            t.deck.fill(-1)
+            t.count, t.dealt, t.left = 0, 0, list(_CARDS)
+            t.install()
+            t.player = _CHANCE
+
+    _step_engine = None
+    """A subclass's way of applying a decision to the engine instead of the one-game kernel (a
+    method taking the action, returning the status of `OneGame.step`; `_RecordedState`'s records)."""
 
     def _deal_installed(self) -> None:
         """Called once all the cards of a deal are in the engine (a hook for records)."""
 
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
-            if not self._lot_drawn:
+            t = self._t
+            if not t.lot:
                 return f"first dealer seat {action}"
-            position = len(self._deal)
-            if position >= 48:
+            if t.count >= 48:
                 return f"deal {card_name(action)} to the talon"
-            seat = (int(self._engine.state.dealer[0]) + 1 + position) % 3
+            seat = (t.one.state.dealer.item(0) + 1 + t.count) % 3
             return f"deal {card_name(action)} to seat {seat}"
         return action_name(action)
 
@@ -436,72 +621,75 @@ class SergeantMajorState(pyspiel.State):
         """Each seat's points so far (R25): its total once the game is over. With a terminal
         `reward` (module docstring, "Rewards"): zeros until the end, then the total
         (`score`) or +1 / 0 / -1 by place (`rank`, R6)."""
-        scores = [float(s) for s in self._engine.state.scores[0]]
-        reward = self._reward
-        if reward == "points":
+        t = self._t
+        scores = [float(s) for s in t.one.state.scores[0].tolist()]
+        if t.reward == "points":
             return scores
-        if not self.is_terminal():
+        if t.player is not _TERMINAL:
             return [0.0] * NUM_PLAYERS
-        return scores if reward == "score" else rank_rewards(scores).tolist()
+        return scores if t.reward == "score" else rank_rewards(scores).tolist()
 
     def rewards(self) -> list[float]:
         """The points of the deal the last decision ended (R23, R24), else zeros; the chance
         nodes that deal the next deal keep them, since OpenSpiel reads rewards at decisions.
         With a terminal `reward`: zeros until the end, then `returns`."""
-        if self._reward != "points":
+        if self._t.reward != "points":
             return self.returns()
-        return list(self._rewards)
+        return list(self._t.rewards)
+
+    def observation_tensor(self, player: Any = None) -> list[float]:
+        """OpenSpiel's, answered here for a seat (pyspiel's makes a new initial state to size
+        its buffer, then converts 919 floats); anything else as pyspiel answers it."""
+        if player is None:
+            player = self._t.player
+            if type(player) is not int:
+                return super().observation_tensor()
+        elif type(player) is not int or not 0 <= player < NUM_PLAYERS:
+            return super().observation_tensor(player)
+        return self._t.observation_list(player)
 
     # ------------------------------------------------------------------ information state
 
-    def _event(self, action: int) -> tuple[int, int, int, int, int] | None:
-        """(kind, actor, action, deal, dealer) of `action` before it is applied: kind is the
-        engine's decision phase, or `_LOT` / `_CARD` for chance. `None` in a
-        clone whose record waits until an information state is asked (`_Views`)."""
-        views = self._views
-        if views.lazy:
-            if views.resume is None:  # a copy of where the record stops; the actions follow in the history
-                views.resume = (_Origin(self, _Views(views.logs, views.planes, views.rest, views.lines)),
-                                len(self.history()))
-            return None
-        state = self._engine.state
-        if not self._lot_drawn:
-            return _LOT, -1, action, 0, action
-        deal, dealer = int(state.deal[0]), int(state.dealer[0])
-        if self._dealing():
-            return _CARD, -1, action, deal, dealer
-        return int(state.phase[0]), int(state.to_act[0]), action, deal, dealer
-
-    def _information(self) -> "_Views":
-        """What each seat has seen (`_Views`), recorded from now on: replayed from the
-        history (from the lot, or from the `_Origin` of a state made from an engine
-        state) the first time an information state is asked, then kept up to date."""
-        views, start = self._views, 0
-        if views is not None and not views.lazy:
-            return views
-        if views is not None and views.resume is None:  # a clone, no action since
-            views.lazy = False
-            return views
-        if views is not None:
-            replay, start = views.resume[0].state(), views.resume[1]
-        elif self._origin is not None:
-            replay = self._origin.state()
-        else:
+    def _record(self, strings: bool) -> "_Record":
+        """What each seat has seen (`_Record`), with each seat's events as text if `strings`,
+        recorded from now on: the first time, replayed from the history (from the lot, or from
+        the `_Origin` of a state made from an engine state); a clone's, replayed from where
+        the clone was made."""
+        rec = self._rec
+        if rec is not None and (rec.strings or not strings):
+            if not rec.paused:
+                return rec
+            if rec.resume is None:  # a clone, no action since
+                rec.paused = False
+                return rec
+            table, start = rec.resume
             replay = SergeantMajorState(self.get_game())
-            replay._views = _Views.start(replay, start=False)
+            replay._t, replay._rec = copy.deepcopy(table), rec
+            rec.paused, rec.resume = False, None
+        else:
+            start = 0
+            origin = self._t.origin
+            if origin is not None:
+                replay = origin.state(strings)
+            else:
+                replay = SergeantMajorState(self.get_game())
+                replay._rec = _Record(self.get_game().rules.num_deals, strings)
         for action in self.history()[start:]:
             replay._apply_action(action)
-        self._views = replay._views
-        return self._views
+        self._rec = replay._rec
+        return self._rec
 
     def information_state_string(self, player: Any = None) -> str:
         """OpenSpiel's, with a player that is not a seat refused in one `SpielError` line
         (pyspiel's own check spans two lines); `None`: the player to act."""
-        return super().information_state_string(self._player(player, "information_state_string"))
+        player = self._player(player, "information_state_string")
+        return information_state_string(self._record(True), player)
 
     def information_state_tensor(self, player: Any = None) -> list[float]:
-        """OpenSpiel's, with the player checked as in `information_state_string`."""
-        return super().information_state_tensor(self._player(player, "information_state_tensor"))
+        """OpenSpiel's, with the player checked as in `information_state_string`; answered
+        here (pyspiel's makes a new initial state to size its buffer, then converts every float)."""
+        player = self._player(player, "information_state_tensor")
+        return self._record(False).tensor_list(self._t, player)
 
     def _player(self, player: Any, where: str) -> int:
         if player is None:
@@ -518,35 +706,34 @@ class SergeantMajorState(pyspiel.State):
         returning a float in [0, 1)) seeds the draw. Only the seat to act at a decision can be
         resampled for; anything else is one `SpielError` line, this state unchanged."""
         player = _checked_player(player_id, "resample_from_infostate")
-        if self.is_terminal() or self._dealing():
+        t = self._t
+        if t.player is _TERMINAL or t.player is _CHANCE:
             raise pyspiel.SpielError(f"resample_from_infostate needs a decision, not "
-                                     f"{'a finished state' if self.is_terminal() else 'a chance node'}")
-        to_act = self._engine.state.to_act.item(0)
-        if player != to_act:
-            raise pyspiel.SpielError(f"resample_from_infostate samples for the seat to act (player {to_act}), "
+                                     f"{'a finished state' if t.player is _TERMINAL else 'a chance node'}")
+        if player != t.player:
+            raise pyspiel.SpielError(f"resample_from_infostate samples for the seat to act (player {t.player}), "
                                      f"got player {player}")
         rng = np.random.default_rng(_seed_from(probability_sampler))
-        views = self._information()
-        world = sample_worlds(self._engine.state, _ONE, 1, rng)
+        rec = self._record(True)
+        world = sample_worlds(t.state, _ONE, 1, rng)
         new = SergeantMajorState(self.get_game())
-        new._engine = _Engine(world)
-        new._lot_drawn, new._deal, new._dealt = True, [-1] * NUM_CARDS, ALL_CARDS
-        new._last_deal, new._rewards = self._last_deal, list(self._rewards)
-        new._views = _Views.start(new, keep=(player, views))
-        new._origin = _Origin(new)
+        new._t = _Table.at(OneGame(world, observing=False), t.last_deal, t.rewards, t.reward)
+        new._rec = _Record.start(new._t, self.get_game().rules.num_deals, True, keep=(player, rec))
+        new._t.origin = _Origin(new)
         return new
 
     def __str__(self) -> str:
         """The whole table (every hand: a referee's view, for debugging and playthroughs)."""
-        state = self._engine.state
-        if not self._lot_drawn:
+        t = self._t
+        if not t.lot:
             return "first dealer not drawn yet (R4)"
+        state = t.state
         deal = min(int(state.deal[0]), state.rules.num_deals - 1) + 1
         dealer = int(state.dealer[0])
         lines = [f"deal {deal}/{state.rules.num_deals}, dealer seat {dealer}, playmaker seat {(dealer + 1) % 3}, "
                  f"scores {state.scores[0].tolist()}"]
-        if self._dealing():
-            lines.append(f"dealing: {len(self._deal)} of 52 cards dealt")
+        if t.player is _CHANCE:
+            lines.append(f"dealing: {t.count} of 52 cards dealt")
         for seat in range(NUM_PLAYERS):
             lines.append(f"seat {seat}: {hand_text(int(state.hands[0, seat]), RANKS)}")
         talon = [card_text(c, RANKS) for c in state.talon_cards[0] if c >= 0]
@@ -557,59 +744,60 @@ class SergeantMajorState(pyspiel.State):
         mode = int(state.mode[0])
         if mode >= 0:
             lines.append(f"mode {action_name(MODE_ACTION_OFFSET + mode)[5:]}, tricks {state.tricks_won[0].tolist()}")
-        if self.is_terminal():
-            lines.append("game over" if state.phase[0] == engine.OVER else f"search horizon: deal {self._last_deal + 1} ended")
-        elif not self._dealing():
+        if t.player is _TERMINAL:
+            lines.append("game over" if state.phase[0] == engine.OVER else f"search horizon: deal {t.last_deal + 1} ended")
+        elif t.player is not _CHANCE:
             lines.append(f"seat {int(state.to_act[0])} to {engine.DECISIONS[int(state.phase[0])]}")
         return "\n".join(lines)
 
 
+_APPLY_ACTION = pyspiel.State.apply_action  # OpenSpiel's C++ ApplyAction (history, then `_apply_action`)
+_CHANCE, _TERMINAL = pyspiel.PlayerId.CHANCE, pyspiel.PlayerId.TERMINAL
+_NO_REWARDS = (0.0, 0.0, 0.0)
+_LOT_OUTCOMES = tuple((seat, 1 / NUM_PLAYERS) for seat in range(NUM_PLAYERS))
+_CARDS = tuple(range(NUM_CARDS))
+_UNIFORM = [[1 / n] * n if n else [] for n in range(NUM_CARDS + 1)]
+"""The probabilities of n outcomes drawn uniformly: `_UNIFORM[n]` is n times 1 / n."""
+_BYTE_MEMBERS = tuple(tuple(tuple(8 * k + i for i in range(8) if byte >> i & 1) for byte in range(256))
+                      for k in range(8))
+"""The members of each byte of a 64-bit set, at each of its eight places (`_members`)."""
+
+
 def _members(bits: int) -> list[int]:
     """The ids of the set bits of `bits`, ascending."""
-    members = []
+    if bits >> 64:  # (never a card set nor legal actions)
+        return [i for i in range(bits.bit_length()) if bits >> i & 1]
+    members, place = [], 0
     while bits:
-        low = bits & -bits
-        members.append(low.bit_length() - 1)
-        bits ^= low
+        members += _BYTE_MEMBERS[place][bits & 255]
+        bits >>= 8
+        place += 1
     return members
-
-
-def deal_cards(cards: np.ndarray, dealer: int) -> tuple[np.ndarray, np.ndarray]:
-    """(int8[3, 16] hands in dealing order, int8[4] talon) of 52 cards in dealing order
-    (-1 for cards not dealt yet): card k < 48 goes to seat `(dealer + 1 + k) % 3` (R10:
-    one at a time clockwise from the left of the dealer), the last four to the talon."""
-    cards = np.asarray(cards, dtype=np.int8)
-    dealt = np.empty((3, 16), dtype=np.int8)
-    rounds = cards[:48].reshape(16, 3)
-    for k in range(3):
-        dealt[(dealer + 1 + k) % 3] = rounds[:, k]
-    return dealt, cards[48:].copy()
 
 
 # ============================================================================ observation
 
 class SergeantMajorObserver:
-    """OpenSpiel's observer API over [`observation.observe`][] (module docstring)."""
+    """OpenSpiel's observer API over the observation of [`observation.observe`][] (module docstring)."""
 
     def __init__(self) -> None:
         self.tensor = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
         self.dict = {name: self.tensor[segment] for name, segment in SEGMENTS.items()}
 
     def set_from(self, state: SergeantMajorState, player: int) -> None:
-        """The tensor (and its named pieces) of `player`: [`observation.observe`][]."""
-        if not state._lot_drawn:
-            self.tensor.fill(0.0)
-        else:
-            self.tensor[:] = observe(state._engine.state, player)[0]
+        """The tensor (and its named pieces) of `player`, written by the one-game kernel
+        ([`OneGame.observe`][]: the numbers of [`observation.observe`][])."""
+        state._t.observe(_checked_player(player, "observation_tensor"), self.tensor)
 
     def string_from(self, state: SergeantMajorState, player: int) -> str:
         """What `player` sees, as text: `render.seat_view` and the deal's tricks."""
-        if not state._lot_drawn:
+        t = state._t
+        if not t.lot:
             return "the first dealer is drawn by lot (R4)"
-        engine_state = state._engine.state
+        engine_state = t.state
         lines = []
-        if state._dealing():
-            lines.append(f"dealing deal {int(engine_state.deal[0]) + 1}: {len(state._deal)} of 52 cards dealt (R10)")
+        if t.player is _CHANCE:
+            lines.append(f"dealing deal {int(engine_state.deal[0]) + 1}: {t.count} of 52 cards dealt (R10)")
         lines.append(seat_view(engine_state, player, SEAT_NAMES, ranks=RANKS))  # R3's letters: T, not 10
         tricks = tricks_text(engine_state)
         if tricks:
@@ -631,30 +819,18 @@ def tricks_text(state: engine.State) -> str:
 
 # ============================================================================ information state
 
-_LOT, _CARD, _START = -1, -2, -3
-"""Event kinds besides the engine's decision phases (0..4): the lot (R4), a card dealt (R10),
-the start of a state made from an engine state."""
 _PUBLIC = (engine.MODE, engine.PLAY)
 """Decisions whose action every seat sees: the mode is announced (R8, section 5 step 2), cards
 are played face up (R12). The others' (discards, exchange cards) only the actor sees; what
 else a seat learns of them is in its observation (R22: the receiver's card, the counts)."""
-_KEPT_PLANES = 11  # observe_card_sets' planes hand .. exchange_received; the last three are derived
-_KEPT_REST = SEGMENTS["winning_seat"].start - CARD_SETS_WIDTH  # the rest's entries before its derived ones
 _REST_NAMES = [(name, SEGMENTS[name].start - CARD_SETS_WIDTH) for name in SEGMENTS
-               if CARD_SETS_WIDTH <= SEGMENTS[name].start < CARD_SETS_WIDTH + _KEPT_REST]
+               if CARD_SETS_WIDTH <= SEGMENTS[name].start < CARD_SETS_WIDTH + KEPT_REST]
 _PLANE_NAMES = ("hand", "played by you", "played by left", "played by right", "trick 1st", "trick 2nd", "trick 3rd",
                 "talon", "discards", "exchange given", "exchange received")
-_DEAL_PIECES = (("roles", 9), ("mode", 6), ("hand_arrival", 52), ("talon", 52), ("discards", 52),
-                ("played", 156), ("card_trick", 52), ("trick_leaders", 48), ("exchange_steps", 156),
-                ("exchange_given", 52), ("exchange_received", 52))
+_DEAL_PIECES = RECALL_PIECES
 """The information-state tensor's block of one deal (module docstring, "Information state")."""
-DEAL_BLOCK = sum(size for _, size in _DEAL_PIECES)
-_DEAL_OFFSETS = dict(zip((name for name, _ in _DEAL_PIECES),
-                         np.cumsum([0, *(size for _, size in _DEAL_PIECES[:-1])]).tolist()))
-_HAND, _TALON, _GIVEN, _RECEIVED = (SEGMENTS[name].start // NUM_CARDS for name in (
-    "hand", "talon", "exchange_given", "exchange_received"))  # their planes in observe_card_sets
-_EXCHANGE_DONE = SEGMENTS["exchange_done"].start - CARD_SETS_WIDTH  # its place in the rest
-MAX_EXCHANGE_STEPS = 2 * MAX_EXCHANGED  # each exchanged card a give and at most one return (R21)
+DEAL_BLOCK = RECALL_BLOCK
+_DEAL_OFFSETS = RECALL_OFFSETS
 
 
 def information_state_size(num_deals: int) -> int:
@@ -662,109 +838,183 @@ def information_state_size(num_deals: int) -> int:
     return OBSERVATION_SIZE + DEAL_BLOCK * num_deals
 
 
-def _views_of(state: engine.State, lot_drawn: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(uint64[3, 11] card planes, float32[3, _KEPT_REST]) of each seat's observation (zeros
-    before the lot, as the observation)."""
-    if not lot_drawn:
-        return np.zeros((NUM_PLAYERS, _KEPT_PLANES), dtype=np.uint64), np.zeros((NUM_PLAYERS, _KEPT_REST), np.float32)
-    views = [observe_card_sets(state, seat) for seat in range(NUM_PLAYERS)]
-    return (np.concatenate([sets[:, :_KEPT_PLANES] for sets, _ in views]),
-            np.concatenate([numbers[:, :_KEPT_REST] for _, numbers in views]))
+class _Log:
+    """A seat's events (or their text), one list shared by a state and its clones as far as
+    they agree: each keeps its own length and copies the list before adding past another's."""
 
+    __slots__ = ("items", "n")
 
-class _Views:
-    """Each seat's record of the game as it saw it: one event per history entry (kind, actor,
-    the action if the seat saw it else -1, deal, dealer, the changes of its observation's card
-    planes as (plane, added, removed) card sets, and of its other non-derived entries as
-    (index, value)). Events are tuples, shared by the clones of a state."""
+    def __init__(self, items: list | None = None, n: int = 0) -> None:
+        self.items, self.n = ([] if items is None else items), n
 
-    def __init__(self, logs, planes, rest, lines=None, folds=None) -> None:
-        self.logs, self.planes, self.rest = logs, planes, rest
-        self.lines = lines or [[], [], []]  # each seat's events as text, as far as asked (a cache)
-        self.folds = folds or [None, None, None]  # each seat's tensor blocks, as far as asked (a cache)
-        self.lazy = False  # a clone's copy: recording waits until an information state is asked
-        self.resume = None  # (an _Origin where the record stops, the history length there), once lazy
+    def share(self) -> "_Log":
+        return _Log(self.items, self.n)
+
+    def append(self, item: Any) -> None:
+        if len(self.items) != self.n:
+            self.items = self.items[:self.n]
+        self.items.append(item)
+        self.n += 1
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, index: int) -> Any:
+        return self.items[index]
+
+    def view(self) -> list:
+        return self.items if len(self.items) == self.n else self.items[:self.n]
 
     def __getstate__(self) -> dict:
-        """Pickled (`state.serialize()`) without the text and tensor caches, rebuilt when asked."""
-        return {**self.__dict__, "lines": None, "folds": None}
+        return {"items": self.view()}
 
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self.lines, self.folds = state["lines"] or [[], [], []], state["folds"] or [None, None, None]
+    def __setstate__(self, saved: dict) -> None:
+        self.items, self.n = list(saved["items"]), len(saved["items"])
 
-    def __deepcopy__(self, memo) -> "_Views":
-        """A clone's record: the same events, recorded on only if the clone is asked for an
-        information state (search bots clone for rollouts that never ask)."""
-        if self.lazy and self.resume is not None:  # a clone of a waiting clone waits from the same place
-            copy = _Views(self.logs, self.planes, self.rest, self.lines, self.folds)
-            copy.lazy, copy.resume = True, self.resume
-            return copy
-        copy = _Views([list(log) for log in self.logs], self.planes.copy(), self.rest.copy(),
-                      [list(lines) for lines in self.lines], [fold and fold.copy() for fold in self.folds])
-        copy.lazy = True
-        return copy
+
+class _Record:
+    """What each seat has seen (module docstring, "Information state"), from the lot or from
+    a start: the seats' observations at the last event and the current deal's counts
+    ([`one_game.Recall`][], one compiled call an event), each seat's recall of each deal
+    (`blocks`: float32[3, DEAL_BLOCK] a deal, None before its first event; `deal`: the deal
+    of the last, the earlier ones are final), and with `strings` each seat's events (`logs`:
+    kind, actor, the action if the seat saw it else -1, deal, dealer, the changes of its card
+    planes as (plane, added, removed) card sets and of its other entries as (index, value))
+    and their text as far as asked (`lines`).
+
+    A clone's record waits (`paused`) until an information state is asked: search bots clone
+    for rollouts that never ask. Its first action notes where it stopped (`resume`: the
+    game there and the history's length), from where it is replayed if ever asked."""
+
+    __slots__ = ("recall", "blocks", "deal", "strings", "logs", "lines", "paused", "resume", "lists")
+
+    def __init__(self, num_deals: int, strings: bool) -> None:
+        self.recall, self.blocks, self.deal, self.strings = Recall(), [None] * num_deals, 0, strings
+        self.logs = [_Log() for _ in range(NUM_PLAYERS)] if strings else None
+        self.lines = [_Log() for _ in range(NUM_PLAYERS)] if strings else None
+        self.paused, self.resume, self.lists = False, None, None
 
     @classmethod
-    def start(cls, state: SergeantMajorState, start: bool = True, keep=None) -> "_Views":
-        """The record of `state` from now on; `start`: it begins with a start event (what
-        each seat sees now; a state made from an engine state); `keep`: (player, views) whose
-        record of `player` is kept (a resampled state)."""
-        views = cls([[], [], []], *_views_of(state._engine.state, state._lot_drawn))
-        if start:
-            deal, dealer = int(state._engine.state.deal[0]), int(state._engine.state.dealer[0])
-            zeros = cls([[], [], []], np.zeros_like(views.planes), np.zeros_like(views.rest))
-            for seat in range(NUM_PLAYERS):
-                views.logs[seat].append((_START, -1, -1, deal, dealer,
-                                         *zeros._changes(seat, views.planes[seat], views.rest[seat])))
+    def start(cls, table: _Table, num_deals: int, strings: bool, keep: tuple | None = None) -> "_Record":
+        """The record of the game of `table` from now on: it begins with a start event (what
+        each seat sees now); `keep`: (player, record) whose record of `player` is kept (a
+        resampled state)."""
+        record = cls(num_deals, strings)
+        state = table.state
+        record.event(table.one, START, -1, -1, state.deal.item(0), state.dealer.item(0))
         if keep is not None:
             player, old = keep
-            views.logs[player], views.lines[player] = list(old.logs[player]), list(old.lines[player])
-        return views
+            record.logs[player], record.lines[player] = old.logs[player].share(), old.lines[player].share()
+            for deal, block in enumerate(old.blocks):
+                if block is not None:
+                    record.blocks[deal] = np.zeros((NUM_PLAYERS, DEAL_BLOCK), dtype=np.float32)
+                    record.blocks[deal][player] = block[player]
+            record.recall.counts[player] = old.recall.counts[player]
+            record.recall.counted[:] = old.recall.counted
+            record.deal = old.deal
+        return record
 
-    def _changes(self, seat: int, planes: np.ndarray, rest: np.ndarray) -> tuple[tuple, tuple]:
-        before, after = self.planes[seat].tolist(), planes.tolist()
-        plane_changes = tuple((p, a & ~b, b & ~a) for p, (b, a) in enumerate(zip(before, after)) if a != b)
-        changed = (self.rest[seat] != rest).nonzero()[0]
-        rest_changes = tuple(zip(changed.tolist(), rest[changed].tolist())) if changed.size else ()
-        return plane_changes, rest_changes
+    def copy(self, paused: bool = False) -> "_Record":
+        """A copy; the views and the current deal's blocks copied, the rest shared."""
+        new = _Record.__new__(_Record)
+        new.recall, new.blocks, new.deal, new.strings = self.recall.copy(), list(self.blocks), self.deal, self.strings
+        if new.blocks[self.deal] is not None:
+            new.blocks[self.deal] = new.blocks[self.deal].copy()
+        new.logs = None if self.logs is None else [log.share() for log in self.logs]
+        new.lines = None if self.lines is None else [lines.share() for lines in self.lines]
+        new.paused, new.resume, new.lists = paused, (self.resume if paused and self.paused else None), None
+        return new
 
-    def record(self, state: engine.State, kind: int, actor: int, action: int, deal: int, dealer: int) -> None:
-        """Add the event of an action just applied to every seat's record."""
-        planes, rest = _views_of(state, True)
+    def __deepcopy__(self, memo) -> "_Record":
+        """A clone's record: the same, recorded on only if the clone is asked for an
+        information state."""
+        return self.copy(paused=True)
+
+    def __getstate__(self) -> dict:
+        """Pickled (`state.serialize()`) without the tensors' cache."""
+        return {name: getattr(self, name) for name in self.__slots__ if name != "lists"}
+
+    def __setstate__(self, saved: dict) -> None:
+        for name, value in saved.items():
+            setattr(self, name, value)
+        self.lists = None
+
+    def event(self, one: OneGame, kind: int, actor: int, action: int, deal: int, dealer: int) -> None:
+        """Add an event that just happened in `one` to every seat's record: its kind (an
+        engine decision phase, LOT, CARD, START), actor (-1: chance), action, deal and dealer."""
+        block = None
+        if kind != LOT and kind != START and deal < len(self.blocks):
+            block = self.blocks[deal]
+            if block is None:
+                block = self.blocks[deal] = np.zeros((NUM_PLAYERS, DEAL_BLOCK), dtype=np.float32)
+            self.deal = deal
+        if not self.strings:
+            self.recall.event(one, kind, actor, action, deal, dealer, block)
+            return
+        planes, rest = self.recall.planes.copy(), self.recall.rest.copy()
+        self.recall.event(one, kind, actor, action, deal, dealer, block)
         for seat in range(NUM_PLAYERS):
-            seen = action if kind in (_LOT, *_PUBLIC) or seat == actor else -1
-            self.logs[seat].append((kind, actor, seen, deal, dealer, *self._changes(seat, planes[seat], rest[seat])))
-        self.planes, self.rest = planes, rest
+            seen = action if kind in (LOT, *_PUBLIC) or seat == actor else -1
+            changes = _changes(planes[seat], rest[seat], self.recall.planes[seat], self.recall.rest[seat])
+            self.logs[seat].append((kind, actor, seen, deal, dealer, *changes))
+
+    def tensor_list(self, table: _Table, player: int) -> list[float]:
+        """`player`'s information-state tensor as a new list (OpenSpiel's): the observation
+        now, then its recall of each deal."""
+        if self.lists is None:
+            self.lists = [None] * NUM_PLAYERS
+        if self.lists[player] is None:  # the list, and the first deal that may have changed since the last ask
+            self.lists[player] = [TensorList(information_state_size(len(self.blocks)), OBSERVATION_SIZE), 0]
+        listed, first = self.lists[player]
+        if table.lot:
+            listed.patch(0, table.observe(player, table.observations()[NUM_PLAYERS]))
+        for deal in range(first, self.deal + 1):
+            block = self.blocks[deal]
+            if block is not None:
+                listed.patch(OBSERVATION_SIZE + DEAL_BLOCK * deal, block[player])
+        self.lists[player][1] = self.deal
+        return listed.list()
+
+    def fill(self, player: int, out: np.ndarray) -> None:
+        """`player`'s recall of each deal into `out` (float32[num_deals, DEAL_BLOCK])."""
+        for deal, block in enumerate(self.blocks):
+            out[deal] = 0.0 if block is None else block[player]
+
+
+def _changes(planes_before: np.ndarray, rest_before: np.ndarray, planes: np.ndarray,
+             rest: np.ndarray) -> tuple[tuple, tuple]:
+    """What changed in a seat's observation: its card planes as (plane, added, removed) card
+    sets, its other entries as (index, new value)."""
+    before, after = planes_before.tolist(), planes.tolist()
+    plane_changes = tuple((p, a & ~b, b & ~a) for p, (b, a) in enumerate(zip(before, after)) if a != b)
+    changed = (rest_before != rest).nonzero()[0]
+    rest_changes = tuple(zip(changed.tolist(), rest[changed].tolist())) if changed.size else ()
+    return plane_changes, rest_changes
 
 
 class _Origin:
     """The start of a state made from an engine state (`state_from_engine`, a resampled
     state): a frozen copy from which its history is replayed (shared by its clones)."""
 
-    def __init__(self, state: SergeantMajorState, views: "_Views | None" = None) -> None:
-        views = views if views is not None else state._views
-        if views is not None:  # a frozen copy
-            views = _Views([list(log) for log in views.logs], views.planes.copy(), views.rest.copy())
-        self._frozen = (state._engine.state.copy(), list(state._deal), state._dealt, state._last_deal,
-                        list(state._rewards), views, state._lot_drawn)
+    def __init__(self, state: SergeantMajorState) -> None:
+        self._table = copy.deepcopy(state._t)
+        self._record = None if state._rec is None else state._rec.copy()
         self._game = state.get_game()
 
     def __deepcopy__(self, memo) -> "_Origin":
         return self
 
-    def state(self) -> SergeantMajorState:
-        """A new state at the origin, recording each seat's views from a start event."""
-        engine_state, deal, dealt, last_deal, rewards, views, lot_drawn = self._frozen
+    def state(self, strings: bool) -> SergeantMajorState:
+        """A new state at the origin, recording each seat's views from a start event (with
+        their text if `strings`), or as the origin's record (a resampled state's)."""
         new = SergeantMajorState(self._game)
-        new._engine = _Engine(engine_state.copy())
-        new._lot_drawn, new._deal, new._dealt, new._last_deal, new._rewards = lot_drawn, list(deal), dealt, \
-            last_deal, list(rewards)
-        if views is None:
-            new._views = _Views.start(new)
+        new._t = copy.deepcopy(self._table)
+        new._t.origin = self
+        record = self._record
+        if record is not None and (record.strings or not strings):
+            new._rec = record.copy()
         else:
-            new._views = _Views([list(log) for log in views.logs], views.planes.copy(), views.rest.copy(),
-                                [list(lines) for lines in views.lines])
+            new._rec = _Record.start(new._t, self._game.rules.num_deals, strings)
         return new
 
 
@@ -788,22 +1038,22 @@ def _seed_from(sampler: Any) -> int:
     return int(float(draw) * 2**53)
 
 
-def information_state_string(views: _Views, player: int) -> str:
+def information_state_string(record: _Record, player: int) -> str:
     """The text of `player`'s record: one line per event, what it saw."""
-    lines = views.lines[player]
-    for n in range(len(lines), len(views.logs[player])):
-        lines.append(_event_text(n + 1, player, *views.logs[player][n]))
-    return "\n".join([f"seat {player}'s information state (perfect recall)", *lines])
+    log, lines = record.logs[player], record.lines[player]
+    for n in range(len(lines), len(log)):
+        lines.append(_event_text(n + 1, player, *log[n]))
+    return "\n".join([f"seat {player}'s information state (perfect recall)", *lines.view()])
 
 
 def _event_text(n: int, player: int, kind: int, actor: int, action: int, deal: int, dealer: int,
                 planes: tuple, rest: tuple) -> str:
     """Event `n` of `player`'s record as one line."""
-    if kind == _START:
+    if kind == START:
         what = f"deal {deal + 1}: from here (earlier history not recorded), seeing"
-    elif kind == _LOT:
+    elif kind == LOT:
         what = f"chance: first dealer seat {action} (R4)"
-    elif kind == _CARD:
+    elif kind == CARD:
         what = f"chance: a card of deal {deal + 1} dealt"
     else:
         who = "you" if actor == player else f"seat {actor}"
@@ -821,77 +1071,6 @@ def _rest_text(index: int, value: float) -> str:
     return f"{name}[{index - start}]={round(value * SCALES[name], 3):g}"
 
 
-class _Fold:
-    """A seat's per-deal tensor blocks (`_DEAL_PIECES`) read from the first `done`
-    events of its record, and the counts they need (per deal: events that brought cards into
-    the hand, own discards, plays, exchange steps)."""
-
-    def __init__(self, num_deals: int) -> None:
-        self.done = 0
-        self.blocks = np.zeros((num_deals, DEAL_BLOCK), dtype=np.float32)
-        self.counts = np.zeros((num_deals, 4), dtype=np.int64)
-
-    def copy(self) -> "_Fold":
-        new = _Fold.__new__(_Fold)
-        new.done, new.blocks, new.counts = self.done, self.blocks.copy(), self.counts.copy()
-        return new
-
-    def read(self, log: list, player: int) -> None:
-        """Add the events of `log` after the first `done`."""
-        o, done = _DEAL_OFFSETS, _EXCHANGE_DONE
-        for kind, actor, action, deal, dealer, planes, rest in log[self.done:]:
-            if kind in (_LOT, _START) or deal >= len(self.blocks):
-                continue
-            block, count = self.blocks[deal], self.counts[deal]
-            for seat in range(NUM_PLAYERS):
-                block[o["roles"] + 3 * ((seat - player) % 3) + (seat - dealer) % 3] = 1.0
-            if kind == engine.MODE:
-                block[o["mode"] + action - MODE_ACTION_OFFSET] = 1.0
-            elif kind == engine.PLAY:
-                relative, trick = (actor - player) % 3, count[2] // 3
-                block[o["played"] + 52 * relative + action] = 1.0
-                block[o["card_trick"] + action] = (trick + 1) / 16
-                if count[2] % 3 == 0:
-                    block[o["trick_leaders"] + 3 * trick + relative] = 1.0
-                count[2] += 1
-            elif kind == engine.DISCARD and action >= 0:
-                count[1] += 1
-                block[o["discards"] + action] = count[1] / 4
-            exchanged = False
-            for p, added, _ in planes:
-                if not added or p not in (_HAND, _TALON, _GIVEN, _RECEIVED):
-                    continue
-                cards = np.array(_members(added), dtype=np.intp)
-                if p == _HAND:
-                    count[0] += 1
-                    block[o["hand_arrival"] + cards] = count[0] / 32
-                elif p == _TALON:
-                    block[o["talon"] + cards] = 1.0
-                else:
-                    block[o["exchange_given" if p == _GIVEN else "exchange_received"] + cards] = \
-                        (count[3] + 1) / MAX_EXCHANGE_STEPS
-                    exchanged = True
-            for i, _ in rest:
-                if done <= i < done + 6 and count[3] < MAX_EXCHANGE_STEPS:
-                    block[o["exchange_steps"] + 6 * count[3] + i - done] = 1.0
-                    exchanged = True
-            if exchanged:
-                count[3] += 1
-        self.done = len(log)
-
-
-def fill_information_state_tensor(views: _Views, player: int, observation: np.ndarray, out: np.ndarray) -> None:
-    """`out` = the observation and, for each deal, the block of `_DEAL_PIECES` filled
-    from `player`'s record (module docstring, "Information state"); read incrementally."""
-    num_deals = (out.size - OBSERVATION_SIZE) // DEAL_BLOCK
-    fold = views.folds[player]
-    if fold is None or len(fold.blocks) != num_deals:
-        fold = views.folds[player] = _Fold(num_deals)
-    fold.read(views.logs[player], player)
-    out[:OBSERVATION_SIZE] = observation
-    out[OBSERVATION_SIZE:] = fold.blocks.reshape(-1)
-
-
 class InformationStateObserver:
     """OpenSpiel's observer API for perfect recall (module docstring, "Information state")."""
 
@@ -899,15 +1078,14 @@ class InformationStateObserver:
         self.tensor = np.zeros(information_state_size(num_deals), dtype=np.float32)
         self.dict = {"observation": self.tensor[:OBSERVATION_SIZE],
                      "deals": self.tensor[OBSERVATION_SIZE:].reshape(num_deals, DEAL_BLOCK)}
-        self._observation = SergeantMajorObserver()
 
     def set_from(self, state: SergeantMajorState, player: int) -> None:
         player = _checked_player(player, "information_state_tensor")
-        self._observation.set_from(state, player)
-        fill_information_state_tensor(state._information(), player, self._observation.tensor, self.tensor)
+        state._t.observe(player, self.dict["observation"])
+        state._record(False).fill(player, self.dict["deals"])
 
     def string_from(self, state: SergeantMajorState, player: int) -> str:
-        return information_state_string(state._information(), _checked_player(player, "information_state_string"))
+        return information_state_string(state._record(True), _checked_player(player, "information_state_string"))
 
 
 # ============================================================================ records
@@ -922,13 +1100,15 @@ class _RecordedState(SergeantMajorState):
         self.cards: list[tuple[np.ndarray, np.ndarray]] = []  # each deal's hands as dealt and talon
 
     def _deal_installed(self) -> None:
-        state = self._engine.state
+        state = self._t.one.state
         self.cards.append((state.dealt[0].copy(), state.talon_cards[0].copy()))
 
-    def _step_engine(self, action: int) -> None:
+    def _step_engine(self, action: int) -> int:
+        one = self._t.one
         if self.recorder is None:  # the first decision: a fresh game with its cards installed
-            self.recorder = Recorder(self._engine.state, self.players)
+            self.recorder = Recorder(one.state, self.players)
         self.recorder.step(np.array([action]))
+        return one.refresh()
 
 
 def game_record(state: SergeantMajorState, players: Sequence[str] = ("openspiel",) * 3) -> dict[str, Any]:
