@@ -160,13 +160,17 @@ def handled() -> Iterator[None]:
 def reset_in_worker() -> None:
     """In a worker process: ignore Ctrl-C (the terminal sends it to every process of the
     group; the parent stops its workers itself, without worker tracebacks), and let SIGTERM
-    and SIGHUP end it at once (their default action)."""
+    and SIGHUP end it at once (their default action). A SIGTERM or SIGHUP that came between the
+    fork and this call (the parent's handler remembered it: the fork happens inside `deferred`)
+    ends the worker now, as it would have."""
     global _pending
-    _pending = None
+    pending, _pending = _pending, None
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for number in STOP_SIGNALS:
         if number != signal.SIGINT:
             signal.signal(number, signal.SIG_DFL)
+    if pending is not None and pending != signal.SIGINT:
+        os._exit(128 + pending)
 
 
 # ============================================================================ the command's first moments

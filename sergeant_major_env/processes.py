@@ -124,12 +124,18 @@ def _stop_workers(executor: ProcessPoolExecutor, started: set) -> None:
     processes = set((getattr(executor, "_processes", None) or {}).values()) | started
     for process in processes:
         process.terminate()
-    executor.shutdown(wait=True, cancel_futures=True)
+    # Each worker ended (killed if SIGTERM did not end it in time) before the executor is shut
+    # down: its shutdown joins every worker, and one left waiting for a job (a worker killed while
+    # holding the job queue's lock leaves the others waiting on it) would keep it waiting forever.
+    for process in set((getattr(executor, "_processes", None) or {}).values()) - processes:
+        process.terminate()  # forked after the first look
+        processes.add(process)
     for process in processes:
         process.join(JOIN_SECONDS)
         if process.is_alive():
             process.kill()
             process.join()
+    executor.shutdown(wait=True, cancel_futures=True)
 
 
 def _start_worker(parent: int, threads: int) -> None:

@@ -168,3 +168,24 @@ def test_one_worker_or_one_job_plays_in_this_process():
 def test_play_tables_refuses_bad_workers(workers):
     with pytest.raises(ValueError, match="workers must be a positive integer"):
         play_tables("random,random,random", TablePlan(games=6, workers=workers, progress=False))
+
+
+@pytest.mark.skipif(not can_fork(), reason="workers are forked on Linux only")
+def test_a_stop_signal_between_the_fork_and_the_workers_start_ends_the_worker():
+    """A worker is forked inside `interrupts.deferred`: a SIGTERM that reaches it before its
+    start (`reset_in_worker`) is remembered by the parent's handler. It was then forgotten, and
+    the worker waited for jobs forever while the parent's shutdown waited for it (a hang of
+    test_a_failing_job_raises_its_error_once seen once in a full run); now it ends the worker."""
+    import signal
+
+    from sergeant_major_env import interrupts
+
+    child = os.fork()
+    if child == 0:  # the worker
+        interrupts._pending = signal.SIGTERM
+        try:
+            interrupts.reset_in_worker()
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 128 + signal.SIGTERM
