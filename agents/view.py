@@ -25,8 +25,6 @@ CARD_RANK = np.arange(52) % 13
 CARD_SUIT = np.arange(52) // 13
 ABOVE = above(np.arange(52))
 """ABOVE[c]: the cards of c's suit higher than c."""
-BELOW = np.array([SUIT_MASKS[c // 13] & ~ABOVE[c] & ~np.uint64(1 << c) for c in range(52)], dtype=np.uint64)
-"""BELOW[c]: the cards of c's suit lower than c."""
 
 _DECISIONS = SEGMENTS["decision"].stop - SEGMENTS["decision"].start
 _MODES = SEGMENTS["mode"].stop - SEGMENTS["mode"].start
@@ -217,16 +215,6 @@ def _ensure_legal_k(actions, mask):
 def card_bools(sets: np.ndarray) -> np.ndarray:
     """bool[B, 52] from uint64[B] card sets."""
     return bits_to_bool(sets, 52)
-
-
-def counts_above(sets: np.ndarray) -> np.ndarray:
-    """int[B, 52]: for each card c, how many cards of `sets` in c's suit beat c."""
-    return np.bitwise_count(sets[:, None] & ABOVE[None, :]).astype(np.int16)
-
-
-def counts_below(sets: np.ndarray) -> np.ndarray:
-    """int[B, 52]: for each card c, how many cards of `sets` in c's suit are lower than c."""
-    return np.bitwise_count(sets[:, None] & BELOW[None, :]).astype(np.int16)
 
 
 def suit_counts(sets: np.ndarray) -> np.ndarray:

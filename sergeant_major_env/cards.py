@@ -100,13 +100,6 @@ def _bits_to_bool_k(bits, out):
             out[i, c] = (word >> np.uint64(c)) & one
 
 
-def bool_to_bits(mask: np.ndarray) -> np.ndarray:
-    """Booleans `[..., n <= 64]` to uint64 sets `[...]`."""
-    mask = np.asarray(mask, dtype=bool)
-    weights = _ONE << np.arange(mask.shape[-1], dtype=np.uint64)
-    return np.bitwise_or.reduce(np.where(mask, weights, np.uint64(0)), axis=-1)
-
-
 def count(bits: np.ndarray) -> np.ndarray:
     """Number of cards in each set."""
     return np.bitwise_count(np.asarray(bits, dtype=np.uint64)).astype(np.int8)

@@ -2,7 +2,7 @@
 
 `TrainConfig` declares every option once: its type, default, the values it allows
 (a `Check`), its flag, its group and its line of help. The command line's parser is
-built from it (`add_arguments`), and `--resume` rebuilds a run's config from its
+built from it (`sergeant_major_env.arguments.add_arguments`), and `--resume` rebuilds a run's config from its
 `run.json` through the same checks (`TrainConfig.from_stored`): a value the command
 line refuses is refused in a stored run too, with one line naming the option and what is
 allowed, before anything is written.
@@ -23,7 +23,6 @@ No torch here: `--help` and usage errors work without the train extra.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import math
 import re
@@ -467,12 +466,6 @@ def check_derived_seeds(config: TrainConfig) -> None:
 
 
 # ============================================================================ the command line
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Every `TrainConfig` option as an argument of `parser`, in groups, without
-    defaults (`sergeant_major_env.arguments.add_arguments`)."""
-    arguments.add_arguments(parser, TrainConfig)
-
 
 def field_help() -> dict[str, str]:
     """{option: its line of help}: its attribute docstring."""
