@@ -77,3 +77,25 @@ def test_a_folder_of_other_files_and_bad_plans_are_refused_in_one_line(tmp_path)
     assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
     assert "heuristic takes no options" in refused.stderr
     assert not (tmp_path / "new").exists()
+
+
+def test_a_run_from_a_kept_round_numbers_its_rounds_on_and_labels_the_next_deals(tmp_path):
+    """--from-round 2 --init learned-r2 (issue 51, item 2): round 3 starts from the ladder's
+    round 2, its labels play the seeds after round 2's (seed + 2 * games on), its head-to-head
+    table is against learned-r2; a rounds file of before the option continues as from round 0."""
+    out = tmp_path / "rounds"
+    plan = TINY.__class__(**{**TINY.__dict__, "from_round": 2, "init": "learned-r2"}).check(out)
+    assert list(plan.numbers()) == [3]
+    assert plan.label_plan(out, 3).seed == 5 + 2 * 4 and plan.label_plan(out, 3).player == "learned-r2"
+    assert plan.tables(out, 3)["head_to_head"] == ("learned-r2", "heuristic")
+    assert plan.policy(out, 3) == f"ppo:{out}/round-3"
+    assert plan.fit_command(out, 3).startswith(f"sergeant-major distill fit --labels {out}/round-3/labels "
+                                               f"--init learned-r2 --out {out}/round-3")
+    out.mkdir()
+    old = {key: value for key, value in TINY.to_dict().items() if key != "from_round"}
+    (out / rounds.ROUNDS_FILE).write_text(json.dumps({"plan": old, "rounds": []}))
+    assert rounds.read_rounds(out, TINY) == []
+    with pytest.raises(ValueError, match="other options \\(from_round, init\\)"):
+        rounds.read_rounds(out, plan)
+    with pytest.raises(ValueError, match="--from-round must be an integer in 0..1000"):
+        TINY.__class__(**{**TINY.__dict__, "from_round": -1}).check(out)

@@ -235,10 +235,14 @@ class RoundsCommandOptions:
     """the rounds folder (created; continued if it holds rounds of the same options)"""
     rounds: int = opt(ROUNDS.rounds, WHOLE, metavar="N")
     """rounds of labels, fit and tables"""
+    from_round: int = opt(ROUNDS.from_round, WHOLE, metavar="K")
+    """the round --init is (2 for learned-r2): this run makes rounds K+1, K+2, ..., whose label
+    games follow round K's"""
     games: int = arguments.games(ROUNDS.games)
     """label games a round"""
     init: str = opt(ROUNDS.init, Text(), metavar="POLICY")
-    """round 0's policy: learned or learned-ppo (shipped), a run folder or a policy file"""
+    """round K's policy (K: --from-round): learned, learned-ppo or a ladder rung such as learned-r2
+    (shipped), a run folder or a policy file"""
     teacher: str = opt(ROUNDS.teacher, Text(), metavar="PIMC")
     """the search that labels, a pimc spec; {policy} is the round's starting policy"""
     shard_games: int = opt(ROUNDS.shard_games, WHOLE, metavar="K")
@@ -544,14 +548,14 @@ def _rounds_command(args: RoundsCommandOptions, fit: FitOptions, parser: argpars
 
     out = Path(args.out)
     try:
-        plan = rounds.RoundsPlan(rounds=args.rounds, games=args.games, init=args.init, teacher=args.teacher,
+        plan = rounds.RoundsPlan(rounds=args.rounds, from_round=args.from_round, games=args.games, init=args.init, teacher=args.teacher,
                                  shard_games=args.shard_games, seed=args.seed, table_games=args.table_games,
                                  table_seed=args.table_seed, rules=Rules.from_strings(args.option),
                                  fit=fit).check(out)
         load_policy(policy_source(args.init))  # a missing or unloadable policy: one line
         from ..training.distill import build_agents
 
-        build_agents(plan.label_plan(out, 1))  # a teacher that is not pimc: one line
+        build_agents(plan.label_plan(out, plan.numbers()[0]))  # a teacher that is not pimc: one line
         make_agent("pimc")
         done = rounds.read_rounds(out, plan)
     except ValueError as error:
@@ -559,7 +563,7 @@ def _rounds_command(args: RoundsCommandOptions, fit: FitOptions, parser: argpars
     except OSError as error:
         parser.error(f"cannot use --out {args.out}: {error.strerror or error}")
     missing = sum(stage not in next((row for row in done if row["round"] == k), {})
-                  for k in range(1, plan.rounds + 1) for stage in rounds.STAGES)
+                  for k in plan.numbers() for stage in rounds.STAGES)
     print(f"{missing} of {3 * plan.rounds} stages to run in {out} ({plan.rounds} rounds of {plan.games} label games "
           f"from {plan.init}, teacher {plan.teacher})", file=sys.stderr, flush=True)
 
@@ -577,7 +581,7 @@ def _rounds_command(args: RoundsCommandOptions, fit: FitOptions, parser: argpars
                   f"previous round, {pimc['mean_points']:+.2f} {format_ci(pimc['ci95'])} at X,pimc,pimc", flush=True)
 
     label_rounds = sum("labels" not in next((row for row in done if row["round"] == k), {})
-                       for k in range(1, plan.rounds + 1))
+                       for k in plan.numbers())
     bar = progress_bar(label_rounds * plan.games * plan.rules.num_deals * LABELS_PER_DEAL, "label",
                        enabled=not args.no_progress and label_rounds > 0)
     try:
@@ -591,7 +595,7 @@ def _rounds_command(args: RoundsCommandOptions, fit: FitOptions, parser: argpars
         status = _plot(lambda path: rounds.plot_rounds(records, plan, path), out / rounds.ROUNDS_PLOT)
     if status == 0:
         print(f"wrote {out / rounds.ROUNDS_FILE} ({len(records)} rounds); the last policy: "
-              f"{plan.policy(out, plan.rounds)}")
+              f"{plan.policy(out, plan.numbers()[-1])}")
     return status
 
 

@@ -1,7 +1,9 @@
 """Rounds of search then distil (expert iteration): `sergeant-major distill rounds`.
 
-Round k starts from the policy of round k-1 (round 0: `--init`, the shipped `learned` by
-default) and runs three stages, each kept on disk as it finishes:
+Round k starts from the policy of round k-1 (round `from_round`, 0 by default: `--init`, the
+shipped `learned` by default) and runs three stages, each kept on disk as it finishes. A run
+that continues a kept round (`--init learned-r2 --from-round 2`) numbers its rounds on from
+it (round 3, 4, ...), so its label games follow that round's and never replay its deals:
 
 1. **labels**: the policy plays `games` games in all three seats and the search with that
    policy inside (`teacher`, by default `pimc:rollout={policy}`) values every legal action
@@ -49,7 +51,10 @@ class RoundsPlan:
     """What `distill rounds` does (the module docstring); `rounds.json` keeps it."""
 
     rounds: int = 2
-    """Rounds of labels, fit and tables."""
+    """Rounds of labels, fit and tables (this run makes rounds from_round+1 .. from_round+rounds)."""
+    from_round: int = 0
+    """The round `init` is (0: a policy from outside the rounds; 2 for `learned-r2`, whose labels
+    played the seeds of rounds 1 and 2): the first round made here is from_round+1."""
     games: int = 1400
     """Label games a round (about 750 labels a game of 18 deals)."""
     init: str = "learned"
@@ -71,6 +76,9 @@ class RoundsPlan:
         """This plan, or a one-line ValueError (before any work)."""
         if not isinstance(self.rounds, int) or not 1 <= self.rounds <= 100:
             raise ValueError(f"rounds must be an integer in 1..100, got {self.rounds!r}")
+        if not isinstance(self.from_round, int) or not 0 <= self.from_round <= 1000:
+            raise ValueError(f"--from-round must be an integer in 0..1000 (the round --init is), "
+                             f"got {self.from_round!r}")
         if POLICY_MARK not in self.teacher:
             raise ValueError(f"the teacher must name the round's policy as {POLICY_MARK} (e.g. "
                              f"pimc:rollout={POLICY_MARK}), got {self.teacher!r}")
@@ -82,9 +90,13 @@ class RoundsPlan:
         if not isinstance(self.table_games, int) or not 6 <= self.table_games <= 1_000_000:
             raise ValueError(f"table games must be an integer in 6..1000000, got {self.table_games!r}")
         self.fit.check()
-        for k in range(1, self.rounds + 1):
+        for k in self.numbers():
             self.label_plan(out, k).check()  # every round's seeds in range
         return self
+
+    def numbers(self) -> range:
+        """The rounds this plan makes: from_round+1 .. from_round+rounds."""
+        return range(self.from_round + 1, self.from_round + self.rounds + 1)
 
     def _check_init_apart(self, out: Path) -> None:
         """A one-line ValueError when --init is --out or inside it: the run writes its round
@@ -100,10 +112,10 @@ class RoundsPlan:
                              f"round folders this run writes; give a policy outside it")
 
     def policy(self, out: Path, k: int) -> str:
-        """The agent spec of round k's policy (round 0: `init`, a shipped name or `ppo:PATH`)."""
+        """The agent spec of round k's policy (round from_round: `init`, a shipped name or `ppo:PATH`)."""
         from sergeant_major_env.agents.learned import SHIPPED_POLICIES
 
-        if k == 0:
+        if k == self.from_round:
             return self.init if self.init in SHIPPED_POLICIES else f"ppo:{self.init}"
         return f"ppo:{round_folder(out, k)}"
 
@@ -142,7 +154,7 @@ def labels_folder(out: Path, k: int) -> Path:
 
 def _source(plan: RoundsPlan, out: Path, k: int) -> str:
     """Round k's policy as `distill fit --init` takes it."""
-    return plan.init if k == 0 else str(round_folder(out, k))
+    return plan.init if k == plan.from_round else str(round_folder(out, k))
 
 
 def read_rounds(out: Path, plan: RoundsPlan) -> list[dict[str, Any]]:
@@ -164,8 +176,9 @@ def read_rounds(out: Path, plan: RoundsPlan) -> list[dict[str, Any]]:
     except (ValueError, KeyError, TypeError) as error:
         raise ValueError(f"{files._short_path(path)} is not a rounds file this package can continue: "
                          f"{error}") from None
-    now = plan.to_dict()
-    differ = sorted(key for key, value in now.items() if key != "rounds" and earlier.get(key) != value)
+    now, default = plan.to_dict(), RoundsPlan().to_dict()
+    differ = sorted(key for key, value in now.items()  # a key a file before it was added holds its default
+                    if key != "rounds" and earlier.get(key, default[key]) != value)
     if differ:
         raise ValueError(f"{out} holds rounds run with other options ({', '.join(differ)}); use the same options "
                          f"to continue them (--rounds may grow), or another --out")
@@ -196,7 +209,7 @@ def run_rounds(plan: RoundsPlan, out: Path, workers: int | None = None, progress
         files.write_json(out / ROUNDS_FILE, {"plan": plan.to_dict(), "rounds": rounds})
         on_stage(k, stage, result)
 
-    for k in range(1, plan.rounds + 1):
+    for k in plan.numbers():
         done = next((row for row in rounds if row["round"] == k), {})
         if "labels" not in done:
             label_plan = plan.label_plan(out, k)
@@ -232,13 +245,13 @@ def run_rounds(plan: RoundsPlan, out: Path, workers: int | None = None, progress
 
 def plot_rounds(rounds: list[dict[str, Any]], plan: RoundsPlan, path: Path) -> None:
     """rounds.png: per round, the margin over the previous round's policy and the mean points
-    against two `pimc`, with 95% intervals (round 0 at 0 on both: the reference)."""
+    against two `pimc`, with 95% intervals."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    measured = [row for row in rounds if "tables" in row]
+    measured = [row for row in rounds if "tables" in row and row["round"] in plan.numbers()]
     figure, axes = plt.subplots(figsize=(7, 4.2))
     for key, mean_key, ci_key, color, label in (
             ("head_to_head", "margin", "margin_ci95", "tab:blue", "head to head: margin over the previous round"),
