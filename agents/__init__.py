@@ -30,10 +30,10 @@ names say so, and the short names refuse those files with a line saying why:
 """
 
 import functools
+import warnings
 
 from .base import (
     AECSeat,
-    Agent,
     aec_action,
     agent_help,
     known_agents,
@@ -164,3 +164,15 @@ __all__ = [
     "RandomAgent", "SEARCH", "SEARCHES", "aec_action", "agent_help", "known_agents", "make_agent", "register_agent",
     "search_spec", "search_with", "unregister_agent",
 ]
+
+
+def __getattr__(name: str):
+    """`Agent`, the protocol's old second name: [`sergeant_major_env.policies.Policy`][], with a
+    `DeprecationWarning` (one name for one thing)."""
+    if name == "Agent":
+        warnings.warn("sergeant_major_env.agents.Agent is deprecated: it is sergeant_major_env.policies.Policy "
+                      "(also sergeant_major_env.Policy)", DeprecationWarning, stacklevel=2)
+        from sergeant_major_env.policies import Policy
+
+        return Policy
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

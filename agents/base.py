@@ -48,9 +48,6 @@ import numpy as np
 from sergeant_major_env.limits import shorten
 from sergeant_major_env.policies import Policy, searches_state
 
-Agent = Policy
-"""The batched agent protocol (`act(observations, legal_mask, rng) -> int64[B]`)."""
-
 
 @dataclasses.dataclass(frozen=True)
 class _Entry:
@@ -116,7 +113,7 @@ def agent_help() -> Mapping[str, str]:
     return lines
 
 
-def make_agent(spec: str) -> Agent:
+def make_agent(spec: str) -> Policy:
     """The agent named by `spec` (`"greedy"`, `"ppo:path/to/model.zip"`, ...).
 
     Unknown names raise `ValueError` listing the known ones.
@@ -220,7 +217,7 @@ class AECSeat:
     A search agent (`pimc`) decides from the game state: `AECSeat(agent, rng, env=game)`.
     """
 
-    def __init__(self, agent: Agent, rng: np.random.Generator | int | None = None, env: Any = None) -> None:
+    def __init__(self, agent: Policy, rng: np.random.Generator | int | None = None, env: Any = None) -> None:
         if isinstance(agent, str):
             agent = make_agent(agent)
         if not callable(getattr(agent, "act", None)):
@@ -245,7 +242,7 @@ class AECSeat:
         return f"AECSeat({self.agent!r})"
 
 
-def aec_action(agent: Agent, observation: Mapping[str, np.ndarray], rng: np.random.Generator) -> int:
+def aec_action(agent: Policy, observation: Mapping[str, np.ndarray], rng: np.random.Generator) -> int:
     """The action of `agent` for one AEC observation dict (a batch of one)."""
     try:
         obs = np.asarray(observation["observation"], dtype=np.float32).reshape(1, -1)

@@ -203,6 +203,17 @@ def test_make_agent_known_and_unknown():
     assert "ppo:ARG" in agents.known_agents()
 
 
+def test_agent_is_the_old_name_of_policy_and_warns():
+    """One name for the batched protocol: `policies.Policy`; `agents.Agent` (its old second
+    name) still answers, with a DeprecationWarning."""
+    from sergeant_major_env.policies import Policy
+
+    with pytest.warns(DeprecationWarning, match="policies.Policy"):
+        assert agents.Agent is Policy
+    with pytest.raises(AttributeError):
+        agents.NoSuchName
+
+
 def test_register_agent_extension_point():
     class Fixed:
         name = "first-legal"
