@@ -45,7 +45,7 @@ from sergeant_major_env.aec import CheckedActionsWrapper  # noqa: E402
 from sergeant_major_env.cards import NUM_ACTIONS  # noqa: E402
 from sergeant_major_env.observation import OBSERVATION_SIZE  # noqa: E402
 from sergeant_major_env.one_game import OneGame  # noqa: E402
-from sergeant_major_env.rules import add_rule_options  # noqa: E402
+from sergeant_major_env.arguments import add_rule_options  # noqa: E402
 from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402
 from sergeant_major_env.limits import seconds_argument  # noqa: E402
 

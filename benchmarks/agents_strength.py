@@ -31,7 +31,7 @@ from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.cards import bits_to_bool  # noqa: E402
 from sergeant_major_env.limits import check_fits  # noqa: E402
 from sergeant_major_env.observation import OBSERVATION_SIZE, observe  # noqa: E402
-from sergeant_major_env.rules import add_rule_options  # noqa: E402
+from sergeant_major_env.arguments import add_rule_options  # noqa: E402
 from sergeant_major_env.seeding import MAX_SEED, seed_argument  # noqa: E402
 
 

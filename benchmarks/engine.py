@@ -48,7 +48,7 @@ from sergeant_major_env import Rules, engine, jit  # noqa: E402
 from sergeant_major_env.cards import bits_to_bool, random_member  # noqa: E402
 from sergeant_major_env.observation import OBSERVATION_SIZE, observe  # noqa: E402
 from sergeant_major_env.one_game import OneGame  # noqa: E402
-from sergeant_major_env.rules import add_rule_options  # noqa: E402
+from sergeant_major_env.arguments import add_rule_options  # noqa: E402
 from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402
 from sergeant_major_env.limits import seconds_argument  # noqa: E402
 from gym_vector import load_average  # noqa: E402

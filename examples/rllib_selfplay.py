@@ -65,7 +65,7 @@ SELF = "self"
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    from sergeant_major_env.rules import add_rule_options
+    from sergeant_major_env.arguments import add_rule_options
 
     parser = argparse.ArgumentParser(
         prog="rllib_selfplay.py", description=__doc__.split("\n\n")[0].strip(),

@@ -36,7 +36,7 @@ from typing import Any, Callable, Sequence
 
 from .limits import is_integer, is_number
 from .processes import available_cpus
-from .rules import RULE_OPTIONS_FLAGS, Rules, rule_options_help
+from .rules import Rules
 from .seeding import MAX_SEED, SEED_RULE
 
 MAX_TEXT = 1000
@@ -317,13 +317,37 @@ def overwrite(group: str | None = None, **more: Any) -> Any:
     return opt(False, FLAG, group, kind="flag", **more)
 
 
+RULE_OPTIONS_FLAGS = ("--option", "--options")
+"""The command-line spellings of the rule options, in every command ([`rule_options`][])."""
+
+
+def rule_options_help(default_help: str = "the rule book's") -> str:
+    """`--option`'s line of help, in every command; `default_help`: what is played without it."""
+    return f"rule options (Rule book, section 9): {', '.join(Rules.names())}; each at most once (default: {default_help})"
+
+
 def rule_options(default: Sequence[str] | None = (), group: str | None = None,
                  default_help: str = "the rule book's", **more: Any) -> Any:
     """`--option NAME=VALUE ...` (also `--options`): the rule options of RULES.md section 9,
     each at most once; `default_help` says what is played without it (`default` None tells
-    "not asked" from "asked for nothing")."""
+    "not asked" from "asked for nothing"). The one declaration of the rule options on a
+    command line: a command's dataclass field, or on a plain parser [`add_rule_options`][]."""
     return opt(None if default is None else tuple(default), RULE_OPTIONS, group, flag=" ".join(RULE_OPTIONS_FLAGS),
                metavar="NAME=VALUE", kind="list", help=rule_options_help(default_help), **more)
+
+
+def add_rule_options(parser: Any, dest: str = "option", default: Sequence[str] | None = (),
+                     default_help: str = "the rule book's") -> argparse.Action:
+    """[`rule_options`][]'s `--option NAME=VALUE ...` on a plain `argparse` parser or argument
+    group (the benchmarks', the examples'): the values, checked as in every command and
+    unparsed, collected in `args.<dest>` (repeats and several values after one flag extend the
+    list), `default` as a new list when the flag is not given (`None` tells "not asked" from
+    "asked for nothing"); [`Rules.from_strings`][sergeant_major_env.rules.Rules.from_strings]
+    turns them into `Rules`."""
+    field = rule_options(default, default_help=default_help)
+    action = add_field(parser, dest, field, field.metadata["help"])
+    action.default = None if default is None else list(default)
+    return action
 
 
 # ============================================================================ the parser
@@ -384,34 +408,42 @@ def add_arguments(parser: argparse.ArgumentParser, config: type, renamed: dict[s
     helps = field_help(config)
     groups: dict[str | None, Any] = {None: parser}
     for field in dataclasses.fields(config):
-        meta = field.metadata
-        group = groups.get(meta["group"]) or groups.setdefault(meta["group"], parser.add_argument_group(meta["group"]))
+        group_name = field.metadata["group"]
+        group = groups.get(group_name) or groups.setdefault(group_name, parser.add_argument_group(group_name))
         name = (renamed or {}).get(field.name, field.name)
-        flags = (meta["flag"] or "--" + name.replace("_", "-")).split()
-        text = helps.get(field.name) or field.name.replace("_", " ")
-        kwargs: dict[str, Any] = {"dest": name, "default": argparse.SUPPRESS, "help": text.replace("%", "%%")}
-        kind, check = meta["kind"], meta["check"]
-        if meta["required"] and kind != "positional":
-            kwargs["required"] = True
-        if kind == "flag":
-            kwargs["action"] = "store_true"
-        elif kind == "no-flag":
-            kwargs["action"] = "store_false"
-        elif kind == "on-off":
-            kwargs["action"] = argparse.BooleanOptionalAction
-        elif kind in ("list", "values"):
-            kwargs.update(nargs="+", type=check, metavar=meta["metavar"], **({"action": "extend"} if kind == "list" else {}))
-        elif kind == "positional":
-            del kwargs["dest"]
-            flags = [name]
-            kwargs.update(type=check, metavar=meta["metavar"], **({} if meta["required"] else {"nargs": "?"}))
-        elif isinstance(check, Choice):
-            kwargs.update(choices=check.choices, **({} if isinstance(check.choices[0], str) else
-                                                    {"type": type(check.choices[0])}))
-        else:
-            kwargs.update(type=check, metavar=meta["metavar"])
-        action = group.add_argument(*flags, **kwargs)
-        action.shown_default = None if meta["required"] else field.default
+        add_field(group, name, field, helps.get(field.name) or field.name.replace("_", " "))
+
+
+def add_field(container: Any, name: str, field: dataclasses.Field, text: str) -> argparse.Action:
+    """One option field (`opt`'s) as an argument of `container` (a parser or an argument group),
+    stored in `args.<name>`, WITHOUT a default (`argparse.SUPPRESS`; `--help` shows the
+    field's), its line of help `text`."""
+    meta = field.metadata
+    flags = (meta["flag"] or "--" + name.replace("_", "-")).split()
+    kwargs: dict[str, Any] = {"dest": name, "default": argparse.SUPPRESS, "help": text.replace("%", "%%")}
+    kind, check = meta["kind"], meta["check"]
+    if meta["required"] and kind != "positional":
+        kwargs["required"] = True
+    if kind == "flag":
+        kwargs["action"] = "store_true"
+    elif kind == "no-flag":
+        kwargs["action"] = "store_false"
+    elif kind == "on-off":
+        kwargs["action"] = argparse.BooleanOptionalAction
+    elif kind in ("list", "values"):
+        kwargs.update(nargs="+", type=check, metavar=meta["metavar"], **({"action": "extend"} if kind == "list" else {}))
+    elif kind == "positional":
+        del kwargs["dest"]
+        flags = [name]
+        kwargs.update(type=check, metavar=meta["metavar"], **({} if meta["required"] else {"nargs": "?"}))
+    elif isinstance(check, Choice):
+        kwargs.update(choices=check.choices, **({} if isinstance(check.choices[0], str) else
+                                                {"type": type(check.choices[0])}))
+    else:
+        kwargs.update(type=check, metavar=meta["metavar"])
+    action = container.add_argument(*flags, **kwargs)
+    action.shown_default = None if meta["required"] else field.default
+    return action
 
 
 def parse_config(parser: argparse.ArgumentParser, config: type | None = None, argv: Sequence[str] | None = None,

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 from .limits import is_integer
 
@@ -96,26 +95,19 @@ class Rules:
         return dataclasses.asdict(self)
 
 
-RULE_OPTIONS_FLAGS = ("--option", "--options")
-"""The command-line spellings of the rule options, in every command ([`add_rule_options`][])."""
+# The command line's rule options, once here, are now in `sergeant_major_env.arguments`, beside
+# the field every command declares them with (`arguments.rule_options`).
+_MOVED_TO_ARGUMENTS = ("RULE_OPTIONS_FLAGS", "add_rule_options", "rule_options_help")
 
 
-def add_rule_options(parser: Any, dest: str = "option", default: Sequence[str] | None = (),
-                     default_help: str = "the rule book's") -> argparse.Action:
-    """Declare `--option NAME=VALUE ...` (also spelled `--options`) on `parser` or an argument group:
-    the one declaration of the rule options (RULES.md section 9) that every command shares.
+def __getattr__(name: str) -> Any:
+    """A name of `_MOVED_TO_ARGUMENTS`: `sergeant_major_env.arguments`'s, with a `DeprecationWarning`."""
+    if name in _MOVED_TO_ARGUMENTS:
+        import warnings
 
-    The values are collected, unparsed, in `args.<dest>` (repeats and several values after one
-    flag extend the list); [`Rules.from_strings`][] turns them into [`Rules`][]. `parser`:
-    an `argparse.ArgumentParser` or one of its argument groups. `default`: the value when
-    the flag is not given, as a new list (`None` tells "not asked" from "asked for nothing").
-    `default_help`: what the help says is played without the flag.
-    """
-    return parser.add_argument(
-        *RULE_OPTIONS_FLAGS, dest=dest, action="extend", nargs="+", default=None if default is None else list(default),
-        metavar="NAME=VALUE", help=rule_options_help(default_help))
+        from . import arguments
 
-
-def rule_options_help(default_help: str = "the rule book's") -> str:
-    """`--option`'s line of help, in every command; `default_help`: what is played without it."""
-    return f"rule options (Rule book, section 9): {', '.join(Rules.names())}; each at most once (default: {default_help})"
+        warnings.warn(f"sergeant_major_env.rules.{name} is deprecated: it is sergeant_major_env.arguments.{name}",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(arguments, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -151,12 +151,13 @@ def test_a_rule_option_named_twice_on_the_command_line_is_refused(assignments):
 
 
 def test_every_command_declares_the_rule_options_with_the_one_helper():
-    """``--option`` (and ``--options``) is declared by ``add_rule_options`` alone: no parser spells it."""
+    """``--option`` (and ``--options``) is declared by ``arguments.rule_options`` alone (a plain
+    parser's ``add_rule_options`` adds that field): no parser spells it."""
     import argparse
     import re
     from pathlib import Path
 
-    from sergeant_major_env.rules import RULE_OPTIONS_FLAGS, add_rule_options
+    from sergeant_major_env.arguments import RULE_OPTIONS_FLAGS, add_rule_options
 
     parser = argparse.ArgumentParser()
     add_rule_options(parser)
@@ -172,6 +173,18 @@ def test_every_command_declares_the_rule_options_with_the_one_helper():
                for path in (root / folder).rglob("*.py") if declared.search(path.read_text())]
     assert spelled == []  # train's parser is built from its config, whose option uses RULE_OPTIONS_FLAGS
     assert RULE_OPTIONS_FLAGS == ("--option", "--options")
+
+
+def test_the_rule_options_old_place_in_rules_warns():
+    """The command line's rule options moved from `rules` to `arguments`; the old names answer
+    with a DeprecationWarning."""
+    from sergeant_major_env import arguments, rules
+
+    for name in ("RULE_OPTIONS_FLAGS", "add_rule_options", "rule_options_help"):
+        with pytest.warns(DeprecationWarning, match=f"arguments.{name}"):
+            assert getattr(rules, name) is getattr(arguments, name)
+    with pytest.raises(AttributeError):
+        rules.no_such_name
 
 
 @pytest.mark.parametrize("integer", [np.int64(3), np.int8(3), np.uint16(3)])
