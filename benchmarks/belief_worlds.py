@@ -20,18 +20,22 @@ best on exact worlds at power 0.5, and on the keys' at 0.25-0.35.
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 import numpy as np
 
-from sergeant_major_env import engine
-from sergeant_major_env.agents import make_agent
-from sergeant_major_env.agents.pimc import choices
-from sergeant_major_env.cards import NUM_ACTIONS, bits_to_bool, count
-from sergeant_major_env.policies import decide
-from sergeant_major_env.rules import Rules
-from sergeant_major_env.seeding import check_seed_span, seed_argument
-from sergeant_major_env.training.belief import positions
-from sergeant_major_env.worlds import sample_worlds
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's package
+
+from sergeant_major_env import engine  # noqa: E402
+from sergeant_major_env.agents import make_agent  # noqa: E402
+from sergeant_major_env.agents.pimc import choices  # noqa: E402
+from sergeant_major_env.cards import NUM_ACTIONS, bits_to_bool, count  # noqa: E402
+from sergeant_major_env.policies import decide  # noqa: E402
+from sergeant_major_env.rules import Rules  # noqa: E402
+from sergeant_major_env.seeding import check_seed_span, seed_argument  # noqa: E402
+from sergeant_major_env.training.belief import positions  # noqa: E402
+from sergeant_major_env.worlds import sample_worlds  # noqa: E402
 
 
 def main(argv=None) -> None:

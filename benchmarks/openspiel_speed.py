@@ -42,14 +42,15 @@ from pathlib import Path
 
 import numpy as np
 
-from sergeant_major_env import Rules, engine, env
-from sergeant_major_env.cards import NUM_ACTIONS, bits_to_bool
-from sergeant_major_env.limits import seconds_argument
-from sergeant_major_env.policies import decide
-from sergeant_major_env.rules import add_rule_options
-from sergeant_major_env.seeding import seed_argument
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's package
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the other benchmarks' helpers
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from sergeant_major_env import Rules, engine, env  # noqa: E402
+from sergeant_major_env.cards import NUM_ACTIONS, bits_to_bool  # noqa: E402
+from sergeant_major_env.limits import seconds_argument  # noqa: E402
+from sergeant_major_env.policies import decide  # noqa: E402
+from sergeant_major_env.arguments import add_rule_options  # noqa: E402
+from sergeant_major_env.seeding import seed_argument  # noqa: E402
 from aec import run_aec  # noqa: E402  (the AEC side measured exactly as benchmarks/aec.py measures it)
 
 ASKED = {"play": None, "observation": "observation_tensor", "information": "information_state_tensor"}
