@@ -45,9 +45,8 @@ from sergeant_major_env.aec import CheckedActionsWrapper  # noqa: E402
 from sergeant_major_env.cards import NUM_ACTIONS  # noqa: E402
 from sergeant_major_env.observation import OBSERVATION_SIZE  # noqa: E402
 from sergeant_major_env.one_game import OneGame  # noqa: E402
-from sergeant_major_env.arguments import add_rule_options  # noqa: E402
-from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402
-from sergeant_major_env.limits import seconds_argument  # noqa: E402
+from sergeant_major_env.arguments import SECONDS, SEED, add_rule_options  # noqa: E402
+from sergeant_major_env.seeding import check_seed  # noqa: E402
 
 TARGET = 15_000
 CLASSIC_CARD_GAMES = ("leduc_holdem_v4", "texas_holdem_v4", "hanabi_v5")
@@ -168,11 +167,11 @@ def median_runs(variants: dict, repeats: int, seconds: float, seed: int) -> dict
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=seconds_argument, default=2.0, metavar="S",
+    parser.add_argument("--seconds", type=SECONDS, default=2.0, metavar="S",
                         help="length of one timed run, 0.01 to 3600 (default 2)")
     parser.add_argument("--repeats", type=int, default=5, metavar="N",
                         help="timed runs per variant; the median is reported (default 5)")
-    parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
+    parser.add_argument("--seed", type=SEED, default=0, metavar="S",
                         help="seed of the games and the random actions (default 0)")
     add_rule_options(parser)
     parser.add_argument("--only-env", action="store_true",

@@ -35,10 +35,9 @@ from sergeant_major_env.agents import make_agent  # noqa: E402
 from sergeant_major_env.agents.human import refuse_human  # noqa: E402
 from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.cards import random_member  # noqa: E402
-from sergeant_major_env.limits import seconds_argument  # noqa: E402
+from sergeant_major_env.arguments import SECONDS, SEED  # noqa: E402
 from sergeant_major_env.observation import observe, observe_card_sets  # noqa: E402
 from sergeant_major_env.policies import searches_state  # noqa: E402
-from sergeant_major_env.seeding import seed_argument  # noqa: E402
 
 
 def snapshot(batch: int, seed: int = 0) -> tuple[engine.State, np.ndarray, np.ndarray]:
@@ -67,9 +66,9 @@ def main() -> None:
                         help="agents to time, agents.make_agent names (default: random greedy heuristic)")
     parser.add_argument("--batch", type=int, nargs="+", default=[1024], metavar="B",
                         help="games each call decides for; several sizes give one line each (default 1024)")
-    parser.add_argument("--seconds", type=seconds_argument, default=2.0, metavar="S",
+    parser.add_argument("--seconds", type=SECONDS, default=2.0, metavar="S",
                         help="how long each agent is timed, 0.01 to 3600 (default 2)")
-    parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
+    parser.add_argument("--seed", type=SEED, default=0, metavar="S",
                         help="seed of the snapshot's games and of the agents' randomness (default 0)")
     parser.add_argument("--one-at-a-time", action="store_true",
                         help="search agents: decide for each game of the batch alone, the latency of one "

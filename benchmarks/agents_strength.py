@@ -31,8 +31,8 @@ from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.cards import bits_to_bool  # noqa: E402
 from sergeant_major_env.limits import check_fits  # noqa: E402
 from sergeant_major_env.observation import OBSERVATION_SIZE, observe  # noqa: E402
-from sergeant_major_env.arguments import add_rule_options  # noqa: E402
-from sergeant_major_env.seeding import MAX_SEED, seed_argument  # noqa: E402
+from sergeant_major_env.arguments import SEED, add_rule_options  # noqa: E402
+from sergeant_major_env.seeding import MAX_SEED  # noqa: E402
 
 
 SEED_STRIDE = 1_000_003  # group g of --seed S plays game seed S * SEED_STRIDE + g
@@ -108,7 +108,7 @@ def main() -> None:
     parser.add_argument("agents", nargs=3, metavar="AGENT", help="three agent specs (agents.make_agent names)")
     parser.add_argument("--groups", type=int, default=200, metavar="N",
                         help="duplicate groups, one game seed each (default 200)")
-    parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
+    parser.add_argument("--seed", type=SEED, default=0, metavar="S",
                         help=f"group j plays game seed S*{SEED_STRIDE}+j; also seeds the agents' randomness (default 0)")
     parser.add_argument("--batch-groups", type=int, default=200, metavar="N",
                         help="groups played in one batch (default 200)")

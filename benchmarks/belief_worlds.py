@@ -28,12 +28,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's package
 
 from sergeant_major_env import engine  # noqa: E402
+from sergeant_major_env.arguments import SEED  # noqa: E402
 from sergeant_major_env.agents import make_agent  # noqa: E402
 from sergeant_major_env.agents.pimc import choices  # noqa: E402
 from sergeant_major_env.cards import NUM_ACTIONS, bits_to_bool, count  # noqa: E402
 from sergeant_major_env.policies import decide  # noqa: E402
 from sergeant_major_env.rules import Rules  # noqa: E402
-from sergeant_major_env.seeding import check_seed_span, seed_argument  # noqa: E402
+from sergeant_major_env.seeding import check_seed_span  # noqa: E402
 from sergeant_major_env.training.belief import positions  # noqa: E402
 from sergeant_major_env.worlds import sample_worlds  # noqa: E402
 
@@ -46,7 +47,7 @@ def main(argv=None) -> None:
     parser.add_argument("--num-deals", type=int, default=3, metavar="D", help="deals a game, 1 to 18 (default 3)")
     parser.add_argument("--worlds", type=int, default=48, metavar="W",
                         help="worlds drawn at each position and power (default 48)")
-    parser.add_argument("--seed", type=seed_argument, default=7_000_000, metavar="S",
+    parser.add_argument("--seed", type=SEED, default=7_000_000, metavar="S",
                         help="game g plays seed S+g (default 7000000, apart from the belief's and evaluations' deals)")
     parser.add_argument("--powers", default="0,0.25,0.5,0.75,1", metavar="P,P,...",
                         help="belief powers, numbers >= 0 separated by commas (default 0,0.25,0.5,0.75,1)")

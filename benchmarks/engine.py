@@ -48,9 +48,8 @@ from sergeant_major_env import Rules, engine, jit  # noqa: E402
 from sergeant_major_env.cards import bits_to_bool, random_member  # noqa: E402
 from sergeant_major_env.observation import OBSERVATION_SIZE, observe  # noqa: E402
 from sergeant_major_env.one_game import OneGame  # noqa: E402
-from sergeant_major_env.arguments import add_rule_options  # noqa: E402
-from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402
-from sergeant_major_env.limits import seconds_argument  # noqa: E402
+from sergeant_major_env.arguments import SECONDS, SEED, add_rule_options  # noqa: E402
+from sergeant_major_env.seeding import check_seed  # noqa: E402
 from gym_vector import load_average  # noqa: E402
 
 
@@ -121,11 +120,11 @@ def decisions_per_game(rules: Rules, games: int = 256) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batch", type=int, default=4096, metavar="B", help="games advanced together (default 4096)")
-    parser.add_argument("--seconds", type=seconds_argument, default=3.0, metavar="S",
+    parser.add_argument("--seconds", type=SECONDS, default=3.0, metavar="S",
                         help="length of one timed run, 0.01 to 3600 (default 3)")
     parser.add_argument("--repeats", type=int, default=5, metavar="N",
                         help="timed runs; the median is reported (default 5)")
-    parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
+    parser.add_argument("--seed", type=SEED, default=0, metavar="S",
                         help="seed of the games and the random actions (default 0)")
     add_rule_options(parser)
     parser.add_argument("--engine-only", action="store_true",

@@ -21,6 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from sergeant_major_env.arguments import SEED  # noqa: E402
 from sergeant_major_env.agents.heuristic import NUM_MODE_FEATURES, HeuristicAgent, _mode_features, exchange_gain  # noqa: E402
 from sergeant_major_env.agents.view import View, card_bools  # noqa: E402
 from sergeant_major_env import Rules, engine  # noqa: E402
@@ -28,7 +29,7 @@ from sergeant_major_env.cards import bits_to_bool  # noqa: E402
 from sergeant_major_env.files import atomic_write, check_writable  # noqa: E402
 from sergeant_major_env.limits import check_fits  # noqa: E402
 from sergeant_major_env.observation import observe  # noqa: E402
-from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402
+from sergeant_major_env.seeding import check_seed  # noqa: E402
 
 
 BYTES_PER_GAME = 6_000
@@ -85,7 +86,7 @@ def fit(feats: np.ndarray, modes: np.ndarray, points: np.ndarray, ridge: float =
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", type=int, default=6000, metavar="N", help="self-play games (default 6000)")
-    parser.add_argument("--seed", type=seed_argument, default=1, metavar="S",
+    parser.add_argument("--seed", type=SEED, default=1, metavar="S",
                         help="game i plays seed S*10000000+i; also seeds the random mode choices (default 1)")
     parser.add_argument("--batch", type=int, default=1500, metavar="B", help="games played together (default 1500)")
     parser.add_argument("--out", metavar="FILE.npz",

@@ -31,8 +31,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
-from sergeant_major_env.limits import count_argument  # noqa: E402
-from sergeant_major_env.seeding import seed_argument  # noqa: E402
+from sergeant_major_env.arguments import COUNT, SEED  # noqa: E402
 
 MAX_SAMPLES = 1_000_000
 """The most bootstrap resamples (drawn a few thousand at a time; their shares are kept)."""
@@ -86,9 +85,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--base", required=True, help="the agent the gap starts from (default: none, required)")
     parser.add_argument("--bound", required=True,
                         help="the agent the gap ends at, e.g. BASE:cheat (default: none, required)")
-    parser.add_argument("--samples", type=count_argument, default=10_000,
+    parser.add_argument("--samples", type=COUNT, default=10_000,
                         help=f"bootstrap resamples, at most {MAX_SAMPLES:,} (default: 10000)")
-    parser.add_argument("--seed", type=seed_argument, default=0, help="the bootstrap's seed (default: 0)")
+    parser.add_argument("--seed", type=SEED, default=0, help="the bootstrap's seed (default: 0)")
     options = parser.parse_args(argv)
     if options.samples > MAX_SAMPLES:
         parser.error(f"--samples: at most {MAX_SAMPLES:,}, got {options.samples:,}")

@@ -31,10 +31,11 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from sergeant_major_env import RandomPolicy, Rules  # noqa: E402
+from sergeant_major_env.arguments import SECONDS, SEED  # noqa: E402
 from sergeant_major_env.files import check_writable, write_json  # noqa: E402
 from sergeant_major_env.learner_games import BYTES_PER_ENV  # noqa: E402
-from sergeant_major_env.limits import check_fits, seconds_argument  # noqa: E402
-from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402
+from sergeant_major_env.limits import check_fits  # noqa: E402
+from sergeant_major_env.seeding import check_seed  # noqa: E402
 
 TARGET_RATIO = 10.0
 MODES = ("vector_entry_point", "sync")
@@ -91,7 +92,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=f"Target: at N=256 the vector entry point >= {TARGET_RATIO:g}x the sync mode.")
-    parser.add_argument("--seconds", type=seconds_argument, default=1.0, metavar="S",
+    parser.add_argument("--seconds", type=SECONDS, default=1.0, metavar="S",
                         help="length of each timed run, 0.01 to 3600 (default 1)")
     parser.add_argument("--repeats", type=int, default=2, metavar="N",
                         help="runs per case; the median is reported (default 2)")
@@ -99,7 +100,7 @@ def main(argv=None) -> int:
                         help="num_envs values, comma separated; each is measured in both modes (default 256)")
     parser.add_argument("--num-deals", type=int, default=18, metavar="D",
                         help="deals per game, 1 to 18 (default 18, the full game)")
-    parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
+    parser.add_argument("--seed", type=SEED, default=0, metavar="S",
                         help="seed of the games and the random actions (default 0)")
     parser.add_argument("--json", nargs="?", const="-", metavar="PATH",
                         help="write the results as JSON to PATH, or to stdout without PATH (default: no JSON)")

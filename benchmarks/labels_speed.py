@@ -33,8 +33,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
-from sergeant_major_env.limits import count_argument  # noqa: E402
-from sergeant_major_env.seeding import seed_argument  # noqa: E402
+from sergeant_major_env.arguments import COUNT, SEED  # noqa: E402
 from sergeant_major_env.training.distill import LabelPlan, build_agents  # noqa: E402
 
 RATE = re.compile(r"made ([\d,]+) labels in \d+ shards in \d+ s \(([\d.]+) labels/s")
@@ -83,12 +82,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--teacher", default="pimc:rollout=learned-ppo",
                         help="the search whose values are the labels (default: pimc:rollout=learned-ppo)")
     parser.add_argument("--player", default="learned-ppo", help="who plays the labels' games (default: learned-ppo)")
-    parser.add_argument("--games", type=count_argument, default=20, metavar="G",
+    parser.add_argument("--games", type=COUNT, default=20, metavar="G",
                         help="18-deal games, in one shard (default: 20)")
-    parser.add_argument("--seed", type=seed_argument, default=5_000_000, help="the first game's seed (default: 5000000)")
+    parser.add_argument("--seed", type=SEED, default=5_000_000, help="the first game's seed (default: 5000000)")
     parser.add_argument("--against", type=Path, metavar="TREE",
                         help="a checkout of another version, timed alternately (default: none)")
-    parser.add_argument("--repeat", type=count_argument, default=1, metavar="K",
+    parser.add_argument("--repeat", type=COUNT, default=1, metavar="K",
                         help="timed runs of each checkout (default: 1)")
     options = parser.parse_args(argv)
     if options.against is not None and not (options.against / "sergeant_major_env" / "__main__.py").is_file():

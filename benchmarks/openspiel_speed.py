@@ -47,10 +47,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the other benchmarks
 
 from sergeant_major_env import Rules, engine, env  # noqa: E402
 from sergeant_major_env.cards import NUM_ACTIONS, bits_to_bool  # noqa: E402
-from sergeant_major_env.limits import seconds_argument  # noqa: E402
 from sergeant_major_env.policies import decide  # noqa: E402
-from sergeant_major_env.arguments import add_rule_options  # noqa: E402
-from sergeant_major_env.seeding import seed_argument  # noqa: E402
+from sergeant_major_env.arguments import SECONDS, SEED, add_rule_options  # noqa: E402
 from aec import run_aec  # noqa: E402  (the AEC side measured exactly as benchmarks/aec.py measures it)
 
 ASKED = {"play": None, "observation": "observation_tensor", "information": "information_state_tensor"}
@@ -114,11 +112,11 @@ def ms_per_decision(spec: str, states: list[engine.State], seed: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=seconds_argument, default=2.0, metavar="S",
+    parser.add_argument("--seconds", type=SECONDS, default=2.0, metavar="S",
                         help="length of one timed run (default 2)")
     parser.add_argument("--repeats", type=int, default=3, metavar="N",
                         help="timed runs per variant; the median is reported (default 3)")
-    parser.add_argument("--seed", type=seed_argument, default=0, metavar="S", help="seed (default 0)")
+    parser.add_argument("--seed", type=SEED, default=0, metavar="S", help="seed (default 0)")
     add_rule_options(parser, default_help="the rule book's; with --agents num_deals=1")
     parser.add_argument("--agents", default="", metavar="A,B",
                         help="time these agents' decisions instead of random play (comma-separated specs) (default: none: random play)")

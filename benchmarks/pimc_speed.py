@@ -38,6 +38,7 @@ import numpy as np
 CODE_ROOT = os.environ.get("PIMC_SPEED_CODE_ROOT") or str(Path(__file__).resolve().parents[1])
 sys.path.insert(0, CODE_ROOT)
 
+from sergeant_major_env.arguments import SEED  # noqa: E402
 from sergeant_major_env.agents import make_agent  # noqa: E402
 from sergeant_major_env import Rules, engine  # noqa: E402
 from sergeant_major_env.agents.pimc import distinct_cards  # noqa: E402
@@ -49,7 +50,7 @@ try:  # TablePlan since issue 31; --against may run this script with an older tr
 except ImportError:
     TablePlan = None
 from sergeant_major_env.policies import searches_state  # noqa: E402
-from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402
+from sergeant_major_env.seeding import check_seed  # noqa: E402
 
 
 class Timed:
@@ -86,7 +87,7 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=3, metavar="N", help="games played (default 3)")
     parser.add_argument("--num-deals", type=int, default=18, metavar="D",
                         help="deals per game, 1 to 18 (default 18, the full game)")
-    parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
+    parser.add_argument("--seed", type=SEED, default=0, metavar="S",
                         help="game g plays seed S+g; also seeds the agents' randomness (default 0)")
     parser.add_argument("--together", action="store_true",
                         help="play the games as one batch (default: off, one game at a time)")

@@ -27,7 +27,7 @@ from sergeant_major_env.agents import make_agent  # noqa: E402
 from sergeant_major_env.agents.pimc import PIMCAgent  # noqa: E402
 from sergeant_major_env.evaluation import TablePlan, play_tables  # noqa: E402
 from sergeant_major_env.processes import available_cpus  # noqa: E402
-from sergeant_major_env.seeding import seed_argument  # noqa: E402
+from sergeant_major_env.arguments import SEED  # noqa: E402
 
 
 class ReferencePIMC(PIMCAgent):
@@ -43,7 +43,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--games", type=int, default=600, help="games (whole duplicate groups of 6)")
-    parser.add_argument("--seed", type=seed_argument, default=0, help="group j plays engine seed S+j")
+    parser.add_argument("--seed", type=SEED, default=0, help="group j plays engine seed S+j")
     parser.add_argument("--third", default="heuristic", help="the third agent at the table")
     parser.add_argument("--workers", type=int, default=available_cpus(), help="processes")
     args = parser.parse_args()

@@ -38,9 +38,10 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from sergeant_major_env import RandomPolicy, Rules, jit  # noqa: E402
+from sergeant_major_env.arguments import SECONDS, SEED  # noqa: E402
 from sergeant_major_env.files import check_writable, write_json  # noqa: E402
-from sergeant_major_env.limits import check_fits, seconds_argument  # noqa: E402
-from sergeant_major_env.seeding import check_seed, seed_argument  # noqa: E402
+from sergeant_major_env.limits import check_fits  # noqa: E402
+from sergeant_major_env.seeding import check_seed  # noqa: E402
 from sergeant_major_env.single_seat import SergeantMajorEnv  # noqa: E402
 from sergeant_major_env.vec_env import BYTES_PER_ENV  # noqa: E402
 
@@ -183,7 +184,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="Target: N=1024 >= 200,000 learner decisions/s and >= 20x DummyVecEnv.")
-    parser.add_argument("--seconds", type=seconds_argument, default=2.0, metavar="S",
+    parser.add_argument("--seconds", type=SECONDS, default=2.0, metavar="S",
                         help="length of each timed run, 0.01 to 3600 (default 2)")
     parser.add_argument("--repeats", type=int, default=5, metavar="N",
                         help="runs per case; the median is reported (default 5)")
@@ -193,7 +194,7 @@ def main(argv=None) -> int:
                         help="games in the DummyVecEnv baseline (default 8)")
     parser.add_argument("--num-deals", type=int, default=18, metavar="D",
                         help="deals per game, 1 to 18 (default 18, the full game)")
-    parser.add_argument("--seed", type=seed_argument, default=0, metavar="S",
+    parser.add_argument("--seed", type=SEED, default=0, metavar="S",
                         help="seed of the games and the random actions (default 0)")
     parser.add_argument("--opponents", choices=("random", "heuristic"), default="random",
                         help="the opponents' agent (default random)")

@@ -98,17 +98,18 @@ class Integer(Check):
 
 
 class Number(Check):
-    """A finite number in [low, high] (`low_open`: above low)."""
+    """A finite number in [low, high] (`low_open`: above low); `what` names it in the refusal
+    (`"a number of seconds"`)."""
 
     convert = float
 
-    def __init__(self, low: float, high: float = math.inf, low_open: bool = False) -> None:
+    def __init__(self, low: float, high: float = math.inf, low_open: bool = False, what: str = "a number") -> None:
         self.low, self.high, self.low_open = low, high, low_open
         if high == math.inf:
-            self.allowed = f"a number above {low:g}" if low_open else f"a number, {low:g} or more"
+            self.allowed = f"{what} above {low:g}" if low_open else f"{what}, {low:g} or more"
         else:
-            self.allowed = (f"a number above {low:g} and at most {high:g}" if low_open
-                            else f"a number from {low:g} to {high:g}")
+            self.allowed = (f"{what} above {low:g} and at most {high:g}" if low_open
+                            else f"{what} from {low:g} to {high:g}")
 
     def check(self, value: Any) -> float:
         if not is_number(value) or not math.isfinite(value) \
@@ -284,6 +285,11 @@ REAL = Plain(float)
 RULE_OPTIONS = RuleOptions()
 """The check of every `--option`."""
 FLAG = Flag()
+COUNT = Integer(1)
+"""The check of a benchmark's counts (games, rounds, resamples): 1 or more, refused as `--games` is."""
+SECONDS = Number(0.01, 3600.0, what="a number of seconds")
+"""The check of a benchmark's `--seconds` (one timed run): from 0.01 to 3600 (NaN, infinity and
+1e-9 are usage errors)."""
 WORKERS_HELP = "processes on this machine (the results are the same for any W; 1: this process only)"
 NO_PROGRESS_HELP = "no progress bar"
 

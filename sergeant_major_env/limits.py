@@ -13,12 +13,11 @@ evaluate: 600,000,000,000 games would need about 27,940.7 GiB of memory; this ma
 
 Sizes that no machine needs (a policy file with 100,000 layers, a 100 KB player name) have
 fixed maxima where they are read, documented there; `shorten` keeps any value a
-message echoes short. `seconds_argument` is the benchmarks' `--seconds` type.
+message echoes short.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import numbers
 import os
@@ -32,9 +31,6 @@ ECHO_CHARS = 60
 ALWAYS_FITS = 16 * 2**20
 """Sizes up to this many bytes are taken without asking the system (reading /proc/meminfo
 costs 30 us, an engine game's reset 250 us): every machine this runs on has that much."""
-
-MIN_SECONDS, MAX_SECONDS = 0.01, 3600.0
-"""The range of a benchmark's `--seconds` (one timed run)."""
 
 RUN_RECORD_BYTES, RUN_RECORD_DEPTH = 1_000_000, 32
 """Largest and deepest run.json (a train run's record, a few kB, nested 4 deep) read: by
@@ -138,28 +134,3 @@ def cut_middle(text: str, limit: int) -> str:
         return text
     tail = (limit - 3) // 2
     return f"{text[:limit - 3 - tail]}...{text[len(text) - tail:]}"
-
-
-def count_argument(text: str) -> int:
-    """An `argparse` `type=` for a benchmark's counts (games, rounds, resamples): an integer
-    of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer of at least 1, got {shorten(text)}")
-    return value
-
-
-def seconds_argument(text: str) -> float:
-    """An `argparse` `type=` for a benchmark's `--seconds`: a finite number of seconds from
-    `MIN_SECONDS` to `MAX_SECONDS` (NaN, infinity and 1e-9 are usage errors)."""
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = math.nan
-    if not MIN_SECONDS <= seconds <= MAX_SECONDS:  # False for NaN too
-        raise argparse.ArgumentTypeError(f"must be a number of seconds from {MIN_SECONDS:g} to {MAX_SECONDS:g}, "
-                                         f"got {shorten(text)}")
-    return seconds

@@ -9,7 +9,6 @@ what is allowed, before any state is changed.
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 from .limits import is_integer
@@ -23,14 +22,6 @@ def check_seed(seed: Any, what: str = "seed") -> int:
     if not is_integer(seed) or not 0 <= int(seed) <= MAX_SEED:
         raise ValueError(f"{what} must be {SEED_RULE}, got {seed!r}")
     return int(seed)
-
-
-def seed_argument(text: str) -> int:
-    """An `argparse` `type=` for seed options: the same rule, as a usage error."""
-    try:
-        return check_seed(int(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be {SEED_RULE}, got {text!r}") from None
 
 
 def check_seed_span(seed: Any, count: int, unit: str = "games", rule: str = "game i plays seed + i") -> int:

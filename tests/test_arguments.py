@@ -182,3 +182,22 @@ def test_help_and_usage_errors_need_no_torch():
             "print('torch' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip().splitlines()[-1] == "False", done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("text", ["nan", "inf", "-inf", "1e-9", "0", "-1", "3600.5", "x", ""])
+def test_seconds_refuses_what_no_timed_run_can_be(text):
+    with pytest.raises(argparse.ArgumentTypeError, match="must be a number of seconds from 0.01 to 3600"):
+        arguments.SECONDS(text)
+
+
+def test_seconds_takes_the_range():
+    assert [arguments.SECONDS(t) for t in ("0.01", "2", "3600")] == [0.01, 2.0, 3600.0]
+
+
+def test_benchmark_counts_and_seeds_are_refused_as_the_commands_refuse_them():
+    """A benchmark's `--games`/`--seed` (plain argparse) take the commands' checks, `COUNT` and `SEED`."""
+    with pytest.raises(argparse.ArgumentTypeError, match=r"must be an integer, 1 or more, got '0'"):
+        arguments.COUNT("0")
+    with pytest.raises(argparse.ArgumentTypeError, match=r"must be an integer from 0 to 2\*\*63 - 1 .*, got '-1'"):
+        arguments.SEED("-1")
+    assert arguments.COUNT("3") == 3 and arguments.SEED("7") == 7

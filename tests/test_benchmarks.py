@@ -96,7 +96,7 @@ def test_benchmarks_take_rule_options_like_the_other_clis(script, argv):
     ("gym_vector.py", ["--json", "nosuchfolder/results.json"], "folder 'nosuchfolder' does not exist"),
     ("labels_speed.py", ["--teacher", "heuristic"], "the teacher must be a pimc search bot"),
     ("labels_speed.py", ["--player", "nosuchagent"], "unknown agent 'nosuchagent'"),
-    ("labels_speed.py", ["--games", "0"], "--games: must be an integer of at least 1, got '0'"),
+    ("labels_speed.py", ["--games", "0"], "--games: must be an integer, 1 or more, got '0'"),
     ("labels_speed.py", ["--against", "nosuchfolder"], "--against: nosuchfolder is not a checkout"),
     ("gap_share.py", ["nosuchfile", "--agent", "a", "--base", "b", "--bound", "c"], "nosuchfile is not a file"),
     ("gap_share.py", ["README.md", "--agent", "a", "--base", "a", "--bound", "c"], "must be three different agents"),
@@ -112,7 +112,7 @@ def test_benchmark_bad_arguments_are_one_line_before_any_work(script, argv, mess
 # ---------------------------------------------------------------- sizes and times (issue 20, items 7 and 8)
 
 TIMED = ("aec.py", "agents_speed.py", "engine.py", "vec_env.py", "gym_vector.py", "openspiel_speed.py")
-"""The benchmarks with a --seconds option: one shared type, sergeant_major_env.limits.seconds_argument."""
+"""The benchmarks with a --seconds option: one shared check, sergeant_major_env.arguments.SECONDS."""
 
 
 def run_benchmark(script: str, argv: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
