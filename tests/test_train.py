@@ -459,9 +459,9 @@ def test_the_learner_runs_on_update_threads_its_evaluations_on_one(tmp_path, mon
         monkeypatch.setattr(callbacks.TrainingCallback, hook,
                             lambda self, original=original, hook=hook: (
                                 original(self), seen.append((hook, torch.get_num_threads(), Distribution._validate_args))))
-    evaluate = callbacks.evaluate
-    monkeypatch.setattr(callbacks, "evaluate", lambda *args: (
-        seen.append(("evaluate", torch.get_num_threads(), Distribution._validate_args)), evaluate(*args))[1])
+    play_tables = callbacks.play_learner_tables
+    monkeypatch.setattr(callbacks, "play_learner_tables", lambda *args: (
+        seen.append(("evaluate", torch.get_num_threads(), Distribution._validate_args)), play_tables(*args))[1])
     train.train([*TINY, "--total-timesteps", "256", "--update-threads", "3", "--out", str(tmp_path / "run")])
     assert ("_on_rollout_start", 3, False) in seen and ("_on_rollout_end", 3, False) in seen
     evaluations = [threads for hook, threads, _ in seen if hook == "evaluate"]

@@ -136,7 +136,7 @@ from pathlib import Path
 
 import sergeant_major_env.agents as agents
 from sergeant_major_env import files
-from sergeant_major_env.training import eval_tables, imitation, run_folder
+from sergeant_major_env.training import imitation, learning_curve, run_folder
 from sergeant_major_env.training.config import TrainConfig
 
 from . import train_options as options
@@ -165,7 +165,7 @@ PROG = "sergeant-major train"
 # Plan), and in the training package config.py (every option, typed and checked: TrainConfig),
 # learner.py (a new MaskablePPO or the resumed checkpoint), league.py (snapshots, opponent
 # pool, curriculum), imitation.py (the warm start), callbacks.py (everything periodic while PPO
-# learns), eval_tables.py (duplicate tables, the learning curve), export.py (run.json, model
+# learns), learning_curve.py (the evaluation tables, the learning curve), export.py (run.json, model
 # files, summary.json), run_folder.py (the folder, checkpoints), stopping.py (SIGINT, SIGTERM).
 
 
@@ -249,8 +249,8 @@ def train(argv=None, continue_command: str | None = None) -> dict:
             final = None if stop.requested else callback.evaluate(  # the saved policy, as evaluate plays it
                 model.num_timesteps, agent=agents.make_agent(f"ppo:{out}"), games=config.final_eval_games,
                 final=True)
-            eval_tables.plot_curve(history, out / "learning_curve.png", curve_title(config, imitated),
-                                   config.eval_tables)
+            learning_curve.plot_curve(history, out / "learning_curve.png", curve_title(config, imitated),
+                                      config.eval_tables)
             summary = export.run_summary(plan, out, model, stop=stop, clock=clock,
                                          eval_seconds=callback.eval_seconds, resumed_from=resumed_from,
                                          imitation=imitated, final=final, history=history, league=league.names,
@@ -406,7 +406,7 @@ def report(out, summary: dict, final: dict | None, stop: StopSignals, continue_c
     signal, how to resume (then exit 128+N)."""
     for opponent, r in (final or {}).items():
         print(f"final ({r['games']} games, duplicate): ppo vs {opponent},{opponent}: {r['mean_points']:+.2f} "
-              f"points/game, 95% CI {eval_tables.ci_text(r['ci95'])}, win rate {r['win_rate']:.1%}")
+              f"points/game, 95% CI {learning_curve.ci_text(r['ci95'])}, win rate {r['win_rate']:.1%}")
     print(f"wall time {summary['wall_time_s']:.1f} s; wrote {out}/policy.safetensors, policy.json, model.zip, "
           f"summary.json, learning_curve.png", flush=True)
     if stop.requested:

@@ -11,7 +11,7 @@
   raw-engine games, and behaviour cloning of the policy (and value) on them;
 * `sergeant_major_env.training.callbacks`: everything periodic while PPO learns (snapshots, pool weights,
   evaluations, checkpoints, per-opponent returns, the stop request);
-* `sergeant_major_env.training.eval_tables`: duplicate-deal evaluation tables and the learning curve;
+* `sergeant_major_env.training.learning_curve`: the learner's duplicate-deal evaluation tables and the learning curve;
 * `sergeant_major_env.training.export`: run.json, the model files (model.zip, policy.safetensors +
   policy.json) and summary.json;
 * `sergeant_major_env.training.run_folder`: run folders (a new one per run, never mixed with an old one;
@@ -21,7 +21,7 @@
 * `sergeant_major_env.training.ship`: ship a trained policy as the package's `learned` agent
   (its command line: `sergeant_major_env.cli.ship`).
 
-`config`, `run_folder`, `stopping`, `imitation` and `eval_tables` import neither torch
+`config`, `run_folder`, `stopping`, `imitation` and `learning_curve` import neither torch
 nor SB3 at import time, so train.py's `--help` and usage errors work without the `train`
 extra; `learner`, `league`, `callbacks` and `export` need it, and train.py imports them
 only where it checks that the extra is there.

@@ -24,7 +24,7 @@ from sergeant_major_env import files
 from sergeant_major_env.progress import progress_bar
 
 from . import run_folder
-from .eval_tables import ci_text, evaluate
+from .learning_curve import ci_text, play_learner_tables
 from .league import League, pool_weights
 from .stopping import StopSignals, TrainingStopped
 
@@ -102,8 +102,8 @@ class TrainingCallback(BaseCallback):
         learner = agent if agent is not None else PPOAgent.from_sb3(self.model, "learner")
         try:
             with self.stop.abandonable(), self.threads.evaluating():
-                result = evaluate(learner, games or self.config.eval_games, self.config.eval_seed, self.config.rules,
-                                  self.config.eval_tables)
+                result = play_learner_tables(learner, games or self.config.eval_games, self.config.eval_seed,
+                                             self.config.rules, self.config.eval_tables)
         except TrainingStopped:
             self.eval_seconds += time.perf_counter() - start
             return None

@@ -1,6 +1,7 @@
-"""train.py's evaluations: duplicate-deal tables against fixed opponents, and the learning curve.
+"""`sergeant-major train`'s learning curve: the learner's duplicate-deal tables against fixed
+opponents at every evaluation, and the curve drawn from them.
 
-`evaluate` plays the learner at the tables "learner, X, X" (X: each of `--eval-opponents`,
+`play_learner_tables` plays the learner at the tables "learner, X, X" (X: each of `--eval-opponents`,
 random and heuristic by default) on the same deals each time
 ([`sergeant_major_env.evaluation.play_tables`][], duplicate: each deal at every seating), so
 that two evaluations differ by the learner only; each table's `group_means` (the learner's
@@ -19,7 +20,7 @@ import sergeant_major_env.agents as agents
 from sergeant_major_env import files
 from sergeant_major_env.evaluation import TablePlan, play_tables
 
-def evaluate(learner, games: int, seed: int, rules, tables) -> dict:
+def play_learner_tables(learner, games: int, seed: int, rules, tables) -> dict:
     """Duplicate-deal tables "learner, X, X" for each X of `tables` (agents.make_agent names:
     the run's `--eval-opponents`): the learner's points with 95% CIs."""
     out = {}
