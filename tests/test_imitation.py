@@ -107,7 +107,7 @@ def _imitation_setup(**changes):
     from sb3_contrib import MaskablePPO
 
     from sergeant_major_env import SergeantMajorVecEnv
-    from sergeant_major_env.training.config import TrainConfig
+    from sergeant_major_env.training.train_config import TrainConfig
 
     args = TrainConfig(imitate="greedy", seed=4, num_envs=16, n_steps=16, option=("num_deals=1",), gamma=0.99,
                        reward_scale=1.0, imitate_lr=1e-3, imitate_steps=1024, imitate_epochs=2, imitate_round=512,

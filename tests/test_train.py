@@ -31,7 +31,7 @@ from sergeant_major_env.policies import RandomPolicy  # noqa: E402
 from sergeant_major_env.agents import make_agent  # noqa: E402
 from sergeant_major_env.agents.torch_setup import MKL_CBWR  # noqa: E402
 from sergeant_major_env.training import run_folder  # noqa: E402
-from sergeant_major_env.training.config import parse_pool  # noqa: E402
+from sergeant_major_env.training.train_config import parse_pool  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -447,7 +447,7 @@ def test_the_learner_runs_on_update_threads_its_evaluations_on_one(tmp_path, mon
     from sergeant_major_env.agents import torch_setup
     from sergeant_major_env.cli.train_options import OPTIONS_BEFORE_THEY_EXISTED
     from sergeant_major_env.training import callbacks
-    from sergeant_major_env.training.config import TrainConfig
+    from sergeant_major_env.training.train_config import TrainConfig
 
     assert TrainConfig().update_threads == 2
     assert TrainConfig.from_stored({}, {}, "run.json", before=OPTIONS_BEFORE_THEY_EXISTED).update_threads == 1
@@ -479,7 +479,7 @@ def test_the_learner_runs_on_update_threads_its_evaluations_on_one(tmp_path, mon
 
 def test_a_run_json_option_given_again_with_its_own_value_is_accepted():
     """The command line and run.json give the same typed values (a list in JSON is the tuple the parser makes)."""
-    from sergeant_major_env.training.config import TrainConfig
+    from sergeant_major_env.training.train_config import TrainConfig
 
     stored = TrainConfig.from_stored({"net_arch": [64, 64], "gamma": 1, "activation": "tanh"}, {"num_deals": 2},
                                      "run.json")
@@ -494,26 +494,26 @@ def test_a_run_json_option_given_again_with_its_own_value_is_accepted():
 def test_the_parser_is_built_from_the_config_every_option_with_its_default(tmp_path, monkeypatch, capsys):
     import dataclasses
 
-    from sergeant_major_env.training import config
+    from sergeant_major_env.training import train_config
 
     monkeypatch.chdir(tmp_path)
-    assert train.parse_args([]).config == config.TrainConfig()  # the parser's defaults are the config's
+    assert train.parse_args([]).config == train_config.TrainConfig()  # the parser's defaults are the config's
     with pytest.raises(SystemExit):
         train.parse_args(["--help"])
     text = " ".join(capsys.readouterr().out.split())
-    helps = config.field_help()
-    for field in dataclasses.fields(config.TrainConfig):
-        assert config.flag_of(field.name) in text and helps[field.name], field.name
+    helps = train_config.field_help()
+    for field in dataclasses.fields(train_config.TrainConfig):
+        assert train_config.flag_of(field.name) in text and helps[field.name], field.name
         if field.metadata["kind"] in ("value", "list") and field.default not in (None, ()):
             shown = ",".join(map(str, field.default)) if isinstance(field.default, tuple) else str(field.default)
             assert f"default {shown}" in text, field.name
-    assert len(dataclasses.fields(config.TrainConfig)) == 45
+    assert len(dataclasses.fields(train_config.TrainConfig)) == 45
     with pytest.raises(dataclasses.FrozenInstanceError):
-        config.TrainConfig().seed = 1
+        train_config.TrainConfig().seed = 1
 
 
 def test_a_run_beyond_this_machines_memory_is_refused_naming_the_option():
-    from sergeant_major_env.training.config import ConfigError, TrainConfig, check_memory, memory_needed
+    from sergeant_major_env.training.train_config import ConfigError, TrainConfig, check_memory, memory_needed
 
     config = TrainConfig()
     check_memory(config, available=memory_needed(config))  # just fits
@@ -637,7 +637,7 @@ def test_opponents_refuses_a_pool_whose_meaning_is_unclear_in_one_line(text, pro
     never plays) and an empty member were accepted. Each is one line naming the problem and
     what --opponents takes (an agent with options: its weight after them); a lone opponent's
     weight is documented as its share (all games)."""
-    from sergeant_major_env.training.config import POOL_FORM
+    from sergeant_major_env.training.train_config import POOL_FORM
 
     monkeypatch.chdir(tmp_path)
     code, line = _fails([*TINY, "--total-timesteps", "256", "--opponents", text], capsys)

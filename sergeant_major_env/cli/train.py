@@ -88,7 +88,7 @@ generators' states are not checkpointed: the resumed env starts new games from s
 --seed + timesteps done, and the rollout boundary restarts).
 
 Options: every option is a field of one typed, frozen config
-(sergeant_major_env.training.config.TrainConfig) from which this parser is built; the config
+(sergeant_major_env.training.train_config.TrainConfig) from which this parser is built; the config
 checks every value when it is made (ranges, the network's size, the memory the run holds at
 once against this machine's, the derived seeds). A run name (--name) is 1 to 100 letters,
 digits, '.', '_' or '-'. The human agent cannot train nor be imitated (it needs a person at
@@ -137,7 +137,7 @@ from pathlib import Path
 import sergeant_major_env.agents as agents
 from sergeant_major_env import files
 from sergeant_major_env.training import imitation, learning_curve, run_folder
-from sergeant_major_env.training.config import TrainConfig
+from sergeant_major_env.training.train_config import TrainConfig
 
 from . import train_options as options
 from .train_options import Plan
@@ -162,7 +162,7 @@ except ImportError as missing:
 PROG = "sergeant-major train"
 
 # The pieces main uses: cli/train_options.py (the command line and --resume's run read into a
-# Plan), and in the training package config.py (every option, typed and checked: TrainConfig),
+# Plan), and in the training package train_config.py (every option, typed and checked: TrainConfig),
 # learner.py (a new MaskablePPO or the resumed checkpoint), league.py (snapshots, opponent
 # pool, curriculum), imitation.py (the warm start), callbacks.py (everything periodic while PPO
 # learns), learning_curve.py (the evaluation tables, the learning curve), export.py (run.json, model

@@ -31,7 +31,7 @@ from sergeant_major_env.observation import VERSION as OBSERVATION_VERSION
 from sergeant_major_env.rules import Rules
 
 from sergeant_major_env.training import run_folder
-from sergeant_major_env.training.config import LayerSizes, TrainConfig, flag_of, rule_text, run_option_names
+from sergeant_major_env.training.train_config import LayerSizes, TrainConfig, flag_of, rule_text, run_option_names
 
 from .. import arguments
 from ..arguments import OneLineParser

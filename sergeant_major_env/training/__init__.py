@@ -1,6 +1,6 @@
 """train.py's pieces, each worth reading (and testing) on its own; train.py's `main` puts them together.
 
-* `sergeant_major_env.training.config`: every option of `sergeant-major train` as one typed, frozen
+* `sergeant_major_env.training.train_config`: every option of `sergeant-major train` as one typed, frozen
   `TrainConfig` (a docstring per field), checked when made; the
   parser is built from it (`sergeant_major_env.cli.train_options` reads the command line, with
   `--resume`, into a checked plan);

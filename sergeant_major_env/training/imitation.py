@@ -34,7 +34,7 @@ from sergeant_major_env.policies import decide
 from sergeant_major_env.progress import progress_bar
 from sergeant_major_env.rules import Rules
 
-from .config import IMITATION_SEED  # the imitation games' seeds start here (+ --seed)
+from .train_config import IMITATION_SEED  # the imitation games' seeds start here (+ --seed)
 
 
 @dataclasses.dataclass
