@@ -445,7 +445,7 @@ def test_the_learner_runs_on_update_threads_its_evaluations_on_one(tmp_path, mon
     from torch.distributions import Distribution
 
     from sergeant_major_env.agents import torch_setup
-    from sergeant_major_env.cli.train_options import OPTIONS_BEFORE_THEY_EXISTED
+    from sergeant_major_env.cli.train_plan import OPTIONS_BEFORE_THEY_EXISTED
     from sergeant_major_env.training import callbacks
     from sergeant_major_env.training.train_config import TrainConfig
 

@@ -139,8 +139,8 @@ from sergeant_major_env import files
 from sergeant_major_env.training import imitation, learning_curve, run_folder
 from sergeant_major_env.training.train_config import TrainConfig
 
-from . import train_options as options
-from .train_options import Plan
+from . import train_plan
+from .train_plan import Plan
 from sergeant_major_env.training.stopping import StopSignals
 
 TRAIN_EXTRA = 'pip install "sergeant-major-env[train]" (in a checkout of the repository: pip install -e ".[train]")'
@@ -161,7 +161,7 @@ except ImportError as missing:
 
 PROG = "sergeant-major train"
 
-# The pieces main uses: cli/train_options.py (the command line and --resume's run read into a
+# The pieces main uses: cli/train_plan.py (the command line and --resume's run read into a
 # Plan), and in the training package train_config.py (every option, typed and checked: TrainConfig),
 # learner.py (a new MaskablePPO or the resumed checkpoint), league.py (snapshots, opponent
 # pool, curriculum), imitation.py (the warm start), callbacks.py (everything periodic while PPO
@@ -171,17 +171,17 @@ PROG = "sergeant-major train"
 
 # ============================================================================ options
 
-def build_parser() -> options.OneLineParser:
+def build_parser() -> train_plan.OneLineParser:
     """Every option of `TrainConfig`, one line of help each; --help adds its default and
     the values it allows."""
-    return options.build_parser(PROG, description=__doc__.split("\n\n")[0].strip(),
-                                epilog="\n\n".join(__doc__.split("\n\n")[1:]))
+    return train_plan.build_parser(PROG, description=__doc__.split("\n\n")[0].strip(),
+                                   epilog="\n\n".join(__doc__.split("\n\n")[1:]))
 
 
 def parse_args(argv=None) -> Plan:
-    """The checked options (cli/train_options.py): every problem is one line and exit status 2,
+    """The checked options (cli/train_plan.py): every problem is one line and exit status 2,
     before anything is created; with --resume, the run's own options (run.json)."""
-    return options.parse(build_parser(), argv)
+    return train_plan.parse(build_parser(), argv)
 
 
 def usage_error(message: str):
@@ -263,7 +263,7 @@ def train(argv=None, continue_command: str | None = None) -> dict:
 def check_device(device: str) -> None:
     """A usage error unless torch can use --device here."""
     try:
-        options.check_device(device)
+        train_plan.check_device(device)
     except ValueError as error:
         usage_error(str(error))
 

@@ -2,7 +2,7 @@
 
 * `sergeant_major_env.training.train_config`: every option of `sergeant-major train` as one typed, frozen
   `TrainConfig` (a docstring per field), checked when made; the
-  parser is built from it (`sergeant_major_env.cli.train_options` reads the command line, with
+  parser is built from it (`sergeant_major_env.cli.train_plan` reads the command line, with
   `--resume`, into a checked plan);
 * `sergeant_major_env.training.learner`: a new MaskablePPO from the options, or the resumed run's checkpoint;
 * `sergeant_major_env.training.league`: the self-play league (learner snapshots as policy files, played

@@ -1,4 +1,4 @@
-"""`sergeant-major train`'s command line: parsed into a checked `TrainConfig`,
+"""`sergeant-major train`'s command line read into a `Plan`: a checked `TrainConfig`,
 with `--resume`'s run read back through the same checks, and the output folder planned.
 
 The parser is built from `TrainConfig` (one place for every option's flag,
