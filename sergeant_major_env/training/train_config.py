@@ -58,7 +58,7 @@ NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]{1,100}")
 
 # ============================================================================ checks of train's own
 
-class Agent(Text):
+class AgentName(Text):
     """An agent name (`sergeant-major agents` lists them), not `human`: training plays
     thousands of games at once, with no terminal; `none_allowed`: or `none`."""
 
@@ -247,7 +247,7 @@ class TrainConfig:
     snapshot_actions: str = opt("sample", Choice("sample", "argmax"), OPPONENTS)
     """snapshots play a sample of their masked policy, or its most likely action"""
 
-    imitate: str = opt("heuristic", Agent(none_allowed=True), IMITATION, metavar="AGENT")
+    imitate: str = opt("heuristic", AgentName(none_allowed=True), IMITATION, metavar="AGENT")
     """before PPO, copy this agent's moves and fit the value to its returns ('heuristic', ...; 'none': no warm start)"""
     imitate_steps: int = opt(1_200_000, Integer(0), IMITATION, metavar="T")
     """teacher decisions to learn from (not counted in --total-timesteps)"""
