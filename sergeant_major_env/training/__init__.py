@@ -1,4 +1,8 @@
-"""train.py's pieces, each worth reading (and testing) on its own; train.py's `main` puts them together.
+"""The work of the commands that train, apart from their command lines: `cli/X.py` is the
+command `sergeant-major X` (its parser and what it prints), `training/X.py` the work it runs.
+
+`sergeant-major train`'s pieces, each worth reading (and testing) on its own;
+`sergeant_major_env.cli.train`'s `main` puts them together:
 
 * `sergeant_major_env.training.train_config`: every option of `sergeant-major train` as one typed, frozen
   `TrainConfig` (a docstring per field), checked when made; the
@@ -17,12 +21,20 @@
 * `sergeant_major_env.training.run_folder`: run folders (a new one per run, never mixed with an old one;
   `run.json` read back; checkpoints, newest first with a fall-back past broken ones;
   atomic model saves; what a resumed run left);
-* `sergeant_major_env.training.stopping`: SIGINT / SIGTERM turned into "stop after this step and save";
-* `sergeant_major_env.training.ship`: ship a trained policy as the package's `learned` agent
-  (its command line: `sergeant_major_env.cli.ship`).
+* `sergeant_major_env.training.stopping`: SIGINT / SIGTERM turned into "stop after this step and save".
 
-`config`, `run_folder`, `stopping`, `imitation` and `learning_curve` import neither torch
-nor SB3 at import time, so train.py's `--help` and usage errors work without the `train`
-extra; `learner`, `league`, `callbacks` and `export` need it, and train.py imports them
+The other commands' work:
+
+* `sergeant_major_env.training.distill`: `sergeant-major distill labels`, `fit` and `curve` (search
+  labels, a policy fitted to them); `rounds`: `distill rounds` (search then distil, round after
+  round); `belief`: `distill belief` (the model of the hidden cards);
+* `sergeant_major_env.training.exploit`: `sergeant-major exploit` (a best response to an agent,
+  trained, chosen and measured);
+* `sergeant_major_env.training.ship`: `sergeant-major ship` (a trained policy shipped as the
+  package's `learned` agent).
+
+`train_config`, `run_folder`, `stopping`, `imitation` and `learning_curve` import neither torch
+nor SB3 at import time, so train's `--help` and usage errors work without the `train`
+extra; `learner`, `league`, `callbacks` and `export` need it, and `cli.train` imports them
 only where it checks that the extra is there.
 """
