@@ -237,7 +237,7 @@ class HeuristicAgent:
         rows; `sergeant_major_env.policies`): the same actions. The inputs of the card
         decisions and the gives are read in place, what the seat to act knows
         (`heuristic_kernels.state_actions`); the mode choices go through `act`'s path."""
-        games = contiguous(engine._game_numbers(games, state.batch_size, "HeuristicAgent.act_from_state"), np.int64)
+        games = contiguous(engine.game_numbers(games, state.batch_size, "HeuristicAgent.act_from_state"), np.int64)
         legal_mask = contiguous(legal_mask, np.bool_)
         if legal_mask.shape != (games.size, NUM_ACTIONS):
             raise ValueError(f"HeuristicAgent.act_from_state: legal_mask must have shape ({games.size}, {NUM_ACTIONS}), "

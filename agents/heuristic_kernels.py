@@ -29,9 +29,10 @@ import types
 
 import numpy as np
 
-from sergeant_major_env.cards import TRUMPS
-from sergeant_major_env.engine import (DEALER, DISCARD, DISCARDS, EXCHANGE_DONE, GIVE, GIVEN, HANDS, MODE_, PHASE, PLAY,
-                                       PLAYED, RECEIVED, TALON, TO_ACT, TRICK, _state_k)
+from sergeant_major_env.cards import ALL_CARDS, TRUMPS, count_cards_k
+from sergeant_major_env.engine import (DEALER, EXCHANGE_DONE, GIVE, MODE_, PHASE, PLAY, TO_ACT, state_arrays_k,
+                                       trick_winner_k)
+from sergeant_major_env.observation import PAIR_GIVERS, PAIR_RECEIVERS, seat_view_k
 from sergeant_major_env.jit import PARALLEL_SAFE, contiguous, kernel, prange, spread, use_threads
 
 PARALLEL_ROWS = 8192
@@ -67,15 +68,6 @@ LOG_MISS_KNOWN = np.log(np.clip(1.0 - KNOWN_MASS, 1e-6, 1.0))
 
 
 # ----------------------------------------------------------------------------- card sets
-
-@kernel(inline=True)
-def _count(x):
-    """The number of cards in the uint64 set `x`."""
-    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
-
 
 @kernel(inline=True)
 def _has(x, card):
@@ -158,26 +150,26 @@ def _pairwise_mass(ta, ga, tb, gb, both, known_mass):
 
 
 @kernel(inline=True)
-def _miss_row(i, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries):
+def miss_chances_k(i, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries):
     """Game `i`: `miss[i, f]` = P(opponent f does not hold a given unseen card of unknown
     place), clipped as the logs need it; `entries[i]`: the number of cards in `scored[i]`, those
-    whose chances `_sums_row` works out (a decision needs them at its legal cards)."""
-    n_unseen = max(np.float64(_count(unseen[i])), 1.0)
+    whose chances `suit_log_sums_k` works out (a decision needs them at its legal cards)."""
+    n_unseen = max(np.float64(count_cards_k(unseen[i])), 1.0)
     t0, g0 = _placed(unseen[i], talon[i], given[i], exchange_done[i], role[i], 0)
     t1, g1 = _placed(unseen[i], talon[i], given[i], exchange_done[i], role[i], 1)
     placed = t0 | g0 | t1 | g1
     if placed == np.uint64(0):  # the numbers of the numpy code with no mass placed (x - 0.0 is x)
         for f in range(2):
-            q = min(max((16.0 - np.float64(_count(played[i, f + 1]))) / n_unseen, 0.0), 1.0)
+            q = min(max((16.0 - np.float64(count_cards_k(played[i, f + 1]))) / n_unseen, 0.0), 1.0)
             miss[i, f] = min(max(1.0 - q, 1e-6), 1.0)
     else:
         free = max(n_unseen - _pairwise_mass(t0, g0, t1, g1, True, known_mass), 1.0)
         for f in range(2):
             t, g = (t0, g0) if f == 0 else (t1, g1)
-            held = 16.0 - np.float64(_count(played[i, f + 1]))
+            held = 16.0 - np.float64(count_cards_k(played[i, f + 1]))
             q = min(max((held - _pairwise_mass(t, g, t, g, False, known_mass)) / free, 0.0), 1.0)
             miss[i, f] = min(max(1.0 - q, 1e-6), 1.0)
-    entries[i] = _count(scored[i])
+    entries[i] = count_cards_k(scored[i])
 
 
 @kernel(ahead="game", seconds=2.5, signature=(
@@ -185,7 +177,7 @@ def _miss_row(i, scored, unseen, played, talon, given, exchange_done, role, know
         "float64[::1], float64[:, ::1], int64[::1]"))
 def _miss_serial(scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries):
     for i in range(scored.shape[0]):
-        _miss_row(i, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries)
+        miss_chances_k(i, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries)
 
 
 @kernel(ahead="threads", seconds=3, signature=(
@@ -194,7 +186,7 @@ def _miss_serial(scored, unseen, played, talon, given, exchange_done, role, know
 def _miss_chunk(start, stop, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries):
     """`_miss_serial` of the games start..stop-1 (a chunk of `jit.spread`'s threads)."""
     for i in range(start, stop):
-        _miss_row(i, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries)
+        miss_chances_k(i, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries)
 
 
 def _parallel(rows: int) -> bool:
@@ -217,17 +209,17 @@ def _run(rows: int, parallel: bool, serial_kernel, parallel_kernel, chunk_kernel
 @kernel(parallel=True)
 def _miss_parallel(scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries):
     for i in prange(scored.shape[0]):
-        _miss_row(i, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries)
+        miss_chances_k(i, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries)
 
 
 @kernel(inline=True)
 def _lowest_card(x):
     """The lowest card of the non-empty uint64 set `x`."""
-    return _count((x & (~x + np.uint64(1))) - np.uint64(1))
+    return count_cards_k((x & (~x + np.uint64(1))) - np.uint64(1))
 
 
 @kernel(inline=True)
-def _sums_row(i, scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
+def suit_log_sums_k(i, scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
               void_arg, higher_arg, lower_arg):
     """Game `i`: the arguments of the `exp` that give P(opponent f holds none of a suit)
     (`void_arg[i, f, suit]`) and, for each entry e (a card of `scored[i]`, numbered from
@@ -254,7 +246,7 @@ def _sums_row(i, scored, unseen, talon, given, exchange_done, role, log_miss, lo
 
 @kernel(inline=True)
 def _sparse_sums(i, f, live, t, g, cards, log_other, log_talon, log_given, start, void_arg, higher_arg, lower_arg):
-    """`_sums_row`'s sums for opponent `f` over the cards of `live` (the unseen ones:
+    """`suit_log_sums_k`'s sums for opponent `f` over the cards of `live` (the unseen ones:
     the logs `log_given` in `g`, `log_talon` in `t`, `log_other` else) and the
     scored `cards`, rank by rank; every other card's log is +0.0 and is skipped."""
     one, ranks = np.uint64(1), np.uint64(0x1FFF)
@@ -278,7 +270,7 @@ def _sparse_sums(i, f, live, t, g, cards, log_other, log_talon, log_given, start
                 value = log_given if (g >> card) & one else (log_talon if (t >> card) & one else log_other)
                 upto = upto + value
             if (cards >> card) & one:
-                e = start[i] + _count(cards & ((one << card) - one))
+                e = start[i] + count_cards_k(cards & ((one << card) - one))
                 higher_arg[e, f] = total - upto
                 lower_arg[e, f] = upto - value
             left &= left - one
@@ -290,7 +282,7 @@ def _sparse_sums(i, f, live, t, g, cards, log_other, log_talon, log_given, start
 def _sums_serial(scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
                  void_arg, higher_arg, lower_arg):
     for i in range(scored.shape[0]):
-        _sums_row(i, scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
+        suit_log_sums_k(i, scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
                   void_arg, higher_arg, lower_arg)
 
 
@@ -301,7 +293,7 @@ def _sums_chunk(start_row, stop_row, scored, unseen, talon, given, exchange_done
                 start, void_arg, higher_arg, lower_arg):
     """`_sums_serial` of the games start..stop-1 (a chunk of `jit.spread`'s threads)."""
     for i in range(start_row, stop_row):
-        _sums_row(i, scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
+        suit_log_sums_k(i, scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
                   void_arg, higher_arg, lower_arg)
 
 
@@ -309,7 +301,7 @@ def _sums_chunk(start_row, stop_row, scored, unseen, talon, given, exchange_done
 def _sums_parallel(scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
                    void_arg, higher_arg, lower_arg):
     for i in prange(scored.shape[0]):
-        _sums_row(i, scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
+        suit_log_sums_k(i, scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
                   void_arg, higher_arg, lower_arg)
 
 
@@ -341,21 +333,6 @@ def _danger(k_above, k_below, higher0, higher1, lower0, lower1, p):
 
 
 @kernel(inline=True)
-def _strength(card, mode, led):
-    """R16, as engine.STRENGTH[mode, led, card] (-1 for no card; mode -1 and led -1 read the
-    rows of mode 5 and suit 3, as numpy's negative indices do)."""
-    if card < 0:
-        return -1
-    trump = mode if mode >= 0 else mode + 6
-    led_suit = led if led >= 0 else led + 4
-    if card // 13 == trump:
-        return 26 + card % 13
-    if card // 13 == led_suit:
-        return 13 + card % 13
-    return 0
-
-
-@kernel(inline=True)
 def _not_beaten(f, remaining, minimum, is_trump, trump_trick, higher, lower, has_trump, void_led):
     """P(opponent f does not beat the card), 1 when it plays before me (heuristic._not_beat)."""
     if remaining <= f:
@@ -370,28 +347,24 @@ def _not_beaten(f, remaining, minimum, is_trump, trump_trick, higher, lower, has
 
 
 @kernel(inline=True)
-def _choose_row(i, hand, unseen, legal, trick, mode_of, decision_of, position_of, void, higher, lower, start,
+def choose_card_k(i, hand, unseen, legal, trick, mode_of, decision_of, position_of, void, higher, lower, start,
                 p, tie, rank_tie, actions):
     """Game `i`: the legal card of highest score for its decision (first on ties, -inf for the
     other cards, as `argmax`), the scores of heuristic._return, _discard and _play; `higher`
-    and `lower` at the legal cards (entries from `start[i]`, `_sums_row`)."""
+    and `lower` at the legal cards (entries from `start[i]`, `suit_log_sums_k`)."""
     mode, decision = mode_of[i], decision_of[i]
     trump_mode = 0 <= mode < 4
     trumps = _suit_set(mode) if trump_mode else np.uint64(0)
     has_trump0 = 1.0 - void[i, 0, mode] if trump_mode else 0.0
     has_trump1 = 1.0 - void[i, 1, mode] if trump_mode else 0.0
     minimum, nt = mode == _MIN, mode == _NT
-    trump_out = np.float64(_count(unseen[i] & trumps))
-    my_trumps = _count(hand[i] & trumps)
+    trump_out = np.float64(count_cards_k(unseen[i] & trumps))
+    my_trumps = count_cards_k(hand[i] & trumps)
     # The trick so far (play): the best card, the led suit, who is still to play.
     leading, best_suit, best_rank, best_trump, led_suit, trump_trick, remaining = True, 0, 0, False, -1, True, 0
     if decision == _PLAY:
         led_suit = trick[i, 0] // 13
-        position, top = 0, _strength(trick[i, 0], mode, led_suit)
-        for k in range(1, 3):
-            s = _strength(trick[i, k], mode, led_suit)
-            if s > top:
-                position, top = k, s
+        position = trick_winner_k(trick[i, 0], trick[i, 1], trick[i, 2], mode)  # R16
         leading = trick[i, 0] < 0
         best = 0 if leading else max(trick[i, position], 0)
         best_suit, best_rank = best // 13, best % 13
@@ -410,27 +383,27 @@ def _choose_row(i, hand, unseen, legal, trick, mode_of, decision_of, position_of
             if is_trump:
                 continue
             no_ruff = (1.0 - void[i, 0, suit] * has_trump0) * (1.0 - void[i, 1, suit] * has_trump1)
-            fv = _future_value(np.float64(_count(unseen[i] & _above_set(card))),
-                               np.float64(_count(hand[i] & _suit_set(suit))), is_trump, no_ruff, p)
+            fv = _future_value(np.float64(count_cards_k(unseen[i] & _above_set(card))),
+                               np.float64(count_cards_k(hand[i] & _suit_set(suit))), is_trump, no_ruff, p)
             if 0.2 < fv < 0.9:
                 honour_suits |= 1 << suit
     chosen, best_score = 0, -np.inf
     for card in range(52):
         if not _has(legal[i], card):
             continue
-        e = start[i] + _count(legal[i] & ((np.uint64(1) << np.uint64(card)) - np.uint64(1)))
+        e = start[i] + count_cards_k(legal[i] & ((np.uint64(1) << np.uint64(card)) - np.uint64(1)))
         suit = card // 13
         is_trump = suit == mode
         trump = 1.0 if is_trump else 0.0
-        k_above = np.float64(_count(unseen[i] & _above_set(card)))
-        length = np.float64(_count(hand[i] & _suit_set(suit)))
+        k_above = np.float64(count_cards_k(unseen[i] & _above_set(card)))
+        length = np.float64(count_cards_k(hand[i] & _suit_set(suit)))
         no_ruff = (1.0 - void[i, 0, suit] * has_trump0) * (1.0 - void[i, 1, suit] * has_trump1)
         fv = _future_value(k_above, length, is_trump, no_ruff, p)
         if decision == _RETURN:
             score = -(fv + 2.0 * trump + 0.01 * length + rank_tie[card])
         elif decision == _DISCARD:
             if minimum:
-                k_below = np.float64(_count(unseen[i] & _below_set(card)))
+                k_below = np.float64(count_cards_k(unseen[i] & _below_set(card)))
                 danger = _danger(k_above, k_below, higher[e, 0], higher[e, 1], lower[e, 0], lower[e, 1], p)
                 score = danger + p[_MIN_SHORT] * (1.0 if length <= 2 else 0.0) + rank_tie[card]
             else:
@@ -445,7 +418,7 @@ def _choose_row(i, hand, unseen, legal, trick, mode_of, decision_of, position_of
                 win = win * _not_beaten(f, remaining, minimum, is_trump, trump_trick, higher[e, f], lower[e, f],
                                         has_trump[f], void_led[f])
             if minimum:
-                k_below = np.float64(_count(unseen[i] & _below_set(card)))
+                k_below = np.float64(count_cards_k(unseen[i] & _below_set(card)))
                 danger = _danger(k_above, k_below, higher[e, 0], higher[e, 1], lower[e, 0], lower[e, 1], p)
                 score = -win + p[_MU] * danger + rank_tie[card]
             elif leading:
@@ -478,7 +451,7 @@ def _choose_row(i, hand, unseen, legal, trick, mode_of, decision_of, position_of
 def _choose_serial(hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
                    rank_tie, actions):
     for i in range(hand.shape[0]):
-        _choose_row(i, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
+        choose_card_k(i, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
                     rank_tie, actions)
 
 
@@ -490,7 +463,7 @@ def _choose_chunk(start_row, stop_row, hand, unseen, legal, trick, mode, decisio
                   p, tie, rank_tie, actions):
     """`_choose_serial` of the games start..stop-1 (a chunk of `jit.spread`'s threads)."""
     for i in range(start_row, stop_row):
-        _choose_row(i, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
+        choose_card_k(i, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
                     rank_tie, actions)
 
 
@@ -498,7 +471,7 @@ def _choose_chunk(start_row, stop_row, hand, unseen, legal, trick, mode, decisio
 def _choose_parallel(hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
                      rank_tie, actions):
     for i in prange(hand.shape[0]):
-        _choose_row(i, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
+        choose_card_k(i, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
                     rank_tie, actions)
 
 
@@ -559,45 +532,45 @@ def give_actions(hand, unseen, received, given, trumps, legal, p, actions):
 
 # ----------------------------------------------------------------------------- read from the engine state
 
-_ALL_CARDS = np.uint64((1 << 52) - 1)
 _ONE, _NONE = np.uint64(1), np.uint64(0)
-_PAIR_GIVERS = np.array([0, 0, 1, 1, 2, 2], dtype=np.int64)  # observation's exchange pairs, relative seats
-_PAIR_RECEIVERS = np.array([1, 2, 0, 2, 0, 1], dtype=np.int64)
 
 
 @kernel(inline=True)
-def _gather_k(k, g, bits, phase, to_act, dealer, hands, talon, mode, exchange_done, given, discards, played, trick,
-              q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role, q_trick, q_mode,
-              q_decision, q_position):
-    """Row `k` of the heuristic's inputs: game `g` seen by its seat to act, the fields of
-    `view.View` of `observe_card_sets` (hand, unseen cards, played by relative seat, the
-    talon once shown, own exchange cards, the pairs' exchange counts, relative roles, the
-    trick, mode, decision, position in the trick); `bits`: its legal actions."""
-    seat, dl, ph = np.int64(to_act[g]), np.int64(dealer[g]), np.int64(phase[g])
-    hand = hands[g, seat]
-    gone = discards[g] if seat == (dl + 1) % 3 else _NONE  # the playmaker's own discards (section 5)
+def gather_seat_k(k, g, bits, s, q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role,
+                  q_trick, q_mode, q_decision, q_position):
+    """Row `k` of the heuristic's inputs: game `g` of the state's arrays `s`
+    (`engine.state_arrays_k`) seen by its seat to act, through `observation.seat_view_k`
+    (what the seat sees, as its observation has it): the fields of `view.View` of
+    `observe_card_sets` (hand, unseen cards, played by relative seat, the talon once shown,
+    own exchange cards, the pairs' exchange counts, relative roles, the trick, mode, decision,
+    position in the trick); `bits`: its legal actions. Returns the cards the seat received in
+    this deal's exchanges."""
+    seat, dl, ph = np.int64(s[TO_ACT][g]), np.int64(s[DEALER][g]), np.int64(s[PHASE][g])
+    hand, played, trick, talon, own_discards, given, received = seat_view_k(g, seat, s)
+    gone = own_discards  # the playmaker's own discards (section 5)
     for r in range(3):
-        q_played[k, r] = played[g, (seat + r) % 3]
-        gone |= q_played[k, r]
+        q_played[k, r] = played[r]
+        gone |= played[r]
     position = 0
     for r in range(3):
-        card = np.int64(trick[g, r])
-        q_trick[k, r] = card
-        if card >= 0:
-            gone |= _ONE << np.uint64(card)
+        q_trick[k, r] = trick[r]
+        if trick[r] >= 0:
+            gone |= _ONE << np.uint64(trick[r])
             position += 1
     q_hand[k] = hand
-    q_unseen[k] = _ALL_CARDS & ~hand & ~gone
-    q_talon[k] = talon[g] if ph >= DISCARD else _NONE  # shown once taken (section 5, step 4)
-    q_given[k] = given[g, seat]
+    q_unseen[k] = ALL_CARDS & ~hand & ~gone
+    q_talon[k] = talon
+    q_given[k] = given
     q_legal[k] = bits
+    exchange_done = s[EXCHANGE_DONE]
     for p in range(6):
-        q_exchange_done[k, p] = exchange_done[g, (seat + _PAIR_GIVERS[p]) % 3, (seat + _PAIR_RECEIVERS[p]) % 3]
+        q_exchange_done[k, p] = exchange_done[g, (seat + PAIR_GIVERS[p]) % 3, (seat + PAIR_RECEIVERS[p]) % 3]
     for r in range(3):
         q_role[k, r] = ((seat + r) % 3 - dl + 3) % 3
-    q_mode[k] = mode[g]
+    q_mode[k] = s[MODE_][g]
     q_decision[k] = ph
     q_position[k] = position
+    return received
 
 
 @kernel(ahead="game", seconds=1.8, signature=(
@@ -613,10 +586,8 @@ def gather_decisions(buffer, games, legal_mask, hand, unseen, played, talon, giv
     `rows[k]`: the position in `games` of row k's game, `scored`: its legal cards (the
     card columns of its row of `legal_mask`). Returns the numbers of each; the other games
     (a mode choice, a finished game) are left to the caller."""
-    s = _state_k(buffer)
-    phase, to_act, dealer, hands, talon_of, mode_of = s[PHASE], s[TO_ACT], s[DEALER], s[HANDS], s[TALON], s[MODE_]
-    exchange_of, given_of, discards, played_of, trick_of = s[EXCHANGE_DONE], s[GIVEN], s[DISCARDS], s[PLAYED], s[TRICK]
-    received_of = s[RECEIVED]
+    s = state_arrays_k(buffer)
+    phase, to_act, mode_of = s[PHASE], s[TO_ACT], s[MODE_]
     n = games.size
     cards_found = gives_found = 0
     for j in range(n):
@@ -629,10 +600,8 @@ def gather_decisions(buffer, games, legal_mask, hand, unseen, played, talon, giv
         for card in range(52):
             if legal_mask[j, card]:
                 cards |= _ONE << np.uint64(card)
-        _gather_k(k, g, cards, phase, to_act, dealer, hands, talon_of, mode_of, exchange_of, given_of, discards,
-                  played_of, trick_of, hand, unseen, played, talon, given, scored, exchange_done, role, trick, mode,
-                  decision, position)
-        received[k] = received_of[g, to_act[g]]
+        received[k] = gather_seat_k(k, g, cards, s, hand, unseen, played, talon, given, scored, exchange_done, role,
+                                    trick, mode, decision, position)
         trumps[k] = TRUMPS[mode_of[g] if mode_of[g] >= 0 else 6]
         rows[k] = j
         if ph == GIVE:

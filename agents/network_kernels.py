@@ -6,7 +6,7 @@ searching seat's moves. Stepped from Python, each rollout step builds the observ
 asking games, hands them to torch and reads the logits back: the numpy and torch calls of a
 step cost more than the arithmetic. Here one game's decision is computed where the rollout
 kernel (`agents.pimc_kernels`) stands, from the seat's view as the observation kernel writes
-it (`observation._observe_game`: 14 card sets and the other entries):
+it (`observation.observe_game_k`: 14 card sets and the other entries):
 
 * every layer adds to its bias the weight rows of its non-zero inputs only, in ascending
   order: for the first layer a card set's cards (each entry 1.0) and the few non-zero numbers

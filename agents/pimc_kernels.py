@@ -6,17 +6,17 @@ no exploration, a rollout needs no Python step: `_rollouts_k` plays all the roll
 games of a batch in rounds. In a round, `_advance_k` takes each live game in turn and
 plays it on until a policy must choose: it applies the action chosen for it in the last
 round, then the moves without a real choice (one legal action, or cards that are all
-equivalent, R16: `_distinct_k`, as `pimc.choices`), with the engine's own per-game rules (`engine._apply_k`,
-`engine._legal_game_k`), and stops the game
+equivalent, R16: `_distinct_k`, as `pimc.choices`), with the engine's own per-game rules (`engine.apply_action_k`,
+`engine.legal_actions_k`), and stops the game
 
 * at the end of the deal: its points for the searching seat are written (the last card is
   scored by `_final_points_k`, without dealing the next deal, which a rollout never
   plays), or after `horizon` decisions (scored in numpy, `pimc._partial_points`);
 * at a free return, a discard or a play with a real choice: it writes the seat's view of the
-  game as the heuristic's card kernels read it (`_gather_k`: the fields that
+  game as the heuristic's card kernels read it (`gather_seat_k`: the fields that
   `observe_card_sets` and `view.View` would give); `_heuristic_cards_k` then runs
-  the heuristic's per-game routines (`heuristic_kernels._miss_row`, `_sums_row`,
-  `_choose_row`) over all such games of the round, with the compiled `log` and `exp`
+  the heuristic's per-game routines (`heuristic_kernels.miss_chances_k`, `suit_log_sums_k`,
+  `choose_card_k`) over all such games of the round, with the compiled `log` and `exp`
   between them. The heuristic agent itself calls numpy's (its actions stay 0.3.0's bit for
   bit, see `heuristic_kernels`); the two differ in the last bit on a few arguments in a
   hundred, which flips the rollout policy's choice where two cards' scores tie to the last
@@ -28,7 +28,7 @@ equivalent, R16: `_distinct_k`, as `pimc.choices`), with the engine's own per-ga
 
 A policy network in the rollouts (`pimc:rollout=learned`: the searching seat's moves; with
 `others=rollout` every seat's) decides every kind of move of the seats it plays inside the
-round: the seat's observation (`observation._observe_game`) and the network's most likely
+round: the seat's observation (`observation.observe_game_k`) and the network's most likely
 legal action (`network_kernels.network_action_k`), game by game.
 
 No engine state is copied: the games stay where they are in the batch.
@@ -38,14 +38,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from sergeant_major_env.cards import count_cards_k
 from sergeant_major_env.engine import (DEAL_ENDED, DEAL_POINTS_, DEALER, DISCARD, DISCARDS, EXCHANGE_DONE, GIVE, GIVEN,
                                        HANDS, LEADER, MIN_TARGETS, MINIMUM, MODE, MODE_, MODES_USED, PHASE, PLAY,
-                                       PLAYED, TALON, TARGETS, TO_ACT, TRICK, TRICKS_WON, _apply_k, _legal_game_k,
-                                       _state_k, _winner_position_k)
+                                       PLAYED, TALON, TARGETS, TO_ACT, TRICK, TRICKS_WON, apply_action_k,
+                                       legal_actions_k, state_arrays_k, trick_winner_k)
 from sergeant_major_env.jit import kernel
-from sergeant_major_env.observation import CARD_SETS_WIDTH, OBSERVATION_SIZE, _fields, _observe_game
+from sergeant_major_env.observation import CARD_SETS_WIDTH, OBSERVATION_SIZE, observe_game_k
 
-from .heuristic_kernels import _choose_row, _count, _gather_k, _miss_row, _sums_row
+from .heuristic_kernels import choose_card_k, gather_seat_k, miss_chances_k, suit_log_sums_k
 from .network_kernels import lowest_bit_k, network_action_k
 
 DONE, CUT, ASK_CARDS, ASK_POLICY = range(4)
@@ -83,7 +84,7 @@ def _last_card_k(g, action, phase, to_act, hands, trick):
 def _final_points_k(g, action, seat, dealer, mode, trick, leader, tricks_won):
     """The deal's points for `seat` (R23, R24) when `action` completes its last trick: what
     `engine._end_deal_k` writes, without dealing the next deal (a rollout ends here)."""
-    winner = (leader[g] + _winner_position_k(trick[g, 0], trick[g, 1], np.int8(action), mode[g])) % 3  # R16
+    winner = (leader[g] + trick_winner_k(trick[g, 0], trick[g, 1], np.int8(action), mode[g])) % 3  # R16
     won = np.int64(tricks_won[g, seat]) + (1 if winner == seat else 0)
     role = (seat - dealer[g]) % 3
     return np.int64(_MIN_TARGETS[role]) - won if mode[g] == MINIMUM else won - np.int64(_TARGETS[role])
@@ -114,7 +115,7 @@ def _advance_k(s, live, pending, seat, decisions, horizon, rules, points, status
                     points[g] = _final_points_k(g, action, seat[g], dealer, mode, trick, leader, tricks_won)
                     status[i] = DONE
                     break
-                _apply_k(s, g, action, False, batch_size, rules, keys, order)
+                apply_action_k(s, g, action, False, batch_size, rules, keys, order)
                 action = -1
             if deal_ended[g]:
                 points[g] = deal_points[g, seat[g]]
@@ -123,7 +124,7 @@ def _advance_k(s, live, pending, seat, decisions, horizon, rules, points, status
             if horizon and decisions[g] >= horizon:
                 status[i] = CUT
                 break
-            bits = _legal_game_k(phase, to_act, hands, modes_used, trick, mode, g, rules)
+            bits = legal_actions_k(phase, to_act, hands, modes_used, trick, mode, g, rules)
             ph = phase[g]
             options = bits
             if ph == DISCARD or ph == PLAY:
@@ -132,7 +133,7 @@ def _advance_k(s, live, pending, seat, decisions, horizon, rules, points, status
                     if trick[g, r] >= 0:
                         on_table |= _ONE << np.uint64(trick[g, r])
                 options = _distinct_k(bits, (played[g, 0] | played[g, 1] | played[g, 2]) & ~on_table)
-            if _count(options) == 1:  # no real choice: played directly
+            if count_cards_k(options) == 1:  # no real choice: played directly
                 action = lowest_bit_k(options)
                 continue
             legal_out[i] = bits
@@ -146,9 +147,8 @@ def _advance_k(s, live, pending, seat, decisions, horizon, rules, points, status
                 break
             status[i] = ASK_CARDS
             asked[n_asked] = i
-            _gather_k(n_asked, g, bits, phase, to_act, dealer, hands, talon, mode, exchange_done, given, discards,
-                      played, trick, q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done, q_role,
-                      q_trick, q_mode, q_decision, q_position)
+            gather_seat_k(n_asked, g, bits, s, q_hand, q_unseen, q_played, q_talon, q_given, q_legal, q_exchange_done,
+                          q_role, q_trick, q_mode, q_decision, q_position)
             n_asked += 1
             break
     return n_asked, n_net
@@ -164,7 +164,7 @@ def _network_round_k(net_asked, live, to_act, fields, legal_out, pending, planes
     for k in range(net_asked.size):
         i = net_asked[k]
         g = live[i]
-        _observe_game(g, np.int64(to_act[g]), fields, planes, rest)
+        observe_game_k(g, np.int64(to_act[g]), fields, planes, rest)
         pending[i] = network_action_k(planes, rest, legal_out[i], first, first_bias, hidden, hidden_bias, shapes,
                                       output, output_bias, activation, h, h2, logits, rows, values)
 
@@ -187,10 +187,10 @@ def _rollouts_k(buffer, live, pending, n_live, seat, decisions, horizon, rules, 
     `by_network` (int64[2]: the searching seat, the others): whose decisions the network
     (`first` ... `width`: `network_kernels.NetworkWeights`) makes, of every kind; the
     heuristic (`params`) makes the rest of the card decisions."""
-    s = _state_k(buffer)
+    s = state_arrays_k(buffer)
     n = live.size
     to_act = s[TO_ACT]
-    fields = _fields(buffer)  # the network's observation of a seat (observation._observe_game)
+    fields = state_arrays_k(buffer)  # the network's observation of a seat (observation.observe_game_k)
     planes, rest = np.empty(14, dtype=np.uint64), np.empty(_REST_WIDTH, dtype=np.float32)
     h, h2 = np.empty(width, dtype=np.float32), np.empty(width, dtype=np.float32)
     logits = np.empty(output_bias.shape[0], dtype=np.float32)
@@ -199,7 +199,7 @@ def _rollouts_k(buffer, live, pending, n_live, seat, decisions, horizon, rules, 
     net_asked = np.empty(n, dtype=np.int64)
     keys, order = np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64)
     asked, q_action = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    # The heuristic's inputs of the games asking in a round (_gather_k), rows 0..
+    # The heuristic's inputs of the games asking in a round (gather_seat_k), rows 0..
     q_hand, q_unseen, q_talon, q_given, q_legal = (np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint64),
                                                    np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint64),
                                                    np.empty(n, dtype=np.uint64))
@@ -248,7 +248,7 @@ def _heuristic_cards_k(rows, hand, unseen, played, talon, given, legal, exchange
     three kinds of arguments in one buffer."""
     total = 0
     for k in range(rows):
-        _miss_row(k, legal, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries)
+        miss_chances_k(k, legal, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries)
         start[k] = total
         total += entries[k]
     log_miss = np.empty((rows, 2))
@@ -259,7 +259,7 @@ def _heuristic_cards_k(rows, hand, unseen, played, talon, given, legal, exchange
     higher_arg = arguments[8 * rows:8 * rows + 2 * total].reshape((total, 2))
     lower_arg = arguments[8 * rows + 2 * total:].reshape((total, 2))
     for k in range(rows):
-        _sums_row(k, legal, unseen, talon, given, exchange_done, role, log_miss, log_known, start, void_arg,
+        suit_log_sums_k(k, legal, unseen, talon, given, exchange_done, role, log_miss, log_known, start, void_arg,
                   higher_arg, lower_arg)
     values = np.empty_like(arguments)
     for k in range(arguments.size):
@@ -268,5 +268,5 @@ def _heuristic_cards_k(rows, hand, unseen, played, talon, given, legal, exchange
     higher = values[8 * rows:8 * rows + 2 * total].reshape((total, 2))
     lower = values[8 * rows + 2 * total:].reshape((total, 2))
     for k in range(rows):
-        _choose_row(k, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, params, tie,
+        choose_card_k(k, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, params, tie,
                     rank_tie, actions)

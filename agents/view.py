@@ -12,8 +12,8 @@ import functools
 
 import numpy as np
 
-from sergeant_major_env.cards import SUIT_MASKS, TRUMPS, above, bits_to_bool
-from sergeant_major_env.engine import _highest_k, trick_winner_position
+from sergeant_major_env.cards import SUIT_MASKS, TRUMPS, above, bits_to_bool, highest_card_k
+from sergeant_major_env.engine import trick_winner_position
 from sergeant_major_env.jit import contiguous, kernel
 from sergeant_major_env.observation import CARD_SETS_WIDTH, SCALES, SEGMENTS
 
@@ -72,7 +72,7 @@ def _decoded_k(planes, numbers, decision_column, mode_column):
         out = planes[g, 1] | planes[g, 2] | planes[g, 3] | planes[g, 8]
         for p in range(3):
             out |= planes[g, 4 + p]
-            trick[g, p] = _highest_k(planes[g, 4 + p])
+            trick[g, p] = highest_card_k(planes[g, 4 + p])
             position[g] += trick[g, p] >= 0
         gone[g] = out
         unseen[g] = ALL_CARDS & ~planes[g, 0] & ~out

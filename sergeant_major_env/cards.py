@@ -10,7 +10,7 @@ in one uint64 too (bits 0..57).
 from __future__ import annotations
 
 import numpy as np
-from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
 from .jit import kernel
 
@@ -24,6 +24,8 @@ MODE_NAMES = ("S", "C", "H", "D", "NT", "MIN")
 NO_TRUMP, MINIMUM = 4, 5  # mode ids; 0..3 are trumps in that suit (R7)
 
 _ONE = np.uint64(1)
+ALL_CARDS = np.uint64((1 << NUM_CARDS) - 1)
+"""The set of all 52 cards (bits 0..51)."""
 SUIT_MASKS = np.array([0x1FFF << (13 * s) for s in range(4)] + [0], dtype=np.uint64)
 """SUIT_MASKS[s] holds the 13 cards of suit s; SUIT_MASKS[4] is empty ("no suit")."""
 SAME_SUIT = np.append(SUIT_MASKS[np.arange(NUM_CARDS) // 13], np.uint64(0))
@@ -177,6 +179,24 @@ def _kth_member_k(sets, draws, out):
         for _ in range(np.uint8(draws[i] * size)):
             bits &= bits - one
         out[i] = np.int64(trailing_zeros(bits)) if bits else -1
+
+
+@kernel(inline=True)
+def count_cards_k(bits):
+    """Inside a kernel: the number of cards in the uint64 set `bits` (a popcount: the bits
+    summed in pairs, nibbles, then bytes; no loop)."""
+    x = np.uint64(bits)
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@kernel
+def highest_card_k(bits):
+    """Inside a kernel: the highest card id in the set `bits`, -1 if empty: 63 less its
+    leading zero bits (64 in an empty set; one instruction)."""
+    return 63 - np.int64(leading_zeros(np.uint64(bits)))
 
 
 def card_list(bits: int) -> list[int]:

@@ -57,9 +57,9 @@ import dataclasses
 
 import numba
 import numpy as np
-from numba.cpython.unsafe.numbers import leading_zeros
 
-from .cards import MINIMUM, MODE_ACTION_OFFSET, MODE_NAMES, NUM_ACTIONS, SUIT_MASKS, action_name, bits_to_bool, card_list
+from .cards import (ALL_CARDS, MINIMUM, MODE_ACTION_OFFSET, MODE_NAMES, NUM_ACTIONS, action_name, bits_to_bool, card_list,
+                    count_cards_k, highest_card_k)
 from .jit import (PARALLEL_SAFE, announce_compiling, buffer_view, compile_ahead, contiguous, kernel, prange, spread,
                   use_threads)
 from .rules import Rules
@@ -148,7 +148,7 @@ class State:
 
     def __post_init__(self) -> None:
         """Copies the given arrays into one new buffer ([`PACKED_BYTES`][] a game) and keeps
-        the fields as views of it: the kernels are handed that one buffer (`_state_k`)."""
+        the fields as views of it: the kernels are handed that one buffer (`state_arrays_k`)."""
         fresh = _packed(self.rules, np.shape(self.phase)[0])
         for name in _FIELD_NAMES:
             getattr(fresh, name)[...] = self.__dict__[name]
@@ -386,7 +386,7 @@ def init(seeds, rules: Rules | None = None) -> State:
 # The rules as compiled loops over games (module docstring). A kernel receives the state's
 # one buffer (a single argument: numba's dispatch costs about 0.05 us an array argument, so
 # 41 arrays cost 2 us at every call), views it as the tuple ``s`` of State's fields in order
-# (_state_k) and hands that with a game number ``g`` to the per-game rules below, which read
+# (state_arrays_k) and hands that with a game number ``g`` to the per-game rules below, which read
 # ``s[HANDS][g, seat]`` and so on. The rule options travel as one int (_rule_code). Cards
 # are uint64 sets, as in the numpy code (cards.py).
 
@@ -400,7 +400,7 @@ assert all(globals().get(name.upper() + "_", globals().get(name.upper())) == k f
 
 
 @kernel(inline=True, counted=False)
-def _state_k(buffer):
+def state_arrays_k(buffer):
     """The tuple `s` of a state's arrays (State's fields in order) as views of its buffer
     (`jit.buffer_view`: a few ns an array; the layout puts each in bounds and aligned)."""
     b = buffer.size // PACKED_BYTES
@@ -447,7 +447,7 @@ def _state_k(buffer):
             buffer_view(buffer, b * _STARTS[FINAL_SCORES], np.int16, (b, 3)))
 
 
-_ZERO, _ONE64, _ALL = np.uint64(0), np.uint64(1), np.uint64((1 << 52) - 1)
+_ZERO, _ONE64 = np.uint64(0), np.uint64(1)
 _SUIT13 = np.uint64(0x1FFF)
 _GOLDEN, _MIX1, _MIX2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 _R30, _R27, _R31 = np.uint64(30), np.uint64(27), np.uint64(31)
@@ -509,23 +509,6 @@ def _above_k(card):
     return _suit_k(card) & ~((_ONE64 << np.uint64(card + 1)) - _ONE64)
 
 
-@kernel
-def _count_k(bits):
-    """The number of cards in a set."""
-    n = 0
-    while bits:
-        bits &= bits - _ONE64
-        n += 1
-    return n
-
-
-@kernel
-def _highest_k(bits):
-    """The highest card id in a set, -1 if empty: 63 less its leading zero bits (64 in an empty
-    set; one instruction, where a loop down from bit 63 took up to 64 steps)."""
-    return 63 - np.int64(leading_zeros(np.uint64(bits)))
-
-
 @kernel(counted=False)
 def _cards_bits_k(cards):
     """OR of the one-card sets of a row of card ids (-1: none)."""
@@ -543,7 +526,7 @@ def _play_classes_k(t0, t1, t2, mode, rules):
     trumps = _SUIT13 << np.uint64(13 * mode) if 0 <= mode < 4 and led != _ZERO else _ZERO  # R14
     overtake_rule, overtrump_rule = (rules >> 9) & 1, (rules >> 10) & 1
     if not (overtake_rule or overtrump_rule):
-        return (led, trumps, _ALL, _ZERO, _ZERO), 3  # R13, R14, any card
+        return (led, trumps, ALL_CARDS, _ZERO, _ZERO), 3  # R13, R14, any card
     best_led, best_trump = -1, -1  # the best card of the led suit / of trumps on the table
     for c in (t0, t1, t2):
         if _bit_k(c) & led:
@@ -553,7 +536,7 @@ def _play_classes_k(t0, t1, t2, mode, rules):
     trumped = best_trump >= 0 and led != trumps
     overtake = _above_k(best_led) if overtake_rule and not trumped else _ZERO  # R15
     overtrump = _above_k(best_trump) if overtrump_rule and led != trumps else _ZERO  # R15
-    return (overtake, led, overtrump, trumps, _ALL), 5
+    return (overtake, led, overtrump, trumps, ALL_CARDS), 5
 
 
 @kernel
@@ -563,7 +546,7 @@ def _legal_plays_k(hand, t0, t1, t2, mode, rules):
     for k in range(n - 1):
         if hand & classes[k]:
             return hand & classes[k]
-    return hand & _ALL
+    return hand & ALL_CARDS
 
 
 @kernel
@@ -594,7 +577,7 @@ def _legal_k(phase, seat, hand, used, t0, t1, t2, mode, rules):
 
 
 @kernel(counted=False)
-def _legal_game_k(phase, to_act, hands, modes_used, trick, mode, g, rules):
+def legal_actions_k(phase, to_act, hands, modes_used, trick, mode, g, rules):
     p, seat = phase[g], to_act[g]
     if p == OVER or seat < 0:
         return _ZERO
@@ -614,7 +597,7 @@ def _game_k(games, subset, i):
 def _legal_of_k(s, games, subset, i, rules):
     """The legal actions of the i-th game asked for (every loop over games below asks this)."""
     g = _game_k(games, subset, i)
-    return _legal_game_k(s[PHASE], s[TO_ACT], s[HANDS], s[MODES_USED], s[TRICK], s[MODE_], g, rules)
+    return legal_actions_k(s[PHASE], s[TO_ACT], s[HANDS], s[MODES_USED], s[TRICK], s[MODE_], g, rules)
 
 
 _CHUNK = 64
@@ -632,7 +615,7 @@ def _legal_range_k(s, games, subset, start, stop, out, rules):
 
 @kernel(ahead="game", seconds=5.5, signature="uint8[::1], int64[::1], boolean, int64")
 def _legal_serial(buffer, games, subset, rules):
-    s = _state_k(buffer)
+    s = state_arrays_k(buffer)
     n = games.size if subset else s[PHASE].size
     out = np.empty(n, dtype=np.uint64)
     _legal_range_k(s, games, subset, 0, n, out, rules)
@@ -641,7 +624,7 @@ def _legal_serial(buffer, games, subset, rules):
 
 @kernel(parallel=True)
 def _legal_parallel(buffer, games, subset, rules):
-    s = _state_k(buffer)
+    s = state_arrays_k(buffer)
     n = games.size if subset else s[PHASE].size
     out = np.empty(n, dtype=np.uint64)
     for c in prange((n + _CHUNK - 1) // _CHUNK):
@@ -650,14 +633,29 @@ def _legal_parallel(buffer, games, subset, rules):
 
 
 @kernel
-def _winner_position_k(t0, t1, t2, mode):
-    """R16: the position (0 = leader) of the highest trump, else of the highest card of the
-    led suit (`STRENGTH`); empty positions never win."""
+def card_strength_k(card, mode, led):
+    """R16, the one place of a card's strength in a trick: a trump (`mode` 0..3) beats the led
+    suit `led`, which beats the rest, each by rank: `26 + rank`, `13 + rank`, else 0. Modes
+    4 (NT) and 5 (MIN) have no trumps. [`trick_winner_k`][] and `STRENGTH` read it."""
+    suit, rank = card // 13, card % 13
+    if suit == mode:
+        return 26 + rank
+    if suit == led:
+        return 13 + rank
+    return 0
+
+
+@kernel
+def trick_winner_k(t0, t1, t2, mode):
+    """R16, the trick's winner: the position (0 = leader) of the highest trump, else of the
+    highest card of the led suit ([`card_strength_k`][]), of the trick `t0, t1, t2` by
+    position; empty positions (-1) never win, and an empty trick gives 0. The engine, the
+    observation, the heuristic and the search call it."""
     led, best, position = t0 // 13, -1, 0
     for p, c in enumerate((t0, t1, t2)):
         if c < 0:
             continue
-        strength = 26 + c % 13 if c // 13 == mode else 13 + c % 13 if c // 13 == led else 0
+        strength = card_strength_k(c, mode, led)
         if strength > best:
             best, position = strength, p
     return position
@@ -700,7 +698,7 @@ assert all(tuple(name for name, _ in _RESETS[when]) == names for when, names in 
 
 
 @kernel(counted=False)
-def _install_k(s, g):
+def install_deal_k(s, g):
     """[`set_cards`][] of one game, from its `dealt` and `talon_cards` rows."""
     playmaker = (s[DEALER][g] + PLAYMAKER) % 3
     s[FIRST_SIX][g] = _cards_bits_k(s[DEALT][g, playmaker, :6])  # R9
@@ -713,7 +711,7 @@ def _install_k(s, g):
 
 
 @kernel(counted=False)
-def _argsort_k(keys, order, n):
+def insertion_argsort_k(keys, order, n):
     """`order[:n]`: the indices of `keys[:n]` by increasing key (insertion sort; no allocation)."""
     for i in range(n):
         j = i
@@ -741,15 +739,15 @@ def _start_deal_k(s, g, rules, keys, order):
         slot_key = _random_k(key, _K_TALON, deal)
         for i in range(47):
             keys[i] = _random_k(slot_key, _ZERO, np.uint64(i))
-        _argsort_k(keys, order, 47)
+        insertion_argsort_k(keys, order, 47)
         for i in range(4):  # the four drawn slots in increasing order
             keys[i] = order[i]
-        _argsort_k(keys, order, 4)
+        insertion_argsort_k(keys, order, 4)
         p0, p1, p2, p3 = 1 + keys[order[0]], 2 + keys[order[1]], 3 + keys[order[2]], 4 + keys[order[3]]
     deck_key = _random_k(key, _K_DECK, deal)
     for i in range(52):
         keys[i] = _random_k(deck_key, _ZERO, np.uint64(i))
-    _argsort_k(keys, order, 52)
+    insertion_argsort_k(keys, order, 52)
     # The talon's cards in deal order; the other 48 go one at a time clockwise, starting
     # left of the dealer.
     dealer, dealt, talon, n, t = s[DEALER][g], s[DEALT], s[TALON_CARDS], 0, 0
@@ -760,7 +758,7 @@ def _start_deal_k(s, g, rules, keys, order):
         else:
             dealt[g, (dealer + 1 + n % 3) % 3, n // 3] = order[j]
             n += 1
-    _install_k(s, g)
+    install_deal_k(s, g)
 
 
 @kernel(counted=False)
@@ -859,7 +857,7 @@ def _give_k(s, g, card):
         s[TO_ACT][g] = receiver
         s[EXCHANGE_TRUMP][g] = card
     else:  # ... otherwise it must return its highest card of that suit, the one just given included.
-        _return_card_k(s, g, _highest_k(s[HANDS][g, receiver] & _suit_k(card)))
+        _return_card_k(s, g, highest_card_k(s[HANDS][g, receiver] & _suit_k(card)))
 
 
 @kernel(inline=True, counted=False)
@@ -867,7 +865,7 @@ def _discard_k(s, g, card):
     playmaker = s[TO_ACT][g]
     s[HANDS][g, playmaker] &= ~_bit_k(card)
     s[DISCARDS][g] |= _bit_k(card)
-    if _count_k(s[DISCARDS][g]) == 4:
+    if count_cards_k(s[DISCARDS][g]) == 4:
         s[PHASE][g] = PLAY
         s[LEADER][g] = playmaker  # the playmaker leads the first trick
         s[TRICK_LEADERS][g, 0] = playmaker
@@ -912,7 +910,7 @@ def _play_k(s, g, card, rules, keys, order):
     seat, leader = s[TO_ACT][g], s[LEADER][g]
     card_bit = _bit_k(card)
     hand = s[HANDS][g, seat]
-    number = 16 - _count_k(hand)  # the index of this trick: 16 cards at the first lead, one less a trick
+    number = 16 - count_cards_k(hand)  # the index of this trick: 16 cards at the first lead, one less a trick
     s[HANDS][g, seat] = hand & ~card_bit
     s[PLAYED][g, seat] |= card_bit
     s[CARD_TRICK][g, card] = number
@@ -924,7 +922,7 @@ def _play_k(s, g, card, rules, keys, order):
     s[TO_ACT][g] = (seat + 1) % 3  # R12: clockwise
     if position < 2:
         return
-    winner = (leader + _winner_position_k(trick[g, 0], trick[g, 1], trick[g, 2], s[MODE_][g])) % 3  # R16
+    winner = (leader + trick_winner_k(trick[g, 0], trick[g, 1], trick[g, 2], s[MODE_][g])) % 3  # R16
     s[TRICKS_WON][g, winner] += 1
     for p in range(3):
         s[PAST_TRICKS][g, number, p] = trick[g, p]
@@ -941,7 +939,7 @@ def _play_k(s, g, card, rules, keys, order):
 
 
 @kernel(inline=True, counted=False)
-def _apply_k(s, g, action, autoreset, batch_size, rules, keys, order):
+def apply_action_k(s, g, action, autoreset, batch_size, rules, keys, order):
     """One game's (checked) action; with `autoreset` a game that ends starts the slot's next."""
     s[LAST_RETURNED][g] = -1
     s[LAST_TRICK_WINNER][g] = -1
@@ -970,7 +968,7 @@ def _refused_k(s, g, action, legal, have_legal, i, rules):
     """Whether a game that is not over gets an action outside its legal set."""
     if s[PHASE][g] == OVER:
         return False  # finished games ignore their actions
-    bits = legal[i] if have_legal else _legal_game_k(s[PHASE], s[TO_ACT], s[HANDS], s[MODES_USED], s[TRICK],
+    bits = legal[i] if have_legal else legal_actions_k(s[PHASE], s[TO_ACT], s[HANDS], s[MODES_USED], s[TRICK],
                                                      s[MODE_], g, rules)
     return action < 0 or action >= 64 or not (bits >> np.uint64(action)) & _ONE64
 
@@ -989,7 +987,7 @@ def _apply_range_k(s, actions, games, subset, start, stop, autoreset, rules, key
     not several a game)."""
     batch_size = s[PHASE].size
     for i in range(start, stop):
-        _apply_k(s, _game_k(games, subset, i), actions[i], autoreset, batch_size, rules, keys, order)
+        apply_action_k(s, _game_k(games, subset, i), actions[i], autoreset, batch_size, rules, keys, order)
 
 
 @kernel
@@ -1008,7 +1006,7 @@ def _first_refused_k(refused):
 def _step_serial(buffer, actions, games, subset, legal, have_legal, autoreset, rules):
     """[`step`][] of the listed games (all with `subset` false): checks every action, and
     returns (index of the first illegal one, how many) untouched, or applies them: (-1, 0)."""
-    s = _state_k(buffer)
+    s = state_arrays_k(buffer)
     n = actions.size
     refused = np.empty(n, dtype=np.bool_)
     _check_range_k(s, actions, games, subset, legal, have_legal, 0, n, refused, rules)
@@ -1022,7 +1020,7 @@ def _step_serial(buffer, actions, games, subset, legal, have_legal, autoreset, r
 @kernel(parallel=True)
 def _step_parallel(buffer, actions, games, subset, legal, have_legal, autoreset, rules):
     """`_step_serial` over every core, in chunks of games: the games are independent."""
-    s = _state_k(buffer)
+    s = state_arrays_k(buffer)
     n = actions.size
     chunks = (n + _CHUNK - 1) // _CHUNK
     refused = np.empty(n, dtype=np.bool_)
@@ -1042,7 +1040,7 @@ def _step_parallel(buffer, actions, games, subset, legal, have_legal, autoreset,
 def _check_chunk(buffer, actions, games, subset, legal, have_legal, start, stop, refused, rules):
     """The check of `_step_serial` for the games start..stop-1 of the step, into
     `refused` (a chunk of `_step_threads`; it changes no game)."""
-    _check_range_k(_state_k(buffer), actions, games, subset, legal, have_legal, start, stop, refused, rules)
+    _check_range_k(state_arrays_k(buffer), actions, games, subset, legal, have_legal, start, stop, refused, rules)
 
 
 @kernel(ahead="threads", seconds=9.5, signature=(
@@ -1050,7 +1048,7 @@ def _check_chunk(buffer, actions, games, subset, legal, have_legal, start, stop,
 def _apply_chunk(buffer, actions, games, subset, start, stop, autoreset, rules):
     """The application of `_step_serial` to the (checked) games start..stop-1 of the step
     (a chunk of `_step_threads`)."""
-    _apply_range_k(_state_k(buffer), actions, games, subset, start, stop, autoreset, rules,
+    _apply_range_k(state_arrays_k(buffer), actions, games, subset, start, stop, autoreset, rules,
                    np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64))
 
 
@@ -1058,7 +1056,7 @@ def _apply_chunk(buffer, actions, games, subset, start, stop, autoreset, rules):
         "uint8[::1], int64[::1], boolean, int64, int64, uint64[::1], int64"))
 def _legal_chunk(buffer, games, subset, start, stop, out, rules):
     """`_legal_serial` of the games start..stop-1 into `out` (a chunk of [`legal_bits`][])."""
-    _legal_range_k(_state_k(buffer), games, subset, start, stop, out, rules)
+    _legal_range_k(state_arrays_k(buffer), games, subset, start, stop, out, rules)
 
 
 def _step_threads(buffer, actions, games, subset, legal, have_legal, autoreset, rules) -> tuple[int, int]:
@@ -1079,13 +1077,13 @@ def _step_threads(buffer, actions, games, subset, legal, have_legal, autoreset, 
 def _start_games_k(buffer, games, what, rules):
     """What `init` (`what` 0: new games) and `set_cards` (1: the deal's cards are in
     `dealt` and `talon_cards`) do to each of `games`."""
-    s = _state_k(buffer)
+    s = state_arrays_k(buffer)
     keys, order = np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64)  # dealing's scratch
     for g in games:
         if what == 0:
             _start_game_k(s, g, rules, keys, order)
         else:
-            _install_k(s, g)
+            install_deal_k(s, g)
 
 
 @kernel
@@ -1122,7 +1120,7 @@ def set_cards(state: State, games: np.ndarray, dealt: np.ndarray, talon_cards: n
     `dealt` is int8[G, 3, 16] (or broadcasts to it), `talon_cards` int8[G, 4]; card ids
     0..51, -1 for none; anything else is a one-line ValueError, the state unchanged.
     """
-    games = _game_numbers(games, state.batch_size, "engine.set_cards")
+    games = game_numbers(games, state.batch_size, "engine.set_cards")
     cards = []
     for name, value, shape in (("dealt", dealt, (3, 16)), ("talon_cards", talon_cards, (4,))):
         value = np.asarray(value)
@@ -1145,7 +1143,7 @@ def _set_cards_checked(state: State, games: np.ndarray, dealt: np.ndarray, talon
     _start_games_k(state.buffer, contiguous(games, np.intp), 1, state.rule_code)
 
 
-def _game_numbers(games, batch_size: int, what: str) -> np.ndarray:
+def game_numbers(games, batch_size: int, what: str) -> np.ndarray:
     """`games` (an index array, a boolean mask or a slice, as numpy indexes the batch) as
     `intp[k]` game numbers, or a one-line ValueError."""
     try:
@@ -1171,8 +1169,6 @@ def trump_suit(mode: np.ndarray) -> np.ndarray:
     return np.where((mode >= 0) & (mode < 4), mode, 4).astype(np.int8)
 
 
-_ALL_CARDS = np.uint64((1 << 52) - 1)
-
 
 def play_classes(rules: Rules, trick: np.ndarray, mode: np.ndarray) -> list:
     """R13-R15 as card classes in priority order (a list of uint64[B] sets, or scalars).
@@ -1189,7 +1185,7 @@ def play_classes(rules: Rules, trick: np.ndarray, mode: np.ndarray) -> list:
     trick, mode = contiguous(trick, np.int8).reshape(-1, 3), contiguous(mode, np.int8).reshape(-1)
     classes = _classes_k(trick, mode, np.zeros(0, dtype=np.int8), _rule_code(rules))
     used = 5 if rules.must_overtake or rules.must_overtrump else 3
-    return [classes[:, k] for k in range(used - 1)] + [_ALL_CARDS]
+    return [classes[:, k] for k in range(used - 1)] + [ALL_CARDS]
 
 
 def ruled_out(rules: Rules, trick: np.ndarray, mode: np.ndarray, cards: np.ndarray) -> np.ndarray:
@@ -1207,7 +1203,7 @@ def legal_bits(state: State, games: np.ndarray | None = None) -> np.ndarray:
     if games is None:
         rows, subset, n = _NO_GAMES, False, state.phase.shape[0]
     else:
-        rows, subset = _game_numbers(games, state.batch_size, "engine.legal_bits"), True
+        rows, subset = game_numbers(games, state.batch_size, "engine.legal_bits"), True
         n = rows.size
     if n >= _PARALLEL_FROM:  # one test for small batches, the one-game case above all
         if use_threads(n, _LEGAL_THREADS_FROM):
@@ -1272,7 +1268,7 @@ def step(state: State, actions, autoreset: bool = False, legal: np.ndarray | Non
     first, bad = kernel_(state.buffer, contiguous(actions, np.int64), games, subset, legal, legal is not _NO_LEGAL,
                          autoreset is True or bool(autoreset), state.rule_code)
     if bad:
-        raise IllegalActionError(_illegal_message(state, int(games[first]) if subset else first,
+        raise IllegalActionError(illegal_action_message(state, int(games[first]) if subset else first,
                                                   int(actions[first]), bad))
     return state
 
@@ -1306,11 +1302,9 @@ def _checked_games(games, batch_size: int) -> np.ndarray:
 
 
 
-# STRENGTH[mode, led suit, card] (R16): trumps beat the led suit, which beats the rest,
-# each by rank. Modes 4 (NT) and 5 (MIN) have no trumps. The highest strength on the table
-# wins (the observation's derived segments read it; the rules' kernel computes the same).
-STRENGTH = np.array([[[26 + c % 13 if c // 13 == mode else 13 + c % 13 if c // 13 == led else 0
-                        for c in range(52)] for led in range(4)] for mode in range(6)], dtype=np.int8)
+STRENGTH = np.array([[[card_strength_k.py_func(c, mode, led) for c in range(52)] for led in range(4)]
+                     for mode in range(6)], dtype=np.int8)
+"""STRENGTH[mode, led suit, card]: [`card_strength_k`][] (R16) as a table, for numpy code."""
 
 
 @kernel
@@ -1319,7 +1313,7 @@ def _deal_rules_k(trick, dealer, mode, tricks_won, positions, targets, points):
     (when `positions` is not empty), each seat's target and its points."""
     for g in range(mode.size):
         if positions.size:
-            positions[g] = _winner_position_k(trick[g, 0], trick[g, 1], trick[g, 2], mode[g])
+            positions[g] = trick_winner_k(trick[g, 0], trick[g, 1], trick[g, 2], mode[g])
         if targets.size:
             for seat in range(3):
                 role = (seat - np.int64(dealer[g])) % 3
@@ -1404,19 +1398,39 @@ def illegal_reason(state: State, game: int, action: int) -> str:
     hand = int(state.hands[game, seat])
     if not hand >> action & 1:
         return f"{rule}: seat {seat} does not hold {action_name(action)}"
-    # Only play can refuse a held card.
-    led = int(state.trick[game, 0])
-    led_mask, trump_mask = int(SUIT_MASKS[led // 13]), int(SUIT_MASKS[trump_suit(state.mode[game : game + 1])[0]])
-    if hand & led_mask and not (1 << action) & led_mask:
-        return f"R13: seat {seat} must follow suit {action_name(led)[1]}"
-    if not hand & led_mask and hand & trump_mask and not (1 << action) & trump_mask:
+    # Only play can refuse a held card: R13-R15, as the rules' kernel classes the plays.
+    return _refused_play_reason(state, game, action, seat, hand)
+
+
+# The rule each class of play_classes stands for (3 classes: the default rules; 5: with an
+# R15 option), and the class it narrows: R15's overtake narrows the led suit, its overtrump
+# the trumps. The last class (any card) refuses nothing.
+_CLASS_RULES = {3: (("R13", -1), ("R14", -1), ("", -1)),
+                5: (("R15 overtake", 1), ("R13", -1), ("R15 overtrump", 3), ("R14", -1), ("", -1))}
+
+
+def _refused_play_reason(state: State, game: int, action: int, seat: int, hand: int) -> str:
+    """R13-R15: why the held card `action` may not be played, from [`play_classes`][]: the
+    first class the hand holds (its legal plays) names the rule, or the wider class it
+    narrows does, when the card is not even in that (a card off the led suit breaks R13, not
+    R15's overtaking)."""
+    trick, mode = state.trick[game : game + 1], state.mode[game : game + 1]
+    classes = [int(np.asarray(cards).flat[0]) for cards in play_classes(state.rules, trick, mode)]
+    rules = _CLASS_RULES[len(classes)]
+    legal = next(k for k, cards in enumerate(classes) if hand & cards)
+    rule, wider = rules[legal]
+    if wider >= 0 and not classes[wider] >> action & 1:
+        rule = rules[wider][0]
+    if rule == "R13":
+        return f"R13: seat {seat} must follow suit {action_name(int(state.trick[game, 0]))[1]}"
+    if rule == "R14":
         return f"R14: seat {seat} cannot follow suit and must play a trump"
-    if (1 << action) & led_mask:
+    if rule == "R15 overtake":
         return "R15: with must_overtake, seat must beat the best card of the led suit"
     return "R15: with must_overtrump, seat must beat the trump already in the trick"
 
 
-def _illegal_message(state: State, game: int, action: int, n_bad: int) -> str:
+def illegal_action_message(state: State, game: int, action: int, n_bad: int) -> str:
     seat, phase = int(state.to_act[game]), int(state.phase[game])
     legal = [action_name(a) for a in card_list(int(legal_bits(state.take([game]))[0]))]
     where = f"game {game}: " if state.batch_size > 1 else ""

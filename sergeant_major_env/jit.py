@@ -129,7 +129,7 @@ def buffer_view(typingctx, buffer, start, dtype, shape):
     checks and its reshape helper's call: about 30 ns an array, so a state's 41 arrays took 1.3
     us at every kernel call (a third of a decision one game at a time); this takes a few ns.
     Unchecked: the caller makes sure that the bytes lie inside `buffer` and are aligned for
-    `dtype` (the engine's packed layout, engine._state_k)."""
+    `dtype` (the engine's packed layout, engine.state_arrays_k)."""
     if not (isinstance(buffer, types.Array) and buffer.dtype == types.uint8 and buffer.layout == "C"
             and isinstance(start, types.Integer) and isinstance(dtype, types.NumberClass)):
         return None

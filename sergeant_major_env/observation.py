@@ -75,11 +75,11 @@ from typing import Any
 
 import numpy as np
 
-from .cards import SUIT_MASKS
+from .cards import SUIT_MASKS, count_cards_k, highest_card_k
 from .engine import (CARD_TRICK, DEAL, DEALER, DISCARD, DISCARDS, EXCHANGE_DONE, EXCHANGE_DUE, FIRST_SIX, GIVEN, HANDS,
                      LEADER, MIN_TARGETS, MINIMUM, MODE, MODE_, MODES_USED, PHASE, PLAYED, PLAYMAKER, PREV_POINTS,
-                     RECEIVED, SCORES, SHOWN_OUT, STRENGTH, TALON, TARGETS, TO_ACT, TRICK, TRICK_LEADERS, TRICKS_WON,
-                     State, _count_k, _highest_k, _state_k)
+                     RECEIVED, SCORES, SHOWN_OUT, TALON, TARGETS, TO_ACT, TRICK, TRICK_LEADERS, TRICKS_WON, State,
+                     state_arrays_k, trick_winner_k)
 from .jit import PARALLEL_SAFE, kernel, prange, spread, use_threads
 from .limits import shorten
 
@@ -131,8 +131,9 @@ _REST_WIDTH = OBSERVATION_SIZE - CARD_SETS_WIDTH
     "targets", "tricks_won", "exchange_due", "prev_points", "scores", "deal", "card_trick", "tricks_needed",
     "unseen_per_suit"))
 assert SCALES["exchange_due"] == SCALES["exchange_done"]
-_PAIRS = ((0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1))  # (giver, receiver) relative seats, the docstring's order
-_PAIR_GIVERS, _PAIR_RECEIVERS = np.array(_PAIRS).T.copy()
+PAIR_GIVERS, PAIR_RECEIVERS = np.array(((0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1))).T.copy()
+"""The exchange pairs (giver, receiver) in relative seats, in the order of the `exchange_*`
+segments (the module docstring): pair p hands from `PAIR_GIVERS[p]` to `PAIR_RECEIVERS[p]`."""
 _ONE, _NONE = np.uint64(1), np.uint64(0)
 _BITS = np.array([1 << card for card in range(52)], dtype=np.uint64)  # the one-card sets
 _PARALLEL_FROM = 256
@@ -150,41 +151,56 @@ _PARALLEL_SAFE = PARALLEL_SAFE
 
 
 @kernel(inline=True)
-def _observe_game(g, seat, fields, planes, rest):
-    """The view of `seat` in game `g` of the state's `fields` (in _fields's order): its 14
-    card planes as card sets into `planes` (uint64[14]) and its entries from `decision` on
-    into `rest` (float32[_REST_WIDTH])."""
-    (phase, mode, to_act, leader, dealer, deal, hands, first_six, talon, discards, played, given, received, shown_out,
-     trick, trick_leaders, card_trick, modes_used, exchange_due, exchange_done, tricks_won, prev_points,
-     scores) = fields
+def seat_view_k(g, seat, s):
+    """What `seat` sees of the cards of game `g` (`s`: the state's arrays,
+    `engine.state_arrays_k`), the one place of it that the observation and the heuristic read:
+    `(hand, played, trick, talon, discards, given, received)`, card sets but for `trick`.
+    `hand`: its cards, during its own mode choice the playmaker's first six only (R9);
+    `played`: the cards each relative seat (0 itself, 1 left, 2 right) has played in this deal;
+    `trick`: the current trick's card ids by position (the leader's first; -1 empty); `talon`:
+    once turned face up (section 5, step 4), else empty; `discards`: its own, the playmaker's
+    alone; `given`, `received`: its own exchange cards, never another pair's (R22)."""
+    phase, dealer = np.int64(s[PHASE][g]), np.int64(s[DEALER][g])
+    is_playmaker = seat == (dealer + PLAYMAKER) % 3
+    hand = s[FIRST_SIX][g] if phase == MODE and is_playmaker else s[HANDS][g, seat]
+    played, trick = s[PLAYED], s[TRICK]
+    return (hand,
+            (played[g, seat], played[g, (seat + 1) % 3], played[g, (seat + 2) % 3]),
+            (np.int64(trick[g, 0]), np.int64(trick[g, 1]), np.int64(trick[g, 2])),
+            s[TALON][g] if phase >= DISCARD else _NONE,
+            s[DISCARDS][g] if is_playmaker else _NONE,
+            s[GIVEN][g, seat], s[RECEIVED][g, seat])
+
+
+@kernel(inline=True)
+def observe_game_k(g, seat, s, planes, rest):
+    """The view of `seat` in game `g` of the state's arrays `s` (`engine.state_arrays_k`):
+    its 14 card planes as card sets into `planes` (uint64[14]) and its entries from
+    `decision` on into `rest` (float32[_REST_WIDTH])."""
+    (phase, mode, to_act, leader, dealer, deal, shown_out, trick_leaders, card_trick, modes_used, exchange_due,
+     exchange_done, tricks_won, prev_points, scores) = (
+        s[PHASE], s[MODE_], s[TO_ACT], s[LEADER], s[DEALER], s[DEAL], s[SHOWN_OUT], s[TRICK_LEADERS], s[CARD_TRICK],
+        s[MODES_USED], s[EXCHANGE_DUE], s[EXCHANGE_DONE], s[TRICKS_WON], s[PREV_POINTS], s[SCORES])
     ph, md, dl = np.int64(phase[g]), np.int64(mode[g]), np.int64(dealer[g])
-    is_playmaker = seat == (dl + PLAYMAKER) % 3
-    hand = first_six[g] if ph == MODE and is_playmaker else hands[g, seat]  # R9: the first six cards only
-    own_discards = discards[g] if is_playmaker else _NONE  # section 5: the playmaker's alone
+    hand, played, trick, talon, own_discards, given, received = seat_view_k(g, seat, s)
     planes[0] = hand
     for k in range(3):
-        planes[1 + k] = played[g, (seat + k) % 3]
-        card = np.int64(trick[g, k])
-        planes[4 + k] = _ONE << np.uint64(card) if card >= 0 else _NONE
-    planes[7] = talon[g] if ph >= DISCARD else _NONE  # shown once taken (section 5, step 4)
+        planes[1 + k] = played[k]
+        planes[4 + k] = _ONE << np.uint64(trick[k]) if trick[k] >= 0 else _NONE
+    planes[7] = talon
     planes[8] = own_discards
-    planes[9] = given[g, seat]  # R22: a seat's own exchange cards only, never another pair's
-    planes[10] = received[g, seat]
+    planes[9] = given
+    planes[10] = received
     seen = _NONE  # everything this seat has seen: the planes so far
     for p in range(11):
         seen |= planes[p]
-    # Derived: the card winning the trick so far and the own cards that would beat it (R16:
-    # the highest trump, else the highest card of the led suit), per suit the highest card
-    # not played nor among own discards.
-    first = np.int64(trick[g, 0])
+    # Derived: the card winning the trick so far and the own cards that would beat it (R16),
+    # per suit the highest card not played nor among own discards.
+    first = trick[0]
     position, best, beats = 0, -1, _NONE
     if first >= 0:
-        led, strongest = first // 13, -1
-        for k in range(3):
-            card = np.int64(trick[g, k])
-            if card >= 0 and STRENGTH[md, led, card] > strongest:
-                position, strongest = k, STRENGTH[md, led, card]
-        best = np.int64(trick[g, position])
+        position = trick_winner_k(trick[0], trick[1], trick[2], md)
+        best = trick[position]
         if md >= 0:
             suit = best // 13
             beats = SUIT_MASKS[suit] & ~((_ONE << np.uint64(best + 1)) - _ONE)  # its suit, higher
@@ -195,7 +211,7 @@ def _observe_game(g, seat, fields, planes, rest):
     remaining = ~(planes[1] | planes[2] | planes[3] | own_discards)
     highest_left = _NONE
     for suit in range(4):
-        top = _highest_k(remaining & SUIT_MASKS[suit])
+        top = highest_card_k(remaining & SUIT_MASKS[suit])
         if top >= 0:
             highest_left |= _ONE << np.uint64(top)
     planes[13] = highest_left
@@ -208,28 +224,28 @@ def _observe_game(g, seat, fields, planes, rest):
     if md >= 0:
         rest[_MODE + md] = 1
     for k in range(3):
-        s = (seat + k) % 3
-        role = (s - dl + 3) % 3
+        other = (seat + k) % 3
+        role = (other - dl + 3) % 3
         rest[_ROLES + 3 * k + role] = 1
         target = np.int64(MIN_TARGETS[role] if md == MINIMUM else TARGETS[role])  # R23, R24
-        won = np.int64(tricks_won[g, s])
+        won = np.int64(tricks_won[g, other])
         rest[_TARGETS + k] = np.float32(target) * _BY_TARGETS
         rest[_TRICKS_WON + k] = np.float32(won) * _BY_TRICKS_WON
         rest[_TRICKS_NEEDED + k] = np.float32(target - won) * _BY_TRICKS_NEEDED
-        rest[_PREV_POINTS + k] = np.float32(prev_points[g, s]) * _BY_PREV_POINTS
-        rest[_SCORES + k] = np.float32(scores[g, s]) * _BY_SCORES
-        free = 63 ^ np.int64(modes_used[g, s])  # R8: the modes not used yet
+        rest[_PREV_POINTS + k] = np.float32(prev_points[g, other]) * _BY_PREV_POINTS
+        rest[_SCORES + k] = np.float32(scores[g, other]) * _BY_SCORES
+        free = 63 ^ np.int64(modes_used[g, other])  # R8: the modes not used yet
         for m in range(6):
             if (free >> m) & 1:
                 rest[_MODES_AVAILABLE + 6 * k + m] = 1
-        shown = shown_out[g, s]  # R13, R14: a void is a whole suit ruled out
+        shown = shown_out[g, other]  # R13, R14: a void is a whole suit ruled out
         for suit in range(4):
             if shown & SUIT_MASKS[suit] == SUIT_MASKS[suit]:
                 rest[_VOIDS + 4 * k + suit] = 1
     if leader[g] >= 0:
         rest[_TRICK_LEADER + (leader[g] - seat + 3) % 3] = 1
     for p in range(6):  # R22: the counts of every pair, public
-        giver, receiver = (seat + _PAIR_GIVERS[p]) % 3, (seat + _PAIR_RECEIVERS[p]) % 3
+        giver, receiver = (seat + PAIR_GIVERS[p]) % 3, (seat + PAIR_RECEIVERS[p]) % 3
         rest[_EXCHANGE_DUE + p] = np.float32(exchange_due[g, giver, receiver]) * _BY_EXCHANGE
         rest[_EXCHANGE_DONE + p] = np.float32(exchange_done[g, giver, receiver]) * _BY_EXCHANGE
     rest[_DEAL] = np.float32(deal[g]) * _BY_DEAL
@@ -241,7 +257,7 @@ def _observe_game(g, seat, fields, planes, rest):
     if first >= 0:
         rest[_WINNING_SEAT + (leader[g] + position - seat + 3) % 3] = 1
     for suit in range(4):
-        rest[_UNSEEN_PER_SUIT + suit] = np.float32(_count_k(SUIT_MASKS[suit] & ~seen)) * _BY_UNSEEN
+        rest[_UNSEEN_PER_SUIT + suit] = np.float32(count_cards_k(SUIT_MASKS[suit] & ~seen)) * _BY_UNSEEN
 
 
 @kernel(inline=True)
@@ -270,36 +286,27 @@ def _spread(planes, row):
             row[52 * p + card] = np.float32(1) if cards & _BITS[card] else np.float32(0)
 
 
-# The kernels take the state's one buffer and view it as the engine's tuple of fields
-# (engine._state_k: one argument to dispatch); ``_fields`` picks what an observation reads.
 @kernel(inline=True)
-def _fields(buffer):
-    s = _state_k(buffer)
-    return (s[PHASE], s[MODE_], s[TO_ACT], s[LEADER], s[DEALER], s[DEAL], s[HANDS], s[FIRST_SIX], s[TALON],
-            s[DISCARDS], s[PLAYED], s[GIVEN], s[RECEIVED], s[SHOWN_OUT], s[TRICK], s[TRICK_LEADERS], s[CARD_TRICK],
-            s[MODES_USED], s[EXCHANGE_DUE], s[EXCHANGE_DONE], s[TRICKS_WON], s[PREV_POINTS], s[SCORES])
-
-
-@kernel(inline=True)
-def _observe_row(g, seat, fields, row, card_sets, planes):
-    """Game `g` seen by `seat` into `row`: the whole vector when `row` has
-    OBSERVATION_SIZE entries, else its entries from `decision` on and the card sets into
-    `card_sets[g]`; `planes` is room for the card sets when there is no `card_sets`."""
+def observe_row_k(g, seat, s, row, card_sets, planes):
+    """Game `g` of the state's arrays `s` (`engine.state_arrays_k`) seen by `seat` into
+    `row`: the whole vector when `row` has OBSERVATION_SIZE entries, else its entries from
+    `decision` on and the card sets into `card_sets[g]`; `planes` is room for the card sets
+    when there is no `card_sets`."""
     if card_sets.shape[0]:
         planes = card_sets[g]
-    _observe_game(g, seat, fields, planes, row[row.shape[0] - _REST_WIDTH:])
+    observe_game_k(g, seat, s, planes, row[row.shape[0] - _REST_WIDTH:])
     if row.shape[0] == OBSERVATION_SIZE:
         _spread(planes, row)
 
 
 @kernel(counted=False)
-def _observe_rows(seats, out, card_sets, fields, planes, start, stop):
+def _observe_rows(seats, out, card_sets, s, planes, start, stop):
     """The games start..stop-1 seen by their seats into `out`'s rows (the arguments of
     `_observe_serial`; `planes`: room for one game's card sets). Compiled without reference
-    counting: the 23 arrays of `fields` and the row's views cost two atomic operations each a
+    counting: the arrays of `s` and the row's views cost two atomic operations each a
     game, four fifths of the time (4,096 games took 2.4 ms, now 0.4 ms)."""
     for g in range(start, stop):
-        _observe_row(g, _seat(seats, g), fields, out[g], card_sets, planes)
+        observe_row_k(g, _seat(seats, g), s, out[g], card_sets, planes)
 
 
 @kernel(ahead="game", seconds=8, signature="int64[::1], float32[:, ::1], uint64[:, ::1], uint8[::1]")
@@ -310,7 +317,7 @@ def _observe_serial(seats, out, card_sets, buffer) -> bool:
     0, 1 or 2. `seats`: intp[1] (one seat for every game) or intp[B]; `buffer`: the state's."""
     if not _seats_ok(seats):
         return False
-    _observe_rows(seats, out, card_sets, _fields(buffer), np.empty(14, dtype=np.uint64), 0, out.shape[0])
+    _observe_rows(seats, out, card_sets, state_arrays_k(buffer), np.empty(14, dtype=np.uint64), 0, out.shape[0])
     return True
 
 
@@ -323,10 +330,10 @@ def _observe_parallel(seats, out, card_sets, buffer) -> bool:
     """`_observe_serial` with the games spread over the cores, in chunks of `_CHUNK` games."""
     if not _seats_ok(seats):
         return False
-    fields = _fields(buffer)
+    s = state_arrays_k(buffer)
     n = out.shape[0]
     for c in prange((n + _CHUNK - 1) // _CHUNK):
-        _observe_rows(seats, out, card_sets, fields, np.empty(14, dtype=np.uint64), c * _CHUNK,
+        _observe_rows(seats, out, card_sets, s, np.empty(14, dtype=np.uint64), c * _CHUNK,
                       min(n, (c + 1) * _CHUNK))
     return True
 
@@ -337,7 +344,7 @@ def _observe_chunk(seats, out, card_sets, start, stop, buffer) -> bool:
     threads); every chunk checks every seat first, so a bad one writes nothing anywhere."""
     if not _seats_ok(seats):
         return False
-    _observe_rows(seats, out, card_sets, _fields(buffer), np.empty(14, dtype=np.uint64), start, stop)
+    _observe_rows(seats, out, card_sets, state_arrays_k(buffer), np.empty(14, dtype=np.uint64), start, stop)
     return True
 
 
@@ -440,22 +447,22 @@ def acting_card_sets(state: State, games: np.ndarray) -> tuple[np.ndarray, np.nd
 def _acting_serial(games, rest, card_sets, buffer) -> int:
     """[`acting_card_sets`][]: row i the view of the seat to act in game `games[i]`; -1, or
     the position of the first game out of range or with no seat to act (nothing written)."""
-    fields = _fields(buffer)
-    to_act = fields[2]
+    s = state_arrays_k(buffer)
+    to_act = s[TO_ACT]
     for i in range(games.size):
         if games[i] < 0 or games[i] >= to_act.size or to_act[games[i]] < 0:
             return i
-    _acting_rows(games, rest, card_sets, fields)
+    _acting_rows(games, rest, card_sets, s)
     return -1
 
 
 @kernel(counted=False)
-def _acting_rows(games, rest, card_sets, fields):
+def _acting_rows(games, rest, card_sets, s):
     """The rows of `_acting_serial` (checked games), without reference counting
     (`_observe_rows`)."""
-    to_act = fields[2]
+    to_act = s[TO_ACT]
     for i in range(games.size):
-        _observe_game(games[i], to_act[games[i]], fields, card_sets[i], rest[i])
+        observe_game_k(games[i], to_act[games[i]], s, card_sets[i], rest[i])
 
 
 def observation_bounds(num_deals: int = 18) -> tuple[np.ndarray, np.ndarray]:

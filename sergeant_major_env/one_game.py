@@ -8,8 +8,8 @@ each with numpy's and numba's fixed costs, which at one game are the whole cost.
 its decision's legal actions, action mask and the acting seat's observation, and
 [`OneGame.step`][] does all of it in one compiled call: check the action against the legal
 actions (as [`engine.step`][] does, the state unchanged on a refusal), apply it with the
-engine's own rules kernel (`engine._apply_k`), then compute the next decision's legal
-actions, mask and observation (`observation._observe_row`, the same code as
+engine's own rules kernel (`engine.apply_action_k`), then compute the next decision's legal
+actions, mask and observation (`observation.observe_row_k`, the same code as
 [`observation.observe`][]). Same games, same numbers as the batched API, bit for bit
 (tests/test_one_game.py).
 
@@ -43,10 +43,11 @@ import numpy as np
 from .cards import MODE_ACTION_OFFSET, NUM_ACTIONS, NUM_CARDS
 from .engine import DEAL_ENDED as _DEAL_ENDED_FIELD
 from .engine import (DEALER, DEALT, DISCARD, MODE, MODES_USED, OVER, PHASE, PLAY, TALON_CARDS, TO_ACT, TRICK, HANDS,
-                     MODE_, IllegalActionError, State, _apply_k, _illegal_message, _install_k, _legal_game_k, _state_k)
+                     MODE_, IllegalActionError, State, apply_action_k, illegal_action_message, install_deal_k,
+                     legal_actions_k, state_arrays_k)
 from .jit import announce_compiling, buffer_view, compile_ahead, kernel
 from .limits import shorten
-from .observation import CARD_SETS_WIDTH, OBSERVATION_SIZE, SEGMENTS, _fields, _observe_row
+from .observation import CARD_SETS_WIDTH, OBSERVATION_SIZE, SEGMENTS, observe_row_k
 
 
 # The arrays a OneGame keeps beside its state, as views of one uint8 buffer (one argument for
@@ -85,11 +86,11 @@ def _one_step_k(action, buffer, scratch) -> int:
     settings = buffer_view(scratch, _SETTINGS, np.int64, 3)  # autoreset, rules, the fixed seat or -1
     legal = buffer_view(scratch, _LEGAL, np.uint64, 1)
     keys, order = buffer_view(scratch, _KEYS, np.uint64, 52), buffer_view(scratch, _ORDER, np.int64, 52)  # dealing's
-    s = _state_k(buffer)
+    s = state_arrays_k(buffer)
     if action >= 0 and s[PHASE][0] != OVER:
         if action >= 64 or not (legal[0] >> np.uint64(action)) & np.uint64(1):
             return REFUSED
-        _apply_k(s, 0, action, settings[0] != 0, 1, settings[1], keys, order)
+        apply_action_k(s, 0, action, settings[0] != 0, 1, settings[1], keys, order)
     return _decision_k(s, buffer, scratch)
 
 
@@ -104,7 +105,7 @@ def _decision_k(s, buffer, scratch) -> int:
     observation = buffer_view(scratch, _OBSERVATION, np.float32, OBSERVATION_SIZE)
     mask = buffer_view(scratch, _MASK, np.uint8, NUM_ACTIONS)
     ids = buffer_view(scratch, _IDS, np.int8, NUM_ACTIONS)
-    bits = _legal_game_k(s[PHASE], s[TO_ACT], s[HANDS], s[MODES_USED], s[TRICK], s[MODE_], 0, settings[1])
+    bits = legal_actions_k(s[PHASE], s[TO_ACT], s[HANDS], s[MODES_USED], s[TRICK], s[MODE_], 0, settings[1])
     legal[0] = bits
     count = 0
     for a in range(mask.size):
@@ -116,7 +117,7 @@ def _decision_k(s, buffer, scratch) -> int:
     to_act = np.int64(s[TO_ACT][0])
     seat = to_act if settings[2] == _TO_ACT_SEAT else settings[2]
     if seat >= 0:
-        _observe_row(0, seat, _fields(buffer), observation, planes[:0], planes[0])
+        observe_row_k(0, seat, state_arrays_k(buffer), observation, planes[:0], planes[0])
     return ((to_act + 1) | np.int64(s[PHASE][0]) << 2 | (DEAL_ENDED if s[_DEAL_ENDED_FIELD][0] else 0)
             | np.int64(count) << LEGAL_COUNT)
 
@@ -127,13 +128,13 @@ def _one_deal_k(cards, buffer, scratch) -> int:
     dealt yet): card k < 48 to seat (dealer + 1 + k) % 3 as its card k // 3 (R10: one at a time
     clockwise from the left of the dealer), the last four to the talon, then `engine.set_cards`'
     start of the deal; then the decision into `scratch` as `_one_step_k`; returns the status."""
-    s = _state_k(buffer)
+    s = state_arrays_k(buffer)
     dealer = np.int64(s[DEALER][0])
     for k in range(48):
         s[DEALT][0, (dealer + 1 + k) % 3, k // 3] = cards[k]
     for k in range(4):
         s[TALON_CARDS][0, k] = cards[48 + k]
-    _install_k(s, 0)
+    install_deal_k(s, 0)
     return _decision_k(s, buffer, scratch)
 
 
@@ -141,7 +142,7 @@ def _one_deal_k(cards, buffer, scratch) -> int:
 def _one_observe_k(seat, out, buffer, scratch) -> None:
     """The observation of `seat` (0, 1 or 2) in game 0 into `out` (float32[OBSERVATION_SIZE])."""
     planes = buffer_view(scratch, _PLANES, np.uint64, (1, 14))
-    _observe_row(0, seat, _fields(buffer), out, planes[:0], planes[0])
+    observe_row_k(0, seat, state_arrays_k(buffer), out, planes[:0], planes[0])
 
 
 step_kernel = _one_step_k
@@ -230,10 +231,10 @@ class OneGame:
         if not 0 <= action < NUM_ACTIONS:
             if self.state.phase[0] == OVER:
                 return _one_step_k(-1, *self.arguments)
-            raise IllegalActionError(_illegal_message(self.state, 0, action, 1))
+            raise IllegalActionError(illegal_action_message(self.state, 0, action, 1))
         status = _one_step_k(action, *self.arguments)
         if status == REFUSED:
-            raise IllegalActionError(_illegal_message(self.state, 0, action, 1))
+            raise IllegalActionError(illegal_action_message(self.state, 0, action, 1))
         return status
 
     def deal(self, cards: np.ndarray) -> int:
@@ -376,14 +377,14 @@ def _recall_k(kind, actor, action, deal, dealer, fold, buffer, record, block) ->
     room = buffer_view(record, _R_ROOM, np.uint64, (1, 14))
     rest = buffer_view(record, _R_REST, np.float32, (3, KEPT_REST))
     row = buffer_view(record, _R_ROW, np.float32, _REST_WIDTH)
-    fields = _fields(buffer)
+    fields = state_arrays_k(buffer)
     if fold and counted[0] != deal:  # the counts are the deal's
         for p in range(3):
             for k in range(4):
                 counts[p, k] = 0
         counted[0] = deal
     for p in range(3):
-        _observe_row(0, p, fields, row, room[:0], room[0])
+        observe_row_k(0, p, fields, row, room[:0], room[0])
         if fold:
             _fold_k(p, kind, actor, action, dealer, planes[p], room[0], rest[p], row, counts[p], block[p])
         for i in range(KEPT_PLANES):

@@ -513,7 +513,7 @@ class SergeantMajorState(pyspiel.State):
             return IllegalActionError(f"R10: chance deals one of the {NUM_CARDS - t.count} cards not "
                                       f"dealt yet (chance_outcomes()); card {action} {why}.{_UNCHANGED}")
         # the engine's own refusal text (rule id, reason, the legal actions), as engine.step words it
-        return IllegalActionError(engine._illegal_message(t.one.state, 0, action, 1))
+        return IllegalActionError(engine.illegal_action_message(t.one.state, 0, action, 1))
 
     def _ended(self) -> str:
         """Why the state is terminal: the game's last deal, or the search horizon, ended."""

@@ -45,9 +45,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cards import count
+from .cards import count, count_cards_k
 from .engine import (DEALT, DISCARD, DISCARDS, FIRST_SIX, GIVEN, HANDS, LAST_RETURNED, MODE, PLAYMAKER, RECEIVED, SEED,
-                     TALON, TALON_CARDS, State, _count_k, _state_k, check_batch_fits)
+                     TALON, TALON_CARDS, State, check_batch_fits, state_arrays_k)
 from .jit import kernel
 from .limits import check_count, shorten
 
@@ -255,8 +255,8 @@ def _log_weights_k(unseen, allowed, capacity, log_factorial, log_w):
     for g in range(unseen.size):
         u = unseen[g]
         kinds = _kinds_k(u, allowed[g, 0], allowed[g, 1], allowed[g, 2])
-        n_a, n_ab, n_p, n_ap, n_bp, n_abp = (_count_k(kinds[0]), _count_k(kinds[2]), _count_k(kinds[3]),
-                                             _count_k(kinds[4]), _count_k(kinds[5]), _count_k(kinds[6]))
+        n_a, n_ab, n_p, n_ap, n_bp, n_abp = (count_cards_k(kinds[0]), count_cards_k(kinds[2]), count_cards_k(kinds[3]),
+                                             count_cards_k(kinds[4]), count_cards_k(kinds[5]), count_cards_k(kinds[6]))
         cap_a, cap_p = capacity[g, 0], capacity[g, 2]  # the right hand takes the rest
         fits = False
         for d_ap in range(_SIDE):
@@ -314,12 +314,12 @@ def _assign_k(i, g, unseen, allowed, capacity, log_w, gumbel, pile_keys, hand_ke
         if v > best:
             choice, best = c, v
     d_ap, d_bp = choice // _SIDE, choice % _SIDE
-    d_abp = capacity[g, 2] - _count_k(k_p) - d_ap - d_bp
+    d_abp = capacity[g, 2] - count_cards_k(k_p) - d_ap - d_bp
     keys = pile_keys[i]
     on_pile = (k_p | _lowest_by_key_k(k_ap, d_ap, keys, members) | _lowest_by_key_k(k_bp, d_bp, keys, members)
                | _lowest_by_key_k(k_abp, d_abp, keys, members))
     free_cards = (k_ab | k_abp) & ~on_pile
-    to_a = capacity[g, 0] - _count_k(k_a) - _count_k(k_ap) + d_ap
+    to_a = capacity[g, 0] - count_cards_k(k_a) - count_cards_k(k_ap) + d_ap
     # Fresh keys: the free cards of kind abp are those whose first keys were high.
     hand_a = k_a | (k_ap & ~on_pile) | _lowest_by_key_k(free_cards, to_a, hand_keys[i], members)
     return hand_a, u & ~on_pile & ~hand_a, on_pile
@@ -422,7 +422,7 @@ def _worlds_k(buffer, worlds, fixed, seat, playmaker, choosing, talon_shown, spl
     `i // worlds`): their unseen cards placed as `splits[i]` says (the left hand's, the
     right hand's, the pile's), the rest of what the seat to act does not know cleared (module
     docstring)."""
-    s = _state_k(buffer)
+    s = state_arrays_k(buffer)
     hands, dealt, first_six, talon_cards, talon = s[HANDS], s[DEALT], s[FIRST_SIX], s[TALON_CARDS], s[TALON]
     given, received, discards, last_returned, seed = s[GIVEN], s[RECEIVED], s[DISCARDS], s[LAST_RETURNED], s[SEED]
     members = np.empty(52, dtype=np.int64)

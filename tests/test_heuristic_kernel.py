@@ -261,7 +261,7 @@ def test_card_model_is_030s_bit_for_bit():
 
 
 def test_the_sparse_sums_are_the_sums_over_every_card():
-    """``_sums_row`` adds only the cards whose log is not +0.0 (the unseen ones): its sums are,
+    """``suit_log_sums_k`` adds only the cards whose log is not +0.0 (the unseen ones): its sums are,
     to the last bit, the sums over all 13 ranks of each suit in order (as numpy's cumsum added
     them), worked out here card by card in Python floats."""
     obs, _, _, mask = _all_positions()

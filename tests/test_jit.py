@@ -275,7 +275,7 @@ def test_each_kernel_compiled_ahead_is_called_with_its_declared_signature():
 
 
 def test_buffer_view_is_the_views_numpy_makes_sharing_the_buffer():
-    """jit.buffer_view (engine._state_k's views of a state's one buffer) gives the array of
+    """jit.buffer_view (engine.state_arrays_k's views of a state's one buffer) gives the array of
     ``buffer[start:].view(dtype).reshape(shape)``: same numbers, shape and strides, and writes
     through it land in the buffer."""
     import numba
@@ -302,7 +302,7 @@ def test_buffer_view_is_the_views_numpy_makes_sharing_the_buffer():
     # The engine's kernels read a state's fields through it: the state's own numpy views.
     @numba.njit
     def fields(buffer):
-        s = engine._state_k(buffer)
+        s = engine.state_arrays_k(buffer)
         return s[engine.HANDS].copy(), s[engine.CARD_TRICK].copy(), s[engine.SCORES].copy(), s[engine.SEED].copy()
 
     state = engine.init([3, 4, 5], Rules(num_deals=2))
