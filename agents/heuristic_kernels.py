@@ -33,7 +33,7 @@ from sergeant_major_env.cards import ALL_CARDS, TRUMPS, count_cards_k
 from sergeant_major_env.engine import (DEALER, EXCHANGE_DONE, GIVE, MODE_, PHASE, PLAY, TO_ACT, state_arrays_k,
                                        trick_winner_k)
 from sergeant_major_env.observation import PAIR_GIVERS, PAIR_RECEIVERS, seat_view_k
-from sergeant_major_env.jit import PARALLEL_SAFE, contiguous, kernel, prange, spread, use_threads
+from sergeant_major_env.jit import PARALLEL_CHUNK, PARALLEL_SAFE, contiguous, kernel, over_games, prange
 
 PARALLEL_ROWS = 8192
 """From this many games on, the kernels spread the games over the cores (pimc's batches of
@@ -172,21 +172,22 @@ def miss_chances_k(i, scored, unseen, played, talon, given, exchange_done, role,
     entries[i] = count_cards_k(scored[i])
 
 
-@kernel(ahead="game", seconds=2.5, signature=(
-        "uint64[::1], uint64[::1], uint64[:, ::1], uint64[::1], uint64[::1], int16[:, ::1], int8[:, ::1], "
-        "float64[::1], float64[:, ::1], int64[::1]"))
-def _miss_serial(scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries):
-    for i in range(scored.shape[0]):
-        miss_chances_k(i, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries)
-
-
-@kernel(ahead="threads", seconds=3, signature=(
+@kernel(ahead=("game", "threads"), seconds=2.5, signature=(
         "int64, int64, uint64[::1], uint64[::1], uint64[:, ::1], uint64[::1], uint64[::1], int16[:, ::1], "
         "int8[:, ::1], float64[::1], float64[:, ::1], int64[::1]"))
-def _miss_chunk(start, stop, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries):
-    """`_miss_serial` of the games start..stop-1 (a chunk of `jit.spread`'s threads)."""
+def miss_range_k(start, stop, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries):
+    """[`miss_chances_k`][] of the games start..stop-1 (`jit.over_games` spreads it)."""
     for i in range(start, stop):
         miss_chances_k(i, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries)
+
+
+@kernel(parallel=True)
+def _miss_parallel(scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries):
+    """`miss_range_k` over numba's threads (tbb), a chunk of games at a time."""
+    n = scored.shape[0]
+    for c in prange((n + PARALLEL_CHUNK - 1) // PARALLEL_CHUNK):
+        miss_range_k(c * PARALLEL_CHUNK, min(n, (c + 1) * PARALLEL_CHUNK), scored, unseen, played, talon, given,
+                     exchange_done, role, known_mass, miss, entries)
 
 
 def _parallel(rows: int) -> bool:
@@ -195,21 +196,12 @@ def _parallel(rows: int) -> bool:
     return PARALLEL_SAFE and rows >= PARALLEL_ROWS
 
 
-def _run(rows: int, parallel: bool, serial_kernel, parallel_kernel, chunk_kernel, *arguments) -> None:
-    """One of the three kernels over `rows` games: the parallel one (tbb), else the chunks of
-    `chunk_kernel` on `jit.spread`'s threads from `THREADS_ROWS` games on, else the serial one."""
-    if parallel:
-        parallel_kernel(*arguments)
-    elif use_threads(rows, THREADS_ROWS):
-        spread(lambda start, stop: chunk_kernel(start, stop, *arguments), rows)
-    else:
-        serial_kernel(*arguments)
-
-
-@kernel(parallel=True)
-def _miss_parallel(scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries):
-    for i in prange(scored.shape[0]):
-        miss_chances_k(i, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries)
+def _run(range_kernel, parallel_kernel, rows: int, *arguments) -> None:
+    """A job's range kernel over `rows` games (`jit.over_games`): its parallel wrapper from
+    `PARALLEL_ROWS` games on (tbb), else chunks on `jit.spread`'s threads from `THREADS_ROWS`
+    games on, else one call."""
+    over_games(range_kernel, rows, *arguments, threads_from=THREADS_ROWS,
+               parallel=parallel_kernel if _parallel(rows) else None)
 
 
 @kernel(inline=True)
@@ -276,33 +268,25 @@ def _sparse_sums(i, f, live, t, g, cards, log_other, log_talon, log_given, start
             left &= left - one
 
 
-@kernel(ahead="game", seconds=1, signature=(
-        "uint64[::1], uint64[::1], uint64[::1], uint64[::1], int16[:, ::1], int8[:, ::1], float64[:, ::1], "
-        "float64[::1], int64[::1], float64[:, :, ::1], float64[:, ::1], float64[:, ::1]"))
-def _sums_serial(scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
-                 void_arg, higher_arg, lower_arg):
-    for i in range(scored.shape[0]):
-        suit_log_sums_k(i, scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
-                  void_arg, higher_arg, lower_arg)
-
-
-@kernel(ahead="threads", seconds=1.5, signature=(
+@kernel(ahead=("game", "threads"), seconds=1.5, signature=(
         "int64, int64, uint64[::1], uint64[::1], uint64[::1], uint64[::1], int16[:, ::1], int8[:, ::1], "
         "float64[:, ::1], float64[::1], int64[::1], float64[:, :, ::1], float64[:, ::1], float64[:, ::1]"))
-def _sums_chunk(start_row, stop_row, scored, unseen, talon, given, exchange_done, role, log_miss, log_known,
-                start, void_arg, higher_arg, lower_arg):
-    """`_sums_serial` of the games start..stop-1 (a chunk of `jit.spread`'s threads)."""
+def suit_sums_range_k(start_row, stop_row, scored, unseen, talon, given, exchange_done, role, log_miss, log_known,
+                      start, void_arg, higher_arg, lower_arg):
+    """[`suit_log_sums_k`][] of the games start_row..stop_row-1 (`jit.over_games` spreads it)."""
     for i in range(start_row, stop_row):
         suit_log_sums_k(i, scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
-                  void_arg, higher_arg, lower_arg)
+                        void_arg, higher_arg, lower_arg)
 
 
 @kernel(parallel=True)
 def _sums_parallel(scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
                    void_arg, higher_arg, lower_arg):
-    for i in prange(scored.shape[0]):
-        suit_log_sums_k(i, scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
-                  void_arg, higher_arg, lower_arg)
+    """`suit_sums_range_k` over numba's threads (tbb), a chunk of games at a time."""
+    n = scored.shape[0]
+    for c in prange((n + PARALLEL_CHUNK - 1) // PARALLEL_CHUNK):
+        suit_sums_range_k(c * PARALLEL_CHUNK, min(n, (c + 1) * PARALLEL_CHUNK), scored, unseen, talon, given,
+                          exchange_done, role, log_miss, log_known, start, void_arg, higher_arg, lower_arg)
 
 
 # ----------------------------------------------------------------------------- scores
@@ -444,35 +428,26 @@ def choose_card_k(i, hand, unseen, legal, trick, mode_of, decision_of, position_
     actions[i] = chosen
 
 
-@kernel(ahead="game", seconds=5.5, signature=(
-        "uint64[::1], uint64[::1], uint64[::1], int64[:, ::1], int64[::1], int64[::1], int64[::1], float64[:, "
-        ":, ::1], float64[:, ::1], float64[:, ::1], int64[::1], float64[::1], float64[::1], float64[::1], "
-        "int64[::1]"))
-def _choose_serial(hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
-                   rank_tie, actions):
-    for i in range(hand.shape[0]):
-        choose_card_k(i, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
-                    rank_tie, actions)
-
-
-@kernel(ahead="threads", seconds=6.5, signature=(
+@kernel(ahead=("game", "threads"), seconds=6.5, signature=(
         "int64, int64, uint64[::1], uint64[::1], uint64[::1], int64[:, ::1], int64[::1], int64[::1], "
         "int64[::1], float64[:, :, ::1], float64[:, ::1], float64[:, ::1], int64[::1], float64[::1], "
         "float64[::1], float64[::1], int64[::1]"))
-def _choose_chunk(start_row, stop_row, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start,
-                  p, tie, rank_tie, actions):
-    """`_choose_serial` of the games start..stop-1 (a chunk of `jit.spread`'s threads)."""
+def choose_range_k(start_row, stop_row, hand, unseen, legal, trick, mode, decision, position, void, higher, lower,
+                   start, p, tie, rank_tie, actions):
+    """[`choose_card_k`][] of the games start_row..stop_row-1 (`jit.over_games` spreads it)."""
     for i in range(start_row, stop_row):
         choose_card_k(i, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
-                    rank_tie, actions)
+                      rank_tie, actions)
 
 
 @kernel(parallel=True)
 def _choose_parallel(hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
                      rank_tie, actions):
-    for i in prange(hand.shape[0]):
-        choose_card_k(i, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
-                    rank_tie, actions)
+    """`choose_range_k` over numba's threads (tbb), a chunk of games at a time."""
+    n = hand.shape[0]
+    for c in prange((n + PARALLEL_CHUNK - 1) // PARALLEL_CHUNK):
+        choose_range_k(c * PARALLEL_CHUNK, min(n, (c + 1) * PARALLEL_CHUNK), hand, unseen, legal, trick, mode,
+                       decision, position, void, higher, lower, start, p, tie, rank_tie, actions)
 
 
 # ----------------------------------------------------------------------------- exchange gives
@@ -620,7 +595,7 @@ def card_actions(v, legal: np.ndarray, params: np.ndarray) -> np.ndarray:
     sets = _card_sets(v, legal)
     void, higher, lower, start = card_reading(v, legal, sets, scored=sets["legal"])
     actions = np.empty(v.n, dtype=np.int64)
-    _run(v.n, _parallel(v.n), _choose_serial, _choose_parallel, _choose_chunk,
+    _run(choose_range_k, _choose_parallel, v.n,
          sets["hand"], sets["unseen"], sets["legal"], contiguous(v.trick, np.int64), contiguous(v.mode, np.int64),
          contiguous(v.decision, np.int64), contiguous(v.position, np.int64), void, higher, lower, start,
          contiguous(params, np.float64), TIE, RANK_TIE, actions)
@@ -667,12 +642,11 @@ def card_reading(v, legal: np.ndarray, sets: dict | None = None, scored: np.ndar
     each entry's numbers are the same whichever other cards are scored)."""
     sets = _card_sets(v, legal) if sets is None else sets
     n = v.n
-    parallel = _parallel(n)
     unseen, talon, given = sets["unseen"], sets["talon"], sets["given"]
     scored = sets["hand"] | sets["legal"] if scored is None else contiguous(scored, np.uint64)
     exchange_done, role = contiguous(v.exchange_done, np.int16), contiguous(v.role, np.int8)
     miss, entries = np.empty((n, 2)), np.empty(n, dtype=np.int64)
-    _run(n, parallel, _miss_serial, _miss_parallel, _miss_chunk, scored, unseen, sets["played"], talon, given,
+    _run(miss_range_k, _miss_parallel, n, scored, unseen, sets["played"], talon, given,
          exchange_done, role, KNOWN_MASS, miss, entries)
     log_miss = np.log(miss)
     start = np.cumsum(entries) - entries
@@ -682,7 +656,7 @@ def card_reading(v, legal: np.ndarray, sets: dict | None = None, scored: np.ndar
     void_arg = arguments[:8 * n].reshape(n, 2, 4)
     higher_arg = arguments[8 * n:8 * n + 2 * total].reshape(total, 2)
     lower_arg = arguments[8 * n + 2 * total:].reshape(total, 2)
-    _run(n, parallel, _sums_serial, _sums_parallel, _sums_chunk, scored, unseen, talon, given, exchange_done, role,
+    _run(suit_sums_range_k, _sums_parallel, n, scored, unseen, talon, given, exchange_done, role,
          log_miss, LOG_MISS_KNOWN, start, void_arg, higher_arg, lower_arg)
     np.exp(arguments, out=arguments)
     return void_arg, higher_arg, lower_arg, start

@@ -642,3 +642,25 @@ def spread(run: Callable[[int, int], Any], games: int) -> list:
             if not helper.cancel():  # begun: wait for its chunk
                 helper.result()
     return results
+
+
+PARALLEL_CHUNK = 64
+"""Games a thread of a `parallel=True` kernel takes at a time (the `prange` wrappers of the
+range kernels loop over chunks of this many games)."""
+
+
+def over_games(range_kernel: Callable, games: int, *arguments, threads_from: int,
+               parallel: Callable | None = None) -> list:
+    """Runs one job over the games `range(games)`, spread as the batch calls for, from one
+    place: each job is one kernel, `range_kernel(start, stop, *arguments)`, that loops over
+    the games start..stop-1 (and writes only their rows). Where `parallel` is given (a
+    `prange` wrapper of the same range kernel: the caller gives it where `PARALLEL_SAFE` and
+    the batch is big enough), `parallel(*arguments)` runs it on numba's threads; else from
+    `threads_from` games on (`use_threads`) its chunks run on `spread`'s threads; else one call
+    over every game on this thread. Returns the results of the calls (one a chunk), in order."""
+    if parallel is not None:
+        return [parallel(*arguments)]
+    if use_threads(games, threads_from):
+        return spread(lambda start, stop: range_kernel(start, stop, *arguments), games)
+    return [range_kernel(0, games, *arguments)]
+

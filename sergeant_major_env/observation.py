@@ -80,7 +80,7 @@ from .engine import (CARD_TRICK, DEAL, DEALER, DISCARD, DISCARDS, EXCHANGE_DONE,
                      LEADER, MIN_TARGETS, MINIMUM, MODE, MODE_, MODES_USED, PHASE, PLAYED, PLAYMAKER, PREV_POINTS,
                      RECEIVED, SCORES, SHOWN_OUT, TALON, TARGETS, TO_ACT, TRICK, TRICK_LEADERS, TRICKS_WON, State,
                      state_arrays_k, trick_winner_k)
-from .jit import PARALLEL_SAFE, kernel, prange, spread, use_threads
+from .jit import PARALLEL_CHUNK, PARALLEL_SAFE, kernel, over_games, prange
 from .limits import shorten
 
 VERSION = 2
@@ -302,49 +302,38 @@ def observe_row_k(g, seat, s, row, card_sets, planes):
 @kernel(counted=False)
 def _observe_rows(seats, out, card_sets, s, planes, start, stop):
     """The games start..stop-1 seen by their seats into `out`'s rows (the arguments of
-    `_observe_serial`; `planes`: room for one game's card sets). Compiled without reference
+    `observe_range_k`; `planes`: room for one game's card sets). Compiled without reference
     counting: the arrays of `s` and the row's views cost two atomic operations each a
     game, four fifths of the time (4,096 games took 2.4 ms, now 0.4 ms)."""
     for g in range(start, stop):
         observe_row_k(g, _seat(seats, g), s, out[g], card_sets, planes)
 
 
-@kernel(ahead="game", seconds=8, signature="int64[::1], float32[:, ::1], uint64[:, ::1], uint8[::1]")
-def _observe_serial(seats, out, card_sets, buffer) -> bool:
-    """Every game's observation into `out` (float32[B, OBSERVATION_SIZE]; or float32[B,
-    OBSERVATION_SIZE - CARD_SETS_WIDTH] and the card sets into `card_sets`, uint64[B, 14],
-    else uint64[0, 14]), one game after another; False, with nothing written, if a seat is not
-    0, 1 or 2. `seats`: intp[1] (one seat for every game) or intp[B]; `buffer`: the state's."""
+@kernel(ahead=("game", "threads"), seconds=10,
+        signature="int64, int64, int64[::1], float32[:, ::1], uint64[:, ::1], uint8[::1]")
+def observe_range_k(start, stop, seats, out, card_sets, buffer) -> bool:
+    """The observations of the games start..stop-1 into `out` (float32[B, OBSERVATION_SIZE];
+    or float32[B, OBSERVATION_SIZE - CARD_SETS_WIDTH] and the card sets into `card_sets`,
+    uint64[B, 14], else uint64[0, 14]); False, with nothing written, if a seat is not 0, 1 or
+    2 (each chunk of `jit.over_games` checks every seat first, so a bad one writes nothing
+    anywhere). `seats`: intp[1] (one seat for every game) or intp[B]; `buffer`: the state's."""
     if not _seats_ok(seats):
         return False
-    _observe_rows(seats, out, card_sets, state_arrays_k(buffer), np.empty(14, dtype=np.uint64), 0, out.shape[0])
+    _observe_rows(seats, out, card_sets, state_arrays_k(buffer), np.empty(14, dtype=np.uint64), start, stop)
     return True
-
-
-_CHUNK = 64
-"""Games a thread of `_observe_parallel` takes at a time."""
 
 
 @kernel(parallel=True)
 def _observe_parallel(seats, out, card_sets, buffer) -> bool:
-    """`_observe_serial` with the games spread over the cores, in chunks of `_CHUNK` games."""
+    """`observe_range_k` of every game over numba's threads (tbb), `jit.PARALLEL_CHUNK` games
+    at a time (the seats checked once)."""
     if not _seats_ok(seats):
         return False
     s = state_arrays_k(buffer)
     n = out.shape[0]
-    for c in prange((n + _CHUNK - 1) // _CHUNK):
-        _observe_rows(seats, out, card_sets, s, np.empty(14, dtype=np.uint64), c * _CHUNK,
-                      min(n, (c + 1) * _CHUNK))
-    return True
-
-
-@kernel(ahead="threads", seconds=10, signature="int64[::1], float32[:, ::1], uint64[:, ::1], int64, int64, uint8[::1]")
-def _observe_chunk(seats, out, card_sets, start, stop, buffer) -> bool:
-    """`_observe_serial` of the games start..stop-1 (a chunk of `jit.spread`'s
-    threads); every chunk checks every seat first, so a bad one writes nothing anywhere."""
-    if not _seats_ok(seats):
-        return False
-    _observe_rows(seats, out, card_sets, state_arrays_k(buffer), np.empty(14, dtype=np.uint64), start, stop)
+    for c in prange((n + PARALLEL_CHUNK - 1) // PARALLEL_CHUNK):
+        _observe_rows(seats, out, card_sets, s, np.empty(14, dtype=np.uint64), c * PARALLEL_CHUNK,
+                      min(n, (c + 1) * PARALLEL_CHUNK))
     return True
 
 
@@ -353,17 +342,13 @@ _ONE_SEAT = tuple(np.full(1, seat, dtype=np.intp) for seat in range(3))  # a sea
 
 
 def _run(state: State, seats: np.ndarray, out: np.ndarray, card_sets: np.ndarray) -> None:
-    """The serial kernel for small batches; for big ones every core: the parallel kernel (from
-    _PARALLEL_FROM games, with tbb), else the chunks of `_observe_chunk` on
-    `jit.spread`'s threads (from _THREADS_FROM games)."""
+    """`observe_range_k` over every game (`jit.over_games`): one call for small batches; for
+    big ones every core: the parallel kernel (from _PARALLEL_FROM games, with tbb), else chunks
+    on `jit.spread`'s threads (from _THREADS_FROM games)."""
     n = state.batch_size
-    if use_threads(n, _THREADS_FROM):
-        buffer = state.buffer
-        ok = all(spread(lambda start, stop: _observe_chunk(seats, out, card_sets, start, stop, buffer), n))
-    else:
-        run = _observe_parallel if _PARALLEL_SAFE and n >= _PARALLEL_FROM else _observe_serial
-        ok = run(seats, out, card_sets, state.buffer)
-    if not ok:
+    parallel = _observe_parallel if _PARALLEL_SAFE and n >= _PARALLEL_FROM else None
+    if not all(over_games(observe_range_k, n, seats, out, card_sets, state.buffer, threads_from=_THREADS_FROM,
+                          parallel=parallel)):
         raise _bad_seat(state, seats)
 
 

@@ -272,13 +272,13 @@ def test_the_sparse_sums_are_the_sums_over_every_card():
     exchange_done, role = part.exchange_done.astype(np.int16), part.role.astype(np.int8)
     n = rows.size
     miss, entries = np.empty((n, 2)), np.empty(n, dtype=np.int64)
-    heuristic_kernels._miss_serial(sets["legal"], sets["unseen"], sets["played"], sets["talon"], sets["given"],
-                                   exchange_done, role, heuristic_kernels.KNOWN_MASS, miss, entries)
+    heuristic_kernels.miss_range_k(0, n, sets["legal"], sets["unseen"], sets["played"], sets["talon"],
+                                   sets["given"], exchange_done, role, heuristic_kernels.KNOWN_MASS, miss, entries)
     log_miss, start = np.log(miss), np.cumsum(entries) - entries
     void, higher, lower = np.empty((n, 2, 4)), np.empty((entries.sum(), 2)), np.empty((entries.sum(), 2))
     log_known = heuristic_kernels.LOG_MISS_KNOWN
-    heuristic_kernels._sums_serial(sets["legal"], sets["unseen"], sets["talon"], sets["given"], exchange_done, role,
-                                   log_miss, log_known, start, void, higher, lower)
+    heuristic_kernels.suit_sums_range_k(0, n, sets["legal"], sets["unseen"], sets["talon"], sets["given"],
+                                        exchange_done, role, log_miss, log_known, start, void, higher, lower)
     assert log_known[0] == 0.0 and not np.signbit(log_known[0])  # the premise of skipping those cards
 
     def bits(x: float) -> int:

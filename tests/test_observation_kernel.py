@@ -114,7 +114,7 @@ def test_every_kind_of_seat_loads_the_kernels(batch):
             assert_same_as_reference(state, seat)
         legal = engine.legal_bits(state)
         engine.step(state, np.maximum(random_member(legal, rng), 0), legal=legal)
-    for run in (observation._observe_serial, observation._observe_parallel):
+    for run in (observation.observe_range_k, observation._observe_parallel):
         assert len(run.signatures) <= 1, run.signatures
 
 
@@ -193,7 +193,7 @@ def test_the_parallel_kernel_gives_the_serial_kernels_bytes():
             for out, sets in (((300, ob.OBSERVATION_SIZE), (0, 14)), ((300, ob._REST_WIDTH), (300, 14))):
                 a, b = np.full(out, np.nan, np.float32), np.full(out, np.nan, np.float32)
                 sa, sb = np.zeros(sets, np.uint64), np.ones(sets, np.uint64)
-                assert (ob._observe_serial(seats, a, sa, state.buffer)
+                assert (ob.observe_range_k(0, 300, seats, a, sa, state.buffer)
                         and ob._observe_parallel(seats, b, sb, state.buffer))
                 assert a.tobytes() == b.tobytes() and sa.tobytes() == sb.tobytes()
             legal = engine.legal_bits(state)

@@ -40,7 +40,7 @@ def threads(monkeypatch):
         calls.append(games)
         return spread(run, games)
 
-    for module in (engine, observation, heuristic_kernels):
+    for module in (engine, jit):  # jit.over_games spreads the observation's and the heuristic's jobs
         monkeypatch.setattr(module, "spread", counted)
     previous = jit.set_threads(None)
     yield calls
