@@ -262,12 +262,12 @@ def read_described(metadata_path: Path, kind: str, owner: str, format_name: str,
     """(metadata, its path as messages show it) of the JSON beside a code-free network file: read
     with bounds, its `format` and `format_version` this package's; a one-line ValueError
     naming `kind` (`policy`, `belief`) and `owner` (`a policy file's`)."""
-    where = _path(metadata_path)
+    where = shown_path(metadata_path)
     metadata = files.read_json(metadata_path, max_bytes, max_depth, f"{kind} metadata")
     if not isinstance(metadata, dict) or metadata.get("format") != format_name:
         raise ValueError(f"{where!r} is not {owner} metadata (no \"format\": {format_name!r})")
     if metadata.get("format_version") != version:
-        raise ValueError(f"{kind} {where} has format version {_short(metadata.get('format_version'))}; "
+        raise ValueError(f"{kind} {where} has format version {shorten(metadata.get('format_version'))}; "
                          f"this package reads version {version}")
     return metadata, where
 
@@ -276,13 +276,13 @@ def _check_observation(metadata: dict[str, Any], where: str) -> None:
     observation = metadata.get("observation")
     if not isinstance(observation, dict):
         raise ValueError(f"policy {where}: \"observation\" must be an object with the observation's \"version\" "
-                         f"and \"size\", got {_short(observation)}")
+                         f"and \"size\", got {shorten(observation)}")
     version, size = observation.get("version"), observation.get("size")
     if (version, size) != (OBSERVATION_VERSION, OBSERVATION_SIZE):
-        raise ValueError(f"model {where} was trained on observation version {_short(version)} ({_short(size)} "
+        raise ValueError(f"model {where} was trained on observation version {shorten(version)} ({shorten(size)} "
                          f"floats); this package observes version {OBSERVATION_VERSION} ({OBSERVATION_SIZE} floats)")
     if metadata.get("actions") != NUM_ACTIONS:
-        raise ValueError(f"model {where} has {_short(metadata.get('actions'))} actions; this package has {NUM_ACTIONS}")
+        raise ValueError(f"model {where} has {shorten(metadata.get('actions'))} actions; this package has {NUM_ACTIONS}")
 
 
 def network_layers(metadata: dict[str, Any], where: str) -> tuple[list[int], list[int], str]:
@@ -292,16 +292,16 @@ def network_layers(metadata: dict[str, Any], where: str) -> tuple[list[int], lis
     ValueError saying what is wrong otherwise."""
     network = metadata.get("network")
     if not isinstance(network, dict):
-        raise ValueError(f"policy {where}: \"network\" must be an object (net_arch, activation), got {_short(network)}")
+        raise ValueError(f"policy {where}: \"network\" must be an object (net_arch, activation), got {shorten(network)}")
     layers = network.get("net_arch")
     sizes = [layers.get("pi"), layers.get("vf")] if isinstance(layers, dict) else [None, None]
     if not all(isinstance(s, list) and len(s) <= MAX_LAYERS
                and all(type(n) is int and 1 <= n <= MAX_LAYER_SIZE for n in s) for s in sizes):
         raise ValueError(f"policy {where}: network net_arch must give 'pi' and 'vf' lists of at most {MAX_LAYERS} "
-                         f"layer sizes from 1 to {MAX_LAYER_SIZE}, got {_short(layers)}")
+                         f"layer sizes from 1 to {MAX_LAYER_SIZE}, got {shorten(layers)}")
     activation = network.get("activation")
     if not isinstance(activation, str) or activation not in ACTIVATIONS:
-        raise ValueError(f"policy {where}: activation {_short(activation)} is not one of {', '.join(ACTIVATIONS)}")
+        raise ValueError(f"policy {where}: activation {shorten(activation)} is not one of {', '.join(ACTIVATIONS)}")
     return sizes[0], sizes[1], activation
 
 
@@ -314,13 +314,8 @@ def parameter_count(policy_layers: list[int], value_layers: list[int]) -> int:
     return mlp(policy_layers, NUM_ACTIONS) + mlp(value_layers, 1)
 
 
-def _short(value: Any) -> str:
-    """A value a message echoes, at most 60 characters; a path keeps its end (the file name)."""
-    return shorten(value)
-
-
-def _path(path: Path) -> str:
-    """A file's path as messages show it: whole up to 80 characters, else `...` and its end."""
+def shown_path(path: Path) -> str:
+    """A file's path as messages show it (unquoted): whole up to 80 characters, else `...` and its end."""
     text = str(path)
     return text if len(text) <= 80 else "..." + text[-77:]
 
@@ -343,7 +338,7 @@ def load_policy(path: str | Path) -> tuple[PolicyNetwork, dict[str, Any]]:
     fit the network the JSON describes, or weights that are not finite (NaN, infinity)."""
     tensors_path, _ = policy_file_paths(path)
     metadata = read_metadata(path)
-    where = _path(tensors_path)
+    where = shown_path(tensors_path)
     policy_layers, value_layers, activation = network_layers(metadata, where)
     _check_size(parameter_count(policy_layers, value_layers), tensors_path, where)
     shapes = _uninitialized(OBSERVATION_SIZE, NUM_ACTIONS, policy_layers, value_layers, activation)  # no memory yet

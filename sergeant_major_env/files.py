@@ -127,7 +127,7 @@ def check_regular_file(path: str | os.PathLike, what: str = "file") -> None:
     a regular file, asked before it is opened: a folder, a device (`/dev/zero` never ends) or a
     pipe (opening one waits for a writer). A path that cannot be looked at is the OSError."""
     if not stat.S_ISREG(os.stat(path).st_mode):
-        raise ValueError(f"{what} {_short_path(path)} is not a regular file")
+        raise ValueError(f"{what} {short_path(path)} is not a regular file")
 
 
 def read_json(path: str | os.PathLike, max_bytes: int, max_depth: int, what: str = "JSON file") -> Any:
@@ -136,7 +136,7 @@ def read_json(path: str | os.PathLike, max_bytes: int, max_depth: int, what: str
     it is parsed, as is unreadable or invalid JSON, each with one `ValueError` line naming
     `what` and the file. Nothing in the file is run, and no traceback (no RecursionError,
     no MemoryError) reaches the caller."""
-    name = _short_path(path)
+    name = short_path(path)
     try:
         check_regular_file(path, what)
         with open(path, "rb") as file:
@@ -175,7 +175,7 @@ def json_depth(text: str) -> int:
     return deepest
 
 
-def _short_path(path: str | os.PathLike, limit: int = 80) -> str:
+def short_path(path: str | os.PathLike, limit: int = 80) -> str:
     """A path as a message quotes it: at most `limit` characters, a long one `'...'` and its end."""
     text = str(path)
     return repr(text if len(text) <= limit - 2 else "..." + text[len(text) - (limit - 5):])

@@ -83,10 +83,6 @@ def test_the_strength_table_is_the_kernels():
 ALLOWED = {
     # Modules other helpers of issue 53 are rewriting; the lead empties this set at the merge.
     ("sergeant_major_env.agents.pimc", "sergeant_major_env.agents.pimc_kernels._rollouts_k"),  # pimc helper
-    ("sergeant_major_env.agents.belief", "sergeant_major_env.agents.policy_file._path"),  # agents' owner
-    ("sergeant_major_env.agents.belief", "sergeant_major_env.agents.policy_file._short"),  # agents' owner
-    ("sergeant_major_env.training.distill", "sergeant_major_env.files._short_path"),  # training's owner
-    ("sergeant_major_env.training.rounds", "sergeant_major_env.files._short_path"),  # training's owner
 }
 """(importing module, private name) pairs still to fix, each with the owner that fixes it."""
 

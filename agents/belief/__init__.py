@@ -37,11 +37,11 @@ from torch import nn
 
 from sergeant_major_env import files
 from sergeant_major_env.cards import NUM_CARDS, bits_to_bool
-from sergeant_major_env.limits import check_fits
+from sergeant_major_env.limits import check_fits, shorten
 from sergeant_major_env.observation import OBSERVATION_SIZE
 from sergeant_major_env.observation import VERSION as OBSERVATION_VERSION
 
-from ..policy_file import MAX_HEADER_BYTES, _path, _short, check_tensors, read_described, read_tensors
+from ..policy_file import MAX_HEADER_BYTES, check_tensors, read_described, read_tensors, shown_path
 
 FORMAT = "sergeant-major-env belief"
 FORMAT_VERSION = 1
@@ -93,11 +93,11 @@ def belief_paths(path: str | Path) -> tuple[Path, Path]:
     elif path.suffix in (".safetensors", ".json"):
         tensors = path.with_suffix(".safetensors")
     else:
-        raise ValueError(f"{_short(str(path))} is not a belief file: give a .safetensors file, its .json or a folder "
+        raise ValueError(f"{shorten(str(path))} is not a belief file: give a .safetensors file, its .json or a folder "
                          f"holding {TENSORS_FILE}")
     for needed in (tensors, tensors.with_suffix(".json")):
         if not needed.is_file():
-            raise ValueError(f"belief file {_path(needed)!r} not found (a belief model is NAME.safetensors with "
+            raise ValueError(f"belief file {shown_path(needed)!r} not found (a belief model is NAME.safetensors with "
                              f"NAME.json beside it)")
     return tensors, tensors.with_suffix(".json")
 
@@ -118,16 +118,16 @@ def read_belief_metadata(path: str | Path) -> dict[str, Any]:
     observation = metadata.get("observation")
     layout = (observation.get("version"), observation.get("size")) if isinstance(observation, dict) else None
     if layout != (OBSERVATION_VERSION, OBSERVATION_SIZE):
-        raise ValueError(f"belief {where} was trained on observation {_short(observation)}; this package observes "
+        raise ValueError(f"belief {where} was trained on observation {shorten(observation)}; this package observes "
                          f"version {OBSERVATION_VERSION} ({OBSERVATION_SIZE} floats)")
     if (metadata.get("cards"), metadata.get("bins")) != (NUM_CARDS, BINS):
-        raise ValueError(f"belief {where} has cards {_short(metadata.get('cards'))} and bins "
-                         f"{_short(metadata.get('bins'))}; this package has {NUM_CARDS} cards in {BINS} bins")
+        raise ValueError(f"belief {where} has cards {shorten(metadata.get('cards'))} and bins "
+                         f"{shorten(metadata.get('bins'))}; this package has {NUM_CARDS} cards in {BINS} bins")
     layers = metadata.get("layers")
     if not (isinstance(layers, list) and len(layers) <= MAX_LAYERS
             and all(type(n) is int and 1 <= n <= MAX_LAYER_SIZE for n in layers)):
         raise ValueError(f"belief {where}: \"layers\" must be a list of at most {MAX_LAYERS} layer sizes from 1 to "
-                         f"{MAX_LAYER_SIZE}, got {_short(layers)}")
+                         f"{MAX_LAYER_SIZE}, got {shorten(layers)}")
     return metadata
 
 
@@ -136,7 +136,7 @@ def load_belief(path: str | Path) -> tuple[BeliefNetwork, dict[str, Any]]:
     checked before use (the module docstring), each problem one ValueError line."""
     tensors_path, _ = belief_paths(path)
     metadata = read_belief_metadata(path)
-    where = _path(tensors_path)
+    where = shown_path(tensors_path)
     layers = metadata["layers"]
     parameters = parameter_count(layers)
     needed, size = 4 * parameters, tensors_path.stat().st_size

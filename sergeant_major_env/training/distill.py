@@ -297,7 +297,7 @@ def shard_rows(path: Path) -> int:
     holding each array of `ARRAYS` with its dtype and width, the same rows in each, and
     exactly the bytes its header says (a header claiming 10^12 rows is refused here, not
     allocated)."""
-    name = files._short_path(path)
+    name = files.short_path(path)
     if path.is_symlink() and not path.exists():
         raise ValueError(f"labels shard {name} is a link to nothing; remove it, or make the labels again")
     if not path.is_file():
@@ -359,10 +359,10 @@ def read_shard(path: Path, first_game: int = 0, games: int | None = None) -> dic
                     labels[array] = np.lib.format.read_array(member, allow_pickle=False,
                                                              max_header_size=MAX_HEADER_BYTES)
     except READ_ERRORS as error:
-        raise ValueError(f"labels shard {files._short_path(path)} is not a whole labels shard: "
+        raise ValueError(f"labels shard {files.short_path(path)} is not a whole labels shard: "
                          f"{_reason(error)}") from None
     if any(array.shape[0] != rows for array in labels.values()):  # changed since its headers were read
-        raise ValueError(f"labels shard {files._short_path(path)} changed while it was read")
+        raise ValueError(f"labels shard {files.short_path(path)} changed while it was read")
     check_shard(path, labels, first_game, games)
     return labels
 
@@ -395,7 +395,7 @@ def check_shard(path: Path, labels: dict[str, np.ndarray], first_game: int = 0, 
         if bad.size:
             row = int(bad[0])
             said = problem.format(value=labels[array][row].item() if labels[array].ndim == 1 else None)
-            raise ValueError(f"labels shard {files._short_path(path)}: row {row} of {array} {said} "
+            raise ValueError(f"labels shard {files.short_path(path)}: row {row} of {array} {said} "
                              f"({bad.size:,} such row{'s' if bad.size > 1 else ''}); {allowed}")
 
 
@@ -417,7 +417,7 @@ def read_manifest(folder: Path) -> LabelPlan | None:
         plan = data["plan"]
         plan = LabelPlan(**{**plan, "rules": Rules.from_dict(plan["rules"])}).check()
     except (ValueError, KeyError, TypeError, AttributeError) as error:
-        raise ValueError(f"{files._short_path(path)} is not a labels manifest this package can continue: "
+        raise ValueError(f"{files.short_path(path)} is not a labels manifest this package can continue: "
                          f"{_reason(error)}") from None
     check_manifest_shards(folder, plan)
     return plan
@@ -430,7 +430,7 @@ def check_manifest_shards(folder: Path, plan: LabelPlan) -> None:
     games and arrays are checked when it is read (`shard_rows`, `check_shard`)."""
     beyond = [path for shard, path in shard_files(folder).items() if shard >= plan.shards]
     if beyond:
-        raise ValueError(f"{files._short_path(folder / MANIFEST)} plans {plan.shards:,} shard"
+        raise ValueError(f"{files.short_path(folder / MANIFEST)} plans {plan.shards:,} shard"
                          f"{'s' if plan.shards > 1 else ''} ({plan.games:,} games, {plan.shard_games:,} a shard) but "
                          f"the folder holds {beyond[0].name}{f' and {len(beyond) - 1:,} more' if len(beyond) > 1 else ''}"
                          f": the manifest does not match its shards; make the labels again in a new folder")
@@ -658,7 +658,7 @@ def check_out_folder(out: Path, names: Sequence[str], overwrite: bool, what: str
     one rule of every command for its outputs); a one-line ValueError otherwise. Other files in
     it are left alone."""
     if out.exists() and not out.is_dir():
-        raise ValueError(f"{what} {files._short_path(out)} is a file; give a folder")
+        raise ValueError(f"{what} {files.short_path(out)} is a file; give a folder")
     if not out.is_dir():
         files.check_writable(out, f"{what} folder")
     for name in names if out.is_dir() else ():
@@ -853,7 +853,7 @@ def read_curve(out: Path, plan: CurvePlan) -> list[dict[str, Any]]:
         if not isinstance(earlier, dict) or not all(isinstance(point["labels"], int) for point in points):
             raise ValueError("its plan or points are not those of a curve")
     except (ValueError, KeyError, TypeError) as error:
-        raise ValueError(f"{files._short_path(path)} is not a curve this package can continue: "
+        raise ValueError(f"{files.short_path(path)} is not a curve this package can continue: "
                          f"{_reason(error)}") from None
     if earlier != plan.to_dict():
         differ = sorted(key for key, value in plan.to_dict().items() if earlier.get(key) != value)

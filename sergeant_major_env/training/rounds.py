@@ -174,7 +174,7 @@ def read_rounds(out: Path, plan: RoundsPlan) -> list[dict[str, Any]]:
         if not isinstance(earlier, dict) or not all(isinstance(row["round"], int) for row in rounds):
             raise ValueError("its plan or rounds are not those of distill rounds")
     except (ValueError, KeyError, TypeError) as error:
-        raise ValueError(f"{files._short_path(path)} is not a rounds file this package can continue: "
+        raise ValueError(f"{files.short_path(path)} is not a rounds file this package can continue: "
                          f"{error}") from None
     now, default = plan.to_dict(), RoundsPlan().to_dict()
     differ = sorted(key for key, value in now.items()  # a key a file before it was added holds its default
