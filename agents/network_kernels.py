@@ -67,6 +67,27 @@ class NetworkWeights(NamedTuple):
     """The widest layer (the scratch the kernels need)."""
 
 
+NETWORK_WEIGHTS_TYPE = ("Tuple((float32[:, ::1], float32[::1], float32[::1], float32[::1], int64[:, ::1], "
+                        "float32[:, ::1], float32[::1], int64, int64))")
+"""`NetworkWeights` as a plain tuple, in numba's notation: the type an entry kernel compiled ahead
+declares for it (`tuple(weights)`; the kernel makes the named tuple again, `NetworkWeights(*network)`)."""
+
+
+class NetworkScratch(NamedTuple):
+    """The working arrays of `network_action_k` (`network_scratch_k` makes them)."""
+
+    h: np.ndarray
+    """float32[width]: a layer's units"""
+    h2: np.ndarray
+    """float32[width]: the next layer's units"""
+    logits: np.ndarray
+    """float32[NUM_ACTIONS]: the legal actions' logits"""
+    rows: np.ndarray
+    """int64[max(OBSERVATION_SIZE, width)]: the indices of a layer's non-zero inputs"""
+    values: np.ndarray
+    """float32[max(OBSERVATION_SIZE, width)]: their values"""
+
+
 def network_weights(network) -> NetworkWeights:
     """The `NetworkWeights` of a `policy_file.PolicyNetwork` (or an SB3 policy with
     the same parameter names: `mlp_extractor.policy_net`, `action_net`), copied."""
@@ -195,19 +216,29 @@ def _four_logits_k(output, output_bias, a0, a1, a2, a3, rows, values, count, log
     logits[a0], logits[a1], logits[a2], logits[a3] = s0, s1, s2, s3
 
 
+@kernel(inline=True)
+def network_scratch_k(weights):
+    """A `NetworkScratch` for the network of `weights` (a `NetworkWeights`)."""
+    size = max(OBSERVATION_SIZE, weights.width)
+    return NetworkScratch(np.empty(weights.width, dtype=np.float32), np.empty(weights.width, dtype=np.float32),
+                          np.empty(weights.output_bias.shape[0], dtype=np.float32), np.empty(size, dtype=np.int64),
+                          np.empty(size, dtype=np.float32))
+
+
 @kernel(counted=False)
-def network_action_k(planes, rest, legal, first, first_bias, hidden, hidden_bias, shapes, output, output_bias,
-                     activation, h, h2, logits, rows, values):
+def network_action_k(planes, rest, legal, weights, scratch):
     """The most likely legal action (the first of the largest logits) of the observation
     given as its 14 card sets `planes` (uint64) and its entries `rest` (float32, from
-    `decision` on); `legal` the legal actions as bits (non-empty); `h`, `h2` float32
-    scratch of the widest layer, `logits` float32[NUM_ACTIONS] (the legal actions' logits are
-    left there, the others untouched), `rows` int64 and `values` float32 scratch of
-    OBSERVATION_SIZE entries (each layer's non-zero inputs). The weights are
-    `NetworkWeights`'s fields. Each layer adds the weight rows of its non-zero inputs to
-    the bias in ascending order of the input (`_add_rows_k`; the output layer's legal
-    logits `_four_logits_k`): an input of zero adds nothing, so the sums are those of the
-    whole product but for the sign of a zero."""
+    `decision` on); `legal` the legal actions as bits (non-empty); `weights` a
+    `NetworkWeights`, `scratch` a `NetworkScratch` (the legal actions' logits are left in
+    `scratch.logits`, the others untouched). Each layer adds the weight rows of its non-zero
+    inputs to the bias in ascending order of the input (`_add_rows_k`; the output layer's
+    legal logits `_four_logits_k`): an input of zero adds nothing, so the sums are those of
+    the whole product but for the sign of a zero."""
+    first, first_bias, hidden, hidden_bias, shapes = (weights.first, weights.first_bias, weights.hidden,
+                                                      weights.hidden_bias, weights.shapes)
+    output, output_bias, activation = weights.output, weights.output_bias, weights.activation
+    h, h2, logits, rows, values = scratch.h, scratch.h2, scratch.logits, scratch.rows, scratch.values
     count = 0
     for p in range(14):  # the card sets: each card an entry 1.0
         bits = planes[p]
@@ -255,16 +286,11 @@ def network_action_k(planes, rest, legal, first, first_bias, hidden, hidden_bias
 
 
 @kernel
-def _network_actions_k(card_sets, rest, legal, first, first_bias, hidden, hidden_bias, shapes, output, output_bias,
-                       activation, width, actions):
+def _network_actions_k(card_sets, rest, legal, weights, actions):
     """`network_action_k` of every row (the observation as `observe_card_sets` gives it)."""
-    h, h2 = np.empty(width, dtype=np.float32), np.empty(width, dtype=np.float32)
-    logits = np.empty(output_bias.shape[0], dtype=np.float32)
-    rows, values = np.empty(max(OBSERVATION_SIZE, width), dtype=np.int64), np.empty(max(OBSERVATION_SIZE, width),
-                                                                                    dtype=np.float32)
+    scratch = network_scratch_k(weights)
     for k in range(card_sets.shape[0]):
-        actions[k] = network_action_k(card_sets[k], rest[k], legal[k], first, first_bias, hidden, hidden_bias, shapes,
-                                      output, output_bias, activation, h, h2, logits, rows, values)
+        actions[k] = network_action_k(card_sets[k], rest[k], legal[k], weights, scratch)
 
 
 def network_actions(weights: NetworkWeights, card_sets: np.ndarray, rest: np.ndarray, legal: np.ndarray) -> np.ndarray:
@@ -281,5 +307,5 @@ def network_actions(weights: NetworkWeights, card_sets: np.ndarray, rest: np.nda
     if (legal == 0).any():
         raise ValueError("network_actions: every row needs a legal action")
     actions = np.empty(card_sets.shape[0], dtype=np.int64)
-    _network_actions_k(card_sets, rest, legal, *weights[:8], weights.width, actions)
+    _network_actions_k(card_sets, rest, legal, weights, actions)
     return actions

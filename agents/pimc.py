@@ -166,7 +166,7 @@ from .heuristic import HeuristicAgent, plan_values
 from .heuristic_kernels import KNOWN_MASS, LOG_MISS_KNOWN, PARAM_ORDER, RANK_TIE, TIE
 from .inference import play_log_likelihoods, policy_log_probs, resample
 from .network_kernels import NetworkWeights
-from .pimc_kernels import ASK_POLICY, _rollouts_k
+from .pimc_kernels import ASK_POLICY, HeuristicWeights, RolloutGames, distinct_cards_k, rollouts_k
 
 POLICY_OPTIONS = ("rollout", "others", "infer", "prior")
 """Options whose value names an agent, which may hold colons itself (`ppo:RUN`)."""
@@ -618,13 +618,14 @@ class PIMCAgent:
             return None
         if len(networks) == 2 and networks[0] is not networks[1]:
             return None
-        return _CompiledRollouts(heuristics[0] if heuristics else _NO_PARAMS,
+        params = heuristics[0] if heuristics else _NO_PARAMS
+        return _CompiledRollouts(HeuristicWeights(params, TIE, RANK_TIE, KNOWN_MASS, LOG_MISS_KNOWN),
                                  np.array([not isinstance(kind, np.ndarray) for kind in kinds], dtype=np.int64),
                                  networks[0] if networks else _NO_NETWORK)
 
     def _roll_out_compiled(self, sims: engine.State, seat: np.ndarray, plan: _CompiledRollouts,
                            rng: np.random.Generator) -> np.ndarray:
-        """`_roll_out` in `pimc_kernels._rollouts_k`: compiled rounds, each playing every live
+        """`_roll_out` in `pimc_kernels.rollouts_k`: compiled rounds, each playing every live
         rollout game on to its next real choice, the heuristic's card kernels deciding all the
         card choices of the round and the network (if any) its seats' choices; it returns here
         only when games wait for the heuristic's exchange give, which the policy (numpy) decides.
@@ -637,20 +638,20 @@ class PIMCAgent:
         def roll_out(start: int, stop: int) -> np.ndarray:
             """Plays the rollout games start..stop-1 (their rows of `points` and `decisions`);
             returns those cut at the horizon."""
-            live, pending = np.arange(start, stop, dtype=np.int64), np.full(stop - start, -1, dtype=np.int64)
-            status, legal_out = np.empty(stop - start, dtype=np.int64), np.empty(stop - start, dtype=np.uint64)
-            cut = np.empty(stop - start, dtype=np.int64)
-            n_live, n_cut = stop - start, 0
+            n = stop - start
+            games = RolloutGames(live=np.arange(start, stop, dtype=np.int64), pending=np.full(n, -1, dtype=np.int64),
+                                 status=np.empty(n, dtype=np.int64), legal=np.empty(n, dtype=np.uint64),
+                                 cut=np.empty(n, dtype=np.int64), seat=seat_of, decisions=decisions, points=points)
+            n_live, n_cut = n, 0
             while n_live:
-                n_live, n_cut = _rollouts_k(sims.buffer, live, pending, n_live, seat_of, decisions, self.horizon,
-                                            sims.rule_code, points, status, legal_out, cut, n_cut, plan.params, TIE,
-                                            RANK_TIE, KNOWN_MASS, LOG_MISS_KNOWN, plan.by_network, *plan.network[:8],
-                                            plan.network.width)
+                n_live, n_cut = rollouts_k(sims.buffer, tuple(games), n_live, n_cut, self.horizon, sims.rule_code,
+                                           plan.by_network, tuple(plan.heuristic), tuple(plan.network))
                 if n_live:  # some games wait for the policy (an exchange give): asked here, numpy
-                    rows = np.flatnonzero(status[:n_live] == ASK_POLICY)
-                    games = live[rows]
-                    pending[rows] = self._ask(sims, games, legal_out[rows], sims.to_act[games] == seat_of[games], rng)
-            return cut[:n_cut]
+                    rows = np.flatnonzero(games.status[:n_live] == ASK_POLICY)
+                    asking = games.live[rows]
+                    games.pending[rows] = self._ask(sims, asking, games.legal[rows],
+                                                    sims.to_act[asking] == seat_of[asking], rng)
+            return games.cut[:n_cut]
 
         # Many rollout games: in chunks on every core (the kernel releases the GIL; each game's
         # rows are its own, so the points are those of one call, bit for bit).
@@ -716,10 +717,10 @@ class PIMCAgent:
 
 
 class _CompiledRollouts(NamedTuple):
-    """What `pimc_kernels._rollouts_k` needs to play the rollouts (`PIMCAgent._compiled_rollouts`)."""
+    """What `pimc_kernels.rollouts_k` needs to play the rollouts (`PIMCAgent._compiled_rollouts`)."""
 
-    params: np.ndarray
-    """the heuristic's card weights (`heuristic_kernels.PARAM_ORDER`)"""
+    heuristic: HeuristicWeights
+    """the heuristic's card weights (`heuristic_kernels.PARAM_ORDER`) and tables"""
     by_network: np.ndarray
     """int64[2]: whether the network decides for the searching seat, for the others"""
     network: NetworkWeights
@@ -827,20 +828,9 @@ def distinct_cards(legal: np.ndarray, played: np.ndarray) -> np.ndarray:
     """`legal` without the cards that are equivalent to a lower legal card of the same suit:
     when every card between them was played in earlier tricks, the two take and lose the
     same tricks (R16), so only the lowest of each such run needs searching (mode actions
-    are kept). `played`: the cards of completed tricks (the current trick's still count)."""
-    cards = legal & _ALL_CARDS
-    # reach: the legal cards and the played cards just above them (through runs of played
-    # cards, never into the next suit): a fill in four doubling steps.
-    reach, through = cards, played & ~_RANK_0
-    for shift in (1, 2, 4, 8):
-        reach |= through & (reach << np.uint64(shift))
-        through &= through << np.uint64(shift)
-    # A legal card is redundant when the card just below it is legal or reached.
-    return legal & ~(cards & (reach << np.uint64(1)) & ~_RANK_0)
-
-
-_ALL_CARDS = np.uint64((1 << 52) - 1)
-_RANK_0 = np.uint64(sum(1 << (13 * suit) for suit in range(4)))  # the twos: nothing of the suit below
+    are kept). `played`: the cards of completed tricks (the current trick's still count).
+    The rule is `pimc_kernels.distinct_cards_k`'s, its Python code run on whole arrays."""
+    return distinct_cards_k.py_func(np.asarray(legal, dtype=np.uint64), np.asarray(played, dtype=np.uint64))
 
 
 def _partial_points(state: engine.State, seat: np.ndarray) -> np.ndarray:

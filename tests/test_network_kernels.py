@@ -128,13 +128,13 @@ def test_the_compiled_sums_are_those_of_one_row_at_a_time():
     (``_four_logits_k``) round every sum as adding one row at a time does: the legal logits of
     ``learned`` on positions of every kind equal, bit for bit (a zero's sign aside), those of the
     one-row-at-a-time sums, and the action is the first of the largest."""
-    from sergeant_major_env.agents.network_kernels import network_action_k
+    from sergeant_major_env.agents.network_kernels import NetworkScratch, network_action_k
 
     weights = network_weights(load_policy(make_agent("learned").path)[0])
     width = max(OBSERVATION_SIZE, weights.width)
-    h, h2 = np.empty(weights.width, np.float32), np.empty(weights.width, np.float32)
-    logits = np.empty(NUM_ACTIONS, np.float32)
-    rows, values = np.empty(width, np.int64), np.empty(width, np.float32)
+    scratch = NetworkScratch(np.empty(weights.width, np.float32), np.empty(weights.width, np.float32),
+                             np.empty(NUM_ACTIONS, np.float32), np.empty(width, np.int64), np.empty(width, np.float32))
+    logits = scratch.logits
     checked = 0
     for k, (view, legal) in enumerate(_positions(seed=5, batch=20)):
         if k % 7:
@@ -142,8 +142,7 @@ def test_the_compiled_sums_are_those_of_one_row_at_a_time():
         card_sets, rest = observe_card_sets(view, view.to_act)
         for g in range(view.batch_size):
             logits[:] = np.nan
-            action = network_action_k(card_sets[g], rest[g], legal[g], *weights[:7], weights.activation, h, h2,
-                                      logits, rows, values)
+            action = network_action_k(card_sets[g], rest[g], legal[g], weights, scratch)
             want = _logits_row_by_row(weights, card_sets[g], rest[g])
             allowed = bits_to_bool(legal[g:g + 1], NUM_ACTIONS)[0]
             assert np.array_equal(logits[allowed], want[allowed]), (k, g)  # the legal logits, summed alike

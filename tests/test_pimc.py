@@ -760,3 +760,28 @@ def test_rollouts_on_every_core_give_the_points_of_one_thread(monkeypatch):
             finally:
                 jit.set_threads(previous)
             np.testing.assert_array_equal(alone, spread)
+
+
+def test_the_rollout_kernel_is_called_with_the_types_it_declares(monkeypatch):
+    """`pimc_kernels.ROLLOUTS_SIGNATURE` (the types of `rollouts_k`, composed of the named
+    tuples' types declared beside them) is what pimc hands the kernel, the heuristic's and a
+    network's rollouts alike: the kernel compiled ahead is the one that runs."""
+    import numba
+    from numba.core import sigutils
+
+    from sergeant_major_env.agents import pimc as pimc_module
+    from sergeant_major_env.agents import pimc_kernels
+
+    declared = sigutils.normalize_signature(f"({pimc_kernels.ROLLOUTS_SIGNATURE},)")[0]
+    called = []
+
+    def recording(*arguments):
+        called.append(tuple(numba.typeof(argument) for argument in arguments))
+        return pimc_kernels.rollouts_k(*arguments)
+
+    monkeypatch.setattr(pimc_module, "rollouts_k", recording)
+    state, live = next(_positions(3, batch=4, every=9))
+    for spec in ("pimc:worlds=2", "pimc:worlds=2:rollout=learned"):
+        make_agent(spec).act_on_state(state.copy(), live)
+    assert called and set(called) == {declared}
+    assert pimc_kernels.rollouts_k.signatures == [declared]
