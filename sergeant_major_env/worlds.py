@@ -45,13 +45,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cards import count, count_cards_k
+from .cards import ALL_CARDS, count, count_cards_k
 from .engine import (DEALT, DISCARD, DISCARDS, FIRST_SIX, GIVEN, HANDS, LAST_RETURNED, MODE, PLAYMAKER, RECEIVED, SEED,
-                     TALON, TALON_CARDS, State, check_batch_fits, state_arrays_k)
+                     TALON, TALON_CARDS, State, check_batch_fits, insertion_argsort_k, state_arrays_k)
 from .jit import kernel
 from .limits import check_count, shorten
 
-_ALL = np.uint64((1 << 52) - 1)
 _ZERO, _ONE = np.uint64(0), np.uint64(1)
 _LOG_FACTORIAL = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, 64)))])
 A_BIN, B_BIN, PILE = 0, 1, 2  # the left (seat + 1) and right (seat + 2) hands, and the pile
@@ -105,13 +104,13 @@ def knowledge(state: State, games: np.ndarray) -> dict[str, np.ndarray]:
     public_talon = np.where(talon_shown & (seat != playmaker), state.talon[games] & ~played, _ZERO)
     playmaker_only = with_playmaker | public_talon  # in the playmaker's hand or discards
     fixed_anywhere = np.bitwise_or.reduce(fixed, axis=1)
-    unseen = _ALL & ~(played | own_discards | fixed_anywhere)
+    unseen = ALL_CARDS & ~(played | own_discards | fixed_anywhere)
 
     shown = state.shown_out[games]
     allowed = np.empty((n, 3), dtype=np.uint64)
     capacity = np.empty((n, 3), dtype=np.int64)
     for b, other in ((A_BIN, left), (B_BIN, right)):
-        not_playmaker_only = np.where(other == playmaker, _ALL, ~playmaker_only)
+        not_playmaker_only = np.where(other == playmaker, ALL_CARDS, ~playmaker_only)
         allowed[:, b] = unseen & ~shown[rows, other] & not_playmaker_only
         capacity[:, b] = count(hands[rows, other]) - count(fixed[rows, other])
     allowed[:, PILE] = unseen
@@ -274,28 +273,34 @@ def _log_weights_k(unseen, allowed, capacity, log_factorial, log_w):
 
 
 @kernel(inline=True)
-def _lowest_by_key_k(cards, k, keys, members):
+def _sort_scratch_k():
+    """The scratch of `_lowest_by_key_k`: a set's cards (int64[52]), their keys (float64[52])
+    and their order by key (int64[52])."""
+    return np.empty(52, dtype=np.int64), np.empty(52, dtype=np.float64), np.empty(52, dtype=np.int64)
+
+
+@kernel(inline=True)
+def _lowest_by_key_k(cards, k, keys, scratch):
     """The `k` cards of the set `cards` with the smallest `keys` (a uniform k-subset; equal
-    keys, which a draw of doubles almost never gives, by card). `members`: int64[52] scratch."""
+    keys, which a draw of doubles almost never gives, by card: the engine's sort is stable).
+    `scratch`: `_sort_scratch_k`'s arrays."""
     if k <= 0:
         return _ZERO
+    members, member_keys, order = scratch
     m = 0
-    for card in range(52):  # the cards in order of their keys (insertion sort)
+    for card in range(52):
         if (cards >> np.uint64(card)) & _ONE:
-            j = m
-            while j > 0 and keys[members[j - 1]] > keys[card]:
-                members[j] = members[j - 1]
-                j -= 1
-            members[j] = card
+            members[m], member_keys[m] = card, keys[card]
             m += 1
+    insertion_argsort_k(member_keys, order, m)
     chosen = _ZERO
     for j in range(min(k, m)):
-        chosen |= _ONE << np.uint64(members[j])
+        chosen |= _ONE << np.uint64(members[order[j]])
     return chosen
 
 
 @kernel(inline=True)
-def _assign_k(i, g, unseen, allowed, capacity, log_w, gumbel, pile_keys, hand_keys, members):
+def _assign_k(i, g, unseen, allowed, capacity, log_w, gumbel, pile_keys, hand_keys, scratch):
     """(hand_a, hand_b, pile): a uniformly random split of game `g`'s unseen cards into the three
     bins (the left hand, the right hand, the pile), each bin getting `capacity` cards, all of
     them `allowed` there; `i`: the world's row of the draws.
@@ -316,12 +321,12 @@ def _assign_k(i, g, unseen, allowed, capacity, log_w, gumbel, pile_keys, hand_ke
     d_ap, d_bp = choice // _SIDE, choice % _SIDE
     d_abp = capacity[g, 2] - count_cards_k(k_p) - d_ap - d_bp
     keys = pile_keys[i]
-    on_pile = (k_p | _lowest_by_key_k(k_ap, d_ap, keys, members) | _lowest_by_key_k(k_bp, d_bp, keys, members)
-               | _lowest_by_key_k(k_abp, d_abp, keys, members))
+    on_pile = (k_p | _lowest_by_key_k(k_ap, d_ap, keys, scratch) | _lowest_by_key_k(k_bp, d_bp, keys, scratch)
+               | _lowest_by_key_k(k_abp, d_abp, keys, scratch))
     free_cards = (k_ab | k_abp) & ~on_pile
     to_a = capacity[g, 0] - count_cards_k(k_a) - count_cards_k(k_ap) + d_ap
     # Fresh keys: the free cards of kind abp are those whose first keys were high.
-    hand_a = k_a | (k_ap & ~on_pile) | _lowest_by_key_k(free_cards, to_a, hand_keys[i], members)
+    hand_a = k_a | (k_ap & ~on_pile) | _lowest_by_key_k(free_cards, to_a, hand_keys[i], scratch)
     return hand_a, u & ~on_pile & ~hand_a, on_pile
 
 
@@ -331,10 +336,10 @@ def _assign_k(i, g, unseen, allowed, capacity, log_w, gumbel, pile_keys, hand_ke
 def _key_splits_k(worlds, unseen, allowed, capacity, log_w, gumbel, pile_keys, hand_keys, splits):
     """Fills `splits[r, 3]` (the left hand's, the right hand's and the pile's unseen cards of
     each world, row `i` a world of game `i // worlds`) by `_assign_k`."""
-    members = np.empty(52, dtype=np.int64)
+    scratch = _sort_scratch_k()
     for i in range(splits.shape[0]):
         hand_a, hand_b, pile = _assign_k(i, i // worlds, unseen, allowed, capacity, log_w, gumbel, pile_keys,
-                                         hand_keys, members)
+                                         hand_keys, scratch)
         splits[i, 0], splits[i, 1], splits[i, 2] = hand_a, hand_b, pile
 
 
@@ -425,13 +430,13 @@ def _worlds_k(buffer, worlds, fixed, seat, playmaker, choosing, talon_shown, spl
     s = state_arrays_k(buffer)
     hands, dealt, first_six, talon_cards, talon = s[HANDS], s[DEALT], s[FIRST_SIX], s[TALON_CARDS], s[TALON]
     given, received, discards, last_returned, seed = s[GIVEN], s[RECEIVED], s[DISCARDS], s[LAST_RETURNED], s[SEED]
-    members = np.empty(52, dtype=np.int64)
+    scratch = _sort_scratch_k()
     for i in range(seeds.size):
         g = i // worlds
         me, pm = seat[g], playmaker[g]
         hand_a, hand_b, pile = splits[i, 0], splits[i, 1], splits[i, 2]
         # While the playmaker chooses its mode, ten pile cards are its own unseen ones.
-        own_unseen = _lowest_by_key_k(pile, 10, own_keys[i], members) if choosing[g] else _ZERO
+        own_unseen = _lowest_by_key_k(pile, 10, own_keys[i], scratch) if choosing[g] else _ZERO
         pile &= ~own_unseen
         hands[i, me] = fixed[g, me] | own_unseen
         hands[i, (me + 1) % 3] = fixed[g, (me + 1) % 3] | hand_a
