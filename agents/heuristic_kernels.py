@@ -26,6 +26,7 @@ The kernels receive checked arrays of fixed dtypes (`card_actions` converts them
 from __future__ import annotations
 
 import types
+from typing import NamedTuple
 
 import numpy as np
 
@@ -330,21 +331,102 @@ def _not_beaten(f, remaining, minimum, is_trump, trump_trick, higher, lower, has
     return higher * (1.0 - lower * has_trump)
 
 
+class _Hand(NamedTuple):
+    """What the scores of one decision read of the seat's hand and the mode, the same for every
+    card (`_hand_reading`)."""
+
+    mode: int
+    trump_mode: bool
+    """a suit is trumps (R8)"""
+    minimum: bool
+    nt: bool
+    has_trump0: float
+    """P(the left opponent holds a trump), 0 without trumps"""
+    has_trump1: float
+    """P(the right opponent holds a trump)"""
+    trump_out: float
+    """the trumps still unseen"""
+    my_trumps: int
+    honour_suits: int
+    """play: the suits (bits) holding an honour that needs its guard"""
+
+
+class _Table(NamedTuple):
+    """The trick so far, as the play scores read it (`_trick_so_far`)."""
+
+    leading: bool
+    best_suit: int
+    """the suit of the card winning the trick so far (R16)"""
+    best_rank: int
+    best_trump: bool
+    """the winning card is a trump"""
+    led_suit: int
+    trump_trick: bool
+    """the trick is led in trumps, or this seat leads it"""
+    remaining: int
+    """the seats that play after this one"""
+
+
+class _Card(NamedTuple):
+    """What the scores read of one legal card (`choose_card_k`)."""
+
+    card: int
+    entry: int
+    """the card's row of `higher` and `lower` (`suit_log_sums_k`)"""
+    suit: int
+    is_trump: bool
+    k_above: float
+    """the unseen cards of its suit above it"""
+    length: float
+    """the cards of its suit in the hand"""
+    fv: float
+    """its future value (`_future_value`)"""
+    danger: float
+    """MIN: `_danger` (0 otherwise)"""
+
+
 @kernel(inline=True)
-def choose_card_k(i, hand, unseen, legal, trick, mode_of, decision_of, position_of, void, higher, lower, start,
-                p, tie, rank_tie, actions):
-    """Game `i`: the legal card of highest score for its decision (first on ties, -inf for the
-    other cards, as `argmax`), the scores of heuristic._return, _discard and _play; `higher`
-    and `lower` at the legal cards (entries from `start[i]`, `suit_log_sums_k`)."""
-    mode, decision = mode_of[i], decision_of[i]
+def _no_ruff(i, suit, void, has_trump0, has_trump1):
+    """P(neither opponent trumps a card of `suit`: not void in it, or holding no trump)."""
+    return (1.0 - void[i, 0, suit] * has_trump0) * (1.0 - void[i, 1, suit] * has_trump1)
+
+
+@kernel(inline=True)
+def _honour_suits(i, hand, unseen, mode, void, has_trump0, has_trump1, p):
+    """The suits (bits) of game `i`'s hand holding a card of future value between 0.2 and 0.9,
+    trumps aside: an honour that needs its guard (heuristic._play's lead)."""
+    honour_suits = 0
+    for card in range(52):
+        if not _has(hand[i], card):
+            continue
+        suit = card // 13
+        is_trump = suit == mode
+        if is_trump:
+            continue
+        no_ruff = _no_ruff(i, suit, void, has_trump0, has_trump1)
+        fv = _future_value(np.float64(count_cards_k(unseen[i] & _above_set(card))),
+                           np.float64(count_cards_k(hand[i] & _suit_set(suit))), is_trump, no_ruff, p)
+        if 0.2 < fv < 0.9:
+            honour_suits |= 1 << suit
+    return honour_suits
+
+
+@kernel(inline=True)
+def _hand_reading(i, hand, unseen, mode, decision, void, p):
+    """The `_Hand` of game `i`'s decision."""
     trump_mode = 0 <= mode < 4
     trumps = _suit_set(mode) if trump_mode else np.uint64(0)
     has_trump0 = 1.0 - void[i, 0, mode] if trump_mode else 0.0
     has_trump1 = 1.0 - void[i, 1, mode] if trump_mode else 0.0
-    minimum, nt = mode == _MIN, mode == _NT
-    trump_out = np.float64(count_cards_k(unseen[i] & trumps))
-    my_trumps = count_cards_k(hand[i] & trumps)
-    # The trick so far (play): the best card, the led suit, who is still to play.
+    honour_suits = _honour_suits(i, hand, unseen, mode, void, has_trump0, has_trump1, p) if decision == _PLAY else 0
+    return _Hand(mode, trump_mode, mode == _MIN, mode == _NT, has_trump0, has_trump1,
+                 np.float64(count_cards_k(unseen[i] & trumps)), count_cards_k(hand[i] & trumps), honour_suits)
+
+
+@kernel(inline=True)
+def _trick_so_far(i, decision, trick, mode, position_of):
+    """The `_Table` of game `i` (play; a lead's defaults for the other decisions): the best card
+    on the table by R16 (`engine.trick_winner_k`), the led suit, who is still to play."""
     leading, best_suit, best_rank, best_trump, led_suit, trump_trick, remaining = True, 0, 0, False, -1, True, 0
     if decision == _PLAY:
         led_suit = trick[i, 0] // 13
@@ -356,70 +438,114 @@ def choose_card_k(i, hand, unseen, legal, trick, mode_of, decision_of, position_
         trump_trick = leading or led_suit == trump_suit
         best_trump = best_suit == trump_suit and not leading
         remaining = 2 - position_of[i]
-    # First pass (play): the suits holding an honour that needs its guard.
-    honour_suits = 0
-    if decision == _PLAY:
-        for card in range(52):
-            if not _has(hand[i], card):
-                continue
-            suit = card // 13
-            is_trump = suit == mode
-            if is_trump:
-                continue
-            no_ruff = (1.0 - void[i, 0, suit] * has_trump0) * (1.0 - void[i, 1, suit] * has_trump1)
-            fv = _future_value(np.float64(count_cards_k(unseen[i] & _above_set(card))),
-                               np.float64(count_cards_k(hand[i] & _suit_set(suit))), is_trump, no_ruff, p)
-            if 0.2 < fv < 0.9:
-                honour_suits |= 1 << suit
+    return _Table(leading, best_suit, best_rank, best_trump, led_suit, trump_trick, remaining)
+
+
+@kernel(inline=True)
+def _return_score(c, rank_tie):
+    """A free return (heuristic._return): the card of least value given back."""
+    trump = 1.0 if c.is_trump else 0.0
+    return -(c.fv + 2.0 * trump + 0.01 * c.length + rank_tie[c.card])
+
+
+@kernel(inline=True)
+def _discard_score(c, h, p, rank_tie):
+    """A discard (heuristic._discard): MIN, the most dangerous card (short suits first);
+    otherwise the card of least value, long suits kept in NT."""
+    if h.minimum:
+        return c.danger + p[_MIN_SHORT] * (1.0 if c.length <= 2 else 0.0) + rank_tie[c.card]
+    trump = 1.0 if c.is_trump else 0.0
+    bonus = p[_NT_LENGTH_DISCARD] * max(c.length - 3.0, 0.0) if h.nt else 0.0
+    return -(c.fv + 2.0 * trump + bonus + rank_tie[c.card])
+
+
+@kernel(inline=True)
+def _win_chance(i, c, h, t, void, higher, lower):
+    """(beats, win): whether the card beats the table (R16) and the chance that it takes the
+    trick, neither opponent still to play beating it (`_not_beaten`)."""
+    beats = t.leading or (c.suit == t.best_suit and c.card % 13 > t.best_rank) or (c.is_trump and not t.best_trump)
+    void_led = (void[i, 0, max(t.led_suit, 0)], void[i, 1, max(t.led_suit, 0)])
+    has_trump = (h.has_trump0, h.has_trump1)
+    win = 1.0 if beats else 0.0
+    for f in range(2):
+        win = win * _not_beaten(f, t.remaining, h.minimum, c.is_trump, t.trump_trick, higher[c.entry, f],
+                                lower[c.entry, f], has_trump[f], void_led[f])
+    return beats, win
+
+
+@kernel(inline=True)
+def _lead_score(c, h, win, p, tie):
+    """Leading (heuristic._play): a likely winner, drawing trumps with a master or the longer
+    trumps, a short side suit with trumps in hand; an unguarded honour's suit avoided."""
+    weak = 1.0 if win < 0.5 else 0.0
+    master_draw = 1.0 if c.is_trump and c.k_above == 0 and h.trump_out > 0 else 0.0
+    long_trumps = 1.0 if c.is_trump and h.trump_out > 0 and h.my_trumps > h.trump_out else 0.0
+    short = (1.0 if h.my_trumps > 0 and not c.is_trump else 0.0) * p[_SHORT_LEAD] * (4.0 - min(c.length, 4.0))
+    guarded = 1.0 if h.honour_suits & (1 << c.suit) else 0.0
+    return (p[_LEAD_WIN] * win + p[_DRAW_MASTER] * master_draw + p[_DRAW_LONG] * long_trumps * weak
+            + short * (1.0 if h.trump_mode else 0.0)
+            - p[_GUARD_LEAD] * guarded * weak + tie[c.card])
+
+
+@kernel(inline=True)
+def _follow_score(c, h, t, beats, win, p, tie):
+    """Following (heuristic._play): the chance to win less the future value spent, a risky
+    second-hand win and, in NT, the length of a losing card's suit weighed."""
+    lam = p[_LAM_NT] if h.nt else p[_LAM]
+    second = 1.0 if t.remaining == 1 and beats else 0.0
+    losing = 1.0 if win <= 0 else 0.0
+    return (win - lam * c.fv + tie[c.card] - p[_SECOND_RISK] * second * (1.0 - win)
+            + losing * p[_NT_LENGTH_FOLLOW] * c.length * (1.0 if h.nt else 0.0))
+
+
+@kernel(inline=True)
+def _play_score(i, c, h, t, void, higher, lower, p, tie, rank_tie):
+    """A card to play (heuristic._play): MIN, the least chance to win and the least danger;
+    otherwise `_lead_score` or `_follow_score`."""
+    beats, win = _win_chance(i, c, h, t, void, higher, lower)
+    if h.minimum:
+        return -win + p[_MU] * c.danger + rank_tie[c.card]
+    if t.leading:
+        return _lead_score(c, h, win, p, tie)
+    return _follow_score(c, h, t, beats, win, p, tie)
+
+
+@kernel(inline=True)
+def _card_reading(i, card, h, decision, hand, unseen, legal, void, higher, lower, start, p):
+    """The `_Card` of a legal card of game `i`."""
+    entry = start[i] + count_cards_k(legal[i] & ((np.uint64(1) << np.uint64(card)) - np.uint64(1)))
+    suit = card // 13
+    is_trump = suit == h.mode
+    k_above = np.float64(count_cards_k(unseen[i] & _above_set(card)))
+    length = np.float64(count_cards_k(hand[i] & _suit_set(suit)))
+    fv = _future_value(k_above, length, is_trump, _no_ruff(i, suit, void, h.has_trump0, h.has_trump1), p)
+    danger = 0.0
+    if h.minimum and decision != _RETURN:
+        k_below = np.float64(count_cards_k(unseen[i] & _below_set(card)))
+        danger = _danger(k_above, k_below, higher[entry, 0], higher[entry, 1], lower[entry, 0], lower[entry, 1], p)
+    return _Card(card, entry, suit, is_trump, k_above, length, fv, danger)
+
+
+@kernel(inline=True)
+def choose_card_k(i, hand, unseen, legal, trick, mode_of, decision_of, position_of, void, higher, lower, start,
+                p, tie, rank_tie, actions):
+    """Game `i`: the legal card of highest score for its decision (first on ties, -inf for the
+    other cards, as `argmax`), the scores of heuristic._return, _discard and _play; `higher`
+    and `lower` at the legal cards (entries from `start[i]`, `suit_log_sums_k`)."""
+    decision = decision_of[i]
+    h = _hand_reading(i, hand, unseen, mode_of[i], decision, void, p)
+    t = _trick_so_far(i, decision, trick, mode_of[i], position_of)
     chosen, best_score = 0, -np.inf
     for card in range(52):
         if not _has(legal[i], card):
             continue
-        e = start[i] + count_cards_k(legal[i] & ((np.uint64(1) << np.uint64(card)) - np.uint64(1)))
-        suit = card // 13
-        is_trump = suit == mode
-        trump = 1.0 if is_trump else 0.0
-        k_above = np.float64(count_cards_k(unseen[i] & _above_set(card)))
-        length = np.float64(count_cards_k(hand[i] & _suit_set(suit)))
-        no_ruff = (1.0 - void[i, 0, suit] * has_trump0) * (1.0 - void[i, 1, suit] * has_trump1)
-        fv = _future_value(k_above, length, is_trump, no_ruff, p)
+        c = _card_reading(i, card, h, decision, hand, unseen, legal, void, higher, lower, start, p)
         if decision == _RETURN:
-            score = -(fv + 2.0 * trump + 0.01 * length + rank_tie[card])
+            score = _return_score(c, rank_tie)
         elif decision == _DISCARD:
-            if minimum:
-                k_below = np.float64(count_cards_k(unseen[i] & _below_set(card)))
-                danger = _danger(k_above, k_below, higher[e, 0], higher[e, 1], lower[e, 0], lower[e, 1], p)
-                score = danger + p[_MIN_SHORT] * (1.0 if length <= 2 else 0.0) + rank_tie[card]
-            else:
-                bonus = p[_NT_LENGTH_DISCARD] * max(length - 3.0, 0.0) if nt else 0.0
-                score = -(fv + 2.0 * trump + bonus + rank_tie[card])
+            score = _discard_score(c, h, p, rank_tie)
         else:  # play
-            beats = leading or (suit == best_suit and card % 13 > best_rank) or (is_trump and not best_trump)
-            void_led = (void[i, 0, max(led_suit, 0)], void[i, 1, max(led_suit, 0)])
-            has_trump = (has_trump0, has_trump1)
-            win = 1.0 if beats else 0.0
-            for f in range(2):
-                win = win * _not_beaten(f, remaining, minimum, is_trump, trump_trick, higher[e, f], lower[e, f],
-                                        has_trump[f], void_led[f])
-            if minimum:
-                k_below = np.float64(count_cards_k(unseen[i] & _below_set(card)))
-                danger = _danger(k_above, k_below, higher[e, 0], higher[e, 1], lower[e, 0], lower[e, 1], p)
-                score = -win + p[_MU] * danger + rank_tie[card]
-            elif leading:
-                weak = 1.0 if win < 0.5 else 0.0
-                master_draw = 1.0 if is_trump and k_above == 0 and trump_out > 0 else 0.0
-                long_trumps = 1.0 if is_trump and trump_out > 0 and my_trumps > trump_out else 0.0
-                short = (1.0 if my_trumps > 0 and not is_trump else 0.0) * p[_SHORT_LEAD] * (4.0 - min(length, 4.0))
-                guarded = 1.0 if honour_suits & (1 << suit) else 0.0
-                score = (p[_LEAD_WIN] * win + p[_DRAW_MASTER] * master_draw + p[_DRAW_LONG] * long_trumps * weak
-                         + short * (1.0 if trump_mode else 0.0)
-                         - p[_GUARD_LEAD] * guarded * weak + tie[card])
-            else:
-                lam = p[_LAM_NT] if nt else p[_LAM]
-                second = 1.0 if remaining == 1 and beats else 0.0
-                losing = 1.0 if win <= 0 else 0.0
-                score = (win - lam * fv + tie[card] - p[_SECOND_RISK] * second * (1.0 - win)
-                         + losing * p[_NT_LENGTH_FOLLOW] * length * (1.0 if nt else 0.0))
+            score = _play_score(i, c, h, t, void, higher, lower, p, tie, rank_tie)
         if np.isnan(score):  # argmax: the first NaN is the maximum
             chosen = card
             break
