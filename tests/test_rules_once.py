@@ -80,13 +80,6 @@ def test_the_strength_table_is_the_kernels():
 
 # ============================================================================ no private names across modules
 
-ALLOWED = {
-    # Modules other helpers of issue 53 are rewriting; the lead empties this set at the merge.
-    ("sergeant_major_env.agents.pimc", "sergeant_major_env.agents.pimc_kernels._rollouts_k"),  # pimc helper
-}
-"""(importing module, private name) pairs still to fix, each with the owner that fixes it."""
-
-
 def _source_module(node: ast.ImportFrom, module: str, is_package: bool) -> str:
     """The absolute name of the module an ``from ... import`` reads from."""
     if not node.level:
@@ -135,10 +128,10 @@ def private_uses(module: str, source: str, is_package: bool = False) -> set[tupl
 
 def test_no_module_imports_another_modules_private_names():
     """A kernel or helper that another module calls is public (named for what it does, with a
-    docstring); `ALLOWED` lists the ones still waiting for their owner."""
+    docstring): no `from module import _name` nor `module._name` across the package's modules."""
     used = set().union(*(private_uses(module, path.read_text(encoding="utf-8"), is_package)
                          for module, (path, is_package) in MODULES.items()))
-    assert used <= ALLOWED, sorted(used - ALLOWED)
+    assert not used, sorted(used)
 
 
 def test_the_scan_finds_both_forms_and_skips_third_party_and_own_names():
