@@ -70,7 +70,7 @@ from pettingzoo.utils import wrappers
 from . import engine, options as env_options, records
 from .cards import NUM_ACTIONS
 from .observation import OBSERVATION_SIZE, observation_bounds, observe
-from .one_game import DEAL_ENDED, OneGame, compile_kernels
+from .one_game import OneGame, StepResult, compile_kernels
 from .render import referee_view, seat_view
 from .rules import Rules
 from .seeding import check_seed
@@ -331,7 +331,7 @@ class raw_env(AECEnv):
         if type(action) is not int or not 0 <= action < NUM_ACTIONS:  # the common case costs one test
             action = env_options.check_action(action, f"{type(self).__name__}.step({agent})")
         try:  # refused: IllegalActionError (a ValueError), and the engine state is unchanged
-            status = self._game.step(action)  # who acts next, the phase, a deal's end (one_game.REFUSED)
+            result = self._game.step(action)  # who acts next, the phase, a deal's end (one_game.StepResult)
         except engine.IllegalActionError:
             if self.illegal_action == "raise":
                 raise
@@ -342,9 +342,9 @@ class raw_env(AECEnv):
         if self._rewarded:
             self._clear_rewards()
             self._rewarded = False
-        seat, phase = (status & 3) - 1, status >> 2 & 7
-        if status & DEAL_ENDED:
-            self._end_deal()
+        seat, phase = result.to_act, result.phase
+        if result.deal_ended:
+            self._end_deal(result)
         elif seat != self._info_seat or phase != self._info_phase:  # new infos for the two changed
             self.infos[AGENTS[self._info_seat]] = self._info(self._info_seat, phase, seat)
             self.infos[AGENTS[seat]] = self._info(seat, phase, seat)
@@ -364,14 +364,13 @@ class raw_env(AECEnv):
             raise RuntimeError(f"{type(self).__name__}.{what}: no game yet: call reset() first")
         return self.engine_state
 
-    def _end_deal(self) -> None:
-        """A deal (maybe the game) ended in this step: rewards, infos, termination."""
-        state = self.engine_state
+    def _end_deal(self, result: StepResult) -> None:
+        """A deal (maybe the game) ended in this step (its `result`): rewards, infos, termination."""
         self._deals_end = len(self._actions)
-        rows, rewards = env_options.event_rewards(self.reward, state, _FIRST_GAME)
+        rows, rewards = env_options.event_rewards(self.reward, self.engine_state, _FIRST_GAME)
         if rows.size:
             self._pay(rewards[0].tolist())
-        if state.game_ended[0]:
+        if result.game_over:
             self.terminations = dict.fromkeys(AGENTS, True)
         self._refresh_infos()
 
@@ -433,11 +432,8 @@ class raw_env(AECEnv):
                     "scores": [0, 0, 0]}
         # The cards of deal k depend only on the seed and k, so a game of `completed` deals
         # replays exactly the deals played so far.
-        replayed = engine.init(state.seed, dataclasses.replace(self.rules, num_deals=completed))
-        recorder = records.Recorder(replayed, players)
-        for action in self._actions[: self._deals_end]:
-            recorder.step(np.array([action]))
-        record = recorder.finished[0]
+        record = records.record_of_actions(int(state.seed[0]), dataclasses.replace(self.rules, num_deals=completed),
+                                           self._actions[: self._deals_end], players)
         record["rules"] = self.rules.to_dict()
         if finished:
             self._record = copy.deepcopy(record)

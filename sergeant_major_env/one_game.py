@@ -1,41 +1,71 @@
-"""One game, one kernel call a decision: the fast path of the one-game views.
+"""One game, one kernel call a decision: the one way every view of one game steps it.
 
-The PettingZoo AEC env, the OpenSpiel game, the single-seat env's table, `play` and the
-web page step one game at a time. Through the batched API a decision there is five calls
-([`engine.legal_bits`][], the mask, [`observation.observe`][], the action, [`engine.step`][]),
-each with numpy's and numba's fixed costs, which at one game are the whole cost. A
-[`OneGame`][] keeps a batch-of-one [`State`][] together with
-its decision's legal actions, action mask and the acting seat's observation, and
+The PettingZoo AEC env, the Gymnasium single-seat env, the OpenSpiel game, `play` and the
+web page step one game at a time, all through a [`OneGame`][]. Through the batched API a
+decision there is five calls ([`engine.legal_bits`][], the mask, [`observation.observe`][],
+the action, [`engine.step`][]), each with numpy's and numba's fixed costs, which at one game
+are the whole cost. A [`OneGame`][] keeps a batch-of-one [`State`][] together with its
+decision's legal actions, action mask and the acting seat's observation, and
 [`OneGame.step`][] does all of it in one compiled call: check the action against the legal
 actions (as [`engine.step`][] does, the state unchanged on a refusal), apply it with the
 engine's own rules kernel (`engine.apply_action_k`), then compute the next decision's legal
 actions, mask and observation (`observation.observe_row_k`, the same code as
-[`observation.observe`][]). Same games, same numbers as the batched API, bit for bit
-(tests/test_one_game.py).
+[`observation.observe`][]). Same games, same numbers as the
+batched API, bit for bit (tests/test_one_game.py).
 
 ```pycon
 >>> from sergeant_major_env import Rules, engine
->>> from sergeant_major_env.one_game import DEAL_ENDED, OneGame
+>>> from sergeant_major_env.one_game import OneGame
 >>> game = OneGame(engine.init([7], Rules(num_deals=1)))
 >>> int(game.mask.sum())        # the playmaker's six modes (R8)
 6
->>> status = game.step(52)      # mode ♠
+>>> result = game.step(52)      # mode ♠
 >>> game.observation.shape
 (919,)
->>> (status & 3) - 1, status >> 2 & 7, bool(status & DEAL_ENDED)  # seat 0 discards (R17, section 5)
-(0, 3, False)
+>>> result                      # seat 0, the playmaker, discards (R17, section 5)
+StepResult(to_act=0, phase=3, legal_count=20, deal_ended=False, game_over=False, points=None)
+>>> engine.DECISIONS[result.phase]
+'discard'
+>>> try:
+...     game.step(53)           # a mode where a card is discarded: refused, the game unchanged
+... except engine.IllegalActionError as refusal:
+...     print(str(refusal).split(":")[0])
+illegal action 53 (mode C) for seat 0 in decision 'discard'
 
 ```
 
+## What a step returns: `StepResult`
+
+[`OneGame.step`][], [`OneGame.refresh`][] and [`OneGame.deal`][] return a [`StepResult`][],
+an immutable record saying what follows (read from the kernel's answer, never from
+the state by the view):
+
+| field | type | what |
+|---|---|---|
+| `to_act` | `int` | the seat to act next, 0..2; -1 once the game is over |
+| `phase` | `int` | the decision it faces, an index into `engine.DECISIONS` (0 mode .. 4 play); `engine.OVER` (5) once the game is over |
+| `legal_count` | `int` | how many actions are legal; their ids, ascending, are `game.legal_ids[:legal_count]` |
+| `deal_ended` | `bool` | this step ended a deal (R23, R24; the next deal is dealt, unless the game is over) |
+| `game_over` | `bool` | the game is over (its last deal ended): `phase == engine.OVER` (with `autoreset`, never: the next game has started) |
+| `points` | `tuple[int, int, int]` or `None` | the ended deal's points by seat (R23, R24) when `deal_ended`, else `None` |
+
+The results are frozen dataclasses (with slots: a field costs next to nothing to read), made
+once and shared: the same object for the same decision. A refused
+action is no result: [`OneGame.step`][] raises [`engine.IllegalActionError`][]
+(a `ValueError`) whose message is the engine's one line (the rule id, why, the legal
+actions: `illegal action 51 (A♦) for seat 0 in decision 'mode': R8: ...`), the game
+unchanged. A finished game ignores its action and returns its result again.
+
 The arrays `legal` (uint64[1]), `mask` (int8[58]), `legal_ids` (int8[58]: the legal
-actions' ids first, as many as the status says) and `observation` (float32[919], the view of
-the seat to act, or of `seat` when one is fixed) are rewritten in place at every step: copy
+actions' ids first, `legal_count` of them) and `observation` (float32[919], the view of the
+seat to act, or of `seat` when one is fixed) are rewritten in place at every step: copy
 them to keep them. After changing `state` by other means (`engine.set_cards`,
 a reset) or the attributes `seat` and `autoreset`, call [`OneGame.refresh`][].
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 
 import numpy as np
@@ -63,33 +93,61 @@ _IDS = _MASK + NUM_ACTIONS
 _SCRATCH_BYTES = _IDS + NUM_ACTIONS
 _TO_ACT_SEAT, _NO_SEAT = -1, -2  # the settings' seat: the seat to act, or nobody (observing=False)
 
-REFUSED = -1
-"""`_one_step_k`'s status for a refused action. Any other status says what follows the
-step: `status & 3` is the seat to act + 1 (0 once the game is over), `status >> 2 & 7` the
-phase (`engine.DECISIONS`' index, `engine.OVER`), `status & DEAL_ENDED` whether this step
-ended a deal (`state.deal_ended`), `status >> LEGAL_COUNT` the number of legal actions: what a
-view reads after every step, without numpy reads of the state."""
-DEAL_ENDED = 32
-"""The bit set in a status (the statuses: [`REFUSED`][]) when the step ended a deal."""
-LEGAL_COUNT = 6
-"""`status >> LEGAL_COUNT` is the number of legal actions (the statuses: [`REFUSED`][]); their
-ids, ascending, are the first entries of `OneGame.legal_ids`."""
+# The kernels' answer, a status: what the decision after a step is, packed in one int (numba
+# returns one int faster than a tuple). `_unpacked` is the one place it is read.
+_REFUSED = 1 << 12  # the action was refused, nothing changed: one past the largest status
+_SEAT_MASK = 3  # status & 3: the seat to act + 1 (0 once the game is over)
+_PHASE_SHIFT, _PHASE_MASK = 2, 7  # status >> 2 & 7: the phase (engine.DECISIONS' index, engine.OVER)
+_DEAL_ENDED_BIT = 32  # the step ended a deal (state.deal_ended)
+_LEGAL_COUNT_SHIFT = 6  # status >> 6: the number of legal actions
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StepResult:
+    """What follows a step of one game (the module docstring's table): the seat to act
+    (-1 once over), the phase (`engine.DECISIONS`' index, `engine.OVER`), the number of legal
+    actions (their ids: `OneGame.legal_ids[:legal_count]`), whether the step ended a deal,
+    whether the game is over, and the ended deal's points by seat (R23, R24; else `None`).
+    Frozen, with slots: reading a field costs next to nothing."""
+
+    to_act: int
+    phase: int
+    legal_count: int
+    deal_ended: bool
+    game_over: bool
+    points: tuple[int, int, int] | None = None
+
+
+def _unpacked(status: int) -> StepResult:
+    """The result a kernel's status says (without the points, which the state holds)."""
+    phase = status >> _PHASE_SHIFT & _PHASE_MASK
+    return StepResult((status & _SEAT_MASK) - 1, phase, status >> _LEGAL_COUNT_SHIFT, bool(status & _DEAL_ENDED_BIT),
+                      phase == OVER)
+
+
+_RESULTS: list[StepResult | None] = [None] * (_REFUSED + 1)
+"""`_unpacked(status)` by status, made the first time the status occurs (`OneGame._result`): a
+step looks its result up (a list is the fastest lookup; a few hundred statuses occur), and only
+a deal's end has one per points (`_DEAL_RESULTS`). `_RESULTS[_REFUSED]` stays None."""
+_DEAL_RESULTS: dict[tuple[int, tuple[int, int, int]], StepResult] = {}
+"""The results of a deal's end by status and points, each made once (few: the next deal
+starts with the mode, R8, and a deal's points are few, R23, R24)."""
 
 
 @kernel(ahead="one game", seconds=30, signature="int64, uint8[::1], uint8[::1]", counted=False)
 def _one_step_k(action, buffer, scratch) -> int:
-    """Game 0 of `buffer`: with `action` >= 0, refuse it ([`REFUSED`][], nothing changed)
+    """Game 0 of `buffer`: with `action` >= 0, refuse it (`_REFUSED`, nothing changed)
     unless the game is over or the legal actions in `scratch` hold it, else apply it; then the
     decision's legal actions and mask and, when the seat to act (or the fixed seat, if >= 0) is
-    a seat, its observation into `scratch`; returns the status ([`REFUSED`][]). `action`
-    -1 only refreshes."""
+    a seat, its observation into `scratch`; returns the status (`_REFUSED`, or what
+    `_unpacked` reads). `action` -1 only refreshes."""
     settings = buffer_view(scratch, _SETTINGS, np.int64, 3)  # autoreset, rules, the fixed seat or -1
     legal = buffer_view(scratch, _LEGAL, np.uint64, 1)
     keys, order = buffer_view(scratch, _KEYS, np.uint64, 52), buffer_view(scratch, _ORDER, np.int64, 52)  # dealing's
     s = state_arrays_k(buffer)
     if action >= 0 and s[PHASE][0] != OVER:
         if action >= 64 or not (legal[0] >> np.uint64(action)) & np.uint64(1):
-            return REFUSED
+            return _REFUSED
         apply_action_k(s, 0, action, settings[0] != 0, 1, settings[1], keys, order)
     return _decision_k(s, buffer, scratch)
 
@@ -98,7 +156,7 @@ def _one_step_k(action, buffer, scratch) -> int:
 def _decision_k(s, buffer, scratch) -> int:
     """The decision of game 0 (the state's fields `s`, its `buffer`) into `scratch`: its legal
     actions (as bits and as ids) and mask and, when the seat to act (or the fixed seat, if >= 0; none if -2) is a
-    seat, its observation; returns the status ([`REFUSED`][])."""
+    seat, its observation; returns the status (`_unpacked`)."""
     settings = buffer_view(scratch, _SETTINGS, np.int64, 3)  # autoreset, rules, the fixed seat, -1 or -2
     legal = buffer_view(scratch, _LEGAL, np.uint64, 1)
     planes = buffer_view(scratch, _PLANES, np.uint64, (1, 14))  # the observation's card sets
@@ -118,8 +176,8 @@ def _decision_k(s, buffer, scratch) -> int:
     seat = to_act if settings[2] == _TO_ACT_SEAT else settings[2]
     if seat >= 0:
         observe_row_k(0, seat, state_arrays_k(buffer), observation, planes[:0], planes[0])
-    return ((to_act + 1) | np.int64(s[PHASE][0]) << 2 | (DEAL_ENDED if s[_DEAL_ENDED_FIELD][0] else 0)
-            | np.int64(count) << LEGAL_COUNT)
+    return ((to_act + 1) | np.int64(s[PHASE][0]) << _PHASE_SHIFT | (_DEAL_ENDED_BIT if s[_DEAL_ENDED_FIELD][0] else 0)
+            | np.int64(count) << _LEGAL_COUNT_SHIFT)
 
 
 @kernel(counted=False)
@@ -145,12 +203,6 @@ def _one_observe_k(seat, out, buffer, scratch) -> None:
     observe_row_k(0, seat, state_arrays_k(buffer), out, planes[:0], planes[0])
 
 
-step_kernel = _one_step_k
-"""The kernel of [`OneGame.step`][] for a view that checks the action itself:
-`step_kernel(action, *game.arguments)` with an int 0..57 applies it and returns the status, or
-[`REFUSED`][] with nothing changed (a view on the hot path saves `step`'s checks and frame)."""
-
-
 def compile_kernels() -> None:
     """Compiles what a one-game view needs (the start of a game and `_one_step_k`) where
     the disk cache lacks it, on every core at once (`jit.compile_ahead`; once per process,
@@ -167,8 +219,7 @@ class OneGame:
     seat at every decision instead of the seat to act (a seat's own table, as the single-seat
     env has). `autoreset`: as [`engine.step`][]'s. `observing=False`: observe no seat at the
     steps (a view that asks [`OneGame.observe`][] for the seat it wants, as the OpenSpiel game).
-    `arguments`: the state's buffer and the decision's arrays, as the kernels take them
-    ([`step_kernel`][])."""
+    `arguments`: the state's buffer and the decision's arrays, as the kernels take them."""
 
     def __init__(self, state: State, seat: int | None = None, autoreset: bool = False,
                  observing: bool = True) -> None:
@@ -210,40 +261,68 @@ class OneGame:
         new._views(self._scratch.copy())
         return new
 
-    def refresh(self) -> int:
+    def refresh(self) -> StepResult:
         """Recompute the legal actions, mask and observation from `state` (after changing it,
-        or its `rules`); returns the status ([`REFUSED`][])."""
+        or its `rules`); returns the decision's [`StepResult`][] (`deal_ended` and `points`:
+        the state's last step's)."""
         seat = self.seat if self.observing else _NO_SEAT
         self._scratch[_SETTINGS:_LEGAL].view(np.int64)[:] = (self.autoreset, self.state.rule_code, seat)
         self.arguments = (self.state.buffer, self._scratch)
-        return _one_step_k(-1, *self.arguments)
+        return self._result(_one_step_k(-1, *self.arguments))
 
-    def step(self, action: int) -> int:
-        """Apply `action` (an int) to the game, or raise [`engine.IllegalActionError`][]
-        (one line, citing the rule) with the state unchanged; then the next decision's legal
-        actions, mask and observation are in place, and the status returned says who acts
-        next, in which phase, and whether the step ended a deal ([`REFUSED`][]). A finished
-        game ignores its action."""
+    def step(self, action: int) -> StepResult:
+        """Apply `action` (an int 0..57) to the game and return what follows, a
+        [`StepResult`][]; the next decision's legal actions, mask and observation are then in
+        place. A refused action raises [`engine.IllegalActionError`][] (the engine's one line:
+        the rule, why, the legal actions) with the game unchanged; a finished game ignores its
+        action."""
+        if type(action) is not int or not 0 <= action < NUM_ACTIONS:
+            action = self._checked_action(action)
+        status = _one_step_k(action, *self.arguments)
+        result = _RESULTS[status]
+        if result is None or result.deal_ended:  # a refusal, a status seen first, a deal's end
+            return self._result(status, action)
+        return result
+
+    def _checked_action(self, action) -> int:
+        """`action` as an int 0..57, or -1 (refresh only) for an id out of range in a finished
+        game; a ValueError line for what is not an integer, the engine's refusal for an id
+        out of range."""
         if type(action) is not int:
             if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
                 raise ValueError(f"OneGame.step: action must be an int 0..{NUM_ACTIONS - 1}, got {action!r}")
             action = int(action)
-        if not 0 <= action < NUM_ACTIONS:
-            if self.state.phase[0] == OVER:
-                return _one_step_k(-1, *self.arguments)
-            raise IllegalActionError(illegal_action_message(self.state, 0, action, 1))
-        status = _one_step_k(action, *self.arguments)
-        if status == REFUSED:
-            raise IllegalActionError(illegal_action_message(self.state, 0, action, 1))
-        return status
+        if 0 <= action < NUM_ACTIONS:
+            return action
+        if self.state.phase[0] == OVER:
+            return -1
+        raise IllegalActionError(illegal_action_message(self.state, 0, action, 1))
 
-    def deal(self, cards: np.ndarray) -> int:
+    def _result(self, status: int, action: int = -1) -> StepResult:
+        """The [`StepResult`][] of a kernel's status, kept in `_RESULTS` the first time, with
+        the deal's points (R23, R24) at a deal's end (`_DEAL_RESULTS`); for `_REFUSED`, the
+        refusal of `action` ([`engine.IllegalActionError`][], the engine's one line)."""
+        if status == _REFUSED:
+            raise IllegalActionError(illegal_action_message(self.state, 0, action, 1))
+        result = _RESULTS[status]
+        if result is None:
+            result = _RESULTS[status] = _unpacked(status)
+        if result.deal_ended:
+            points = tuple(self.state.deal_points[0].tolist())
+            ended = _DEAL_RESULTS.get((status, points))
+            if ended is None:
+                ended = _DEAL_RESULTS[status, points] = dataclasses.replace(result, points=points)
+            return ended
+        return result
+
+    def deal(self, cards: np.ndarray) -> StepResult:
         """Start the current deal with `cards` instead of the engine's own (a view whose deal
         comes from elsewhere, as OpenSpiel's chance nodes): int8[52] in dealing order, -1 for
         the cards not dealt yet (a deal being dealt). Card k < 48 goes to seat
         (dealer + 1 + k) % 3 as its card k // 3 (R10: one at a time clockwise from the left of
         the dealer), the last four to the talon; the deal starts as with `engine.set_cards`,
-        the decision's arrays follow. Returns the status ([`REFUSED`][]). Cards that are not
+        the decision's arrays follow. Returns the decision's [`StepResult`][] (`deal_ended`
+        False: no step ended a deal). Cards that are not
         distinct card ids 0..51 (or -1) are one ValueError line, the game unchanged."""
         cards = np.asarray(cards)
         if cards.shape != (NUM_CARDS,) or cards.dtype.kind not in "iu" or cards.min() < -1 or cards.max() >= NUM_CARDS \
@@ -252,10 +331,10 @@ class OneGame:
                              f"order (-1 for a card not dealt yet), got {shorten(cards)}")
         return self.deal_checked(np.ascontiguousarray(cards, dtype=np.int8))
 
-    def deal_checked(self, cards: np.ndarray) -> int:
+    def deal_checked(self, cards: np.ndarray) -> StepResult:
         """[`OneGame.deal`][] of cards known good (int8[52], C-contiguous), unchecked: the
         OpenSpiel game's chance outcomes, which it checks itself, come here."""
-        return _one_deal_k(cards, *self.arguments)
+        return self._result(_one_deal_k(cards, *self.arguments) & ~_DEAL_ENDED_BIT)  # a deal starts: no step ended one
 
     def observe(self, seat: int, out: np.ndarray) -> np.ndarray:
         """The observation of `seat` (0, 1 or 2; [`observation.observe`][]'s numbers) written
@@ -481,4 +560,4 @@ def announce_compiling_views() -> None:
     announce_compiling((_one_deal_k, _one_observe_k, _recall_k, _patch_k), "the one-game kernels of dealing and recall")
 
 
-__all__ = ["DEAL_ENDED", "LEGAL_COUNT", "OneGame", "REFUSED", "Recall", "TensorList"]
+__all__ = ["OneGame", "Recall", "StepResult", "TensorList"]

@@ -156,8 +156,8 @@ from . import engine
 from .cards import MODE_ACTION_OFFSET, NUM_ACTIONS, NUM_CARDS, RANKS, action_name, card_name
 from .observation import CARD_SETS_WIDTH, OBSERVATION_SIZE, SCALES, SEGMENTS
 from .one_game import MAX_EXCHANGE_STEPS, MAX_EXCHANGED  # noqa: F401  (this module's constants before issue 52)
-from .one_game import (CARD, DEAL_ENDED, KEPT_REST, LEGAL_COUNT, LOT, RECALL_BLOCK, RECALL_OFFSETS, RECALL_PIECES,
-                       REFUSED, START, OneGame, Recall, TensorList, announce_compiling_views, step_kernel)
+from .one_game import (CARD, KEPT_REST, LOT, RECALL_BLOCK, RECALL_OFFSETS, RECALL_PIECES, START, OneGame, Recall,
+                       StepResult, TensorList, announce_compiling_views)
 from .options import DEFAULT_REWARD, check_reward, rank_rewards
 from .limits import shorten
 from .records import Recorder
@@ -362,8 +362,8 @@ class _Table:
             self.use(self.one.copy())
             self.shared = False
 
-    def install(self) -> int:
-        """Give the engine the cards of the current deal dealt so far (R10); the status."""
+    def install(self) -> StepResult:
+        """Give the engine the cards of the current deal dealt so far (R10); the decision's result."""
         self.installed = True
         return self.one.deal_checked(self.deck)
 
@@ -374,9 +374,9 @@ class _Table:
             self.install()
         return self.one.state
 
-    def decision(self, status: int) -> None:
-        """The player to act and the number of legal actions of a step's status."""
-        self.player, self.legal_count = (status & 3) - 1, status >> LEGAL_COUNT
+    def decision(self, result: StepResult) -> None:
+        """The player to act and the number of legal actions of a step's result."""
+        self.player, self.legal_count = result.to_act, result.legal_count
 
     def legal(self) -> int:
         """The legal actions of the decision as bits."""
@@ -523,7 +523,7 @@ class SergeantMajorState(pyspiel.State):
 
     def _apply_action(self, action: int) -> None:
         """The one way in of every action (module docstring, "Refusals"): a card dealt (R10),
-        the lot (R4) or a decision (one compiled call, `one_game.step_kernel`)."""
+        the lot (R4) or a decision (one compiled call, [`OneGame.step`][sergeant_major_env.one_game.OneGame.step])."""
         t, rec = self._t, self._rec
         if rec is not None and rec.paused:  # a clone's record: replayed from here if ever asked
             if rec.resume is None:
@@ -541,8 +541,8 @@ class SergeantMajorState(pyspiel.State):
             t.dealt |= 1 << action
             t.left.remove(action)
             if t.count == NUM_CARDS:  # the deal is dealt: the playmaker decides
-                status = t.install()
-                t.player, t.legal_count = (status & 3) - 1, status >> LEGAL_COUNT  # (_Table.decision, inline)
+                result = t.install()
+                t.player, t.legal_count = result.to_act, result.legal_count  # (_Table.decision, inline)
                 self._deal_installed()
             elif rec is not None:
                 t.install()
@@ -558,20 +558,15 @@ class SergeantMajorState(pyspiel.State):
             if rec is not None:
                 state = t.one.state
                 kind, deal, dealer = state.phase.item(0), state.deal.item(0), state.dealer.item(0)
-            if self._step_engine is None:  # one compiled call: OneGame.step's kernel
-                status = step_kernel(action, *t.one.arguments) if 0 <= action < NUM_ACTIONS else REFUSED
-                if status == REFUSED:  # the engine's refusal (rule, reason, legal actions), nothing changed
-                    raise self._refusal(action)
-            else:
-                try:
-                    status = self._step_engine(action)
-                except engine.IllegalActionError as error:
-                    raise IllegalActionError(str(error)) from None
-            if status & DEAL_ENDED:  # the chance nodes after it keep its rewards (OpenSpiel sums them per decision)
-                self._end_deal(status)
+            try:  # one compiled call; a refusal is the engine's line (rule, reason, legal actions), nothing changed
+                result = t.one.step(action) if self._step_engine is None else self._step_engine(action)
+            except engine.IllegalActionError as error:
+                raise IllegalActionError(str(error)) from None
+            if result.deal_ended:  # the chance nodes after it keep its rewards (OpenSpiel sums them per decision)
+                self._end_deal(result)
             else:
                 t.rewards = _NO_REWARDS
-                t.player, t.legal_count = (status & 3) - 1, status >> LEGAL_COUNT  # (_Table.decision, inline)
+                t.player, t.legal_count = result.to_act, result.legal_count  # (_Table.decision, inline)
             if rec is not None:
                 rec.event(t.one, kind, player, action, deal, dealer)
 
@@ -587,11 +582,11 @@ class SergeantMajorState(pyspiel.State):
         if rec is not None:
             rec.event(t.one, LOT, -1, action, 0, action)
 
-    def _end_deal(self, status: int) -> None:
+    def _end_deal(self, result: StepResult) -> None:
         t = self._t
         state = t.one.state
-        t.rewards = tuple(map(float, state.deal_points[0].tolist()))
-        if status >> 2 & 7 == engine.OVER or state.deal.item(0) > t.last_deal:
+        t.rewards = tuple(map(float, result.points))
+        if result.game_over or state.deal.item(0) > t.last_deal:
             t.player = _TERMINAL
         else:  # the next deal is dealt by chance nodes, not the engine's seed
             t.deck.fill(-1)
@@ -601,7 +596,8 @@ class SergeantMajorState(pyspiel.State):
 
     _step_engine = None
     """A subclass's way of applying a decision to the engine instead of the one-game kernel (a
-    method taking the action, returning the status of `OneGame.step`; `_RecordedState`'s records)."""
+    method taking the action, returning the [`StepResult`][sergeant_major_env.one_game.StepResult] of
+    `OneGame.step`; `_RecordedState`'s records)."""
 
     def _deal_installed(self) -> None:
         """Called once all the cards of a deal are in the engine (a hook for records)."""
@@ -1103,7 +1099,7 @@ class _RecordedState(SergeantMajorState):
         state = self._t.one.state
         self.cards.append((state.dealt[0].copy(), state.talon_cards[0].copy()))
 
-    def _step_engine(self, action: int) -> int:
+    def _step_engine(self, action: int) -> StepResult:
         one = self._t.one
         if self.recorder is None:  # the first decision: a fresh game with its cards installed
             self.recorder = Recorder(one.state, self.players)

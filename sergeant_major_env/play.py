@@ -24,8 +24,10 @@ from typing import Any, Callable, Sequence, TextIO
 import numpy as np
 
 from . import engine, render
-from .cards import MODE_ACTION_OFFSET, RANKS
+from .cards import MODE_ACTION_OFFSET, NUM_ACTIONS, RANKS, bits_to_bool
+from .one_game import OneGame
 from .policies import decide, policy_name, refuse_cheats
+from .records import record_of_actions
 from .rules import Rules
 from .seeding import check_seed
 
@@ -161,36 +163,31 @@ def play_game(agents: Sequence[Any], human: int, seed: int, rules: Rules, input_
     bots = [s for s in range(3) if s != human]
     refuse_cheats([agents[s] for s in bots], [names[s] for s in bots])  # a person is promised a fair table
     labels = render.seat_labels(names, you=human)
-    state = engine.init([seed], rules)
-    recorder = None
-    if record:
-        from .records import Recorder
-
-        recorder = Recorder(state, names)
+    game = OneGame(engine.init([seed], rules), observing=False)  # the one way a view steps one game
+    state, result, actions = game.state, game.refresh(), []
     rng = np.random.default_rng(seed)
     narrator = render.Narrator(human, labels, output)
     opponents = ", ".join(labels[s] for s in range(3) if s != human)
     narrator.say(f"3-5-8: you hold seat {human}; opponents: {opponents}; {rules.num_deals} deal(s); seed {seed}. "
                  f"Type ? for help.")
     narrator.deal_start(state)
-    while int(state.phase[0]) != engine.OVER:
-        seat = int(state.to_act[0])
-        legal_mask = engine.legal_action_mask(state)
+    while not result.game_over:
+        seat = result.to_act
+        legal_mask = bits_to_bool(game.legal, NUM_ACTIONS)  # bool[1, 58], as engine.legal_action_mask
         if seat == human:
             action = _ask_person(state, human, labels, legal_mask[0], input_fn, output)
         else:
             action = int(decide(agents[seat], state, np.zeros(1, np.intp), legal_mask, rng)[0])
         before = render.before_step(state)
-        if recorder is not None:
-            recorder.step(np.array([action]))
-        else:
-            engine.step(state, np.array([action]))
+        result = game.step(action)
+        actions.append(action)
         narrator.step(before, action, state)
-        if state.deal_ended[0] and not state.game_ended[0]:
+        if result.deal_ended and not result.game_over:
             narrator.deal_start(state)
     scores = state.final_scores[0].tolist()
     narrator.game_over(scores)
-    return {"scores": scores, "seed": seed, "record": recorder.finished[0] if recorder is not None else None}
+    kept = record_of_actions(seed, rules, actions, names) if record else None
+    return {"scores": scores, "seed": seed, "record": kept}
 
 
 def _ask_person(state: engine.State, human: int, labels: Sequence[str], legal_mask: np.ndarray,

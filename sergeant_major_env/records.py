@@ -209,6 +209,18 @@ class Recorder:
                 "deals": deals, "scores": scores}
 
 
+def record_of_actions(seed: int, rules: Rules, actions: Sequence[int], players: Sequence[str] | None = None) -> dict:
+    """The record (RULES.md section 11) of the finished game of `seed` and `rules` whose
+    decisions were `actions`, in order: replayed through a [`Recorder`][]. A view that steps
+    its game through [`one_game.OneGame`][sergeant_major_env.one_game.OneGame] keeps only the
+    actions and makes the record here when asked (recording live would cost about as much as
+    the step itself)."""
+    recorder = Recorder(engine.init([seed], rules), players)
+    for action in actions:
+        recorder.step(np.array([action]))
+    return recorder.finished[0]
+
+
 def _names(cards: Iterable[int]) -> list[str]:
     return [_CARD_NAMES[c] for c in cards]
 

@@ -2,7 +2,8 @@
 
 `SergeantMajorEnv` (registered as `"SergeantMajor-v0"`: `gymnasium.make(
 "SergeantMajor-v0", num_deals=3)` works after `import sergeant_major_env`) plays one
-game of the batched engine ([`sergeant_major_env.engine`][], a batch of one). The learner
+game of the engine ([`sergeant_major_env.engine`][], a batch of one), stepped through
+[`one_game.OneGame`][sergeant_major_env.one_game.OneGame] as every view of one game. The learner
 decides at its own turns; the opponents' turns in between are played inside `reset` and
 `step` by opponent policies ([`sergeant_major_env.policies`][], the batched
 `act(observations, legal_mask, rng)` interface; default: [`RandomPolicy`][] for both),
@@ -98,7 +99,8 @@ from gymnasium import spaces
 from . import engine, options as env_options
 from .cards import NUM_ACTIONS, bits_to_bool, card_list
 from .engine import OVER, IllegalActionError
-from .observation import observation_bounds, observe
+from .observation import OBSERVATION_SIZE, observation_bounds
+from .one_game import OneGame, StepResult, compile_kernels
 from .policies import RandomPolicy, check_policy, decide, policy_name
 from .render import seat_labels, seat_view
 from .rules import Rules
@@ -106,6 +108,7 @@ from .seeding import check_seed
 from .versions import GYMNASIUM_ID
 
 _FIRST_GAME = np.zeros(1, dtype=np.intp)
+_NOTHING_LEGAL = np.zeros(1, dtype=np.uint64)  # the legal actions once an illegal action ended the episode
 
 ENV_ID = GYMNASIUM_ID
 """The Gymnasium id, `SergeantMajor-v0`: its number is the environment version
@@ -165,11 +168,11 @@ class SergeantMajorEnv(gymnasium.Env):
         self.render_mode = render_mode
         self.observation_space = observation_space(self.rules.num_deals)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
-        self.state: engine.State | None = None
+        self.state: engine.State | None = None  # the game's engine state, `_game.state`
+        self._game: OneGame | None = None
         self.learner_seat: int = self.learner_seat_option if self.learner_seat_option is not None else 0
         self.game_seed: int | None = None
         self.opponent_rng = np.random.default_rng(0)
-        self._legal = np.zeros(1, dtype=np.uint64)
         self._pending = 0.0  # rewards earned outside a learner step, paid at the next one
         self._ended_by_illegal_action = False  # illegal_action="terminate" ended the episode
 
@@ -187,10 +190,11 @@ class SergeantMajorEnv(gymnasium.Env):
             seed = int(self.np_random.integers(0, 2**63 - 1))
         self.game_seed = int(seed)
         self.learner_seat = seat_option if seat_option is not None else int(self.np_random.integers(3))
-        self.state = engine.init([self.game_seed], self.rules)
+        compile_kernels()  # a first run: the one-game kernels, not the batched game's (init's)
+        self._game = OneGame(engine.init([self.game_seed], self.rules), observing=False)
+        self.state = self._game.state
         self.opponent_rng = np.random.default_rng([self.game_seed, 1])
-        self._pending = 0.0
-        self._pending += self._play_opponents()
+        self._pending, _ = self._play_opponents(self._game.refresh())
         return self._observation(), self._info()
 
     def step(self, action):
@@ -198,21 +202,22 @@ class SergeantMajorEnv(gymnasium.Env):
         if int(state.phase[0]) == OVER or self._ended_by_illegal_action:
             raise RuntimeError("the game is over (terminated=True was returned): call reset()")
         action = env_options.check_action(action, f"{type(self).__name__}.step")
-        actions = np.array([action], dtype=np.int64)
-        illegal = not (int(self._legal[0]) >> action) & 1
+        legal = self._legal
+        illegal = not (legal.item(0) >> action) & 1
         if illegal and self.illegal_action == "terminate":
             return self._end_by_illegal_action()
         if illegal and self.illegal_action == "replace":
-            actions, _ = env_options.replace_illegal(actions, self._legal, self.np_random)
+            replaced, _ = env_options.replace_illegal(np.array([action], dtype=np.int64), legal, self.np_random)
+            action = int(replaced[0])
         try:
-            engine.step(state, actions, legal=self._legal)
+            result = self._game.step(action)
         except IllegalActionError as error:
-            legal_ids = card_list(int(self._legal[0]))
-            raise IllegalActionError(f"{error} Legal action ids: {legal_ids}.") from None
-        reward = self._pending + self._collect()
+            raise IllegalActionError(f"{error} Legal action ids: {card_list(legal.item(0))}.") from None
+        reward = self._pending + self._reward(result)
         self._pending = 0.0
-        reward += self._play_opponents()  # also refreshes the legal actions
-        terminated = bool(state.phase[0] == OVER)
+        earned, result = self._play_opponents(result)
+        reward += earned
+        terminated = result.game_over
         info = self._info(illegal_action=illegal)
         if terminated:
             info["final_scores"] = state.final_scores[0].astype(np.int64)
@@ -226,8 +231,7 @@ class SergeantMajorEnv(gymnasium.Env):
     def _end_by_illegal_action(self):
         """`illegal_action="terminate"`: the episode ends now with `illegal_reward`; the
         engine state stays where the action was tried."""
-        self._ended_by_illegal_action = True
-        self._legal = np.zeros(1, dtype=np.uint64)  # nothing is legal any more
+        self._ended_by_illegal_action = True  # nothing is legal any more (`_legal`)
         self._pending = 0.0
         info = self._info(illegal_action=True)
         info["final_scores"] = self.state.scores[0].astype(np.int64)
@@ -248,28 +252,33 @@ class SergeantMajorEnv(gymnasium.Env):
             raise RuntimeError(f"call reset() before {call}")
         return self.state
 
-    def _collect(self) -> float:
-        """The learner's reward from the events of the last engine.step."""
-        if not self.state.deal_ended[0]:
+    @property
+    def _legal(self) -> np.ndarray:
+        """The legal actions of the decision as bits (uint64[1]; the learner's between steps):
+        the one-game path's, none once an illegal action ended the episode."""
+        return _NOTHING_LEGAL if self._ended_by_illegal_action else self._game.legal
+
+    def _reward(self, result: StepResult) -> float:
+        """The learner's reward from the step that gave `result`."""
+        if not result.deal_ended:
             return 0.0  # every reward kind pays only as a deal ends
         rows, rewards = env_options.event_rewards(self.reward_kind, self.state, _FIRST_GAME)
         return float(rewards[0, self.learner_seat]) if rows.size else 0.0
 
-    def _play_opponents(self) -> float:
-        """Play the opponents' decisions until the learner's turn or the end of the game."""
-        state, reward = self.state, 0.0
-        while True:
-            self._legal = engine.legal_bits(state)
-            seat = int(state.to_act[0])
-            if seat == self.learner_seat or seat < 0:
-                return reward
-            policy = self.opponents[(seat - self.learner_seat) % 3 - 1]
-            actions = decide(policy, state, _FIRST_GAME, bits_to_bool(self._legal, NUM_ACTIONS), self.opponent_rng)
-            engine.step(state, actions, legal=self._legal)
-            reward += self._collect()
+    def _play_opponents(self, result: StepResult) -> tuple[float, StepResult]:
+        """Play the opponents' decisions from the decision `result` says until the learner's
+        turn or the end of the game: their rewards to the learner, and the last result."""
+        game, reward = self._game, 0.0
+        while result.to_act != self.learner_seat and not result.game_over:
+            policy = self.opponents[(result.to_act - self.learner_seat) % 3 - 1]
+            actions = decide(policy, self.state, _FIRST_GAME, bits_to_bool(game.legal, NUM_ACTIONS), self.opponent_rng)
+            result = game.step(int(actions[0]))
+            reward += self._reward(result)
+        return reward, result
 
     def _observation(self) -> np.ndarray:
-        return observe(self.state, self.learner_seat)[0]
+        """The learner's observation now (a new array)."""
+        return self._game.observe(self.learner_seat, np.empty(OBSERVATION_SIZE, dtype=np.float32))
 
     def _info(self, illegal_action: bool = False) -> dict[str, Any]:
         state = self.state

@@ -15,10 +15,22 @@ import pytest
 from sergeant_major_env import Rules, engine
 from sergeant_major_env.cards import NUM_ACTIONS, bits_to_bool, random_member
 from sergeant_major_env.observation import observe
-from sergeant_major_env.one_game import DEAL_ENDED, OneGame
+from sergeant_major_env.one_game import OneGame, StepResult
 
 RULE_SETS = [Rules(num_deals=2), Rules(num_deals=2, must_overtake=True, must_overtrump=True),
              Rules(num_deals=3, exchanges=False, dealer_builds_talon=True)]
+
+
+def assert_result_says(result: StepResult, state: engine.State, autoreset: bool = False) -> None:
+    """A step's typed result is what the batched engine's state says after the same step."""
+    assert type(result) is StepResult
+    assert result.to_act == state.to_act[0] and result.phase == state.phase[0]
+    assert result.legal_count == int(engine.legal_bits(state)[0]).bit_count()
+    assert result.deal_ended is bool(state.deal_ended[0])
+    # once over, the game stays over; with autoreset a step that ends a game starts the next one
+    assert result.game_over is (result.phase == engine.OVER) is bool(state.game_ended[0] and not autoreset)
+    assert (result.to_act == -1) is result.game_over
+    assert result.points == (tuple(state.deal_points[0].tolist()) if result.deal_ended else None)
 
 
 def assert_views_equal(game: OneGame, state: engine.State, seat: int | None) -> None:
@@ -42,12 +54,11 @@ def test_one_game_plays_the_batched_engines_games(rules, seat):
             legal = engine.legal_bits(state)
             action = int(random_member(legal, rng)[0])
             engine.step(state, np.array([action]), legal=legal)
-            status = game.step(action)
+            result = game.step(action)
             assert mine.buffer.tobytes() == state.buffer.tobytes()
-            assert ((status & 3) - 1, status >> 2 & 7, bool(status & DEAL_ENDED)) == (
-                state.to_act[0], state.phase[0], state.deal_ended[0])
+            assert_result_says(result, state)
         assert_views_equal(game, state, seat)
-        game.step(0)  # a finished game ignores its actions, as engine.step does
+        assert game.step(0) == result  # a finished game ignores its actions, as engine.step does
         assert mine.buffer.tobytes() == state.buffer.tobytes()
 
 
@@ -59,7 +70,7 @@ def test_autoreset_starts_the_slots_next_game():
         legal = engine.legal_bits(state)
         action = int(random_member(legal, rng)[0])
         engine.step(state, np.array([action]), autoreset=True, legal=legal)
-        game.step(action)
+        assert_result_says(game.step(action), state, autoreset=True)
         ended += int(state.game_ended[0])
         assert mine.buffer.tobytes() == state.buffer.tobytes()
         assert_views_equal(game, state, None)
@@ -151,3 +162,91 @@ def test_a_copied_game_steps_alike_and_shares_nothing(clone):
         assert twin.state.buffer.tobytes() == game.state.buffer.tobytes()
         assert (twin.observation == game.observation).all() and (twin.mask == game.mask).all()
         assert twin.legal.tobytes() == game.legal.tobytes()
+
+
+# ============================================================================ every view steps through OneGame
+
+def _aec_game() -> None:
+    from sergeant_major_env import env
+
+    game, rng = env(num_deals=1), np.random.default_rng(0)
+    game.reset(seed=1)
+    for agent in game.agent_iter():
+        observation, _, termination, truncation, _ = game.last()
+        game.step(None if termination or truncation else int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+
+
+def _single_seat_game() -> None:
+    from sergeant_major_env.single_seat import SergeantMajorEnv
+
+    game, rng, done = SergeantMajorEnv(num_deals=1, illegal_action="replace"), np.random.default_rng(0), False
+    game.reset(seed=1)
+    while not done:
+        _, _, done, _, _ = game.step(int(rng.integers(NUM_ACTIONS)))  # illegal ones replaced
+
+
+def _openspiel_game() -> None:
+    from conftest import needs
+
+    pyspiel = needs("pyspiel")
+    import sergeant_major_env.openspiel  # noqa: F401  (registers the game)
+
+    state, rng = pyspiel.load_game("python_sergeant_major(num_deals=1)").new_initial_state(), np.random.default_rng(0)
+    while not state.is_terminal():
+        state.apply_action(int(rng.choice([a for a, _ in state.chance_outcomes()] if state.is_chance_node()
+                                          else state.legal_actions())))
+
+
+def _terminal_game() -> None:
+    import io
+
+    from sergeant_major_env.play import play_game
+    from sergeant_major_env.policies import RandomPolicy
+    from sergeant_major_env.render import move_text
+
+    rng = np.random.default_rng(0)
+    play_game([RandomPolicy()] * 3, 0, 1, Rules(num_deals=1), lambda prompt: move_text(int(rng.integers(NUM_ACTIONS))),
+              io.StringIO())
+
+
+def _web_game() -> None:
+    from sergeant_major_env.policies import RandomPolicy
+    from sergeant_major_env.web import Refused, WebGame
+
+    game, rng = WebGame("g", [RandomPolicy()] * 3, ["a", "b", "c"], 1, 1, Rules(num_deals=1)), np.random.default_rng(0)
+    game.start_bots()
+    while True:
+        with game.changed:
+            game.changed.wait_for(lambda: not game.thinking, timeout=30)
+            if game.finished:
+                assert game.error is None
+                return
+        try:
+            game.move(game.moves, int(rng.integers(NUM_ACTIONS)))
+        except Refused:
+            pass  # an illegal move: refused, the person tries again
+
+
+@pytest.mark.parametrize("view, module", [
+    (_aec_game, "sergeant_major_env.aec"), (_single_seat_game, "sergeant_major_env.single_seat"),
+    (_openspiel_game, "sergeant_major_env.openspiel"), (_terminal_game, "sergeant_major_env.play"),
+    (_web_game, "sergeant_major_env.web.game")], ids=["aec", "single_seat", "openspiel", "play", "web"])
+def test_every_view_of_one_game_steps_it_through_one_game(monkeypatch, view, module):
+    """Issue 53 item 3: one way to step one game. Each view's decisions go through
+    `OneGame.step` (its typed `StepResult`), none through the batched `engine.step` (the record
+    replayer, `records.Recorder`, alone still steps a batch)."""
+    import sys
+
+    callers = {"engine.step": set(), "OneGame.step": set()}
+
+    def spy(name, real):
+        def called(*args, **kwargs):
+            callers[name].add(sys._getframe(1).f_globals["__name__"])
+            return real(*args, **kwargs)
+        return called
+
+    monkeypatch.setattr(engine, "step", spy("engine.step", engine.step))
+    monkeypatch.setattr(OneGame, "step", spy("OneGame.step", OneGame.step))
+    view()
+    assert callers["OneGame.step"] == {module}
+    assert callers["engine.step"] <= {"sergeant_major_env.records"}

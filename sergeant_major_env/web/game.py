@@ -4,7 +4,10 @@ Every step the seat can see becomes an *event* (the renderer's lines telling wha
 the seat's view after it, `.view.seat_view`); a step the seat cannot see (another pair's
 trump given, the playmaker's first three discards) is not even an event of its own. The
 person's moves come in through `WebGame.move`, checked against the engine (a stale or
-illegal move is `Refused` and changes nothing); the bots play in a thread of their own.
+illegal move is `Refused` and changes nothing); the bots play in a thread of their own. The
+game is stepped through [`one_game.OneGame`][sergeant_major_env.one_game.OneGame], as every
+view of one game; its record is made from its actions when it ends
+([`records.record_of_actions`][sergeant_major_env.records.record_of_actions]).
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import engine, render
-from ..cards import NUM_ACTIONS
+from ..cards import NUM_ACTIONS, bits_to_bool
+from ..one_game import OneGame, StepResult
 from ..play import reason_for_you
 from ..policies import decide, refuse_cheats
-from ..records import Recorder
+from ..records import record_of_actions
 from ..rules import Rules
 from .view import seat_view
 
@@ -49,8 +53,11 @@ class WebGame:
         self.agents, self.seat, self.seed = list(agents), seat, seed
         self.names = list(names)
         self.labels = render.seat_labels(self.names, you=seat)
-        self.state = engine.init([seed], rules)
-        self.recorder = Recorder(self.state, ["human" if s == seat else self.names[s] for s in range(3)])
+        self.game = OneGame(engine.init([seed], rules), observing=False)  # the one way a view steps one game
+        self.state = self.game.state
+        self.now: StepResult = self.game.refresh()  # who acts, in which decision; the last step's deal end
+        self.actions: list[int] = []  # every decision so far, for the record
+        self.players = ["human" if s == seat else self.names[s] for s in range(3)]  # the record's
         self.rng = np.random.default_rng(seed)
         self._text = io.StringIO()
         self.narrator = render.Narrator(seat, self.labels, self._text)
@@ -71,7 +78,7 @@ class WebGame:
 
     @property
     def over(self) -> bool:
-        return int(self.state.phase[0]) == engine.OVER
+        return self.now.game_over
 
     @property
     def finished(self) -> bool:
@@ -95,29 +102,30 @@ class WebGame:
     def _step(self, action: int) -> None:
         """Apply one decision (the caller holds `changed`) and keep what the seat sees of it."""
         state, seat = self.state, self.seat
-        actor, phase = int(state.to_act[0]), int(state.phase[0])
+        actor, phase = self.now.to_act, self.now.phase
         before = render.before_step(state)
         closing = seat_view(state, seat, self.labels) if _ends_deal(state) else None
-        self.recorder.step(np.array([action]))
+        self.now = self.game.step(action)
+        self.actions.append(action)
         self.narrator.step(before, action, state)
         if closing is not None:
-            self._close_deal(actor, closing)
+            self._close_deal(actor, closing, self.now.points)
             return
-        seen = actor == seat or int(state.to_act[0]) == seat or phase == engine.PLAY or self._text.getvalue()
+        seen = actor == seat or self.now.to_act == seat or phase == engine.PLAY or self._text.getvalue()
         if seen:  # a step the seat cannot see (another pair's trump, a discard face down) is no event
             self._event(actor)
 
-    def _close_deal(self, actor: int, view: dict[str, Any]) -> None:
-        """The deal's last trick and points: the engine has already dealt the next deal, so the
+    def _close_deal(self, actor: int, view: dict[str, Any], points: tuple[int, int, int]) -> None:
+        """The deal's last trick and `points`: the engine has already dealt the next deal, so the
         view is the one before the last card with the public outcome put in (all hands empty)."""
         state = self.state
         winner, leader = int(state.last_trick_winner[0]), int(state.last_trick_leader[0])
         view["tricks_won"][winner] += 1
         view.update(hand=[], to_act=-1, decision=None, decision_text=None, legal=[], refusals={}, hint="", move=None, last_trick=None, scores=state.scores[0].tolist(),
                     trick=[[(leader + k) % 3, int(card)] for k, card in enumerate(state.last_trick[0])],
-                    deal_over={"points": state.deal_points[0].tolist(), "winner": winner})
+                    deal_over={"points": list(points), "winner": winner})
         if self.over:
-            self.record = self.recorder.finished[-1]
+            self.record = record_of_actions(self.seed, state.rules, self.actions, self.players)
             self.narrator.game_over(state.final_scores[0].tolist())
             view["final_scores"] = state.final_scores[0].tolist()
             self._event(actor, view)
@@ -145,7 +153,7 @@ class WebGame:
             if number != self.moves:
                 raise Refused(409, f"stale move {number}: the game is at your move {self.moves} "
                                    f"(the page was out of date or the move was sent twice); nothing was changed")
-            to_act = int(self.state.to_act[0])
+            to_act = self.now.to_act
             if to_act != self.seat:
                 raise Refused(409, f"not your turn: {self.labels[to_act]} is to act; nothing was changed")
             reason = engine.illegal_reason(self.state, 0, action)
@@ -161,7 +169,7 @@ class WebGame:
     def start_bots(self) -> None:
         """Let the bots play, in a thread of their own, until the person is to act."""
         with self.changed:
-            if self.thinking or self.over or self.cancelled or int(self.state.to_act[0]) == self.seat:
+            if self.thinking or self.over or self.cancelled or self.now.to_act == self.seat:
                 return
             self.thinking = True
         threading.Thread(target=self._run_bots, name=f"bots-{self.id}", daemon=True).start()
@@ -175,10 +183,10 @@ class WebGame:
             with self.changed:
                 if self._bots_done():
                     return
-                actor = int(self.state.to_act[0])
+                actor = self.now.to_act
             try:
                 # Only this thread changes the state now (the person waits for its turn).
-                legal = engine.legal_action_mask(self.state)
+                legal = bits_to_bool(self.game.legal, NUM_ACTIONS)  # bool[1, 58], as engine.legal_action_mask
                 action = int(decide(self.agents[actor], self.state, np.zeros(1, np.intp), legal, self.rng)[0])
                 with self.changed:
                     if not self.cancelled:
@@ -191,7 +199,7 @@ class WebGame:
 
     def _bots_done(self) -> bool:
         """Whether the bots stop here (the caller holds `changed`); if so, `thinking` is cleared."""
-        if self.cancelled or self.over or self.error or int(self.state.to_act[0]) == self.seat:
+        if self.cancelled or self.over or self.error or self.now.to_act == self.seat:
             self.thinking = False
             self.changed.notify_all()
             return True
