@@ -3,8 +3,8 @@
 It has the batched interface of every agent (`act(observations, legal_mask, rng) ->
 int64[B]`) and asks a person for each row, one game at a time: it shows the table, the
 legal moves, and reads a move (`QH`, `10h`, `♥Q`, `T♥`, `NT`, `min`, `♠` ...,
-see `sergeant_major_env.play.parse_move`) until a legal one is typed; a bad line gets
-a message and a new prompt. `quit` raises `sergeant_major_env.play.QuitGame`;
+see `sergeant_major_env.terminal_game.parse_move`) until a legal one is typed; a bad line gets
+a message and a new prompt. `quit` raises `sergeant_major_env.terminal_game.QuitGame`;
 EOFError and KeyboardInterrupt from the input pass through to the caller.
 
 On its own it shows what the observation holds, which is what its seat knows
@@ -13,7 +13,7 @@ state, like the terminal game (`sergeant-major play`), passes `show` (the seat's
 `sergeant_major_env.render.seat_view`) and `explain` (`engine.illegal_reason`: the
 rule a refused move breaks).
 
-It imports only library modules (`sergeant_major_env.play`, `sergeant_major_env.render`),
+It imports only library modules (`sergeant_major_env.terminal_game`, `sergeant_major_env.render`),
 which never import this package. Registered in the agent registry as `"human"`.
 
 A person can sit only at a table shown at a terminal: `sergeant-major play` and
@@ -34,7 +34,7 @@ from typing import Callable, TextIO
 
 import numpy as np
 
-from sergeant_major_env.play import ask_move
+from sergeant_major_env.terminal_game import ask_move
 from sergeant_major_env.render import legal_text, observation_view
 
 

@@ -1,7 +1,7 @@
 """The one table renderer: a game as text, for one viewer.
 
 Every view of the game draws here: the PettingZoo env's `render()`, the single-seat env's
-`render()`, the terminal game (`sergeant_major_env.play`) and the human agent. A view
+`render()`, the terminal game (`sergeant_major_env.terminal_game`) and the human agent. A view
 is for a *viewer*, one seat, and shows only what that seat knows:
 
 * its own hand; during its own mode choice only its first six cards (R9);

@@ -108,12 +108,12 @@ def test_play_refuses_pimc_cheat_as_an_opponent_in_one_line(web, capsys):
 
 def test_the_game_and_the_web_game_refuse_a_cheating_agent_object():
     """The libraries behind ``play`` and ``play --web`` refuse it too (an agent object, not a name)."""
-    from sergeant_major_env import Rules, play
+    from sergeant_major_env import Rules, terminal_game
     from sergeant_major_env.web import WebGame
 
     cheat, fair = make_agent("pimc:cheat"), make_agent("heuristic")
     with pytest.raises(ValueError, match=f"^{re.escape(CHEAT_LINE)}$"):
-        play.play_game([None, fair, cheat], 0, 1, Rules(), input_fn=lambda prompt: "quit", output=io.StringIO())
+        terminal_game.play_game([None, fair, cheat], 0, 1, Rules(), input_fn=lambda prompt: "quit", output=io.StringIO())
     with pytest.raises(ValueError, match=f"^{re.escape(CHEAT_LINE.replace('pimc:cheat', 'bot'))}$"):
         WebGame("g", [cheat, None, fair], ["bot", "you", "heuristic"], 1, 1, Rules())
 

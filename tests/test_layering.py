@@ -25,7 +25,7 @@ PACKAGE = "sergeant_major_env"
 FORBIDDEN_IN_CORE = (f"{PACKAGE}.agents", f"{PACKAGE}.training", f"{PACKAGE}.cli")
 CORE = ("engine", "rules", "cards", "observation", "aec", "single_seat", "vec_env", "gym_vector", "learner_games",
         "records", "render",
-        "replay_page", "play", "evaluation", "statistics", "worlds", "policies", "files", "seeding", "processes",
+        "replay_page", "terminal_game", "evaluation", "statistics", "worlds", "policies", "files", "seeding", "processes",
         "options", "versions", "sergeant_major_v0", "doc_tables", "interrupts", "limits", "web", "pages",
         "openspiel", "jit", "one_game", "progress", "arguments", "ray_jobs")
 OPTIONAL = {"vec_env": "stable_baselines3", "openspiel": "pyspiel"}

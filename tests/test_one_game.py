@@ -200,7 +200,7 @@ def _openspiel_game() -> None:
 def _terminal_game() -> None:
     import io
 
-    from sergeant_major_env.play import play_game
+    from sergeant_major_env.terminal_game import play_game
     from sergeant_major_env.policies import RandomPolicy
     from sergeant_major_env.render import move_text
 
@@ -229,7 +229,7 @@ def _web_game() -> None:
 
 @pytest.mark.parametrize("view, module", [
     (_aec_game, "sergeant_major_env.aec"), (_single_seat_game, "sergeant_major_env.single_seat"),
-    (_openspiel_game, "sergeant_major_env.openspiel"), (_terminal_game, "sergeant_major_env.play"),
+    (_openspiel_game, "sergeant_major_env.openspiel"), (_terminal_game, "sergeant_major_env.terminal_game"),
     (_web_game, "sergeant_major_env.web.game")], ids=["aec", "single_seat", "openspiel", "play", "web"])
 def test_every_view_of_one_game_steps_it_through_one_game(monkeypatch, view, module):
     """Issue 53 item 3: one way to step one game. Each view's decisions go through

@@ -229,12 +229,12 @@ def test_a_person_can_play_against_pimc_and_pimc_can_sit_in_the_aec_env():
 
     from sergeant_major_env.agents import AECSeat
     from sergeant_major_env import env as make_env
-    from sergeant_major_env import play
+    from sergeant_major_env import terminal_game
     from test_play import FirstLegalTyper
 
     pimc = PIMCAgent(worlds=2, rollout="greedy")
     out = io.StringIO()
-    result = play.play_game([pimc, None, pimc], 1, 4, Rules(num_deals=1), FirstLegalTyper(out), out)
+    result = terminal_game.play_game([pimc, None, pimc], 1, 4, Rules(num_deals=1), FirstLegalTyper(out), out)
     assert sum(result["scores"]) == 0
     game = make_env(num_deals=1)
     game.reset(seed=2)

@@ -1,4 +1,4 @@
-"""The terminal game: move parsing and prompts (sergeant_major_env.play), whole games, and the
+"""The terminal game: move parsing and prompts (sergeant_major_env.terminal_game), whole games, and the
 command line (``sergeant-major play``, which resolves agent names with agents.make_agent)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sergeant_major_env import Rules, engine, play, records, render
+from sergeant_major_env import Rules, engine, records, render, terminal_game
 from sergeant_major_env.cards import MODE_ACTION_OFFSET, NUM_ACTIONS, parse_card
 from sergeant_major_env.observation import observe
 from sergeant_major_env.policies import RandomPolicy
@@ -40,7 +40,7 @@ def cli():
     ("9♥", "9H"), ("♥️Q", "QH"),  # emoji variation selector
 ])
 def test_parse_cards(text, card):
-    assert play.parse_move(text) == parse_card(card)
+    assert terminal_game.parse_move(text) == parse_card(card)
 
 
 @pytest.mark.parametrize("text, mode", [
@@ -50,20 +50,20 @@ def test_parse_cards(text, card):
     ("trumps d", 3), ("mode trumps c", 1),
 ])
 def test_parse_modes(text, mode):
-    assert play.parse_move(text) == MODE_ACTION_OFFSET + mode
+    assert terminal_game.parse_move(text) == MODE_ACTION_OFFSET + mode
 
 
 @pytest.mark.parametrize("text", ["", "ZZ", "11h", "QX", "Q", "queen of hearts", "1h", "QHH", "Q!H"])
 def test_parse_rejects_with_a_hint(text):
     with pytest.raises(ValueError, match="like QH"):
-        play.parse_move(text)
+        terminal_game.parse_move(text)
 
 
 @pytest.mark.parametrize("text", ["trumps", "trump", "TRUMPS", "mode trumps", " trumps "])
 def test_trumps_without_a_suit_is_ambiguous(text):
     """Issue 11: 'trumps' at the mode prompt silently chose spades (irrevocably)."""
     with pytest.raises(ValueError, match="ambiguous: trumps in which suit"):
-        play.parse_move(text)
+        terminal_game.parse_move(text)
 
 
 def test_texts():
@@ -96,7 +96,7 @@ def test_bad_input_gives_a_message_and_a_new_prompt():
     mask[[parse_card("QH"), parse_card("2H")]] = True
     out = io.StringIO()
     script = Script(["hello", "AS", "?", "", "qh"])
-    action = play.ask_move(mask, script, out, explain=lambda a: "R13: you must follow suit H")
+    action = terminal_game.ask_move(mask, script, out, explain=lambda a: "R13: you must follow suit H")
     assert action == parse_card("QH")
     assert len(script.prompts) == 5
     text = out.getvalue()
@@ -111,7 +111,7 @@ def test_ambiguous_mode_asks_again_and_chooses_nothing():
     mask[MODE_ACTION_OFFSET:] = True
     out = io.StringIO()
     script = Script(["trumps", "trumps ♥"])
-    assert play.ask_move(mask, script, out) == MODE_ACTION_OFFSET + 2
+    assert terminal_game.ask_move(mask, script, out) == MODE_ACTION_OFFSET + 2
     assert len(script.prompts) == 2
     assert "'trumps' is ambiguous" in out.getvalue()
 
@@ -119,11 +119,11 @@ def test_ambiguous_mode_asks_again_and_chooses_nothing():
 def test_enter_takes_the_only_legal_move_and_quit_raises():
     mask = np.zeros(NUM_ACTIONS, dtype=bool)
     mask[7] = True
-    assert play.ask_move(mask, Script([""]), io.StringIO()) == 7
-    with pytest.raises(play.QuitGame):
-        play.ask_move(mask, Script(["quit"]), io.StringIO())
+    assert terminal_game.ask_move(mask, Script([""]), io.StringIO()) == 7
+    with pytest.raises(terminal_game.QuitGame):
+        terminal_game.ask_move(mask, Script(["quit"]), io.StringIO())
     with pytest.raises(EOFError):
-        play.ask_move(mask, Script([]), io.StringIO())
+        terminal_game.ask_move(mask, Script([]), io.StringIO())
 
 
 def illegal_positions(count=40):
@@ -147,7 +147,7 @@ def test_illegal_move_names_the_engine_rule_and_says_you():
     "seat N" for the person's own seat."""
     rules_seen = set()
     for state, seat, action in illegal_positions():
-        reason = play.reason_for_you(engine.illegal_reason(state, 0, action), seat)
+        reason = terminal_game.reason_for_you(engine.illegal_reason(state, 0, action), seat)
         assert re.match(r"^(R\d+|action ids)", reason), reason
         assert f"seat {seat}" not in reason and "seat must" not in reason, reason
         # Issue 50, item 6: in the person's notation: no R3 card name (TH), suit or mode letter, action id.
@@ -168,7 +168,7 @@ def test_illegal_held_card_is_refused_with_R13_or_R14_and_asked_again():
                 if held:
                     out = io.StringIO()
                     script = Script([render.card_text(held[0]), render.card_text(int(np.flatnonzero(legal)[0]))])
-                    play.ask_move(legal, script, out, explain=lambda a: play.reason_for_you(
+                    terminal_game.ask_move(legal, script, out, explain=lambda a: terminal_game.reason_for_you(
                         engine.illegal_reason(state, 0, a), seat))
                     assert re.search(r"is not allowed now: R1[34]: you (must|cannot)", out.getvalue())
                     return
@@ -292,13 +292,13 @@ def test_the_person_is_shown_only_its_own_view(monkeypatch):
 
     monkeypatch.setattr(render, "seat_view", spy)
     out = io.StringIO()
-    play.play_game([RandomPolicy(), None, RandomPolicy()], 1, 6, Rules(num_deals=1), FirstLegalTyper(out), out)
+    terminal_game.play_game([RandomPolicy(), None, RandomPolicy()], 1, 6, Rules(num_deals=1), FirstLegalTyper(out), out)
     assert viewers and set(viewers) == {1}
 
 
 def test_play_game_with_agent_objects_and_a_record():
     out = io.StringIO()
-    result = play.play_game([RandomPolicy(), None, RandomPolicy()], 1, 12, Rules(num_deals=2), FirstLegalTyper(out),
+    result = terminal_game.play_game([RandomPolicy(), None, RandomPolicy()], 1, 12, Rules(num_deals=2), FirstLegalTyper(out),
                             out, record=True)
     assert sum(result["scores"]) == 0
     records.replay(result["record"])
@@ -307,9 +307,9 @@ def test_play_game_with_agent_objects_and_a_record():
 
 def test_play_game_checks_the_seed_and_the_seat():
     with pytest.raises(ValueError, match=r"seed must be an integer from 0 to 2\*\*63 - 1"):
-        play.play_game([None] * 3, 0, MAX_SEED + 1, Rules(num_deals=1), Script([]), io.StringIO())
+        terminal_game.play_game([None] * 3, 0, MAX_SEED + 1, Rules(num_deals=1), Script([]), io.StringIO())
     with pytest.raises(ValueError, match="seat must be 0, 1 or 2"):
-        play.play_game([None] * 3, 3, 0, Rules(num_deals=1), Script([]), io.StringIO())
+        terminal_game.play_game([None] * 3, 3, 0, Rules(num_deals=1), Script([]), io.StringIO())
 
 
 def test_record_option_writes_a_replayable_record(tmp_path, cli):
@@ -420,16 +420,16 @@ def test_play_script_runs_with_piped_input():
 # ============================================================================ layering
 
 def test_the_terminal_library_never_imports_agents():
-    """sergeant_major_env.play and .render (and a whole game with library policies) load no
+    """sergeant_major_env.terminal_game and .render (and a whole game with library policies) load no
     module of sergeant_major_env.agents; importing the human agent loads no command line."""
     code = """
 import io, sys
-from sergeant_major_env import Rules, play, render
+from sergeant_major_env import Rules, render, terminal_game
 from sergeant_major_env.policies import RandomPolicy
 try:
-    play.play_game([RandomPolicy(), None, RandomPolicy()], 1, 3, Rules(num_deals=1), lambda prompt: "quit",
+    terminal_game.play_game([RandomPolicy(), None, RandomPolicy()], 1, 3, Rules(num_deals=1), lambda prompt: "quit",
                    io.StringIO())
-except play.QuitGame:
+except terminal_game.QuitGame:
     pass
 print(sorted(m for m in sys.modules if m.startswith(("agents", "sergeant_major_env.agents"))))
 import sergeant_major_env.agents.human
@@ -438,7 +438,7 @@ print(sorted(m for m in sys.modules if m.startswith("sergeant_major_env.cli")))
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["[]", "[]"]
-    source = (ROOT / "sergeant_major_env" / "play.py").read_text(encoding="utf-8")
+    source = (ROOT / "sergeant_major_env" / "terminal_game.py").read_text(encoding="utf-8")
     assert not re.search(r"^\s*(from|import) agents|make_named_agent|evaluation", source, re.M)
 
 
@@ -476,8 +476,8 @@ def test_registry_makes_the_human_agent():
 
 def test_refusals_name_the_suit_by_the_symbol_the_table_shows():
     """R13's reason speaks of suit letters (the engine's, as in records); the person reads symbols."""
-    assert play.reason_for_you("R13: seat 1 must follow suit D", 1) == "R13: you must follow suit \u2666"
-    assert play.reason_for_you("R13: seat 2 must follow suit S", 1) == "R13: seat 2 must follow suit \u2660"
+    assert terminal_game.reason_for_you("R13: seat 1 must follow suit D", 1) == "R13: you must follow suit \u2666"
+    assert terminal_game.reason_for_you("R13: seat 2 must follow suit S", 1) == "R13: seat 2 must follow suit \u2660"
 
 
 def test_refusals_speak_the_notation_of_the_view_showing_them():
@@ -495,8 +495,8 @@ def test_refusals_speak_the_notation_of_the_view_showing_them():
             ("R21: a card is expected in this decision (exchange_give), not a mode",
              "R21: a card is expected in this decision (give a card), not a mode",
              "R21: a card is expected in this decision (give a card), not a mode")):
-        assert play.reason_for_you(reason, 0) == terminal
-        assert play.reason_for_you(reason, 0, render.move_words) == page
+        assert terminal_game.reason_for_you(reason, 0) == terminal
+        assert terminal_game.reason_for_you(reason, 0, render.move_words) == page
 
 
 def test_a_ten_not_held_is_refused_in_one_notation_and_T_or_10_may_be_typed():
@@ -510,9 +510,9 @@ def test_a_ten_not_held_is_refused_in_one_notation_and_T_or_10_may_be_typed():
     seat, legal = int(state.to_act[0]), engine.legal_action_mask(state)[0]
     for typed in ("th", "T\u2665", "10h"):
         out = io.StringIO()
-        with pytest.raises(play.QuitGame):
-            play.ask_move(legal, Script([typed, "quit"]), out,
-                          explain=lambda a: play.reason_for_you(engine.illegal_reason(state, 0, a), seat))
+        with pytest.raises(terminal_game.QuitGame):
+            terminal_game.ask_move(legal, Script([typed, "quit"]), out,
+                          explain=lambda a: terminal_game.reason_for_you(engine.illegal_reason(state, 0, a), seat))
         refusal = out.getvalue().splitlines()[0]
         assert refusal.startswith("10\u2665 is not allowed now: R12: you do not hold 10\u2665. Legal: "), refusal
         assert "T" not in refusal.replace("Legal", ""), refusal

@@ -27,7 +27,7 @@ starts a new game with new cards; --record then holds every game finished. Ctrl-
 Exit status: 0 played or left, 2 bad arguments (checked before the game: agent names, rule
 options, the seed, a --record file that cannot be written or exists without --overwrite),
 1 the record could not be written after all, 130 Ctrl-C, 143 SIGTERM (kill), 129 SIGHUP
-(the terminal closed). The game itself is sergeant_major_env.play.play_game.
+(the terminal closed). The game itself is sergeant_major_env.terminal_game.play_game.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from sergeant_major_env.agents.human import is_human
 from sergeant_major_env.policies import refuse_cheats
 from sergeant_major_env.evaluation import make_named_agent
 from sergeant_major_env.files import check_new_file
-from sergeant_major_env.play import QuitGame, play_game
+from sergeant_major_env.terminal_game import QuitGame, play_game
 from sergeant_major_env.records import fit_player_names, write_jsonl
 from sergeant_major_env.render import YOU
 from sergeant_major_env.rules import Rules

@@ -23,7 +23,7 @@ import numpy as np
 from .. import engine, render
 from ..cards import NUM_ACTIONS, bits_to_bool
 from ..one_game import OneGame, StepResult
-from ..play import reason_for_you
+from ..terminal_game import reason_for_you
 from ..policies import decide, refuse_cheats
 from ..records import record_of_actions
 from ..rules import Rules

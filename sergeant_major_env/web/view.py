@@ -16,7 +16,7 @@ import numpy as np
 from .. import engine, render
 from ..cards import MODE_ACTION_OFFSET, NUM_ACTIONS
 from ..observation import decode, observe
-from ..play import reason_for_you
+from ..terminal_game import reason_for_you
 
 
 def _absolute(seat: int, values: Sequence[Any]) -> list[Any]:
