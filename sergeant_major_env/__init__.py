@@ -8,7 +8,7 @@ _interrupts.guard_command_start()
 
 from .rules import Rules  # noqa: E402
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 __all__ = ["Rules", "__version__", "env", "raw_env", "sergeant_major_v0"]
 
 # Environments (part of the "environments" issue). The SB3 vector env needs the optional

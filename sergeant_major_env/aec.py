@@ -52,7 +52,11 @@ games' convention, which the raw env applies itself (so its infos can say so); s
 the Gymnasium id `SergeantMajor-v0`) goes up when the rules' behaviour, the observation
 layout (`observation.VERSION`, which every model file records), the action ids or the
 rewards change. `sergeant_major_v0` (package 0.1.0): the rules of RULES.md, observation
-layout version 2 (919 floats), actions 0..57, rewards `points`/`score`/`rank`.
+layout version 2 (919 floats), actions 0..57, rewards `points`/`score`/`rank`. Packages 0.2.0
+to 0.4.0 keep it: for a seed, the same games, observations, legal actions and rewards, bit
+for bit (0.4.0 runs them on compiled kernels; `tests/reference_engine.py` and the frozen
+tables check it); what changed around them (a ten written as 10 in `render()`, new agents
+and commands) is in the changelog.
 """
 
 from __future__ import annotations
