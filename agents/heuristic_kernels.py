@@ -17,8 +17,8 @@ bit for bit (`tests/reference_heuristic_030.py`, `tests/test_heuristic_kernel.py
 
 Each kernel loops over the games, serially for small batches and over the cores for big
 ones: with numba's `prange` (from `PARALLEL_ROWS` games on, where the start of numba's
-threads pays; only with tbb, `sergeant_major_env.jit.PARALLEL_SAFE`), else in chunks on
-`jit.spread`'s Python threads (from `THREADS_ROWS` games on). The games are independent:
+threads pays; only with tbb, `sergeant_major_env.threads.PARALLEL_SAFE`), else in chunks on
+`threads.spread`'s Python threads (from `THREADS_ROWS` games on). The games are independent:
 the actions are the same on any number of threads.
 The kernels receive checked arrays of fixed dtypes (`card_actions` converts them).
 """
@@ -34,7 +34,8 @@ from sergeant_major_env.cards import ALL_CARDS, TRUMPS, count_cards_k
 from sergeant_major_env.engine import (DEALER, EXCHANGE_DONE, GIVE, MODE_, PHASE, PLAY, TO_ACT, state_arrays_k,
                                        trick_winner_k)
 from sergeant_major_env.observation import PAIR_GIVERS, PAIR_RECEIVERS, seat_view_k
-from sergeant_major_env.jit import PARALLEL_CHUNK, PARALLEL_SAFE, contiguous, kernel, over_games, prange
+from sergeant_major_env.jit import contiguous, kernel, prange
+from sergeant_major_env.threads import PARALLEL_CHUNK, PARALLEL_SAFE, over_games
 
 PARALLEL_ROWS = 8192
 """From this many games on, the kernels spread the games over the cores (pimc's batches of
@@ -43,7 +44,7 @@ parallel kernels were slower at every batch under about 60,000 games (4,096: 30 
 5 ms; 60,000: even), each of the three kernels paying the threads' start and wait."""
 
 THREADS_ROWS = 1024
-"""Without tbb, from this many games on the kernels run in chunks on `jit.spread`'s threads
+"""Without tbb, from this many games on the kernels run in chunks on `threads.spread`'s threads
 (one per core; a chunk's hand-off costs about 0.1 ms, so small batches stay on one core)."""
 
 PARAM_ORDER = ("lam", "lam_nt", "mu", "nt_length_discard", "nt_length_follow", "draw_master", "draw_long",
@@ -177,7 +178,7 @@ def miss_chances_k(i, scored, unseen, played, talon, given, exchange_done, role,
         "int64, int64, uint64[::1], uint64[::1], uint64[:, ::1], uint64[::1], uint64[::1], int16[:, ::1], "
         "int8[:, ::1], float64[::1], float64[:, ::1], int64[::1]"))
 def miss_range_k(start, stop, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries):
-    """[`miss_chances_k`][] of the games start..stop-1 (`jit.over_games` spreads it)."""
+    """[`miss_chances_k`][] of the games start..stop-1 (`threads.over_games` spreads it)."""
     for i in range(start, stop):
         miss_chances_k(i, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries)
 
@@ -193,13 +194,13 @@ def _miss_parallel(scored, unseen, played, talon, given, exchange_done, role, kn
 
 def _parallel(rows: int) -> bool:
     """Whether `rows` rows go to the parallel kernels: from `PARALLEL_ROWS` on, where numba's
-    threads are safe in forked workers too (`sergeant_major_env.jit.PARALLEL_SAFE`)."""
+    threads are safe in forked workers too (`sergeant_major_env.threads.PARALLEL_SAFE`)."""
     return PARALLEL_SAFE and rows >= PARALLEL_ROWS
 
 
 def _run(range_kernel, parallel_kernel, rows: int, *arguments) -> None:
-    """A job's range kernel over `rows` games (`jit.over_games`): its parallel wrapper from
-    `PARALLEL_ROWS` games on (tbb), else chunks on `jit.spread`'s threads from `THREADS_ROWS`
+    """A job's range kernel over `rows` games (`threads.over_games`): its parallel wrapper from
+    `PARALLEL_ROWS` games on (tbb), else chunks on `threads.spread`'s threads from `THREADS_ROWS`
     games on, else one call."""
     over_games(range_kernel, rows, *arguments, threads_from=THREADS_ROWS,
                parallel=parallel_kernel if _parallel(rows) else None)
@@ -274,7 +275,7 @@ def _sparse_sums(i, f, live, t, g, cards, log_other, log_talon, log_given, start
         "float64[:, ::1], float64[::1], int64[::1], float64[:, :, ::1], float64[:, ::1], float64[:, ::1]"))
 def suit_sums_range_k(start_row, stop_row, scored, unseen, talon, given, exchange_done, role, log_miss, log_known,
                       start, void_arg, higher_arg, lower_arg):
-    """[`suit_log_sums_k`][] of the games start_row..stop_row-1 (`jit.over_games` spreads it)."""
+    """[`suit_log_sums_k`][] of the games start_row..stop_row-1 (`threads.over_games` spreads it)."""
     for i in range(start_row, stop_row):
         suit_log_sums_k(i, scored, unseen, talon, given, exchange_done, role, log_miss, log_known, start,
                         void_arg, higher_arg, lower_arg)
@@ -560,7 +561,7 @@ def choose_card_k(i, hand, unseen, legal, trick, mode_of, decision_of, position_
         "float64[::1], float64[::1], int64[::1]"))
 def choose_range_k(start_row, stop_row, hand, unseen, legal, trick, mode, decision, position, void, higher, lower,
                    start, p, tie, rank_tie, actions):
-    """[`choose_card_k`][] of the games start_row..stop_row-1 (`jit.over_games` spreads it)."""
+    """[`choose_card_k`][] of the games start_row..stop_row-1 (`threads.over_games` spreads it)."""
     for i in range(start_row, stop_row):
         choose_card_k(i, hand, unseen, legal, trick, mode, decision, position, void, higher, lower, start, p, tie,
                       rank_tie, actions)

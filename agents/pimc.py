@@ -154,7 +154,8 @@ import numpy as np
 
 from sergeant_major_env import engine
 from sergeant_major_env.cards import MODE_ACTION_OFFSET, NUM_ACTIONS, bits_to_bool, cards_to_bits, count, lowest
-from sergeant_major_env.jit import compile_ahead, spread, threads
+from sergeant_major_env.jit import compile_ahead
+from sergeant_major_env.threads import spread, threads
 from sergeant_major_env.limits import check_count, check_fits, shorten
 from sergeant_major_env.observation import observe
 from sergeant_major_env.policies import decide, is_deterministic

@@ -23,9 +23,9 @@ them:
 
 `--engine-only` leaves out the mask and observation of this package's side (the rules alone).
 
-Every run is followed by one on a single core (``sergeant_major_env.jit.one_core``: no
+Every run is followed by one on a single core (``sergeant_major_env.threads.one_core``: no
 threads for big batches), and both figures are printed with their ratio: what the cores bring
-(the threads start from a few thousand games, see ``sergeant_major_env.jit``).
+(the threads start from a few thousand games, see ``sergeant_major_env.threads``).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's package
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the other benchmarks' helpers
 
-from sergeant_major_env import Rules, engine, jit  # noqa: E402
+from sergeant_major_env import Rules, engine, threads  # noqa: E402
 from sergeant_major_env.cards import bits_to_bool, random_member  # noqa: E402
 from sergeant_major_env.observation import OBSERVATION_SIZE, observe  # noqa: E402
 from sergeant_major_env.one_game import OneGame  # noqa: E402
@@ -148,10 +148,10 @@ def main() -> None:
     runs = {"batched API": lambda i, s=args.seconds: run_once(args.batch, s, rules, args.seed + 1 + i, views=views)}
     if views:
         runs[BULK] = lambda i, s=args.seconds: run_once(args.batch, s, rules, args.seed + 1 + i, bulk=True)
-    if args.batch > 1 and jit.threads() >= 2:  # every core (big batches) against one, in the same run
+    if args.batch > 1 and threads.threads() >= 2:  # every core (big batches) against one, in the same run
 
         def one_core(i: int, seconds: float = args.seconds) -> float:
-            with jit.one_core():
+            with threads.one_core():
                 return run_once(args.batch, seconds, rules, args.seed + 1 + i, views=views)
 
         runs["batched API, one core"] = one_core
@@ -175,7 +175,7 @@ def main() -> None:
     load_after = load_average()
     if args.json:
         print(json.dumps({"batch": args.batch, "decisions_per_s": round(decisions), "games_per_s": round(games, 2),
-                          "state_bytes_per_game": state_bytes, "threads": jit.threads(),
+                          "state_bytes_per_game": state_bytes, "threads": threads.threads(),
                           "load_average": {"before": load_before, "after": load_after},
                           **{f"{re.sub('[^a-z0-9]+', '_', name.lower()).strip('_')}_decisions_per_s": round(value)
                              for name, value in rates.items()}}))

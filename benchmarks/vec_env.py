@@ -13,9 +13,9 @@ the ``heuristic`` agent, train.py's default opponents). Each figure is the media
     python benchmarks/vec_env.py --breakdown          # where the time goes at the largest N
     python benchmarks/vec_env.py --opponents heuristic --sizes 512 --dummy-envs 8
 
-The largest N is also measured on one core (``jit.one_core``: no threads), run for run in
+The largest N is also measured on one core (``threads.one_core``: no threads), run for run in
 turn with the figure on every core, and the ratio printed: what the threads of big batches
-(``sergeant_major_env.jit.spread``) bring.
+(``sergeant_major_env.threads.spread``) bring.
 
 Target (issue "environments"): at N = 1024 at least 200,000 learner decisions/s and at
 least 20x the DummyVecEnv figure.
@@ -37,7 +37,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from sergeant_major_env import RandomPolicy, Rules, jit  # noqa: E402
+from sergeant_major_env import RandomPolicy, Rules, threads  # noqa: E402
 from sergeant_major_env.arguments import SECONDS, SEED  # noqa: E402
 from sergeant_major_env.files import check_writable, write_json  # noqa: E402
 from sergeant_major_env.limits import check_fits  # noqa: E402
@@ -109,12 +109,12 @@ def run_case(name: str, make, num_envs: int, args, rules: dict, opponent) -> dic
 
 
 def run_cores_case(make, num_envs: int, args, rules: dict, opponent) -> dict:
-    """The vec env on every core (jit.spread's threads for big batches) and on one core
-    (``jit.one_core``), run after run in turn so that both see the same machine."""
+    """The vec env on every core (threads.spread's threads for big batches) and on one core
+    (``threads.one_core``), run after run in turn so that both see the same machine."""
     rates, one_core_rates = [], []
     for repeat in range(args.repeats):
         rates.append(measure(make(num_envs, args.seed + repeat, rules, opponent), num_envs, args.seconds))
-        with jit.one_core():
+        with threads.one_core():
             one_core_rates.append(measure(make(num_envs, args.seed + repeat, rules, opponent), num_envs,
                                           args.seconds))
     result = {"case": "SergeantMajorVecEnv", "num_envs": num_envs, "median": statistics.median(rates), "runs": rates,
@@ -123,7 +123,7 @@ def run_cores_case(make, num_envs: int, args, rules: dict, opponent) -> dict:
         runs = result["runs" if key == "median" else "one_core_runs"]
         print(f"{label:<28} N={num_envs:<6} {result[key]:>12,.0f} learner decisions/s   "
               f"(runs: {', '.join(f'{r:,.0f}' for r in runs)})", flush=True)
-    print(f"  every core ({jit.threads()} threads) / one core: {result['median'] / result['one_core_median']:.2f}x",
+    print(f"  every core ({threads.threads()} threads) / one core: {result['median'] / result['one_core_median']:.2f}x",
           flush=True)
     return result
 

@@ -41,7 +41,7 @@ folder): the first run compiles for up to a minute and says so in one line on st
 runs load it in about a second. The kernels release the GIL, and big batches run on every
 core: with numba's tbb threading layer, from 256 games on (`prange`, `NUMBA_NUM_THREADS`);
 elsewhere (most pip installs) in chunks of games on a pool of Python threads, one per core
-(`sergeant_major_env.jit.spread`), from 8,192 games for [`step`][] and 32,768 for
+(`sergeant_major_env.threads.spread`), from 8,192 games for [`step`][] and 32,768 for
 [`legal_bits`][] (a step costs about 60 ns a game, a thread's hand-off about 0.1 ms). The
 threaded [`step`][] checks every chunk's actions, waits for all, and only then applies the
 chunks, so an illegal action anywhere still leaves every game unchanged; any number of threads
@@ -60,8 +60,8 @@ import numpy as np
 
 from .cards import (ALL_CARDS, MINIMUM, MODE_ACTION_OFFSET, MODE_NAMES, NUM_ACTIONS, action_name, bits_to_bool, card_list,
                     count_cards_k, highest_card_k)
-from .jit import (PARALLEL_SAFE, announce_compiling, buffer_view, compile_ahead, contiguous, kernel, prange, spread,
-                  use_threads)
+from .jit import announce_compiling, buffer_view, compile_ahead, contiguous, kernel, prange
+from .threads import PARALLEL_CHUNK, PARALLEL_SAFE, over_games
 from .rules import Rules
 from .limits import check_count, check_fits, shorten
 from .seeding import check_seed_span
@@ -459,7 +459,7 @@ _PARALLEL_FROM = 256
 """Batches of at least this many games run on every core (the `parallel=True` kernels, with tbb)."""
 _STEP_THREADS_FROM, _LEGAL_THREADS_FROM = 8192, 32768
 """Without tbb, batches of at least this many games step (check their legal actions) on
-`jit.spread`'s threads. Handing a chunk to a thread and back costs about 0.1 ms (a
+`threads.spread`'s threads. Handing a chunk to a thread and back costs about 0.1 ms (a
 thread's wake-up, measured on the 2-core development machine), while a step takes about
 60 ns a game and legal_bits 5 ns: smaller batches are as fast on one core."""
 
@@ -600,36 +600,25 @@ def _legal_of_k(s, games, subset, i, rules):
     return legal_actions_k(s[PHASE], s[TO_ACT], s[HANDS], s[MODES_USED], s[TRICK], s[MODE_], g, rules)
 
 
-_CHUNK = 64
-"""Games a thread of the parallel kernels takes at a time."""
-
-
-@kernel(counted=False)
-def _legal_range_k(s, games, subset, start, stop, out, rules):
-    """The legal actions of the games start..stop-1 asked for into `out`. (Inlined into a
-    kernel with reference counting, the arrays each game reads from `s` cost two atomic
-    operations each: legal_bits of 4,096 games took 0.3 ms, now 0.03 ms.)"""
+@kernel(ahead=("game", "threads"), seconds=5.5, counted=False, signature=(
+        "int64, int64, uint8[::1], int64[::1], boolean, uint64[::1], int64"))
+def legal_range_k(start, stop, buffer, games, subset, out, rules):
+    """[`legal_bits`][]' one job: the legal actions of the games start..stop-1 asked for
+    (`games[i]`, or game i when not `subset`) into `out` (`threads.over_games` spreads it).
+    Compiled without reference counting: in a kernel with it, the arrays each game reads from
+    the state cost two atomic operations each (legal_bits of 4,096 games took 0.3 ms, now
+    0.03 ms)."""
+    s = state_arrays_k(buffer)
     for i in range(start, stop):
         out[i] = _legal_of_k(s, games, subset, i, rules)
 
 
-@kernel(ahead="game", seconds=5.5, signature="uint8[::1], int64[::1], boolean, int64")
-def _legal_serial(buffer, games, subset, rules):
-    s = state_arrays_k(buffer)
-    n = games.size if subset else s[PHASE].size
-    out = np.empty(n, dtype=np.uint64)
-    _legal_range_k(s, games, subset, 0, n, out, rules)
-    return out
-
-
 @kernel(parallel=True)
-def _legal_parallel(buffer, games, subset, rules):
-    s = state_arrays_k(buffer)
-    n = games.size if subset else s[PHASE].size
-    out = np.empty(n, dtype=np.uint64)
-    for c in prange((n + _CHUNK - 1) // _CHUNK):
-        _legal_range_k(s, games, subset, c * _CHUNK, min(n, (c + 1) * _CHUNK), out, rules)
-    return out
+def _legal_parallel(buffer, games, subset, out, rules):
+    """`legal_range_k` of every game over numba's threads (tbb), `PARALLEL_CHUNK` games at a time."""
+    n = out.size
+    for c in prange((n + PARALLEL_CHUNK - 1) // PARALLEL_CHUNK):
+        legal_range_k(c * PARALLEL_CHUNK, min(n, (c + 1) * PARALLEL_CHUNK), buffer, games, subset, out, rules)
 
 
 @kernel
@@ -974,10 +963,14 @@ def _refused_k(s, g, action, legal, have_legal, i, rules):
 
 
 @kernel(counted=False)
-def _check_range_k(s, actions, games, subset, legal, have_legal, start, stop, refused, rules):
-    """Marks in `refused` the games start..stop-1 of the step given an illegal action."""
+def _check_range_k(s, actions, games, subset, legal, have_legal, start, stop, rules):
+    """(position of the first game of start..stop-1 given an illegal action or -1, how many)."""
+    first, bad = -1, 0
     for i in range(start, stop):
-        refused[i] = _refused_k(s, _game_k(games, subset, i), actions[i], legal, have_legal, i, rules)
+        if _refused_k(s, _game_k(games, subset, i), actions[i], legal, have_legal, i, rules):
+            first = i if bad == 0 else first
+            bad += 1
+    return first, bad
 
 
 @kernel(counted=False)
@@ -990,87 +983,42 @@ def _apply_range_k(s, actions, games, subset, start, stop, autoreset, rules, key
         apply_action_k(s, _game_k(games, subset, i), actions[i], autoreset, batch_size, rules, keys, order)
 
 
-@kernel
-def _first_refused_k(refused):
-    """(index of the first refused action or -1, how many)."""
-    first, bad = -1, 0
-    for i in range(refused.size):
-        if refused[i]:
-            first = i if bad == 0 else first
-            bad += 1
-    return first, bad
-
-
-@kernel(ahead="game", seconds=12.5, signature=(
-        "uint8[::1], int64[::1], int64[::1], boolean, uint64[::1], boolean, boolean, int64"))
-def _step_serial(buffer, actions, games, subset, legal, have_legal, autoreset, rules):
-    """[`step`][] of the listed games (all with `subset` false): checks every action, and
-    returns (index of the first illegal one, how many) untouched, or applies them: (-1, 0)."""
+@kernel(ahead=("game", "threads"), seconds=12.5, signature=(
+        "int64, int64, boolean, uint8[::1], int64[::1], int64[::1], boolean, uint64[::1], boolean, boolean, int64"))
+def step_range_k(start, stop, checked, buffer, actions, games, subset, legal, have_legal, autoreset, rules):
+    """[`step`][]'s one job over the games start..stop-1 of the step (`threads.over_games`
+    spreads it): returns (position of the first illegal action or -1, how many, whether the
+    actions were applied). Unless `checked`, the actions are checked first, and applied only
+    when the range is the whole step and none is refused: all or nothing. A step spread in
+    chunks is so checked chunk by chunk, then, when no chunk refused an action, applied chunk
+    by chunk (`checked`)."""
     s = state_arrays_k(buffer)
-    n = actions.size
-    refused = np.empty(n, dtype=np.bool_)
-    _check_range_k(s, actions, games, subset, legal, have_legal, 0, n, refused, rules)
-    first, bad = _first_refused_k(refused)
-    if bad == 0:
-        _apply_range_k(s, actions, games, subset, 0, n, autoreset, rules, np.empty(52, dtype=np.uint64),
-                       np.empty(52, dtype=np.int64))
-    return first, bad
+    if not checked:
+        first, bad = _check_range_k(s, actions, games, subset, legal, have_legal, start, stop, rules)
+        if bad or start > 0 or stop < actions.size:
+            return first, bad, False
+    _apply_range_k(s, actions, games, subset, start, stop, autoreset, rules, np.empty(52, dtype=np.uint64),
+                   np.empty(52, dtype=np.int64))
+    return -1, 0, True
 
 
 @kernel(parallel=True)
-def _step_parallel(buffer, actions, games, subset, legal, have_legal, autoreset, rules):
-    """`_step_serial` over every core, in chunks of games: the games are independent."""
-    s = state_arrays_k(buffer)
+def _step_parallel(checked, buffer, actions, games, subset, legal, have_legal, autoreset, rules):
+    """`step_range_k` of every game over numba's threads (tbb), `PARALLEL_CHUNK` games at a
+    time: every chunk checked, then, when none refused an action, every chunk applied."""
     n = actions.size
-    chunks = (n + _CHUNK - 1) // _CHUNK
-    refused = np.empty(n, dtype=np.bool_)
+    chunks = (n + PARALLEL_CHUNK - 1) // PARALLEL_CHUNK
+    first, bad, applied = np.full(chunks, -1, dtype=np.int64), np.zeros(chunks, dtype=np.int64), np.zeros(chunks, dtype=np.bool_)
     for c in prange(chunks):
-        _check_range_k(s, actions, games, subset, legal, have_legal, c * _CHUNK, min(n, (c + 1) * _CHUNK), refused,
-                       rules)
-    first, bad = _first_refused_k(refused)
-    if bad == 0:
+        first[c], bad[c], applied[c] = step_range_k(c * PARALLEL_CHUNK, min(n, (c + 1) * PARALLEL_CHUNK), checked,
+                                                    buffer, actions, games, subset, legal, have_legal, autoreset, rules)
+    if bad.sum():
+        return first[np.flatnonzero(bad)[0]], bad.sum(), False
+    if not applied.all():
         for c in prange(chunks):
-            _apply_range_k(s, actions, games, subset, c * _CHUNK, min(n, (c + 1) * _CHUNK), autoreset, rules,
-                           np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64))
-    return first, bad
-
-
-@kernel(ahead="threads", seconds=4.5, signature=(
-        "uint8[::1], int64[::1], int64[::1], boolean, uint64[::1], boolean, int64, int64, boolean[::1], int64"))
-def _check_chunk(buffer, actions, games, subset, legal, have_legal, start, stop, refused, rules):
-    """The check of `_step_serial` for the games start..stop-1 of the step, into
-    `refused` (a chunk of `_step_threads`; it changes no game)."""
-    _check_range_k(state_arrays_k(buffer), actions, games, subset, legal, have_legal, start, stop, refused, rules)
-
-
-@kernel(ahead="threads", seconds=9.5, signature=(
-        "uint8[::1], int64[::1], int64[::1], boolean, int64, int64, boolean, int64"))
-def _apply_chunk(buffer, actions, games, subset, start, stop, autoreset, rules):
-    """The application of `_step_serial` to the (checked) games start..stop-1 of the step
-    (a chunk of `_step_threads`)."""
-    _apply_range_k(state_arrays_k(buffer), actions, games, subset, start, stop, autoreset, rules,
-                   np.empty(52, dtype=np.uint64), np.empty(52, dtype=np.int64))
-
-
-@kernel(ahead="threads", seconds=4.5, signature=(
-        "uint8[::1], int64[::1], boolean, int64, int64, uint64[::1], int64"))
-def _legal_chunk(buffer, games, subset, start, stop, out, rules):
-    """`_legal_serial` of the games start..stop-1 into `out` (a chunk of [`legal_bits`][])."""
-    _legal_range_k(state_arrays_k(buffer), games, subset, start, stop, out, rules)
-
-
-def _step_threads(buffer, actions, games, subset, legal, have_legal, autoreset, rules) -> tuple[int, int]:
-    """`_step_serial` (same arguments) on `jit.spread`'s threads: every chunk of
-    games is checked, and only when no action was refused is every chunk applied, so an
-    illegal action anywhere leaves every game as it was (the all-or-nothing of [`step`][])."""
-    n = actions.size
-    refused = np.empty(n, dtype=np.bool_)
-    spread(lambda start, stop: _check_chunk(buffer, actions, games, subset, legal, have_legal, start, stop, refused,
-                                            rules), n)
-    first, bad = _first_refused_k(refused)
-    if bad == 0:
-        spread(lambda start, stop: _apply_chunk(buffer, actions, games, subset, start, stop, autoreset, rules), n)
-    return first, bad
+            step_range_k(c * PARALLEL_CHUNK, min(n, (c + 1) * PARALLEL_CHUNK), True, buffer, actions, games, subset,
+                         legal, have_legal, autoreset, rules)
+    return -1, 0, True
 
 
 @kernel(ahead=("game", "one game"), seconds=10, signature="uint8[::1], int64[::1], int64, int64")
@@ -1205,14 +1153,10 @@ def legal_bits(state: State, games: np.ndarray | None = None) -> np.ndarray:
     else:
         rows, subset = game_numbers(games, state.batch_size, "engine.legal_bits"), True
         n = rows.size
-    if n >= _PARALLEL_FROM:  # one test for small batches, the one-game case above all
-        if use_threads(n, _LEGAL_THREADS_FROM):
-            out = np.empty(n, dtype=np.uint64)
-            spread(lambda start, stop: _legal_chunk(state.buffer, rows, subset, start, stop, out, state.rule_code), n)
-            return out
-        if _parallel(n):
-            return _legal_parallel(state.buffer, rows, subset, state.rule_code)
-    return _legal_serial(state.buffer, rows, subset, state.rule_code)
+    out = np.empty(n, dtype=np.uint64)
+    over_games(legal_range_k, n, state.buffer, rows, subset, out, state.rule_code, threads_from=_LEGAL_THREADS_FROM,
+               parallel=_legal_parallel if n >= _PARALLEL_FROM and _parallel(n) else None)
+    return out
 
 
 _NO_GAMES = np.zeros(0, dtype=np.intp)
@@ -1220,7 +1164,7 @@ _NO_GAMES = np.zeros(0, dtype=np.intp)
 
 def _parallel(games: int) -> bool:
     """Whether `games` games run on every core: from _PARALLEL_FROM games, when numba has threads
-    on a layer that forked workers survive (`jit.PARALLEL_SAFE`)."""
+    on a layer that forked workers survive (`threads.PARALLEL_SAFE`)."""
     if games < _PARALLEL_FROM or not PARALLEL_SAFE or numba.get_num_threads() < 2:
         return False
     announce_compiling((_legal_parallel, _step_parallel), "the engine's parallel kernels")
@@ -1262,15 +1206,29 @@ def step(state: State, actions, autoreset: bool = False, legal: np.ndarray | Non
                              f"got {legal.dtype} {legal.shape}")
         legal = contiguous(legal, np.uint64)
     # Negative ids (and uint64 ones from 2**63) become negative int64s: refused as out of range.
-    kernel_ = _step_serial
-    if n >= _PARALLEL_FROM:
-        kernel_ = _step_threads if use_threads(n, _STEP_THREADS_FROM) else _step_parallel if _parallel(n) else _step_serial
-    first, bad = kernel_(state.buffer, contiguous(actions, np.int64), games, subset, legal, legal is not _NO_LEGAL,
-                         autoreset is True or bool(autoreset), state.rule_code)
+    first, bad = _step_games(n, state.buffer, contiguous(actions, np.int64), games, subset, legal,
+                             legal is not _NO_LEGAL, autoreset is True or bool(autoreset), state.rule_code)
     if bad:
         raise IllegalActionError(illegal_action_message(state, int(games[first]) if subset else first,
                                                   int(actions[first]), bad))
     return state
+
+
+def _step_games(n: int, *arguments) -> tuple[int, int]:
+    """`step_range_k` over the `n` games of the step (`arguments`: its own from `buffer` on),
+    spread by `threads.over_games`: one call checks and applies a small batch; a big one is
+    checked chunk by chunk, then applied chunk by chunk when no chunk refused an action (all or
+    nothing). Returns (position of the first illegal action or -1, how many)."""
+    parallel = _step_parallel if n >= _PARALLEL_FROM and _parallel(n) else None
+    done = over_games(step_range_k, n, False, *arguments, threads_from=_STEP_THREADS_FROM, parallel=parallel)
+    if len(done) == 1:
+        first, bad, applied = done[0]
+    else:  # chunks: checked only
+        bad, applied = sum(chunk[1] for chunk in done), False
+        first = next((chunk[0] for chunk in done if chunk[1]), -1)
+    if not bad and not applied:
+        over_games(step_range_k, n, True, *arguments, threads_from=_STEP_THREADS_FROM, parallel=parallel)
+    return first, bad
 
 
 _NO_LEGAL = np.zeros(0, dtype=np.uint64)

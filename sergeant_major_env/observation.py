@@ -59,7 +59,7 @@ Both functions are compiled kernels (`sergeant_major_env.jit`): one routine writ
 game's row straight from the state, one game after another; from 256 games the games are
 spread over every core where numba has its tbb threading layer (`pip install tbb`; numba's
 other layer, GNU OpenMP, is unsafe in the forked worker processes, so without tbb the games
-of a batch from 1,024 on are observed in chunks on `jit.spread`'s threads). A single game
+of a batch from 1,024 on are observed in chunks on `threads.spread`'s threads). A single game
 costs a few microseconds, a game of a big batch about 0.1 us. The machine code is cached on
 disk: only the first call on a machine (or after an upgrade) compiles, for some seconds;
 later processes load it. `observe(state, seat, out=array)` writes into a caller's float32
@@ -80,7 +80,8 @@ from .engine import (CARD_TRICK, DEAL, DEALER, DISCARD, DISCARDS, EXCHANGE_DONE,
                      LEADER, MIN_TARGETS, MINIMUM, MODE, MODE_, MODES_USED, PHASE, PLAYED, PLAYMAKER, PREV_POINTS,
                      RECEIVED, SCORES, SHOWN_OUT, TALON, TARGETS, TO_ACT, TRICK, TRICK_LEADERS, TRICKS_WON, State,
                      state_arrays_k, trick_winner_k)
-from .jit import PARALLEL_CHUNK, PARALLEL_SAFE, kernel, over_games, prange
+from .jit import kernel, prange
+from .threads import PARALLEL_CHUNK, PARALLEL_SAFE, over_games
 from .limits import shorten
 
 VERSION = 2
@@ -142,7 +143,7 @@ numba's threading layer is tbb (`_PARALLEL_SAFE`), else in chunks on threads (`_
 
 
 _THREADS_FROM = 1024
-"""Without tbb, batches of this many games or more are observed in chunks on `jit.spread`'s
+"""Without tbb, batches of this many games or more are observed in chunks on `threads.spread`'s
 threads. Measured on 2 cores, quiet: a game takes about 90 ns on one core, 80 on two at 1,024
 games, 66 at 4,096; from 8,192 the rows outgrow the cache and two cores halve the time."""
 
@@ -315,7 +316,7 @@ def observe_range_k(start, stop, seats, out, card_sets, buffer) -> bool:
     """The observations of the games start..stop-1 into `out` (float32[B, OBSERVATION_SIZE];
     or float32[B, OBSERVATION_SIZE - CARD_SETS_WIDTH] and the card sets into `card_sets`,
     uint64[B, 14], else uint64[0, 14]); False, with nothing written, if a seat is not 0, 1 or
-    2 (each chunk of `jit.over_games` checks every seat first, so a bad one writes nothing
+    2 (each chunk of `threads.over_games` checks every seat first, so a bad one writes nothing
     anywhere). `seats`: intp[1] (one seat for every game) or intp[B]; `buffer`: the state's."""
     if not _seats_ok(seats):
         return False
@@ -325,7 +326,7 @@ def observe_range_k(start, stop, seats, out, card_sets, buffer) -> bool:
 
 @kernel(parallel=True)
 def _observe_parallel(seats, out, card_sets, buffer) -> bool:
-    """`observe_range_k` of every game over numba's threads (tbb), `jit.PARALLEL_CHUNK` games
+    """`observe_range_k` of every game over numba's threads (tbb), `threads.PARALLEL_CHUNK` games
     at a time (the seats checked once)."""
     if not _seats_ok(seats):
         return False
@@ -342,9 +343,9 @@ _ONE_SEAT = tuple(np.full(1, seat, dtype=np.intp) for seat in range(3))  # a sea
 
 
 def _run(state: State, seats: np.ndarray, out: np.ndarray, card_sets: np.ndarray) -> None:
-    """`observe_range_k` over every game (`jit.over_games`): one call for small batches; for
+    """`observe_range_k` over every game (`threads.over_games`): one call for small batches; for
     big ones every core: the parallel kernel (from _PARALLEL_FROM games, with tbb), else chunks
-    on `jit.spread`'s threads (from _THREADS_FROM games)."""
+    on `threads.spread`'s threads (from _THREADS_FROM games)."""
     n = state.batch_size
     parallel = _observe_parallel if _PARALLEL_SAFE and n >= _PARALLEL_FROM else None
     if not all(over_games(observe_range_k, n, seats, out, card_sets, state.buffer, threads_from=_THREADS_FROM,

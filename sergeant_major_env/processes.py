@@ -141,13 +141,13 @@ def _stop_workers(executor: ProcessPoolExecutor, started: set) -> None:
 def _start_worker(parent: int, threads: int) -> None:
     """In a worker, first: the stop signals as a worker takes them
     (`sergeant_major_env.interrupts.reset_in_worker`), death with the parent, and its share
-    of the cores for the kernels' threads (`jit.set_threads`: the workers together use
+    of the cores for the kernels' threads (`sergeant_major_env.threads.set_threads`: the workers together use
     every core once, not each of them every core; the results are the same on any number)."""
-    from . import jit
+    from . import threads as thread_pool
 
     reset_in_worker()
     _die_with_parent(parent)
-    jit.set_threads(min(threads, jit.threads()))
+    thread_pool.set_threads(min(threads, thread_pool.threads()))
 
 
 def _die_with_parent(parent: int) -> None:

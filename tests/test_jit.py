@@ -146,14 +146,14 @@ def test_compile_ahead_compiles_a_cold_group_on_every_core_and_later_runs_load_i
     process per other core (by each kernel's seconds: ``add`` here, ``scale`` in the helper);
     both land in the disk cache although the program called only ``add``; the next run loads
     both without compiling and prints nothing."""
-    from sergeant_major_env import jit
+    from sergeant_major_env import jit, threads
 
     start = _grouped(tmp_path)
     out, err = start("add").communicate(timeout=600)
     total, scale_cold, scale_here, compiled = out.split()
     assert (total, scale_cold) == ("9.0", "False"), err[-2000:]  # scale compiled ahead, into the cache
     line, = err.strip().splitlines()
-    cores = min(jit.threads(), 2)
+    cores = min(threads.threads(), 2)
     assert line.startswith(f"compiling the tiny group{f' on {cores} cores' if cores > 1 else ''} "
                            f"(once; cached in {tmp_path / 'cache'}")
     if cores > 1 and jit._can_start_helpers():
@@ -228,7 +228,8 @@ def test_each_kernel_compiled_ahead_is_called_with_its_declared_signature():
         import numpy as np
         from sergeant_major_env import jit
         jit.AHEAD = False
-        jit._cores = lambda: 2  # the threaded kernels run on any machine
+        from sergeant_major_env import threads
+        threads._cores = lambda: 2  # the threaded kernels run on any machine
         from sergeant_major_env import Rules, engine, observation, sergeant_major_v0
         from sergeant_major_env.agents import make_agent
         from sergeant_major_env.cli import main

@@ -14,7 +14,7 @@ import pytest
 
 import reference_engine as reference
 from conftest import fastest
-from sergeant_major_env import Rules, engine, jit
+from sergeant_major_env import Rules, engine, threads
 from sergeant_major_env.cards import NUM_ACTIONS, bits_to_bool, random_member
 from sergeant_major_env.policies import decide
 
@@ -212,7 +212,7 @@ def test_legal_bits_of_a_big_batch_cost_about_their_mask():
         legal = engine.legal_bits(state)
         engine.step(state, random_member(legal, rng), autoreset=True, legal=legal)
     legal = engine.legal_bits(state)
-    with jit.one_core():
+    with threads.one_core():
         ratio = fastest(lambda: engine.legal_bits(state)) / fastest(lambda: bits_to_bool(legal, NUM_ACTIONS))
     assert ratio < 5, f"legal_bits of 4,096 games took {ratio:.1f}x their mask"
 

@@ -22,7 +22,7 @@ import pytest
 
 import reference_observation
 from conftest import fastest
-from sergeant_major_env import Rules, engine, jit, observation
+from sergeant_major_env import Rules, engine, observation, threads
 from sergeant_major_env.cards import random_member
 from sergeant_major_env.observation import OBSERVATION_SIZE, observe, observe_card_sets
 
@@ -165,7 +165,7 @@ def test_observing_a_big_batch_costs_about_what_writing_its_array_costs():
         legal = engine.legal_bits(state)
         engine.step(state, random_member(legal, rng), autoreset=True, legal=legal)
     out = np.empty((4096, OBSERVATION_SIZE), dtype=np.float32)
-    with jit.one_core():
+    with threads.one_core():
         ratio = fastest(lambda: observe(state, state.to_act, out=out)) / fastest(lambda: out.fill(0))
     assert ratio < 3, f"observing 4,096 games took {ratio:.1f}x numpy's fill of their array"
 

@@ -738,11 +738,11 @@ def test_search_is_pimc_with_the_belief_learned_rollouts_and_prior_by_one_name()
 
 
 def test_rollouts_on_every_core_give_the_points_of_one_thread(monkeypatch):
-    """One decision's compiled rollouts go to jit.spread's threads in chunks when they are many
+    """One decision's compiled rollouts go to threads.spread's threads in chunks when they are many
     (ROLLOUT_THREADS_FROM): the same points, bit for bit, as on one thread, with the heuristic
     (whose exchange gives come back to Python from each chunk) and with the network."""
     import sergeant_major_env.agents.pimc as pimc_module
-    from sergeant_major_env import jit
+    from sergeant_major_env import threads
 
     monkeypatch.setattr(pimc_module, "ROLLOUT_THREADS_FROM", 2)
     for options in ({}, {"rollout": "learned"}):
@@ -752,13 +752,13 @@ def test_rollouts_on_every_core_give_the_points_of_one_thread(monkeypatch):
                 continue
             sims = sample_worlds(state, live, 8, np.random.default_rng(k))
             seat = sims.to_act.astype(np.intp)
-            previous = jit.set_threads(1)
+            previous = threads.set_threads(1)
             try:
                 alone = search._roll_out(sims.copy(), seat, np.random.default_rng(0))
-                jit.set_threads(2)
+                threads.set_threads(2)
                 spread = search._roll_out(sims.copy(), seat, np.random.default_rng(0))
             finally:
-                jit.set_threads(previous)
+                threads.set_threads(previous)
             np.testing.assert_array_equal(alone, spread)
 
 

@@ -95,21 +95,21 @@ def test_run_jobs_returns_outcomes_in_job_order_and_counts_every_deal():
 
 
 def _threads_of_worker(job, on_deals):
-    from sergeant_major_env import jit
+    from sergeant_major_env import threads
 
-    return jit.threads()
+    return threads.threads()
 
 
 @pytest.mark.skipif(not can_fork(), reason="workers are forked on Linux only")
 def test_workers_share_the_cores_for_the_kernels_threads():
-    """Each worker's kernels (jit.spread: the engine's big batches, one decision's rollouts) use
+    """Each worker's kernels (threads.spread: the engine's big batches, one decision's rollouts) use
     its share of the cores, so the workers together use each core once."""
-    from sergeant_major_env import jit
+    from sergeant_major_env import threads
 
-    workers, own = 2, jit.threads()
+    workers, own = 2, threads.threads()
     assert set(run_jobs(_threads_of_worker, list(range(4)), workers)) == {max(1, min(available_cpus() // workers,
                                                                                   own))}
-    assert jit.threads() == own  # this process keeps its own
+    assert threads.threads() == own  # this process keeps its own
 
 
 def _fails_on_five(job, on_deals):

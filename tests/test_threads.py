@@ -1,4 +1,4 @@
-"""Big batches on every core with Python threads (sergeant_major_env.jit.spread): the same
+"""Big batches on every core with Python threads (sergeant_major_env.threads.spread): the same
 games, observations and heuristic actions, bit for bit, as one core; the all-or-nothing of
 engine.step; forked workers after the parent used its threads.
 
@@ -14,7 +14,8 @@ import pytest
 
 from sergeant_major_env.agents import heuristic_kernels
 from sergeant_major_env.agents.heuristic import HeuristicAgent
-from sergeant_major_env import engine, jit, observation
+from sergeant_major_env import engine, observation
+from sergeant_major_env import threads as thread_pool
 from sergeant_major_env.cards import NUM_ACTIONS, bits_to_bool, random_member
 from sergeant_major_env.engine import IllegalActionError
 from sergeant_major_env.observation import observe, observe_card_sets
@@ -26,11 +27,12 @@ GAMES = 2500
 @pytest.fixture
 def threads(monkeypatch):
     """Every batch of 2 games or more on 3 threads (whatever this machine has); yields a list
-    that counts the calls of jit.spread, to show the threaded path ran."""
+    that counts the calls of thread_pool.spread, to show the threaded path ran."""
     calls = []
-    spread = jit.spread
-    monkeypatch.setattr(jit, "PARALLEL_SAFE", False)  # the threads, even where tbb would take over
-    monkeypatch.setattr(jit, "_cores", lambda: 3)
+    spread = thread_pool.spread
+    for module in (thread_pool, engine):  # the threads, even where tbb would take over
+        monkeypatch.setattr(module, "PARALLEL_SAFE", False)
+    monkeypatch.setattr(thread_pool, "_cores", lambda: 3)
     for module, name in ((engine, "_STEP_THREADS_FROM"), (engine, "_LEGAL_THREADS_FROM"),
                          (observation, "_THREADS_FROM"), (heuristic_kernels, "THREADS_ROWS")):
         monkeypatch.setattr(module, name, 2)
@@ -40,20 +42,19 @@ def threads(monkeypatch):
         calls.append(games)
         return spread(run, games)
 
-    for module in (engine, jit):  # jit.over_games spreads the observation's and the heuristic's jobs
-        monkeypatch.setattr(module, "spread", counted)
-    previous = jit.set_threads(None)
+    monkeypatch.setattr(thread_pool, "spread", counted)  # over_games spreads every job: the engine's too
+    previous = thread_pool.set_threads(None)
     yield calls
-    jit.set_threads(previous)
+    thread_pool.set_threads(previous)
 
 
 def _one_core(function, *arguments, **options):
     """``function`` with every batch on one core (the serial kernels)."""
-    previous = jit.set_threads(1)
+    previous = thread_pool.set_threads(1)
     try:
         return function(*arguments, **options)
     finally:
-        jit.set_threads(previous)
+        thread_pool.set_threads(previous)
 
 
 def _same_state(a: engine.State, b: engine.State) -> bool:
@@ -61,9 +62,9 @@ def _same_state(a: engine.State, b: engine.State) -> bool:
 
 
 def test_chunks_cover_the_batch_in_order():
-    assert jit.chunks(10, 3) == [(0, 3), (3, 6), (6, 10)]
-    assert jit.chunks(2, 3) == [(0, 1), (1, 2)]
-    assert jit.chunks(0, 3) == [(0, 0)]
+    assert thread_pool.chunks(10, 3) == [(0, 3), (3, 6), (6, 10)]
+    assert thread_pool.chunks(2, 3) == [(0, 1), (1, 2)]
+    assert thread_pool.chunks(0, 3) == [(0, 0)]
 
 
 @pytest.mark.parametrize("rules", [Rules(num_deals=2), Rules(num_deals=1, must_overtake=True, must_overtrump=True,
@@ -149,14 +150,14 @@ def _child_steps(seed: int, queue) -> None:
     for _ in range(60):
         engine.step(state, random_member(engine.legal_bits(state), rng), autoreset=True)
         observe(state, 0)
-    queue.put((jit._pool is not None, [state.buffer.tobytes()]))
+    queue.put((thread_pool._pool is not None, [state.buffer.tobytes()]))
 
 
 def test_forked_child_after_the_parent_used_its_threads(threads):
     """evaluate's workers are forked: a child of a parent whose pool ran makes its own pool,
     steps big batches right and does not hang."""
     _child_steps(11, queue := _ListQueue())  # the parent's pool runs
-    assert jit._pool is not None and threads
+    assert thread_pool._pool is not None and threads
     context = multiprocessing.get_context("fork")
     child_queue = context.Queue()
     child = context.Process(target=_child_steps, args=(11, child_queue))
@@ -176,13 +177,13 @@ class _ListQueue:
 
 
 def test_threads_setting():
-    previous = jit.set_threads(1)
+    previous = thread_pool.set_threads(1)
     try:
-        assert jit.threads() == 1 and not jit.use_threads(10 ** 6, 1)
+        assert thread_pool.threads() == 1 and not thread_pool.use_threads(10 ** 6, 1)
         with pytest.raises(ValueError, match="threads must be a whole number"):
-            jit.set_threads(0)
+            thread_pool.set_threads(0)
     finally:
-        jit.set_threads(previous)
+        thread_pool.set_threads(previous)
 
 
 @pytest.mark.parametrize("value, threads, message", [("1", 1, ""), ("abc", None, "must be a whole number"),
@@ -192,9 +193,9 @@ def test_threads_variable(value, threads, message):
     import os
     import subprocess
     import sys
-    done = subprocess.run([sys.executable, "-c", "from sergeant_major_env import jit; "
-                           "print(jit.threads(), jit._cores())"], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, jit.THREADS_VARIABLE: value})
+    done = subprocess.run([sys.executable, "-c", "from sergeant_major_env import threads; "
+                           "print(threads.threads(), threads._cores())"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, thread_pool.THREADS_VARIABLE: value})
     assert done.returncode == 0, done.stderr
     got, cores = map(int, done.stdout.split())
     assert got == (cores if threads is None else threads)
