@@ -34,7 +34,8 @@ from sergeant_major_env.cards import ALL_CARDS, TRUMPS, count_cards_k
 from sergeant_major_env.engine import (DEALER, EXCHANGE_DONE, GIVE, MODE_, PHASE, PLAY, TO_ACT, state_arrays_k,
                                        trick_winner_k)
 from sergeant_major_env.observation import PAIR_GIVERS, PAIR_RECEIVERS, seat_view_k
-from sergeant_major_env.jit import contiguous, kernel, prange
+from sergeant_major_env.jit import (BUFFER, FLAG_ROWS, GAMES, INT, INT16_ROWS, INT8_ROWS, INT_ROWS, INTS, REAL,
+                                    REAL_CUBE, REAL_ROWS, REALS, SET_ROWS, SETS, contiguous, kernel, prange)
 from sergeant_major_env.threads import PARALLEL_CHUNK, PARALLEL_SAFE, over_games
 
 PARALLEL_ROWS = 8192
@@ -175,8 +176,7 @@ def miss_chances_k(i, scored, unseen, played, talon, given, exchange_done, role,
 
 
 @kernel(ahead=("game", "threads"), seconds=2.5, signature=(
-        "int64, int64, uint64[::1], uint64[::1], uint64[:, ::1], uint64[::1], uint64[::1], int16[:, ::1], "
-        "int8[:, ::1], float64[::1], float64[:, ::1], int64[::1]"))
+        INT, INT, SETS, SETS, SET_ROWS, SETS, SETS, INT16_ROWS, INT8_ROWS, REALS, REAL_ROWS, INTS))
 def miss_range_k(start, stop, scored, unseen, played, talon, given, exchange_done, role, known_mass, miss, entries):
     """[`miss_chances_k`][] of the games start..stop-1 (`threads.over_games` spreads it)."""
     for i in range(start, stop):
@@ -271,8 +271,8 @@ def _sparse_sums(i, f, live, t, g, cards, log_other, log_talon, log_given, start
 
 
 @kernel(ahead=("game", "threads"), seconds=1.5, signature=(
-        "int64, int64, uint64[::1], uint64[::1], uint64[::1], uint64[::1], int16[:, ::1], int8[:, ::1], "
-        "float64[:, ::1], float64[::1], int64[::1], float64[:, :, ::1], float64[:, ::1], float64[:, ::1]"))
+        INT, INT, SETS, SETS, SETS, SETS, INT16_ROWS, INT8_ROWS, REAL_ROWS, REALS, INTS, REAL_CUBE, REAL_ROWS,
+        REAL_ROWS))
 def suit_sums_range_k(start_row, stop_row, scored, unseen, talon, given, exchange_done, role, log_miss, log_known,
                       start, void_arg, higher_arg, lower_arg):
     """[`suit_log_sums_k`][] of the games start_row..stop_row-1 (`threads.over_games` spreads it)."""
@@ -556,9 +556,8 @@ def choose_card_k(i, hand, unseen, legal, trick, mode_of, decision_of, position_
 
 
 @kernel(ahead=("game", "threads"), seconds=6.5, signature=(
-        "int64, int64, uint64[::1], uint64[::1], uint64[::1], int64[:, ::1], int64[::1], int64[::1], "
-        "int64[::1], float64[:, :, ::1], float64[:, ::1], float64[:, ::1], int64[::1], float64[::1], "
-        "float64[::1], float64[::1], int64[::1]"))
+        INT, INT, SETS, SETS, SETS, INT_ROWS, INTS, INTS, INTS, REAL_CUBE, REAL_ROWS, REAL_ROWS, INTS, REALS,
+        REALS, REALS, INTS))
 def choose_range_k(start_row, stop_row, hand, unseen, legal, trick, mode, decision, position, void, higher, lower,
                    start, p, tie, rank_tie, actions):
     """[`choose_card_k`][] of the games start_row..stop_row-1 (`threads.over_games` spreads it)."""
@@ -579,8 +578,7 @@ def _choose_parallel(hand, unseen, legal, trick, mode, decision, position, void,
 
 # ----------------------------------------------------------------------------- exchange gives
 
-@kernel(ahead="game", seconds=1, signature=(
-        "uint64[::1], uint64[::1], uint64[::1], uint64[::1], uint64[::1], uint64[::1], float64, int64[::1]"))
+@kernel(ahead="game", seconds=1, signature=(SETS, SETS, SETS, SETS, SETS, SETS, REAL, INTS))
 def give_actions(hand, unseen, received, given, trumps, legal, p, actions):
     """The exchange give of each game (`heuristic.HeuristicAgent._give` documents the rule),
     into `actions`: the legal card of the highest score, the lowest on ties (card 0 when no
@@ -676,9 +674,8 @@ def gather_seat_k(k, g, bits, s, q_hand, q_unseen, q_played, q_talon, q_given, q
 
 
 @kernel(ahead="game", seconds=1.8, signature=(
-        "uint8[::1], int64[::1], boolean[:, ::1], uint64[::1], uint64[::1], uint64[:, ::1], uint64[::1], uint64[::1], "
-        "uint64[::1], uint64[::1], uint64[::1], int16[:, ::1], int8[:, ::1], int64[:, ::1], int64[::1], int64[::1], "
-        "int64[::1], int64[::1]"))
+        BUFFER, GAMES, FLAG_ROWS, SETS, SETS, SET_ROWS, SETS, SETS, SETS, SETS, SETS, INT16_ROWS, INT8_ROWS,
+        INT_ROWS, INTS, INTS, INTS, INTS))
 def gather_decisions(buffer, games, legal_mask, hand, unseen, played, talon, given, received, trumps, scored,
                      exchange_done, role, trick, mode, decision, position, rows):
     """The heuristic's inputs (`view.View`'s fields) of the games `games` of an engine state

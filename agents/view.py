@@ -14,7 +14,7 @@ import numpy as np
 
 from sergeant_major_env.cards import SUIT_MASKS, TRUMPS, above, bits_to_bool, highest_card_k
 from sergeant_major_env.engine import trick_winner_position
-from sergeant_major_env.jit import contiguous, kernel
+from sergeant_major_env.jit import FLAG_ROWS, INT, INTS, REAL32_ROWS, SET_ROWS, contiguous, kernel
 from sergeant_major_env.observation import CARD_SETS_WIDTH, SCALES, SEGMENTS
 
 MODE_DECISION, GIVE_DECISION, RETURN_DECISION, DISCARD_DECISION, PLAY_DECISION = range(5)
@@ -46,7 +46,7 @@ def _scaled_segment(name: str, column: int | None = None) -> functools.cached_pr
     return functools.cached_property(decode)
 
 
-@kernel(ahead="game", seconds=0.5, signature="uint64[:, ::1], float32[:, ::1], int64, int64")
+@kernel(ahead="game", seconds=0.5, signature=(SET_ROWS, REAL32_ROWS, INT, INT))
 def _decoded_k(planes, numbers, decision_column, mode_column):
     """(trick, decision, mode, trumps, position, gone, unseen) of `View._setup`, each game
     in one pass: `planes` the card sets (uint64[B, >= 11]), `numbers` the entries after
@@ -196,7 +196,7 @@ def ensure_legal(actions: np.ndarray, legal_mask: np.ndarray) -> np.ndarray:
     return out
 
 
-@kernel(ahead="game", seconds=0.3, signature="int64[::1], boolean[:, ::1]")
+@kernel(ahead="game", seconds=0.3, signature=(INTS, FLAG_ROWS))
 def _ensure_legal_k(actions, mask):
     """`ensure_legal` in place: an action out of range or not legal becomes the row's first
     legal action (0 where none is)."""

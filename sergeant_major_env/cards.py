@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
-from .jit import kernel
+from .jit import FLAG_ROWS, SETS, kernel
 
 RANKS = "23456789TJQKA"
 SUITS = "SCHD"
@@ -93,7 +93,7 @@ def bits_to_bool(bits: np.ndarray, width: int = NUM_CARDS) -> np.ndarray:
     return out
 
 
-@kernel(ahead="game", seconds=0.1, signature="uint64[::1], boolean[:, ::1]")
+@kernel(ahead="game", seconds=0.1, signature=(SETS, FLAG_ROWS))
 def _bits_to_bool_k(bits, out):
     one = np.uint64(1)
     for i in range(bits.size):

@@ -60,7 +60,8 @@ import numpy as np
 
 from .cards import (ALL_CARDS, MINIMUM, MODE_ACTION_OFFSET, MODE_NAMES, NUM_ACTIONS, action_name, bits_to_bool, card_list,
                     count_cards_k, highest_card_k)
-from .jit import announce_compiling, buffer_view, compile_ahead, contiguous, kernel, prange
+from .jit import (BUFFER, FLAG, GAMES, INT, INTS, RULES, SETS, announce_compiling, buffer_view, compile_ahead,
+                  contiguous, kernel, prange)
 from .threads import PARALLEL_CHUNK, PARALLEL_SAFE, over_games
 from .rules import Rules
 from .limits import check_count, check_fits, shorten
@@ -277,7 +278,7 @@ def _take_rows_k(source, source_at, target, target_at, rows, width):
         target_at += width
 
 
-@kernel(ahead="game", seconds=0.3, signature="uint8[::1], int64[::1], uint8[::1]")
+@kernel(ahead="game", seconds=0.3, signature=(BUFFER, INTS, BUFFER))
 def _take_k(buffer, index, out):
     """[`State.take`][]: the games `index` of the state over `buffer` (a negative id counts
     from the end, as numpy's) copied, field by field, into `out`, the buffer of a state of
@@ -600,8 +601,7 @@ def _legal_of_k(s, games, subset, i, rules):
     return legal_actions_k(s[PHASE], s[TO_ACT], s[HANDS], s[MODES_USED], s[TRICK], s[MODE_], g, rules)
 
 
-@kernel(ahead=("game", "threads"), seconds=5.5, counted=False, signature=(
-        "int64, int64, uint8[::1], int64[::1], boolean, uint64[::1], int64"))
+@kernel(ahead=("game", "threads"), seconds=5.5, counted=False, signature=(INT, INT, BUFFER, GAMES, FLAG, SETS, RULES))
 def legal_range_k(start, stop, buffer, games, subset, out, rules):
     """[`legal_bits`][]' one job: the legal actions of the games start..stop-1 asked for
     (`games[i]`, or game i when not `subset`) into `out` (`threads.over_games` spreads it).
@@ -984,7 +984,7 @@ def _apply_range_k(s, actions, games, subset, start, stop, autoreset, rules, key
 
 
 @kernel(ahead=("game", "threads"), seconds=12.5, signature=(
-        "int64, int64, boolean, uint8[::1], int64[::1], int64[::1], boolean, uint64[::1], boolean, boolean, int64"))
+        INT, INT, FLAG, BUFFER, INTS, GAMES, FLAG, SETS, FLAG, FLAG, RULES))
 def step_range_k(start, stop, checked, buffer, actions, games, subset, legal, have_legal, autoreset, rules):
     """[`step`][]'s one job over the games start..stop-1 of the step (`threads.over_games`
     spreads it): returns (position of the first illegal action or -1, how many, whether the
@@ -1008,7 +1008,8 @@ def _step_parallel(checked, buffer, actions, games, subset, legal, have_legal, a
     time: every chunk checked, then, when none refused an action, every chunk applied."""
     n = actions.size
     chunks = (n + PARALLEL_CHUNK - 1) // PARALLEL_CHUNK
-    first, bad, applied = np.full(chunks, -1, dtype=np.int64), np.zeros(chunks, dtype=np.int64), np.zeros(chunks, dtype=np.bool_)
+    first, bad = np.full(chunks, -1, dtype=np.int64), np.zeros(chunks, dtype=np.int64)
+    applied = np.zeros(chunks, dtype=np.bool_)
     for c in prange(chunks):
         first[c], bad[c], applied[c] = step_range_k(c * PARALLEL_CHUNK, min(n, (c + 1) * PARALLEL_CHUNK), checked,
                                                     buffer, actions, games, subset, legal, have_legal, autoreset, rules)
@@ -1021,7 +1022,7 @@ def _step_parallel(checked, buffer, actions, games, subset, legal, have_legal, a
     return -1, 0, True
 
 
-@kernel(ahead=("game", "one game"), seconds=10, signature="uint8[::1], int64[::1], int64, int64")
+@kernel(ahead=("game", "one game"), seconds=10, signature=(BUFFER, GAMES, INT, RULES))
 def _start_games_k(buffer, games, what, rules):
     """What `init` (`what` 0: new games) and `set_cards` (1: the deal's cards are in
     `dealt` and `talon_cards`) do to each of `games`."""

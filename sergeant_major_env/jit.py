@@ -15,8 +15,9 @@ Every kernel of the package is declared with `kernel`: `numba.njit` with
 - `error_model="numpy"`: division follows numpy (no Python exception checks in the loop).
 
 A first run (or the first after an edit) compiles: about 45 s of CPU for the kernels a game
-with the heuristic needs. The entry kernels (those Python calls) declare their signatures and
-a group (`@kernel(ahead="game", signature=...)`), and the first use of a group compiles
+with the heuristic needs. The entry kernels (those Python calls) declare their signatures, in
+the argument types this module names once (`BUFFER`, `GAMES`, `RULES`, `SETS`, ...), and a
+group (`@kernel(ahead="game", signature=(BUFFER, GAMES, FLAG, RULES))`), and the first use of a group compiles
 its cold kernels on every core at once (`compile_ahead`: this process and a helper
 process per other core), so that a cold `evaluate` takes about half as long. The groups:
 `"game"` (the engine, observation and heuristic kernels a batched game calls; at the first
@@ -51,8 +52,29 @@ from numba.np.arrayobj import make_array, populate_array
 prange = numba.prange
 
 
+# ----------------------------------------------------------------------------- the kernels' argument types
+
+INT, FLAG, REAL = "int64", "boolean", "float64"
+"""Scalars: a whole number (a count, a game's start or stop, a seat), a flag, a real."""
+BUFFER = "uint8[::1]"
+"""A state's bytes, every array of its games (`engine.State.buffer`)."""
+RULES = INT
+"""The rule options as one number (`engine.State.rule_code`)."""
+INTS, FLAGS, REALS, REALS32 = "int64[::1]", "boolean[::1]", "float64[::1]", "float32[::1]"
+"""Vectors: one value a game (or a card, a world)."""
+SETS = "uint64[::1]"
+"""Bit sets, one a game: cards (bit c: card c) or actions (bit a: action a)."""
+GAMES = INTS
+"""Game numbers (the rows of a state a kernel reads or writes)."""
+INT_ROWS, INT8_ROWS, INT16_ROWS, FLAG_ROWS = "int64[:, ::1]", "int8[:, ::1]", "int16[:, ::1]", "boolean[:, ::1]"
+REAL_ROWS, REAL32_ROWS, SET_ROWS = "float64[:, ::1]", "float32[:, ::1]", "uint64[:, ::1]"
+"""Matrices: one row a game (or a world)."""
+REAL_CUBE = "float64[:, :, ::1]"
+"""Three axes of reals (a game, a suit or a card, a count)."""
+
+
 def kernel(function: Callable | None = None, *, parallel: bool = False, inline: bool = False,
-           counted: bool = True, ahead: str | tuple[str, ...] = (), signature: str | None = None,
+           counted: bool = True, ahead: str | tuple[str, ...] = (), signature: tuple[str, ...] | str | None = None,
            seconds: float = 1.0) -> Any:
     """`numba.njit` with the project's settings (module docstring); usable bare
     (`@kernel`) or with options (`@kernel(parallel=True)`). `inline=True` marks a small
@@ -62,8 +84,9 @@ def kernel(function: Callable | None = None, *, parallel: bool = False, inline: 
     array taken from a tuple otherwise costs two atomic operations (about 13x slower rules).
 
     `ahead` names the groups of `compile_ahead` an entry kernel (one that Python calls)
-    belongs to, `signature` the argument types Python calls it with, in numba's notation
-    (`"uint8[::1], int64[::1], boolean, int64"`: C-contiguous arrays, then scalars), and
+    belongs to, `signature` the argument types Python calls it with, one a parameter, named
+    once in this module's types (`(BUFFER, GAMES, FLAG, RULES)`; numba's notation underneath:
+    `"uint8[::1], int64[::1], boolean, int64"`, C-contiguous arrays, then scalars), and
     `seconds` about how long it takes to compile (measured here; it orders the work between
     the cores). `tests/test_jit.py` checks each signature against the calls programs make."""
     options = dict(cache=True, nogil=True, error_model="numpy", parallel=parallel)
@@ -79,7 +102,8 @@ def kernel(function: Callable | None = None, *, parallel: bool = False, inline: 
         dispatcher = numba.njit(**options)(f)
         _stamp_cache(dispatcher)
         if groups:
-            arguments = sigutils.normalize_signature(f"({signature},)")[0]
+            types_ = signature if isinstance(signature, str) else ", ".join(signature)
+            arguments = sigutils.normalize_signature(f"({types_},)")[0]
             _AHEAD_KERNELS[(f.__module__, f.__qualname__)] = (dispatcher, arguments, float(seconds))
             for group in groups:
                 _AHEAD_GROUPS.setdefault(group, []).append((f.__module__, f.__qualname__))

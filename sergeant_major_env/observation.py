@@ -80,7 +80,7 @@ from .engine import (CARD_TRICK, DEAL, DEALER, DISCARD, DISCARDS, EXCHANGE_DONE,
                      LEADER, MIN_TARGETS, MINIMUM, MODE, MODE_, MODES_USED, PHASE, PLAYED, PLAYMAKER, PREV_POINTS,
                      RECEIVED, SCORES, SHOWN_OUT, TALON, TARGETS, TO_ACT, TRICK, TRICK_LEADERS, TRICKS_WON, State,
                      state_arrays_k, trick_winner_k)
-from .jit import kernel, prange
+from .jit import BUFFER, GAMES, INT, INTS, REAL32_ROWS, SET_ROWS, kernel, prange
 from .threads import PARALLEL_CHUNK, PARALLEL_SAFE, over_games
 from .limits import shorten
 
@@ -311,7 +311,7 @@ def _observe_rows(seats, out, card_sets, s, planes, start, stop):
 
 
 @kernel(ahead=("game", "threads"), seconds=10,
-        signature="int64, int64, int64[::1], float32[:, ::1], uint64[:, ::1], uint8[::1]")
+        signature=(INT, INT, INTS, REAL32_ROWS, SET_ROWS, BUFFER))
 def observe_range_k(start, stop, seats, out, card_sets, buffer) -> bool:
     """The observations of the games start..stop-1 into `out` (float32[B, OBSERVATION_SIZE];
     or float32[B, OBSERVATION_SIZE - CARD_SETS_WIDTH] and the card sets into `card_sets`,
@@ -429,7 +429,7 @@ def acting_card_sets(state: State, games: np.ndarray) -> tuple[np.ndarray, np.nd
     return card_sets, rest
 
 
-@kernel(ahead="game", seconds=8, signature="int64[::1], float32[:, ::1], uint64[:, ::1], uint8[::1]")
+@kernel(ahead="game", seconds=8, signature=(GAMES, REAL32_ROWS, SET_ROWS, BUFFER))
 def _acting_serial(games, rest, card_sets, buffer) -> int:
     """[`acting_card_sets`][]: row i the view of the seat to act in game `games[i]`; -1, or
     the position of the first game out of range or with no seat to act (nothing written)."""

@@ -262,8 +262,6 @@ def test_each_kernel_compiled_ahead_is_called_with_its_declared_signature():
                       np.random.default_rng(0))
         missing = []
         for (module, name), (dispatcher, arguments, _) in sorted(jit._AHEAD_KERNELS.items()):
-            if jit.PARALLEL_SAFE and name.endswith("_chunk"):
-                continue  # with tbb the big batches run on the prange kernels instead
             if arguments not in dispatcher.signatures:
                 missing.append(f"{module}.{name}: declared {arguments}, called with {dispatcher.signatures}")
         print("\\n".join(missing) or "all declared", len(jit._AHEAD_KERNELS))
@@ -272,7 +270,7 @@ def test_each_kernel_compiled_ahead_is_called_with_its_declared_signature():
     assert run.returncode == 0, run.stderr[-3000:]
     last = run.stdout.strip().splitlines()[-1]
     assert last.startswith("all declared"), run.stdout[-3000:]
-    assert int(last.split()[-1]) >= 23  # the groups' kernels were all imported and checked
+    assert int(last.split()[-1]) >= 20  # the groups' kernels were all imported and checked
 
 
 def test_buffer_view_is_the_views_numpy_makes_sharing_the_buffer():
@@ -310,3 +308,27 @@ def test_buffer_view_is_the_views_numpy_makes_sharing_the_buffer():
     hands, card_trick, scores, seeds = fields(state.buffer)
     assert (hands == state.hands).all() and (card_trick == state.card_trick).all()
     assert (scores == state.scores).all() and (seeds == state.seed).all()
+
+
+SPELLED_OUT_YET = {"one_game.py", "worlds.py", "agents/pimc_kernels.py"}
+"""Kernel modules whose signatures still spell numba's types out (their owners move them onto
+jit's names, issue 53 item 2); the test fails once one of them no longer does, to be taken off."""
+
+
+def test_kernel_signatures_are_composed_from_jits_named_types():
+    """The argument types of the kernels compiled ahead are named once, in jit (`BUFFER`,
+    `GAMES`, `SETS`, ...): a kernel's `signature=` lists those names, not numba's notation."""
+    import re
+
+    from sergeant_major_env import jit
+
+    package = os.path.dirname(os.path.abspath(jit.__file__))
+    spelled = set()
+    for name in jit.kernel_source_files():
+        if name == "jit.py":
+            continue
+        with open(os.path.join(package, name), encoding="utf-8") as source:
+            if re.search(r'signature=\(?\s*"', source.read()):
+                spelled.add(name)
+    assert spelled == SPELLED_OUT_YET
+    assert jit.BUFFER == "uint8[::1]" and jit.GAMES == "int64[::1]" and jit.RULES == "int64"

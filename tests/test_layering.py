@@ -27,7 +27,7 @@ CORE = ("engine", "rules", "cards", "observation", "aec", "single_seat", "vec_en
         "records", "render",
         "replay_page", "terminal_game", "evaluation", "statistics", "worlds", "policies", "files", "seeding", "processes",
         "options", "versions", "sergeant_major_v0", "doc_tables", "interrupts", "limits", "web", "pages",
-        "openspiel", "jit", "one_game", "progress", "arguments", "ray_jobs")
+        "openspiel", "jit", "threads", "one_game", "progress", "arguments", "ray_jobs")
 OPTIONAL = {"vec_env": "stable_baselines3", "openspiel": "pyspiel"}
 """Core modules that need an optional package (the module: the package)."""
 REPO_PYTHON = ("sergeant_major_env", "agents", "tests", "benchmarks", "examples", "train.py", "evaluate.py", "play.py")
