@@ -278,7 +278,7 @@ def _take_rows_k(source, source_at, target, target_at, rows, width):
         target_at += width
 
 
-@kernel(ahead="game", seconds=0.3, signature=(BUFFER, INTS, BUFFER))
+@kernel(ahead="game", seconds=0.3, signature=(BUFFER, GAMES, BUFFER))
 def _take_k(buffer, index, out):
     """[`State.take`][]: the games `index` of the state over `buffer` (a negative id counts
     from the end, as numpy's) copied, field by field, into `out`, the buffer of a state of
