@@ -73,6 +73,12 @@ REAL_CUBE = "float64[:, :, ::1]"
 """Three axes of reals (a game, a suit or a card, a count)."""
 
 
+def tuple_of(*types: str) -> str:
+    """The type of a tuple of arguments of `types` (named above), e.g. a kernel's scratch
+    arrays grouped in one named tuple: `tuple_of(REALS, REALS)`."""
+    return f"Tuple(({', '.join(types)},))"
+
+
 def kernel(function: Callable | None = None, *, parallel: bool = False, inline: bool = False,
            counted: bool = True, ahead: str | tuple[str, ...] = (), signature: tuple[str, ...] | str | None = None,
            seconds: float = 1.0) -> Any:
