@@ -98,7 +98,7 @@ numbers drawn in numpy as before: the same worlds). Across cores: `evaluate.py` 
 table's games out over worker processes (`--workers`), which the search's randomness allows
 (below: the agent is `deterministic` unless its rollouts are random); and one decision's
 compiled rollouts, when there are at least `ROLLOUT_THREADS_FROM` of them, run in chunks on
-every core (`jit.spread`'s threads: the kernel releases the GIL; the same points bit for bit
+every core (`threads.spread`'s threads: the kernel releases the GIL; the same points bit for bit
 on any number of threads), so a single game's search uses every core too. Speed:
 docs/results.md ("One game at a time, and every core").
 
@@ -173,7 +173,7 @@ POLICY_OPTIONS = ("rollout", "others", "infer", "prior")
 """Options whose value names an agent, which may hold colons itself (`ppo:RUN`)."""
 
 ROLLOUT_THREADS_FROM = 32
-"""From this many rollout games on, compiled rollouts run in chunks on `jit.spread`'s
+"""From this many rollout games on, compiled rollouts run in chunks on `threads.spread`'s
 threads, one a core: one decision's search on every core, for a single game too (a rollout
 game takes 20-40 us, a chunk's hand-off about 0.1 ms; one game at a time, 16 worlds, 2 cores:
 `pimc:rollout=learned` 2.8 ms a decision from 32 rollouts on, 3.0 from 64, 3.7 from 256, 4.1

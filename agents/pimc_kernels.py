@@ -316,7 +316,7 @@ def _heuristic_cards_k(rows, q, heuristic):
     compiled `log` and `exp` between them (module docstring), the `exp` once over the three
     kinds of arguments in one buffer. Only the buffers are allocated here: the steps run
     without reference counting (a shared weight array's count, touched a row, would be
-    fought over by the threads of `jit.spread`)."""
+    fought over by the threads of `threads.spread`)."""
     total = _miss_rows_k(rows, q, heuristic)
     log_miss, arguments = np.empty((rows, 2)), np.empty(8 * rows + 4 * total)
     _sums_rows_k(rows, total, q, heuristic, log_miss, arguments)
