@@ -21,7 +21,6 @@ import dataclasses
 import importlib.util
 import re
 import signal
-import time
 from typing import Iterator, Sequence
 
 import numpy as np
@@ -568,20 +567,6 @@ class ExchangeTracker:
                 sizes = [20 if s == playmaker else 16 for s in range(3)]
             assert [int(h) for h in after.hands[g]] == expected
             assert [popcount(h) for h in after.hands[g]] == sizes
-
-
-def fastest(call, calls: int = 10, rounds: int = 5) -> float:
-    """A call's seconds: the fastest of `rounds` timings of `calls` calls (after one untimed
-    call), the one least disturbed by the other work of a shared machine. For the speed tests,
-    which compare two timings of one process."""
-    call()
-    best = float("inf")
-    for _ in range(rounds):
-        start = time.perf_counter()
-        for _ in range(calls):
-            call()
-        best = min(best, (time.perf_counter() - start) / calls)
-    return best
 
 
 def tiny_maskable_ppo(obs_size: int, n_actions: int):

@@ -13,8 +13,7 @@ import numpy as np
 import pytest
 
 import reference_engine as reference
-from conftest import fastest
-from sergeant_major_env import Rules, engine, threads
+from sergeant_major_env import Rules, engine
 from sergeant_major_env.cards import NUM_ACTIONS, bits_to_bool, random_member
 from sergeant_major_env.policies import decide
 
@@ -199,22 +198,6 @@ def test_card_set_kernels_match_030(size):
         assert got.dtype == expected.dtype and (got == expected).all()
     grid = rng.integers(0, 2**52, size=(4, 5)).astype(np.uint64)
     assert (random_member(grid, np.random.default_rng(1)) == _random_member_030(grid, np.random.default_rng(1))).all()
-
-
-def test_legal_bits_of_a_big_batch_cost_about_their_mask():
-    """Issue 52 item 2: legal_bits reads each game's arrays in a kernel without reference
-    counting (two atomic operations an array a game): in the play, 4,096 games took 15x the
-    mask made of their legal actions (bits_to_bool), now about as long (one core, the fastest
-    of five timings)."""
-    state = engine.init(engine.game_seeds(0, 4096), Rules())
-    rng = np.random.default_rng(0)
-    for _ in range(30):  # into the play (R12-R16), the costliest legal actions
-        legal = engine.legal_bits(state)
-        engine.step(state, random_member(legal, rng), autoreset=True, legal=legal)
-    legal = engine.legal_bits(state)
-    with threads.one_core():
-        ratio = fastest(lambda: engine.legal_bits(state)) / fastest(lambda: bits_to_bool(legal, NUM_ACTIONS))
-    assert ratio < 5, f"legal_bits of 4,096 games took {ratio:.1f}x their mask"
 
 
 def test_the_views_rule_helpers_are_the_kernels_rules():

@@ -21,8 +21,7 @@ import numpy as np
 import pytest
 
 import reference_observation
-from conftest import fastest
-from sergeant_major_env import Rules, engine, observation, threads
+from sergeant_major_env import Rules, engine, observation
 from sergeant_major_env.cards import random_member
 from sergeant_major_env.observation import OBSERVATION_SIZE, observe, observe_card_sets
 
@@ -152,22 +151,6 @@ def test_bad_out_arrays_get_one_line_errors():
         with pytest.raises(ValueError, match=r"^out must be a writeable C-contiguous float32 array of shape \(2, 919\)"
                                              r"[^\n]*$"):
             observe(state, 0, out=bad)
-
-
-def test_observing_a_big_batch_costs_about_what_writing_its_array_costs():
-    """Issue 52 item 2: the games' rows are written by a kernel without reference counting (each
-    game's 23 state arrays cost two atomic operations each) and the card planes by a test
-    against each card's bit, which numba vectorizes: 4,096 games into a reused array took 6x
-    numpy's filling that array, now under 2x (one core, the fastest of five timings)."""
-    state = engine.init(engine.game_seeds(0, 4096), Rules())
-    rng = np.random.default_rng(0)
-    for _ in range(30):  # into the play: every segment has something to show
-        legal = engine.legal_bits(state)
-        engine.step(state, random_member(legal, rng), autoreset=True, legal=legal)
-    out = np.empty((4096, OBSERVATION_SIZE), dtype=np.float32)
-    with threads.one_core():
-        ratio = fastest(lambda: observe(state, state.to_act, out=out)) / fastest(lambda: out.fill(0))
-    assert ratio < 3, f"observing 4,096 games took {ratio:.1f}x numpy's fill of their array"
 
 
 def run_python(code: str) -> subprocess.CompletedProcess:
