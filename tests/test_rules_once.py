@@ -17,26 +17,13 @@ from pathlib import Path
 import numpy as np
 
 from sergeant_major_env import engine
+from test_layering import package_files
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "sergeant_major_env"
 
 
-def package_modules() -> dict[str, tuple[Path, bool]]:
-    """Module name -> (file, is a package ``__init__``); ``sergeant_major_env/agents`` is a
-    link to ``agents/``, read once from there (as tests/test_layering.py reads them)."""
-    modules = {}
-    for folder, prefix in ((ROOT / PACKAGE, PACKAGE), (ROOT / "agents", f"{PACKAGE}.agents")):
-        for path in sorted(folder.rglob("*.py")):
-            parts = path.relative_to(folder).with_suffix("").parts
-            if folder.name == PACKAGE and parts[0] == "agents":
-                continue
-            is_package = parts[-1] == "__init__"
-            modules[".".join((prefix, *(parts[:-1] if is_package else parts)))] = (path, is_package)
-    return modules
-
-
-MODULES = package_modules()
+MODULES = package_files()
 
 
 # ============================================================================ R16 once
