@@ -75,7 +75,7 @@ from .engine import DEAL_ENDED as _DEAL_ENDED_FIELD
 from .engine import (DEALER, DEALT, DISCARD, MODE, MODES_USED, OVER, PHASE, PLAY, TALON_CARDS, TO_ACT, TRICK, HANDS,
                      MODE_, IllegalActionError, State, apply_action_k, illegal_action_message, install_deal_k,
                      legal_actions_k, state_arrays_k)
-from .jit import announce_compiling, buffer_view, compile_ahead, kernel
+from .jit import BUFFER, INT, announce_compiling, buffer_view, compile_ahead, kernel
 from .limits import shorten
 from .observation import CARD_SETS_WIDTH, OBSERVATION_SIZE, SEGMENTS, observe_row_k
 
@@ -134,7 +134,7 @@ _DEAL_RESULTS: dict[tuple[int, tuple[int, int, int]], StepResult] = {}
 starts with the mode, R8, and a deal's points are few, R23, R24)."""
 
 
-@kernel(ahead="one game", seconds=30, signature="int64, uint8[::1], uint8[::1]", counted=False)
+@kernel(ahead="one game", seconds=30, signature=(INT, BUFFER, BUFFER), counted=False)  # scratch: bytes too
 def _one_step_k(action, buffer, scratch) -> int:
     """Game 0 of `buffer`: with `action` >= 0, refuse it (`_REFUSED`, nothing changed)
     unless the game is over or the legal actions in `scratch` hold it, else apply it; then the
