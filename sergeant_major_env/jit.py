@@ -66,6 +66,8 @@ SETS = "uint64[::1]"
 """Bit sets, one a game: cards (bit c: card c) or actions (bit a: action a)."""
 GAMES = INTS
 """Game numbers (the rows of a state a kernel reads or writes)."""
+SEEDS = SETS
+"""Random seeds, one a game (or a world): 64-bit unsigned numbers, as `SETS`."""
 INT_ROWS, INT8_ROWS, INT16_ROWS, FLAG_ROWS = "int64[:, ::1]", "int8[:, ::1]", "int16[:, ::1]", "boolean[:, ::1]"
 REAL_ROWS, REAL32_ROWS, SET_ROWS = "float64[:, ::1]", "float32[:, ::1]", "uint64[:, ::1]"
 """Matrices: one row a game (or a world)."""

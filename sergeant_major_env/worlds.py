@@ -48,7 +48,7 @@ import numpy as np
 from .cards import ALL_CARDS, count, count_cards_k
 from .engine import (DEALT, DISCARD, DISCARDS, FIRST_SIX, GIVEN, HANDS, LAST_RETURNED, MODE, PLAYMAKER, RECEIVED, SEED,
                      TALON, TALON_CARDS, State, check_batch_fits, insertion_argsort_k, state_arrays_k)
-from .jit import kernel
+from .jit import BUFFER, FLAGS, INT, INT_ROWS, INTS, REAL_CUBE, REAL_ROWS, REALS, SEEDS, SET_ROWS, SETS, kernel
 from .limits import check_count, shorten
 
 _ZERO, _ONE = np.uint64(0), np.uint64(1)
@@ -241,8 +241,7 @@ def _kinds_k(unseen, allowed_a, allowed_b, allowed_p):
     return a & ~b & ~p, b & ~a & ~p, a & b & ~p, p & ~a & ~b, a & p & ~b, b & p & ~a, a & b & p
 
 
-@kernel(ahead="search", seconds=0.5, signature=(
-        "uint64[::1], uint64[:, ::1], int64[:, ::1], float64[::1], float64[:, ::1]"))
+@kernel(ahead="search", seconds=0.5, signature=(SETS, SET_ROWS, INT_ROWS, REALS, REAL_ROWS))
 def _log_weights_k(unseen, allowed, capacity, log_factorial, log_w):
     """Fills `log_w[G, 225]`: for each game the log of the number of assignments of its unseen
     cards that put `d_ap` cards of kind ap and `d_bp` of kind bp on the pile (`d_abp`
@@ -331,8 +330,7 @@ def _assign_k(i, g, unseen, allowed, capacity, log_w, gumbel, pile_keys, hand_ke
 
 
 @kernel(ahead="search", seconds=2, signature=(
-        "int64, uint64[::1], uint64[:, ::1], int64[:, ::1], float64[:, ::1], float64[:, ::1], float64[:, ::1], "
-        "float64[:, ::1], uint64[:, ::1]"))
+        INT, SETS, SET_ROWS, INT_ROWS, REAL_ROWS, REAL_ROWS, REAL_ROWS, REAL_ROWS, SET_ROWS))
 def _key_splits_k(worlds, unseen, allowed, capacity, log_w, gumbel, pile_keys, hand_keys, splits):
     """Fills `splits[r, 3]` (the left hand's, the right hand's and the pile's unseen cards of
     each world, row `i` a world of game `i // worlds`) by `_assign_k`."""
@@ -343,8 +341,7 @@ def _key_splits_k(worlds, unseen, allowed, capacity, log_w, gumbel, pile_keys, h
         splits[i, 0], splits[i, 1], splits[i, 2] = hand_a, hand_b, pile
 
 
-@kernel(ahead="search", seconds=2, signature=(
-        "int64, uint64[::1], uint64[:, ::1], int64[:, ::1], float64[:, :, ::1], float64[:, ::1], uint64[:, ::1]"))
+@kernel(ahead="search", seconds=2, signature=(INT, SETS, SET_ROWS, INT_ROWS, REAL_CUBE, REAL_ROWS, SET_ROWS))
 def _product_splits_k(worlds, unseen, allowed, capacity, weights, keys, splits):
     """Fills `splits[r, 3]` as `_key_splits_k` does, each world of game g drawn with a
     probability proportional to the product over g's unseen cards of `weights[g, card, bin]`
@@ -420,8 +417,7 @@ def _bin_weights_k(g, card, allowed, weights):
 
 
 @kernel(ahead="search", seconds=7, signature=(
-        "uint8[::1], int64, uint64[:, ::1], int64[::1], int64[::1], boolean[::1], boolean[::1], uint64[:, ::1], "
-        "float64[:, ::1], uint64[::1]"))
+        BUFFER, INT, SET_ROWS, INTS, INTS, FLAGS, FLAGS, SET_ROWS, REAL_ROWS, SEEDS))
 def _worlds_k(buffer, worlds, fixed, seat, playmaker, choosing, talon_shown, splits, own_keys, seeds):
     """Makes the worlds in `buffer` (`worlds` copies of each game, row `i` a copy of game
     `i // worlds`): their unseen cards placed as `splits[i]` says (the left hand's, the
