@@ -33,7 +33,7 @@ from typing import NamedTuple
 import numpy as np
 
 from sergeant_major_env.cards import NUM_ACTIONS
-from sergeant_major_env.jit import kernel
+from sergeant_major_env.jit import INT, INT_ROWS, REAL32_ROWS, REALS32, kernel, tuple_of
 from sergeant_major_env.observation import CARD_SETS_WIDTH, OBSERVATION_SIZE
 
 TANH, RELU = 0, 1
@@ -67,9 +67,8 @@ class NetworkWeights(NamedTuple):
     """The widest layer (the scratch the kernels need)."""
 
 
-NETWORK_WEIGHTS_TYPE = ("Tuple((float32[:, ::1], float32[::1], float32[::1], float32[::1], int64[:, ::1], "
-                        "float32[:, ::1], float32[::1], int64, int64))")
-"""`NetworkWeights` as a plain tuple, in numba's notation: the type an entry kernel compiled ahead
+NETWORK_WEIGHTS_TYPE = tuple_of(REAL32_ROWS, REALS32, REALS32, REALS32, INT_ROWS, REAL32_ROWS, REALS32, INT, INT)
+"""`NetworkWeights` as a plain tuple, in jit's named types: the type an entry kernel compiled ahead
 declares for it (`tuple(weights)`; the kernel makes the named tuple again, `NetworkWeights(*network)`)."""
 
 

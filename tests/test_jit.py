@@ -310,7 +310,7 @@ def test_buffer_view_is_the_views_numpy_makes_sharing_the_buffer():
     assert (scores == state.scores).all() and (seeds == state.seed).all()
 
 
-SPELLED_OUT_YET = {"agents/pimc_kernels.py", "agents/network_kernels.py"}
+SPELLED_OUT_YET = {"agents/pimc_kernels.py"}
 """Kernel modules that still spell numba's types out (their owners move them onto jit's
 names, issue 53 item 2); the test fails once one of them no longer does, to be taken off."""
 
