@@ -44,7 +44,7 @@ from sergeant_major_env.cards import ALL_CARDS, count_cards_k
 from sergeant_major_env.engine import (DEAL_ENDED, DEAL_POINTS_, DEALER, DISCARD, GIVE, HANDS, LEADER, MIN_TARGETS,
                                        MINIMUM, MODE, MODE_, MODES_USED, PHASE, PLAY, PLAYED, TARGETS, TO_ACT, TRICK,
                                        TRICKS_WON, apply_action_k, legal_actions_k, state_arrays_k, trick_winner_k)
-from sergeant_major_env.jit import kernel
+from sergeant_major_env.jit import BUFFER, GAMES, INT, INTS, REALS, RULES, SETS, kernel, tuple_of
 from sergeant_major_env.observation import CARD_SETS_WIDTH, OBSERVATION_SIZE, observe_game_k
 
 from .heuristic_kernels import choose_card_k, gather_seat_k, miss_chances_k, suit_log_sums_k
@@ -100,15 +100,14 @@ class HeuristicWeights(NamedTuple):
     """float64[3]: `heuristic_kernels.LOG_MISS_KNOWN`"""
 
 
-# The types of rollouts_k's arguments, declared once (numba's notation; Python passes the named
+# The types of rollouts_k's arguments, declared once (jit's named types; Python passes the named
 # tuples as plain tuples, `tuple(...)`, and tests/test_pimc.py checks these against them).
-ROLLOUT_GAMES_TYPE = ("Tuple((int64[::1], int64[::1], int64[::1], uint64[::1], int64[::1], int64[::1], int64[::1], "
-                      "float64[::1]))")
+ROLLOUT_GAMES_TYPE = tuple_of(GAMES, INTS, INTS, SETS, GAMES, INTS, INTS, REALS)
 """`RolloutGames` as a plain tuple."""
-HEURISTIC_WEIGHTS_TYPE = "UniTuple(float64[::1], 5)"
-"""`HeuristicWeights` as a plain tuple."""
-ROLLOUTS_SIGNATURE = ", ".join(("uint8[::1]", ROLLOUT_GAMES_TYPE, "int64", "int64", "int64", "int64", "int64[::1]",
-                                HEURISTIC_WEIGHTS_TYPE, NETWORK_WEIGHTS_TYPE))
+HEURISTIC_WEIGHTS_TYPE = tuple_of(REALS, REALS, REALS, REALS, REALS)
+"""`HeuristicWeights` as a plain tuple (to numba a `UniTuple`: its fields are all of one type)."""
+ROLLOUTS_SIGNATURE = ", ".join((BUFFER, ROLLOUT_GAMES_TYPE, INT, INT, INT, RULES, INTS, HEURISTIC_WEIGHTS_TYPE,
+                                NETWORK_WEIGHTS_TYPE))
 """`rollouts_k(buffer, games, n_live, n_cut, horizon, rules, by_network, heuristic, network)`."""
 
 

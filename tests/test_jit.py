@@ -310,11 +310,6 @@ def test_buffer_view_is_the_views_numpy_makes_sharing_the_buffer():
     assert (scores == state.scores).all() and (seeds == state.seed).all()
 
 
-SPELLED_OUT_YET = {"agents/pimc_kernels.py"}
-"""Kernel modules that still spell numba's types out (their owners move them onto jit's
-names, issue 53 item 2); the test fails once one of them no longer does, to be taken off."""
-
-
 def test_kernel_signatures_are_composed_from_jits_named_types():
     """The argument types of the kernels compiled ahead are named once, in jit (`BUFFER`,
     `GAMES`, `SETS`, `tuple_of`, ...): a kernel module composes its signatures from those
@@ -329,5 +324,5 @@ def test_kernel_signatures_are_composed_from_jits_named_types():
         with open(os.path.join(package, name), encoding="utf-8") as source:
             if name != "jit.py" and re.search(r'"[^"\n]*\w\[(:, )*::1\]', source.read()):
                 spelled.add(name)
-    assert spelled == SPELLED_OUT_YET
+    assert spelled == set()
     assert jit.tuple_of(jit.REALS, jit.INT) == "Tuple((float64[::1], int64,))"
